@@ -1,0 +1,205 @@
+"""The ``paperdag`` command line. Heavy imports (torch, Prefect, Ray, MLflow) happen only in the commands that
+need them, so ``paperdag list`` and fully cached runs stay fast. Every user-facing error is one line on stderr
+with a non-zero exit code (2 for bad input), never a traceback."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from paperdag.errors import PaperdagError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Research papers as cached, versioned pipelines (Prefect + Ray, DVC, MLflow).")
+console = Console(stderr=True, highlight=False)
+out = Console(highlight=False)
+
+for _var, _value in {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1", "RAY_USAGE_STATS_ENABLED": "0",
+                     "MLFLOW_ENABLE_TELEMETRY": "false", "DVC_NO_ANALYTICS": "1",
+                     "PREFECT_LOGGING_LEVEL": "WARNING"}.items():
+    os.environ.setdefault(_var, _value)
+
+
+def _status_line(label: str, hit: bool, seconds: float | None = None) -> None:
+    what = "[dim]cached[/dim]" if hit else f"[green]done[/green] {seconds:.1f}s" if seconds is not None else "[green]done[/green]"
+    console.print(f"  {label:<40} {what}")
+
+
+@app.command("list")
+def list_papers(profile: str = typer.Option("default", help="Profile whose cache status is shown.")) -> None:
+    """Papers, their stages and whether each stage's output is cached for the current params and code."""
+    from paperdag.dag import registry
+    from paperdag.engine import Project, load_pipeline_params, plan_pipeline
+    from paperdag.params import read_params_file
+
+    project = Project.find()
+    data = read_params_file(project.params_path)
+    store = project.store()
+    for pipeline in registry().values():
+        out.print(f"[bold]{pipeline.slug}[/bold]  {pipeline.title}")
+        values = load_pipeline_params(project, pipeline, profile, data)
+        for plan in plan_pipeline(project, pipeline, values, store):
+            stage = pipeline.stage(plan.stage)
+            ups = f" <- {', '.join(stage.upstream)}" if stage.upstream else ""
+            state = "[green]cached[/green]" if plan.cached else "[yellow]stale[/yellow]"
+            out.print(f"  {plan.stage:<14} {plan.kind:<9} {state}  {plan.key[:12]}{ups}")
+
+
+@app.command()
+def run(
+    papers: list[str] = typer.Argument(..., help="Paper slugs, or `all`."),
+    profile: str = typer.Option("default", "--profile", "-p", help="Params profile (overlay in params.yaml)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS",
+                                              help="Join this Ray cluster instead of starting a local one."),
+    force: bool = typer.Option(False, "--force", help="Recompute even cached stages."),
+    only: Optional[str] = typer.Option(None, "--only", help="Run just this stage (and uncached upstream stages)."),
+    retries: int = typer.Option(1, "--retries", min=0, help="Retries per failed stage."),
+    local: bool = typer.Option(False, "--local", help="Run in this process, one stage after another (no Prefect/Ray)."),
+) -> None:
+    """Run papers' pipelines: cached stages are reused, stale ones run on Ray under a Prefect flow."""
+    from paperdag.runs import Execution, run_local
+
+    t0 = time.perf_counter()
+    if ray_address:
+        from paperdag.ray_exec import check_reachable
+
+        check_reachable(ray_address)
+    check = Execution.open(papers, profile=profile, force=force, only=only, track=False)
+    pending = check.pending()
+    console.print(f"[bold]paperdag run[/bold] {', '.join(p.slug for p in check.pipelines)} "
+                  f"[dim](profile {profile}: {len(pending)} to run, "
+                  f"{sum(p.cached and p.run for p in check.plans)} cached)[/dim]")
+    if not pending or local:
+        execution = Execution.open(papers, profile=profile, force=force, only=only)
+        run_local(execution, retries=retries)
+        done = execution.done
+    else:
+        from paperdag.ray_exec import connect
+
+        connect(ray_address)  # in the main thread, before Prefect starts its API
+        from flows.papers import run_papers
+
+        done = run_papers(papers, profile=profile, force=force, only=only, ray_address=ray_address,
+                          retries=retries, trigger="cli")
+    for label, hit in done.items():
+        _status_line(label, hit)
+    console.print(f"[bold green]ok[/bold green] in {time.perf_counter() - t0:.1f}s; "
+                  f"metrics in metrics/, outputs in artifacts/")
+
+
+@app.command()
+def stage(paper: str, stage_name: str = typer.Argument(..., metavar="STAGE"),
+          profile: str = typer.Option("default", "--profile", "-p")) -> None:
+    """Run one stage in this process (what ``dvc repro`` calls); upstream outputs must exist in the store."""
+    from paperdag.runs import Execution, run_local
+
+    execution = Execution.open([paper], profile=profile, trigger="dvc", only=stage_name)
+    missing = [p.stage for p in execution.plans if p.run and not p.cached and p.stage != stage_name]
+    if missing:
+        raise PaperdagError(f"{paper}.{stage_name}: upstream stages {missing} are not built; run `dvc repro` or "
+                            f"`paperdag run {paper}`")
+    run_local(execution, retries=0)
+    for label, hit in execution.done.items():
+        _status_line(label, hit)
+
+
+@app.command()
+def dvc(write: bool = typer.Option(False, "--write", help="Regenerate dvc.yaml from the declarations."),
+        check: bool = typer.Option(False, "--check", help="Fail if dvc.yaml differs from the declarations.")) -> None:
+    """Keep dvc.yaml in sync with the pipeline declarations."""
+    from paperdag.dvcgen import render_dvc_yaml
+    from paperdag.engine import Project
+
+    if write == check:
+        raise typer.BadParameter("give exactly one of --write or --check")
+    project = Project.find()
+    text = render_dvc_yaml(project.root)
+    path = project.root / "dvc.yaml"
+    if write:
+        from paperdag.io import write_text_atomic
+
+        write_text_atomic(path, text)
+        console.print(f"wrote {path}")
+    elif not path.is_file() or path.read_text() != text:
+        raise PaperdagError("dvc.yaml is out of date with the pipeline declarations: run `paperdag dvc --write`")
+    else:
+        console.print("dvc.yaml matches the pipeline declarations")
+
+
+@app.command()
+def report() -> None:
+    """Render every paper's claims and plots into reports/index.html and reports/summary.md."""
+    from paperdag.engine import Project
+    from paperdag.report import write_report
+
+    project = Project.find()
+    for path in write_report(project):
+        console.print(f"wrote {path}")
+
+
+@app.command()
+def verify(paper: str, path: Optional[Path] = typer.Argument(None, help="Certificate folder (default: the paper's "
+                                                                          "materialised verify output).")) -> None:
+    """Re-verify a paper's certificate from its artifact alone (exit 0 proved, 1 refuted)."""
+    from paperdag.dag import get_pipeline
+    from paperdag.engine import Project, _resolve
+
+    pipeline = get_pipeline(paper)
+    if pipeline.reverify is None:
+        raise PaperdagError(f"paper {paper!r} has no certificate to re-verify")
+    folder = path or Project.find().view(paper, "verify")
+    if not folder.is_dir():
+        raise PaperdagError(f"no certificate folder at {folder}")
+    ok, message = _resolve(pipeline.package, pipeline.reverify)(folder)
+    out.print(("[green]VERIFIED[/green] " if ok else "[red]REFUTED[/red] ") + message)
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def ui(port: int = typer.Option(5000, help="Port on 127.0.0.1.")) -> None:
+    """Start the MLflow UI on the project's tracking store."""
+    from paperdag.engine import Project
+    from paperdag.tracking import tracking_uri
+
+    project = Project.find()
+    uri = tracking_uri(project.root)
+    console.print(f"MLflow UI on http://127.0.0.1:{port} (store {uri})")
+    os.execvp(sys.executable, [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
+                               "--host", "127.0.0.1", "--port", str(port)])
+
+
+@app.command()
+def serve(config: Path = typer.Option(Path("schedules.yaml"), help="Deployments and their cron schedules.")) -> None:
+    """Register deployments with cron schedules from the config file and serve them (needs a Prefect API)."""
+    from flows.deployments import serve_deployments
+
+    serve_deployments(config)
+
+
+def main() -> None:
+    """Entry point: runs the app and turns known errors into one-line messages."""
+    try:
+        app(standalone_mode=False)
+    except PaperdagError as e:
+        console.print(f"error: {e}", style="red", markup=False)
+        sys.exit(e.exit_code)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        console.print("[red]interrupted[/red]: finished stages stay cached; unfinished ones left nothing behind")
+        sys.exit(130)
+    except Exception as e:  # click usage errors and the like
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            console.print(f"error: {e.format_message()}", style="red", markup=False)
+            sys.exit(e.exit_code)
+        if isinstance(e, click.exceptions.Abort):
+            sys.exit(130)
+        raise

@@ -1,0 +1,77 @@
+"""The science code a stage depends on, found without importing it.
+
+Starting from the stage function's module, follow ``import``/``from ... import`` statements (parsed with ``ast``)
+into the paper's own package and ``paperdag.common``, transitively. The sorted file list is both the stage's DVC
+``deps`` and, hashed, part of its cache key: editing a module re-runs exactly the stages that import it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+from functools import cache
+from pathlib import Path
+
+PACKAGE_ROOT = Path(__file__).resolve().parent  # .../src/paperdag
+SHARED_SCIENCE = "paperdag.common"
+
+
+def _module_file(module: str) -> Path | None:
+    """The source file of a module (found without executing it; parent packages are imported)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin)
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """Absolute names of modules imported by ``module`` (relative imports resolved, submodule imports expanded)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_pkg = path.name == "__init__.py"
+    package = module if is_pkg else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import submodule`
+    return names
+
+
+@cache
+def code_files(module: str, package: str) -> tuple[Path, ...]:
+    """Sorted source files of ``module`` and every module of ``package`` or paperdag.common it imports, transitively."""
+    prefixes = (package, SHARED_SCIENCE)
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or not name.startswith(prefixes):
+            continue
+        path = _module_file(name)
+        if path is None:
+            continue
+        seen[name] = path
+        todo.extend(_imports(name, path))
+        parent = name.rpartition(".")[0]  # importing a.b.c runs a/b/__init__.py too
+        if parent.startswith(prefixes):
+            todo.append(parent)
+    return tuple(sorted(set(seen.values())))
+
+
+def code_hash(module: str, package: str) -> str:
+    """sha256 over (file name, content) of ``code_files(module, package)``."""
+    h = hashlib.sha256()
+    for path in code_files(module, package):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()

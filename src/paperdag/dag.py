@@ -1,0 +1,159 @@
+"""The one declaration of a paper's DAG.
+
+Each paper declares ``PIPELINE = Pipeline(...)`` in ``paperdag/papers/<slug>/pipeline.py``. The Prefect flow, the
+DVC stages, the CLI and the report are all derived from it. Importing a declaration must stay cheap (no torch):
+stage functions are named as ``"module:function"`` strings inside the paper package and imported only when a stage
+really runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from pathlib import Path
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Literal
+
+from pydantic import BaseModel
+
+from paperdag.errors import UsageError
+
+StageKind = Literal["prepare", "train", "verify", "export", "evaluate"]
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What a stage asks of the executor: Ray ``num_cpus``, ``num_gpus``, ``memory`` and custom resources.
+
+    A stage asking for GPUs runs on a GPU where the cluster has one and on the CPU otherwise.
+    """
+
+    cpus: float = 1.0
+    gpus: float = 0.0
+    memory_gb: float = 0.0
+    custom: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One node of a paper's DAG.
+
+    fn: ``"module:function"`` relative to the paper package; the function takes a ``StageContext`` and returns a
+        dict of scalar summary metrics (or None).
+    params: the top-level keys of the paper's params model that the stage reads (``seed`` is always included);
+        only these enter the stage's cache key and its DVC ``params``.
+    outputs: files the stage must write into its output folder (checked after it runs).
+    plots: PNG files among the outputs, shown by DVC, MLflow and the report.
+    """
+
+    name: str
+    kind: StageKind
+    fn: str
+    upstream: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    plots: tuple[str, ...] = ()
+    resources: Resources = field(default_factory=Resources)
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A paper: its slug, title, params model and stages (in any order; upstream names must exist).
+
+    The stage named by ``metrics_stage`` writes ``metrics.json`` (``{"metrics": {...}, "claims": [...]}``) into its
+    output folder; the platform publishes it as ``metrics/<slug>.json``.
+    reverify: optional ``"module:function"`` taking a certificate folder and returning ``(ok, message)``; it backs
+    ``paperdag verify <slug> [PATH]``, so a reviewer re-checks a certificate with one command.
+    """
+
+    slug: str
+    title: str
+    params_model: type[BaseModel]
+    stages: tuple[Stage, ...]
+    metrics_stage: str = "evaluate"
+    reverify: str | None = None
+    package: str = ""  # the science package; defaults to paperdag.papers.<slug>
+
+    def __post_init__(self) -> None:
+        if not self.package:
+            object.__setattr__(self, "package", f"paperdag.papers.{self.slug}")
+        names = [s.name for s in self.stages]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.slug}: duplicate stage names in {names}")
+        for s in self.stages:
+            for up in s.upstream:
+                if up not in names:
+                    raise ValueError(f"{self.slug}.{s.name}: unknown upstream stage {up!r}")
+            unknown = set(s.params) - set(self.params_model.model_fields)
+            if unknown:
+                raise ValueError(f"{self.slug}.{s.name}: params {sorted(unknown)} not in {self.params_model.__name__}")
+        if self.metrics_stage not in names:
+            raise ValueError(f"{self.slug}: metrics stage {self.metrics_stage!r} is not a stage")
+        self.order()  # raises on cycles
+
+    def stage(self, name: str) -> Stage:
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise UsageError(f"paper {self.slug!r} has no stage {name!r} (stages: {', '.join(self.stage_names)})")
+
+    @property
+    def stage_names(self) -> list[str]:
+        return [s.name for s in self.order()]
+
+    def order(self) -> list[Stage]:
+        """Stages in a topological order (Kahn's algorithm, ties broken by declaration order)."""
+        done: list[Stage] = []
+        pending = list(self.stages)
+        while pending:
+            ready = [s for s in pending if all(u in {d.name for d in done} for u in s.upstream)]
+            if not ready:
+                raise ValueError(f"{self.slug}: cycle among stages {[s.name for s in pending]}")
+            done.append(ready[0])
+            pending.remove(ready[0])
+        return done
+
+    def descendants(self, name: str) -> set[str]:
+        """Names of every stage downstream of ``name`` (not including it)."""
+        out: set[str] = set()
+        frontier = {name}
+        while frontier:
+            frontier = {s.name for s in self.stages if set(s.upstream) & frontier} - out
+            out |= frontier
+        return out
+
+
+@cache
+def registry() -> dict[str, Pipeline]:
+    """All papers: every ``paperdag.papers.<slug>.pipeline`` module's ``PIPELINE``, by slug, plus the ``PIPELINE``
+    of each module named in ``PAPERDAG_EXTRA_PIPELINES`` (comma-separated; pipelines kept outside paperdag)."""
+    import paperdag.papers as papers
+
+    found: dict[str, Pipeline] = {}
+    for name in filter(None, os.environ.get("PAPERDAG_EXTRA_PIPELINES", "").split(",")):
+        extra: Pipeline = importlib.import_module(name.strip()).PIPELINE
+        found[extra.slug] = extra
+    for info in sorted(pkgutil.iter_modules(papers.__path__), key=lambda i: i.name):
+        if not info.ispkg or info.name.startswith("_") or not (Path(papers.__path__[0]) / info.name / "pipeline.py").is_file():
+            continue
+        module = importlib.import_module(f"paperdag.papers.{info.name}.pipeline")
+        pipeline: Pipeline = module.PIPELINE
+        if pipeline.slug != info.name:
+            raise ValueError(f"paperdag/papers/{info.name}: PIPELINE.slug is {pipeline.slug!r}")
+        found[pipeline.slug] = pipeline
+    return found
+
+
+def register(pipeline: Pipeline) -> None:
+    """Add a pipeline declared outside paperdag.papers (e.g. by a test) to the registry."""
+    registry()[pipeline.slug] = pipeline
+
+
+def get_pipeline(slug: str) -> Pipeline:
+    """The declared pipeline for ``slug``; a one-line UsageError naming the known papers otherwise."""
+    papers = registry()
+    if slug not in papers:
+        raise UsageError(f"unknown paper {slug!r} (known: {', '.join(papers) or 'none'})")
+    return papers[slug]

@@ -1,0 +1,75 @@
+"""Small file helpers for stage functions: Parquet tables through pyarrow, JSON, torch/safetensors tensors.
+
+Stage outputs are written into a temporary folder that the platform commits atomically, so these helpers write
+plainly. ``write_json_atomic`` is for files outside a stage output (metrics/, reports/).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def write_table(path: Path, columns: dict[str, Any] | pa.Table) -> None:
+    """Write a table (dict of equal-length columns, lists/arrays allowed as cells) to Parquet."""
+    table = columns if isinstance(columns, pa.Table) else pa.table(
+        {k: (list(v) if isinstance(v, np.ndarray) and v.ndim > 1 else v) for k, v in columns.items()}
+    )
+    pq.write_table(table, path)
+
+
+def read_table(path: Path) -> pa.Table:
+    """Read a Parquet table."""
+    return pq.read_table(path)
+
+
+def to_jsonable(value: Any) -> Any:
+    """numpy scalars/arrays and tuples to plain JSON types."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON (sorted keys, indented) converting numpy types."""
+    Path(path).write_text(json.dumps(to_jsonable(data), indent=2, sort_keys=True) + "\n")
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(Path(path).read_text())
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to a temporary file beside ``path`` and rename it into place (never half-written)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(to_jsonable(data), indent=2, sort_keys=True) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write text to a temporary file beside ``path`` and rename it into place."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,104 @@
+"""Errors of IF and NS against exact refits, their per-cell aggregates and scaling fits, and group effects.
+
+Per subset T: err_NS = ||theta_T - theta_NS||, err_IF = ||theta_T - theta_IF||, gap = ||theta_NS - theta_IF||.
+Per random cell (n, d, k) the errors are aggregated over its subsets (mean: the primary estimate of the typical
+error; median: a robustness check) and enter log-log least-squares fits (stats.loglog):
+    err_NS ~ k^a_k d^a_d n^a_n                            (paper: +1, +1, -2),
+    gap    ~ ((k + d) sqrt(k d))^b n^b_n                  (paper: 1, -2),
+    err_IF / err_NS ~ ((k + d) / sqrt(k d))^c n^c_n       (paper: 1, 0),
+with err_IF / err_NS the ratio of the two aggregates of a cell.
+Group effects: Delta(theta) = L_test(theta) - L_test(theta_hat), the change of the mean test loss, at theta_IF and
+theta_NS (predicted) against theta_T (actual); the least-squares slope of predicted on actual is 1 for an unbiased
+method and < 1 for one that underestimates (Koh et al. 2019).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+
+from .data import load_split
+from .problem import LOSS
+from .stats import Coef, loglog, proportional
+
+CELL = ["n", "d", "k", "kind"]
+PAPER_EXPONENTS = {
+    ("err_ns", "k"): 1.0,
+    ("err_ns", "d"): 1.0,
+    ("err_ns", "n"): -2.0,
+    ("gap", "kd"): 1.0,
+    ("gap", "n"): -2.0,
+    ("ratio", "balance"): 1.0,
+    ("ratio", "n"): 0.0,
+}
+
+
+def _matrix(table: pa.Table, column: str, d: int) -> np.ndarray:
+    """A list<float64> column of rows sharing dimension d as a (rows x d) array."""
+    return table[column].combine_chunks().flatten().to_numpy(zero_copy_only=False, writable=True).reshape(-1, d)
+
+
+def subset_errors(estimates: pa.Table, fits: dict[tuple[int, int], np.ndarray]) -> pa.Table:
+    """Per subset: err_ns, err_if, gap and shift = ||theta_T - theta_hat||, next to the keys and refit grad norm."""
+    parts = []
+    for d in sorted(set(estimates["d"].to_pylist())):
+        t = estimates.filter(pc.equal(estimates["d"], d))
+        exact, t_if, t_ns = (_matrix(t, c, d) for c in ("theta_exact", "theta_if", "theta_ns"))
+        hat = np.stack([fits[(n, d)] for n in t["n"].to_pylist()])
+        cols = {
+            "err_ns": np.linalg.norm(exact - t_ns, axis=1),
+            "err_if": np.linalg.norm(exact - t_if, axis=1),
+            "gap": np.linalg.norm(t_ns - t_if, axis=1),
+            "shift": np.linalg.norm(exact - hat, axis=1),
+        }
+        parts.append(pa.table({c: t[c] for c in CELL + ["subset", "grad_norm"]} | cols))
+    return pa.concat_tables(parts)
+
+
+def cell_errors(errors: pa.Table, how: str) -> dict[str, np.ndarray]:
+    """Per cell (sorted keys n, d, k, kind): err_ns, err_if, gap aggregated by ``how`` (mean or median) over its
+    subsets, and ratio = err_if / err_ns of the aggregates."""
+    values = ("err_ns", "err_if", "gap")
+    agg = errors.group_by(CELL).aggregate([(c, "list") for c in values]).sort_by([(c, "ascending") for c in CELL])
+    reduce = {"mean": np.mean, "median": np.median}[how]
+    out = {c: agg[c].to_numpy(zero_copy_only=False) for c in CELL}
+    out |= {c: np.array([reduce(v) for v in agg[f"{c}_list"].to_pylist()]) for c in values}
+    return out | {"ratio": out["err_if"] / out["err_ns"]}
+
+
+def scaling_fits(m: dict[str, np.ndarray]) -> dict[str, dict[str, Coef]]:
+    """The three log-log fits of the module docstring on the cell aggregates ``m``."""
+    n, d, k = (m[c].astype(float) for c in ("n", "d", "k"))
+    return {
+        "err_ns": loglog(m["err_ns"], k=k, d=d, n=n),
+        "gap": loglog(m["gap"], kd=(k + d) * np.sqrt(k * d), n=n),
+        "ratio": loglog(m["ratio"], balance=(k + d) / np.sqrt(k * d), n=n),
+    }
+
+
+def group_loss_changes(data_dir: Path, estimates: pa.Table, theta_hat: np.ndarray, n: int, d: int) -> pa.Table:
+    """Keys n, d, k, kind with actual = Delta(theta_T), pred_if = Delta(theta_IF), pred_ns = Delta(theta_NS)."""
+    t = estimates.filter(pc.and_(pc.equal(estimates["n"], n), pc.equal(estimates["d"], d)))
+    X, y = (torch.as_tensor(a) for a in load_split(data_dir, d, "test"))
+
+    def delta(theta: np.ndarray) -> np.ndarray:
+        losses = LOSS.value(torch.as_tensor(theta) @ X.T, y).mean(1)
+        return (losses - LOSS.value(X @ torch.as_tensor(theta_hat), y).mean()).numpy()
+
+    cols = {name: delta(_matrix(t, f"theta_{m}", d)) for name, m in
+            [("actual", "exact"), ("pred_if", "if"), ("pred_ns", "ns")]}
+    return pa.table({c: t[c] for c in CELL} | cols)
+
+
+def group_slopes(group: pa.Table) -> dict[tuple[str, str], Coef]:
+    """Slope of predicted on actual test-loss change by (kind, method), kind in random/coherent, method in if/ns."""
+    slopes = {}
+    for kind in ("random", "coherent"):
+        g = group.filter(pc.equal(group["kind"], kind))
+        for method in ("if", "ns"):
+            slopes[kind, method] = proportional(g["actual"].to_numpy(), g[f"pred_{method}"].to_numpy())
+    return slopes

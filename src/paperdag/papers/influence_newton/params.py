@@ -1,0 +1,44 @@
+"""Parameters of the influence-function vs Newton-step study (the ``influence_newton`` block of params.yaml)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from paperdag.params import ParamsModel
+
+Sizes = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=2)]
+
+
+class Params(ParamsModel):
+    """Grids, data model, solver tolerances, certificate thresholds and claim tolerances."""
+
+    seed: int = Field(0, description="root of every SeedSequence used to draw data and subsets")
+    n_grid: Sizes = Field(description="training set sizes n (nested prefixes of one draw per d)")
+    d_grid: Sizes = Field(description="feature dimensions d")
+    k_grid: Sizes = Field(description="numbers k of removed points")
+    n_subsets: int = Field(ge=3, description="random subsets per (n, d, k) cell, and coherent groups per k")
+    theta_norm: float = Field(ge=1.0, le=2.0, description="||theta*|| of the logistic model")
+    n_test: int = Field(ge=10, description="test points per d, for the group-effect test loss")
+    group_n: int = Field(description="n of the group-effect experiment (one of n_grid)")
+    group_d: int = Field(description="d of the group-effect experiment (one of d_grid)")
+    ridge: float = Field(ge=0.0, description="ridge added to the summed loss: L + ridge/2 ||theta||^2")
+    newton_tol: float = Field(gt=0.0, description="gradient-norm target of every Newton solve (full and leave-T-out)")
+    newton_max_iter: int = Field(ge=1, le=200)
+    cert_grad_tol: float = Field(gt=0.0, description="certificate: ||grad L(theta_hat)|| must not exceed this")
+    cert_min_eig: float = Field(gt=0.0, description="certificate: lambda_min(H_-T) / (n - k) must exceed this")
+    slope_tol: float = Field(ge=0.0, description="allowance on fitted exponents for the paper's polylog factors")
+    track_tol: float = Field(ge=0.0, description="allowance on a predicted-vs-actual slope of 1")
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        if self.group_n not in self.n_grid or self.group_d not in self.d_grid:
+            raise ValueError(f"(group_n, group_d) = ({self.group_n}, {self.group_d}) must lie on the (n, d) grid")
+        if 3 * max(self.k_grid) > min(self.n_grid):
+            raise ValueError("largest k must be at most a third of the smallest n")
+        if 10 * max(self.d_grid) > min(self.n_grid):
+            raise ValueError("smallest n must be at least 10 x the largest d (so the logistic MLE exists)")
+        if self.n_subsets > min(self.n_grid):
+            raise ValueError("n_subsets must not exceed the smallest n (coherent groups use distinct anchors)")
+        return self

@@ -1,0 +1,56 @@
+"""Stage ``prepare``: parse the MDAnalysisTests structures, cut training segments, pick held-out targets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from paperdag.io import write_json, write_table
+from paperdag.papers.pepmirror import data
+from paperdag.stage import StageContext
+
+
+def prepare(ctx: StageContext) -> dict[str, float]:
+    """Training examples (split=train) and design targets (split=target) into examples.parquet, the target
+    proteins' heavy atoms into target_atoms.parquet, file/chain/residue provenance into provenance.json."""
+    p = ctx.params
+    root = data.data_dir()
+    dssp = sorted(f"dssp/{f.name}" for f in (root / "dssp").glob("*.pdb.gz") if f.name not in data.DSSP_SKIP)
+    heldout_dssp = dssp[:: p.heldout_every]
+    train_files = [f for f in dssp if f not in heldout_dssp] + list(data.TRAIN_FILES)
+    cut = dict(min_len=p.seg_min_len, max_len=p.seg_max_len, radius=p.pocket_radius, k_max=p.pocket_max,
+               min_pocket=p.min_pocket)
+    rows = []
+    for f in ctx.progress(train_files, desc="train files"):
+        rows += data.cut_segments(data.read_chains(root / f, f), ctx.rng, stride=p.seg_stride, split="train",
+                                  prefix=f, **cut)
+    for f, chain in data.TRAIN_COMPLEXES:
+        rows.append(data.complex_example(data.read_chains(root / f, f), chain, p.pocket_radius, p.pocket_max,
+                                         "train"))
+    targets = [data.complex_example(data.read_chains(root / f, f), chain, p.pocket_radius, p.pocket_max, "target")
+               for f, chain in data.HELDOUT_COMPLEXES]
+    for f in heldout_dssp[: p.n_segment_targets]:
+        pool = data.cut_segments(data.read_chains(root / f, f), ctx.rng, stride=p.seg_stride, split="target",
+                                 prefix=f, **cut)
+        if pool:
+            targets.append(pool[int(ctx.rng.integers(len(pool)))])
+    if p.max_train_examples and len(rows) > p.max_train_examples:
+        keep = np.sort(ctx.rng.choice(len(rows), p.max_train_examples, replace=False))
+        rows = [rows[i] for i in keep]
+    examples = rows + targets
+    write_table(ctx.out / "examples.parquet", pa.Table.from_pylist(examples))
+    atoms = []
+    for t in targets:
+        a = data.target_atoms(root / t["source_file"], t)
+        atoms.append(pa.table(a | {"target_id": [t["id"]] * len(a["x"])}))
+    write_table(ctx.out / "target_atoms.parquet", pa.concat_tables(atoms))
+    write_json(ctx.out / "provenance.json", {
+        "package": "MDAnalysisTests (PyPI), folder data/", "train_files": train_files,
+        "train_complexes": [f"{f}:{c}" for f, c in data.TRAIN_COMPLEXES], "heldout_segment_files": heldout_dssp,
+        "excluded": ["1hvr.pdb (homolog of held-out 4E43)", *data.DSSP_SKIP],
+        "targets": [{k: t[k] for k in ("id", "kind", "source_file", "pep_chain", "pep_resseq", "pep_seq",
+                                       "pocket_chain", "pocket_resseq")} for t in targets],
+    })
+    return {"n_train": len(rows), "n_targets": len(targets),
+            "mean_train_length": float(np.mean([r["length"] for r in rows])),
+            "mean_pocket_size": float(np.mean([r["n_pocket"] for r in examples]))}

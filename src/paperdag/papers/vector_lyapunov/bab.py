@@ -1,0 +1,187 @@
+"""Input-domain branch and bound: prove ``obj . out(z) <= threshold`` for all z in a box (optionally only where a
+region condition ``reg . out(z) >= value`` / ``<= value`` holds, and with coupling constraints
+``l <= z_a + z_b <= u``), or refute it with a concrete z.
+
+Each cell: (1) tighten z_b from the coupling constraints, (2) CROWN upper bound of the objective (and bound of the
+region expression: cells that provably lie outside the region are settled as ``outside``), (3) if the bound is
+<= threshold the cell is ``proved``; else evaluate the exact network at the maximiser of the CROWN linear bound and
+the cell centre: a feasible point above the threshold refutes (``refuted``, a counterexample); otherwise bisect the
+input dimension with the largest ``|A_k| width_k``. Cells still open at ``max_depth`` or when the cell budget is
+spent go to the exact MILP (``proved_milp`` / ``refuted`` / ``unknown``). Nothing is ever settled by sampling.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .bounds import output_bounds
+from .graph import MaskedNet
+from .milp import maximize
+
+
+@dataclass(frozen=True)
+class Property:
+    """``objective . out <= threshold`` on ``[lo, hi]`` where ``region`` holds, with couplings
+    ``(a, b, l, u): l <= z_a + z_b <= u``."""
+
+    net: MaskedNet
+    objective: np.ndarray
+    threshold: float
+    lo: np.ndarray
+    hi: np.ndarray
+    couplings: tuple[tuple[int, int, float, float], ...] = ()
+    region: tuple[np.ndarray, float, str] | None = None
+
+
+@dataclass
+class Result:
+    """Per-cell table rows and counterexamples; ``verified`` iff every cell is proved, outside or empty."""
+
+    rows: list[dict] = field(default_factory=list)
+    counterexamples: list[np.ndarray] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def verified(self) -> bool:
+        return all(r["status"] in ("proved", "proved_milp", "outside", "empty") for r in self.rows)
+
+    def count(self, status: str) -> int:
+        return sum(r["status"] == status for r in self.rows)
+
+
+def tighten(prop: Property, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Interval hull of z_b given z_a in the cell and l <= z_a + z_b <= u."""
+    lo, hi = lo.copy(), hi.copy()
+    for a, b, l, u in prop.couplings:
+        lo[..., b] = np.maximum(lo[..., b], l - hi[..., a])
+        hi[..., b] = np.minimum(hi[..., b], u - lo[..., a])
+    return lo, hi
+
+
+def feasible(prop: Property, z: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Which points satisfy the box, the couplings and the region condition (exact evaluation)."""
+    ok = np.all((z >= prop.lo - tol) & (z <= prop.hi + tol), axis=-1)
+    for a, b, l, u in prop.couplings:
+        s = z[..., a] + z[..., b]
+        ok &= (s >= l - tol) & (s <= u + tol)
+    if prop.region is not None:
+        coef, value, sense = prop.region
+        r = prop.net(z) @ coef
+        ok &= r >= value if sense == ">=" else r <= value
+    return ok
+
+
+def _project(prop: Property, z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    z = np.clip(z, lo, hi)
+    for a, b, l, u in prop.couplings:
+        z[..., b] = np.clip(z[..., b], l - z[..., a], u - z[..., a])
+    return z
+
+
+def _milp(prop: Property, lo: np.ndarray, hi: np.ndarray, pre, time_limit: float):
+    rows = []
+    for a, b, l, u in prop.couplings:
+        coef = np.zeros(len(lo))
+        coef[a] = coef[b] = 1.0
+        rows.append((coef, l, u))
+    out_rows = []
+    if prop.region is not None:
+        coef, value, sense = prop.region
+        out_rows.append((coef, value, np.inf) if sense == ">=" else (coef, -np.inf, value))
+    return maximize(prop.net, lo, hi, pre, prop.objective, rows, out_rows, time_limit)
+
+
+def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: int = 128, max_milp: int = 50,
+           milp_time: float = 20.0, time_budget: float = 600.0, device: str = "cpu") -> Result:
+    """Branch and bound over the input box; returns the per-cell table (leaves of the search tree)."""
+    t0 = time.perf_counter()
+    res = Result()
+    C = [torch.as_tensor(prop.objective, dtype=torch.float64)]
+    if prop.region is not None:
+        coef, _, sense = prop.region
+        C.append(torch.as_tensor(coef if sense == ">=" else -coef, dtype=torch.float64))  # ub of r, or -lb of r
+    C = torch.stack(C)
+    stack = [(prop.lo.copy(), prop.hi.copy(), 0)]
+    to_milp: list[tuple[np.ndarray, np.ndarray, int]] = []
+    visited = 0
+
+    def record(lo, hi, depth, status, bound):
+        res.rows.append({"lo": lo.tolist(), "hi": hi.tolist(), "depth": depth, "status": status, "bound": float(bound)})
+
+    while stack:
+        if visited >= max_cells or time.perf_counter() - t0 > time_budget:
+            to_milp.extend(stack)
+            break
+        cells = [stack.pop() for _ in range(min(batch, len(stack)))]
+        visited += len(cells)
+        lo = np.stack([c[0] for c in cells])
+        hi = np.stack([c[1] for c in cells])
+        depth = np.array([c[2] for c in cells])
+        lo, hi = tighten(prop, lo, hi)
+        empty = np.any(lo > hi, axis=1)
+        for k in np.nonzero(empty)[0]:
+            record(lo[k], hi[k], depth[k], "empty", -np.inf)
+        keep = ~empty
+        lo, hi, depth = lo[keep], hi[keep], depth[keep]
+        if len(lo) == 0:
+            continue
+        tlo, thi = torch.as_tensor(lo, device=device), torch.as_tensor(hi, device=device)
+        ub, A, _ = output_bounds(prop.net, tlo, thi, C.to(device))
+        ub, A_all = ub.cpu().numpy(), A.cpu().numpy()
+        A = A_all[:, 0]
+        outside = np.zeros(len(lo), bool)
+        score = np.abs(A) * (hi - lo)
+        score = score / (score.max(1, keepdims=True) + 1e-30)
+        if prop.region is not None:
+            value, sense = prop.region[1], prop.region[2]
+            outside = ub[:, 1] < value if sense == ">=" else -ub[:, 1] > value
+            reg = np.abs(A_all[:, 1]) * (hi - lo)
+            score = score + reg / (reg.max(1, keepdims=True) + 1e-30)
+        proved = ~outside & (ub[:, 0] <= prop.threshold)
+        vertex = np.where(A > 0, hi, lo)
+        cand = np.concatenate([_project(prop, vertex, lo, hi), _project(prop, (lo + hi) / 2, lo, hi)])
+        n = len(lo)
+        viol = ((prop.net(cand) @ prop.objective > prop.threshold) & feasible(prop, cand)).reshape(2, n)
+        which = np.argmax(viol, axis=0)  # first violating candidate of each cell (vertex, then centre)
+        for k in range(len(lo)):
+            if outside[k]:
+                record(lo[k], hi[k], depth[k], "outside", ub[k, 0])
+            elif proved[k]:
+                record(lo[k], hi[k], depth[k], "proved", ub[k, 0])
+            elif viol[:, k].any():
+                res.counterexamples.append(cand[which[k] * n + k])
+                record(lo[k], hi[k], depth[k], "refuted", ub[k, 0])
+            elif depth[k] >= max_depth:
+                to_milp.append((lo[k], hi[k], depth[k]))
+            else:
+                d = int(np.argmax(score[k] + 1e-9 * (hi[k] - lo[k])))
+                mid = (lo[k, d] + hi[k, d]) / 2
+                left_hi, right_lo = hi[k].copy(), lo[k].copy()
+                left_hi[d], right_lo[d] = mid, mid
+                stack += [(lo[k], left_hi, depth[k] + 1), (right_lo, hi[k], depth[k] + 1)]
+    for n_done, (lo, hi, depth) in enumerate(to_milp):
+        lo, hi = tighten(prop, lo, hi)
+        if np.any(lo > hi):
+            record(lo, hi, depth, "empty", -np.inf)
+            continue
+        if n_done >= max_milp or time.perf_counter() - t0 > time_budget:
+            record(lo, hi, depth, "unknown", np.inf)
+            continue
+        tlo, thi = torch.as_tensor(lo[None]), torch.as_tensor(hi[None])
+        _, _, pre = output_bounds(prop.net, tlo, thi, C)
+        pre = [(pl[0].numpy(), pu[0].numpy()) for pl, pu in pre]
+        r = _milp(prop, lo, hi, pre, milp_time)
+        if r.bound <= prop.threshold:
+            record(lo, hi, depth, "proved_milp", r.bound)
+        elif r.z is not None and (prop.net(r.z[None]) @ prop.objective)[0] > prop.threshold \
+                and feasible(prop, r.z[None])[0]:
+            res.counterexamples.append(r.z)
+            record(lo, hi, depth, "refuted", r.bound)
+        else:
+            record(lo, hi, depth, "unknown", r.bound)
+    res.seconds = time.perf_counter() - t0
+    return res

@@ -1,0 +1,166 @@
+"""Neural certificates, the comparison matrix, and the per-subsystem decrease function F_i (torch and compiled).
+
+Certificate (positive definite by construction, bias-free so positively homogeneous):
+    V(x) = || W2 relu(W1 y) ||_1 + eps ||y||_1,   y = x / (S, E)
+so V(0) = 0, V(x) >= eps ||y||_1 > 0 for x != 0 and V(lambda x) = lambda V(x) for lambda >= 0.
+One V per vehicle type (HDV, CAV), shared by identical followers.
+
+Comparison matrix rows (one per (own type, predecessor type) pair, predecessor in {leader, HDV, CAV}):
+    (c_ii, c_ij) = rho * softmax(logits)[:2],   so c_ii, c_ij >= 0 and c_ii + c_ij <= rho < 1
+i.e. c_ii = 1 - a_ii and c_ij = a_ij in the issue's notation, ||I - diag(a_ii) + offdiag(a_ij)||_inf <= rho.
+
+Decrease function of follower i on the query z = (x, delta, x_p, delta_p, w) with x^d = x + delta:
+    F_i(z) = V_i(f_i(x, x^d, x_p, x_p^d, w)) - c_ii max(V_i(x), V_i(x^d)) - c_ij max(V_p(x_p), V_p(x_p^d)) - gamma_i |w|
+    level_i(z) = max(V_i(x), V_i(x^d), V_p(x_p), V_p(x_p^d))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from .graph import Builder, MaskedNet, Sym
+from .platoon import Platoon, accel, step
+
+HDV, CAV = 0, 1
+LEADER_PRED = 0  # predecessor kinds: 0 leader, 1 HDV, 2 CAV
+Q_DIM = 9  # x(2) delta(2) x_p(2) delta_p(2) w(1)
+
+
+class Cert(nn.Module):
+    """V(x) = ||W2 relu(W1 (x / scale))||_1 + eps ||x / scale||_1 (bias-free, positive definite)."""
+
+    def __init__(self, scale: list[float], hidden: int, feat: int, eps: float):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor(scale, dtype=torch.float64))
+        self.l1 = nn.Linear(len(scale), hidden, bias=False, dtype=torch.float64)
+        self.l2 = nn.Linear(hidden, feat, bias=False, dtype=torch.float64)
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x / self.scale
+        return self.l2(torch.relu(self.l1(y))).abs().sum(-1) + self.eps * y.abs().sum(-1)
+
+    def compile(self, b: Builder, x: Sym) -> Sym:
+        """The same function traced into a Builder."""
+        y = b.linear(x, np.diag(1.0 / self.scale.numpy()))
+        phi = b.mlp(y, [self.l1.weight.detach().numpy(), self.l2.weight.detach().numpy()])
+        k, d = len(phi), len(y)
+        return b.add(b.linear(b.abs(phi), np.ones((1, k))), b.linear(b.abs(y), self.eps * np.ones((1, d))))
+
+
+class Policy(nn.Module):
+    """Bias-free residual controller pi(y) = u_scale * W3 relu(W2 relu(W1 y))."""
+
+    def __init__(self, hidden: int, u_scale: float):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(3, hidden, bias=False), nn.ReLU(), nn.Linear(hidden, hidden, bias=False),
+                                 nn.ReLU(), nn.Linear(hidden, 1, bias=False)).double()
+        self.u_scale = u_scale
+        nn.init.zeros_(self.net[-1].weight)  # start at the nominal controller
+
+    def forward(self, y: torch.Tensor) -> torch.Tensor:
+        return self.u_scale * self.net(y)
+
+    def weights(self) -> list[np.ndarray]:
+        ws = [m.weight.detach().numpy() for m in self.net if isinstance(m, nn.Linear)]
+        return ws[:-1] + [self.u_scale * ws[-1]]
+
+
+class VectorCert(nn.Module):
+    """Per-type certificates, comparison-matrix logits per (type, predecessor kind), ISS gains per type."""
+
+    def __init__(self, box: tuple[float, float], hidden: int, feat: int, eps: float, rho: float):
+        super().__init__()
+        self.V = nn.ModuleList([Cert(list(box), hidden, feat, eps) for _ in (HDV, CAV)])
+        self.logits = nn.Parameter(torch.tensor([[2.0, 0.5, 0.0]] * 6, dtype=torch.float64))
+        self.log_gamma = nn.Parameter(torch.zeros(2, dtype=torch.float64))
+        self.rho = rho
+
+    def rows(self) -> torch.Tensor:
+        """[6, 2] rows (c_ii, c_ij) indexed by 3 * own_type + predecessor kind."""
+        return self.rho * torch.softmax(self.logits, -1)[:, :2]
+
+    def gamma(self) -> torch.Tensor:
+        return torch.exp(self.log_gamma)
+
+
+def kinds(pl: Platoon) -> tuple[np.ndarray, np.ndarray]:
+    """Own type (0 HDV / 1 CAV) and predecessor kind (0 leader / 1 HDV / 2 CAV) of every follower."""
+    own = pl.is_cav.astype(int)
+    pred = np.concatenate([[LEADER_PRED], own[:-1] + 1])
+    return own, pred
+
+
+def split_query(z: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """z -> (x, x^d, x_p, x_p^d, w)."""
+    x, xp = z[..., 0:2], z[..., 4:6]
+    return x, x + z[..., 2:4], xp, xp + z[..., 6:8], z[..., 8]
+
+
+def _v_of(vc: VectorCert, types: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    return torch.where(types == CAV, vc.V[CAV](x), vc.V[HDV](x))
+
+
+def decrease(vc: VectorCert, policy: Policy | None, pl: Platoon, idx: np.ndarray, z: torch.Tensor):
+    """(F_i(z), level_i(z), V_i(x^+)) for a batch of queries z [B, 9] of followers idx [B] (torch, differentiable)."""
+    own, pred = kinds(pl)
+    t_own = torch.as_tensor(own[idx])
+    t_pred = torch.as_tensor(np.maximum(pred[idx] - 1, CAV * (pred[idx] == LEADER_PRED)))  # leader uses V_CAV at 0
+    x, xd, xp, xpd, w = split_query(z)
+    nxt = step(pl, idx, x, xd, xp, xpd, w, policy)
+    rows = vc.rows()[torch.as_tensor(3 * own[idx] + pred[idx])]
+    v_next = _v_of(vc, t_own, nxt)
+    own_max = torch.maximum(_v_of(vc, t_own, x), _v_of(vc, t_own, xd))
+    pred_max = torch.maximum(_v_of(vc, t_pred, xp), _v_of(vc, t_pred, xpd))
+    F = v_next - rows[:, 0] * own_max - rows[:, 1] * pred_max - vc.gamma()[t_own] * w.abs()
+    return F, torch.maximum(own_max, pred_max), v_next
+
+
+def compile_step(b: Builder, pl: Platoon, i: int, x: Sym, xd: Sym, xp: Sym, xpd: Sym, w: Sym,
+                 policy: list[np.ndarray] | None) -> Sym:
+    """x_i^+ as a Sym: the linear part of the control law read off ``accel`` (which is affine in (xd, vpd) up to
+    the policy, and homogeneous), plus the compiled residual policy for CAVs."""
+    eye = torch.eye(3, dtype=torch.float64)
+    gain = accel(pl, np.full(3, i), eye[:, :2], eye[:, 2], None).numpy()  # u = gain . (e_s^d, e_v^d, e_vp^d)
+    dt = pl.dt
+    u_in = b.cat(xd, b.linear(xpd, [[0.0, 1.0]]))
+    u = b.linear(u_in, gain[None])
+    if pl.is_cav[i] and policy is not None:
+        S, E = pl.box
+        u = b.add(u, b.mlp(b.linear(u_in, np.diag([1 / S, 1 / E, 1 / E])), policy))
+    es = b.linear(b.cat(x, xp), [[1.0, -dt, 0.0, dt]])
+    ev = b.add(b.linear(x, [[0.0, 1.0]]), u, w, weights=(1.0, dt, dt))
+    return b.cat(es, ev)
+
+
+def _query_inputs(b: Builder) -> tuple[Sym, ...]:
+    x, xp, w = b.input([0, 1]), b.input([4, 5]), b.input([8])
+    return x, b.add(x, b.input([2, 3])), xp, b.add(xp, b.input([6, 7])), w
+
+
+def compile_increment(policy: Policy | None, pl: Platoon, i: int) -> MaskedNet:
+    """Masked ReLU net z [9] -> x_i^+ - x_i (2) for follower i (0-based)."""
+    b = Builder(Q_DIM)
+    x, xd, xp, xpd, w = _query_inputs(b)
+    nxt = compile_step(b, pl, i, x, xd, xp, xpd, w, policy.weights() if policy is not None else None)
+    return b.build(b.add(nxt, x, weights=(1.0, -1.0)))
+
+
+def compile_query(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int) -> MaskedNet:
+    """Masked ReLU net z [9] -> (F_i, level_i, V_i(x^+)) for follower i (0-based)."""
+    own, pred = kinds(pl)
+    Vi = vc.V[own[i]]
+    Vp = vc.V[CAV if pred[i] == LEADER_PRED else pred[i] - 1]
+    c_ii, c_ij = vc.rows()[3 * own[i] + pred[i]].detach().numpy()
+    gamma = float(vc.gamma()[own[i]].detach())
+    b = Builder(Q_DIM)
+    x, xd, xp, xpd, w = _query_inputs(b)
+    nxt = compile_step(b, pl, i, x, xd, xp, xpd, w, policy.weights() if policy is not None else None)
+    v_next = Vi.compile(b, nxt)
+    own_max = b.max2(Vi.compile(b, x), Vi.compile(b, xd))
+    pred_max = b.max2(Vp.compile(b, xp), Vp.compile(b, xpd))
+    F = b.add(v_next, own_max, pred_max, b.abs(w), weights=(1.0, -c_ii, -c_ij, -gamma))
+    level = b.max2(own_max, pred_max)
+    return b.build(b.cat(F, level, v_next))

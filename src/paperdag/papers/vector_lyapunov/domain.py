@@ -1,0 +1,82 @@
+"""The verified domain of follower i and the constants of the sISS argument, all computed soundly.
+
+Query z = (x, delta, x_p, delta_p, w), x^d = x + delta. State box B = [-S, S] x [-E, E], |w| <= w_bound.
+  * full delay domain: x, x^d, x_p, x_p^d in B                          (couplings x + delta in B)
+  * reachability-constrained: additionally |delta| <= tau * Delta_i, |delta_p| <= tau * Delta_{i-1},
+    Delta_i = max |x_i(k+1) - x_i(k)| over the full domain (exact MILP bounds of the closed-loop step map).
+  * the leader is fixed at the equilibrium: for follower 1, x_p = x_p^d = 0.
+Constants: c_0 = min over the boundary of B of V (level-set radius: {V <= c} lies in (c / c_0) B),
+c_1 = max of V over B; c_in = kappa_in c_0 (inner level).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .bounds import layer_bounds
+from .certificate import Q_DIM, Cert, Policy, compile_increment
+from .graph import Builder, MaskedNet
+from .milp import maximize
+from .platoon import Platoon
+
+
+def query_box(pl: Platoon, i: int, delta: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """(lo, hi, couplings) of follower i's query box; ``delta`` [N, 2] per-step bounds, None = full delay domain."""
+    S, E = pl.box
+    b = np.array([S, E])
+    own = pl.tau * delta[i] if delta is not None else 2 * b
+    pred = np.zeros(2) if i == 0 else (pl.tau * delta[i - 1] if delta is not None else 2 * b)
+    xp = np.zeros(2) if i == 0 else b
+    hi = np.concatenate([b, np.minimum(own, 2 * b), xp, np.minimum(pred, 2 * b), [pl.w_bound]])
+    couplings = tuple((a, a + 2, -b[a % 2], b[a % 2]) for a in (0, 1, 4, 5))
+    return -hi, hi, couplings
+
+
+def _bounds_np(net: MaskedNet, lo: np.ndarray, hi: np.ndarray):
+    pre = layer_bounds(net, torch.as_tensor(lo[None]), torch.as_tensor(hi[None]))
+    return [(pl[0].numpy(), pu[0].numpy()) for pl, pu in pre]
+
+
+def _extreme(net: MaskedNet, lo, hi, coef, rows=(), sense="max", time_limit=30.0) -> float:
+    r = maximize(net, lo, hi, _bounds_np(net, lo, hi), coef, list(rows), [], time_limit, sense)
+    return r.bound
+
+
+def reach_bounds(policy: Policy | None, pl: Platoon) -> np.ndarray:
+    """Delta [N, 2]: exact bound of |x_i(k+1) - x_i(k)| over the full delay domain (4 MILPs per follower).
+
+    Follower i's step depends on its predecessor's bound only through the box, so all followers are independent."""
+    out = np.zeros((pl.n, 2))
+    for i in range(pl.n):
+        net = compile_increment(policy, pl, i)
+        lo, hi, couplings = query_box(pl, i, None)
+        rows = []
+        for a, b, l, u in couplings:
+            coef = np.zeros(Q_DIM)
+            coef[a] = coef[b] = 1.0
+            rows.append((coef, l, u))
+        for k in range(2):
+            e = np.zeros(net.n_out)
+            e[k] = 1.0
+            out[i, k] = max(_extreme(net, lo, hi, e, rows), -_extreme(net, lo, hi, e, rows, "min"))
+    return out
+
+
+def compile_cert(V: Cert) -> MaskedNet:
+    b = Builder(len(V.scale))
+    return b.build(V.compile(b, b.input(list(range(len(V.scale))))))
+
+
+def level_constants(V: Cert, box: np.ndarray) -> tuple[float, float]:
+    """(c_0, c_1): exact min of V over the boundary faces of the box, and max of V over the box (MILPs)."""
+    net = compile_cert(V)
+    one = np.ones(1)
+    c1 = _extreme(net, -box, box, one)
+    c0 = np.inf
+    for d in range(len(box)):
+        for s in (-1.0, 1.0):
+            lo, hi = -box.copy(), box.copy()
+            lo[d] = hi[d] = s * box[d]
+            c0 = min(c0, _extreme(net, lo, hi, one, sense="min"))
+    return float(c0), float(c1)

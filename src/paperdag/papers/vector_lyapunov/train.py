@@ -1,0 +1,156 @@
+"""CEGIS synthesis of the vector certificate (+ certified residual controller), and the two neural baselines.
+
+Learner loss on sampled queries z of random followers (x in B, delta within the delay domain, w in the bound):
+    L = mean_{level >= c_in} relu(F_i(z) + m level(z))              (decrease, scale-free margin m)
+      + mean_{level <  c_in} relu(V_i(x^+) - rho c_0 + m c_0)         (inner level set maps into rho c_0)
+      + lambda_imit mean pi_theta(y)^2 + lambda_gamma sum gamma        (stay close to the nominal controller)
+with c_0 estimated on boundary samples and c_in = kappa_in c_0. After every round the verifier
+(``bab.verify`` with a small budget, on followers taken round-robin) and a projected-gradient falsifier return
+counterexamples, which join the training set for the following rounds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import bab
+from .certificate import Cert, Policy, VectorCert, compile_query, decrease, split_query
+from .domain import query_box, reach_bounds
+from .platoon import Platoon, policy_input, simulate, step
+
+
+def sample_box(pl: Platoon, idx: np.ndarray, delta: np.ndarray | None, gen: torch.Generator) -> torch.Tensor:
+    """Queries z [B, 9] uniform on each follower's query box, projected onto the couplings x + delta in B."""
+    boxes = [query_box(pl, i, delta) for i in range(pl.n)]
+    lo = torch.as_tensor(np.stack([boxes[i][0] for i in idx]))
+    hi = torch.as_tensor(np.stack([boxes[i][1] for i in idx]))
+    z = lo + (hi - lo) * torch.rand(lo.shape, generator=gen, dtype=torch.float64)
+    return project(pl, z, hi)
+
+
+def project(pl: Platoon, z: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+    """Clamp into the query box and move delta so that x + delta stays in B (x_p likewise)."""
+    z = torch.maximum(torch.minimum(z, hi), -hi)
+    b = torch.tensor(pl.box, dtype=z.dtype)
+    z = z.clone()
+    for a in (0, 4):
+        z[:, a + 2:a + 4] = torch.clamp(z[:, a:a + 2] + z[:, a + 2:a + 4], -b, b) - z[:, a:a + 2]
+    return z
+
+
+def boundary_level(V: Cert, box: tuple[float, ...], n: int, gen: torch.Generator) -> float:
+    """Sampled estimate of c_0 = min over the boundary of the box of V (the verifier computes it exactly)."""
+    b = torch.tensor(box, dtype=torch.float64)
+    x = (2 * torch.rand(n, len(box), generator=gen, dtype=torch.float64) - 1) * b
+    face = torch.randint(len(box), (n,), generator=gen)
+    x[torch.arange(n), face] = b[face] * torch.sign(torch.randn(n, generator=gen, dtype=torch.float64))
+    return float(V(x).min())
+
+
+def falsify(vc: VectorCert, policy: Policy | None, pl: Platoon, delta, c_in: float, n: int, steps: int,
+            gen: torch.Generator) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
+    """Projected gradient ascent on F_i from random starts; returns (idx, z, F) of the final points."""
+    idx = torch.randint(pl.n, (n,), generator=gen).numpy()
+    hi = torch.as_tensor(np.stack([query_box(pl, i, delta)[1] for i in idx]))
+    z = sample_box(pl, idx, delta, gen)
+    for _ in range(steps):
+        z.requires_grad_(True)
+        F, level, _ = decrease(vc, policy, pl, idx, z)
+        obj = torch.where(level >= c_in, F, F - 10.0)
+        (g,) = torch.autograd.grad(obj.sum(), z)
+        z = project(pl, z.detach() + 0.05 * hi * torch.sign(g), hi)
+    F, level, _ = decrease(vc, policy, pl, idx, z)
+    return idx, z.detach(), torch.where(level >= c_in, F, torch.full_like(F, -np.inf)).detach()
+
+
+def main_property(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, delta, c_in: float) -> bab.Property:
+    """F_i <= 0 on follower i's delay domain where level_i >= c_in."""
+    lo, hi, couplings = query_box(pl, i, delta)
+    return bab.Property(compile_query(vc, policy, pl, i), np.array([1.0, 0.0, 0.0]), 0.0, lo, hi, couplings,
+                        (np.array([0.0, 1.0, 0.0]), c_in, ">="))
+
+
+def inner_property(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, delta, c_in: float,
+                   c_0: float) -> bab.Property:
+    """V_i(x^+) <= rho c_0 on follower i's delay domain where level_i <= c_in."""
+    lo, hi, couplings = query_box(pl, i, delta)
+    return bab.Property(compile_query(vc, policy, pl, i), np.array([0.0, 0.0, 1.0]), vc.rho * c_0, lo, hi,
+                        couplings, (np.array([0.0, 1.0, 0.0]), c_in, "<="))
+
+
+def train_vector(pl: Platoon, p, reach: bool, gen: torch.Generator, log) -> tuple[VectorCert, Policy, dict]:
+    """CEGIS: ``p.cegis_rounds`` rounds of ``p.steps_per_round`` Adam steps, each followed by verifier calls."""
+    vc = VectorCert(pl.box, p.cert_hidden, p.cert_feat, p.cert_eps, p.rho)
+    policy = Policy(p.policy_hidden, p.u_scale)
+    opt = torch.optim.Adam([*vc.parameters(), *policy.parameters()], lr=p.lr)
+    cex_idx, cex_z = np.zeros(0, int), torch.zeros(0, 9, dtype=torch.float64)
+    n_cex, step_no, c_0 = [], 0, 1.0
+    for rnd in range(p.cegis_rounds):
+        delta = reach_bounds(policy, pl) if reach else None
+        for _ in range(p.steps_per_round):
+            with torch.no_grad():
+                c_0 = min(boundary_level(V, pl.box, 512, gen) for V in vc.V)
+            c_in = p.kappa_in * c_0
+            idx = torch.randint(pl.n, (p.batch,), generator=gen).numpy()
+            z = sample_box(pl, idx, delta, gen)
+            if len(cex_idx):
+                idx, z = np.concatenate([idx, cex_idx]), torch.cat([z, cex_z])
+            F, level, v_next = decrease(vc, policy, pl, idx, z)
+            outer = level.detach() >= c_in
+            loss_main = (torch.relu(F + p.margin * level) * outer).sum() / outer.sum().clamp(min=1)
+            loss_in = (torch.relu(v_next - vc.rho * c_0 + p.margin * c_0) * ~outer).sum() / (~outer).sum().clamp(min=1)
+            cav = torch.as_tensor(pl.is_cav[idx])
+            _, xd, _, xpd, _ = split_query(z)
+            loss_imit = (policy(policy_input(pl, xd, xpd[:, 1])).squeeze(-1) ** 2 * cav).mean()
+            loss = loss_main + loss_in + p.lambda_imit * loss_imit + p.lambda_gamma * vc.gamma().sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            log("loss", float(loss.detach()), step_no)
+            log("violation_rate", float(((F > 0) & outer).float().mean()), step_no)
+            step_no += 1
+        # verifier + falsifier: counterexamples join the training set
+        delta = reach_bounds(policy, pl) if reach else None
+        new = []
+        for i in range(rnd % pl.n, pl.n, max(1, pl.n // p.cegis_verify_per_round)):
+            res = bab.verify(main_property(vc, policy, pl, i, delta, c_in), max_cells=p.cegis_cells, max_milp=0,
+                             time_budget=p.cegis_time)
+            new += [(i, z) for z in res.counterexamples[: p.cegis_keep]]
+        fi, fz, fF = falsify(vc, policy, pl, delta, c_in, 512, 20, gen)
+        bad = torch.nonzero(fF > 0).flatten()[: p.cegis_keep]
+        new += [(int(fi[k]), fz[k].numpy()) for k in bad]
+        n_cex.append(len(new))
+        log("cegis_counterexamples", len(new), rnd)
+        if new:
+            cex_idx = np.concatenate([cex_idx, [i for i, _ in new]])
+            cex_z = torch.cat([cex_z, torch.as_tensor(np.stack([z for _, z in new]))])
+    return vc, policy, {"final_loss": float(loss.detach()), "cegis_counterexamples_last": n_cex[-1],
+                        "cegis_counterexamples_total": int(sum(n_cex)), "c0_estimate": c_0}
+
+
+def train_uncertified(pl: Platoon, p, gen: torch.Generator, log) -> Policy:
+    """Neural CAV controller trained only for performance: BPTT through delayed, disturbed platoon rollouts,
+    minimising mean (e_s/S)^2 + (e_v/E)^2 + mean (u_res)^2 over random initial errors and disturbances."""
+    policy = Policy(p.policy_hidden, p.u_scale)
+    opt = torch.optim.Adam(policy.parameters(), lr=p.lr)
+    S, E = pl.box
+    scale = torch.tensor([S, E], dtype=torch.float64)
+    for it in range(p.perf_steps):
+        x0 = (2 * torch.rand(pl.n, 2, generator=gen, dtype=torch.float64) - 1) * scale * 0.5
+        w = (2 * torch.rand(p.perf_horizon, pl.n, generator=gen, dtype=torch.float64) - 1) * pl.w_bound
+        lead = torch.zeros(p.perf_horizon, dtype=torch.float64)
+        traj = simulate(pl, x0, w, lead, policy)
+        cost = ((traj / scale) ** 2).sum(-1).mean()
+        opt.zero_grad()
+        cost.backward()
+        opt.step()
+        log("perf_cost", float(cost), it)
+    return policy
+
+
+def mono_step(pl: Platoon, X: torch.Tensor, Xd: torch.Tensor, w: torch.Tensor, policy) -> torch.Tensor:
+    """X^+ [B, N, 2] of the whole platoon (leader at equilibrium)."""
+    zero = torch.zeros_like(X[:, :1])
+    xp, xpd = torch.cat([zero, X[:, :-1]], 1), torch.cat([zero, Xd[:, :-1]], 1)
+    return step(pl, np.arange(pl.n), X, Xd, xp, xpd, w, policy)

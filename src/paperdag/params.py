@@ -1,0 +1,89 @@
+"""params.yaml: one section per paper slug (the default profile), with overlays under ``<slug>.profiles.<name>``.
+
+Params are validated with the paper's pydantic model before anything runs; any problem is a one-line
+``ParamsError`` naming the file, the paper and the key (exit code 2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from paperdag.errors import ParamsError, UsageError
+
+PROFILES_KEY = "profiles"
+DEFAULT_PROFILE = "default"
+
+
+class ParamsModel(BaseModel):
+    """Base for a paper's params: unknown keys are errors and values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def read_params_file(path: Path) -> dict[str, Any]:
+    """Parse params.yaml into a dict (a one-line ParamsError on YAML syntax errors)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except FileNotFoundError:
+        raise ParamsError(f"{path}: file not found") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise ParamsError(f"{path}{where}: invalid YAML ({getattr(e, 'problem', e)})") from None
+    if not isinstance(data, dict):
+        raise ParamsError(f"{path}: expected a mapping of paper sections")
+    return data
+
+
+def _deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _validate(model: type[BaseModel], values: dict[str, Any], path: Path, slug: str, where: str) -> BaseModel:
+    try:
+        return model(**values)
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(section)"
+        got = f" (got {err['input']!r})" if err["type"] != "missing" and "input" in err else ""
+        raise ParamsError(f"{path}: {slug}{where}.{key}: {err['msg']}{got}") from None
+
+
+def profile_names(data: dict[str, Any], slug: str) -> list[str]:
+    """The profiles a paper's section defines (besides ``default``)."""
+    section = data.get(slug) or {}
+    return sorted((section.get(PROFILES_KEY) or {}).keys())
+
+
+def load_params(data: dict[str, Any], slug: str, model: type[BaseModel], profile: str, path: Path) -> BaseModel:
+    """Validate ``slug``'s section of params.yaml, then the section with the profile's overlay applied.
+
+    The base section is validated even when a profile overrides a bad key, so a broken default never hides.
+    """
+    section = data.get(slug)
+    if not isinstance(section, dict):
+        raise ParamsError(f"{path}: no section for paper {slug!r}")
+    base = {k: v for k, v in section.items() if k != PROFILES_KEY}
+    profiles = section.get(PROFILES_KEY) or {}
+    if not isinstance(profiles, dict):
+        raise ParamsError(f"{path}: {slug}.{PROFILES_KEY} must be a mapping of profile name to overlay")
+    validated = _validate(model, base, path, slug, "")
+    if profile == DEFAULT_PROFILE:
+        return validated
+    if profile not in profiles:
+        known = ", ".join([DEFAULT_PROFILE, *sorted(profiles)])
+        raise UsageError(f"paper {slug!r} has no profile {profile!r} (profiles: {known})")
+    overlay = profiles[profile] or {}
+    if not isinstance(overlay, dict):
+        raise ParamsError(f"{path}: {slug}.{PROFILES_KEY}.{profile} must be a mapping")
+    return _validate(model, _deep_merge(base, overlay), path, slug, f".{PROFILES_KEY}.{profile}")

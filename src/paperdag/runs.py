@@ -1,0 +1,150 @@
+"""One execution of one or more papers: validate params, plan, run what is stale, record everything.
+
+``Execution`` is what every executor shares: the local in-process loop here (``paperdag stage`` and tests),
+and the Prefect flow on Ray (``flows/``). Executors only decide *where* ``execute_stage`` runs; materialising
+outputs into ``artifacts/``, MLflow logging and publishing ``metrics/<slug>.json`` happen here, in the driver.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from paperdag.dag import Pipeline, get_pipeline, registry
+from paperdag.engine import (Project, StagePlan, execute_stage, git_provenance, load_pipeline_params, plan_pipeline,
+                             publish_metrics)
+from paperdag.errors import StageFailed, UsageError
+from paperdag.params import DEFAULT_PROFILE, read_params_file
+from paperdag.store import Store, materialize
+
+
+def tracking_enabled() -> bool:
+    return os.environ.get("PAPERDAG_TRACKING", "on").lower() not in {"off", "0", "false", "no"}
+
+
+def resolve_papers(names: list[str]) -> list[Pipeline]:
+    """Pipelines for paper names; ``all`` means every registered paper."""
+    if not names:
+        raise UsageError("name at least one paper, or `all`")
+    if "all" in names:
+        return list(registry().values())
+    return [get_pipeline(n) for n in dict.fromkeys(names)]
+
+
+@dataclass
+class Execution:
+    """The plans of one execution, plus what has happened to each stage so far."""
+
+    project: Project
+    pipelines: list[Pipeline]
+    profile: str
+    trigger: str
+    plans: list[StagePlan]
+    store: Store
+    tracker: Any = None
+    done: dict[str, bool] = field(default_factory=dict)  # label -> was a cache hit
+    failed: dict[str, str] = field(default_factory=dict)  # label -> error
+
+    @classmethod
+    def open(cls, names: list[str], profile: str = DEFAULT_PROFILE, trigger: str = "cli", force: bool = False,
+             only: str | None = None, project: Project | None = None, track: bool | None = None) -> Execution:
+        """Validate every paper's params (nothing is written on error), then plan all their stages."""
+        project = project or Project.find()
+        pipelines = resolve_papers(names)
+        if only is not None and len(pipelines) != 1:
+            raise UsageError("--only needs exactly one paper")
+        data = read_params_file(project.params_path)
+        values = {p.slug: load_pipeline_params(project, p, profile, data) for p in pipelines}
+        store = project.store()
+        provenance = git_provenance(project.root)
+        plans = []
+        for p in pipelines:
+            for plan in plan_pipeline(project, p, values[p.slug], store, force=force, only=only):
+                plan.provenance = provenance
+                plans.append(plan)
+        execution = cls(project, pipelines, profile, trigger, plans, store)
+        if tracking_enabled() if track is None else track:
+            from paperdag.tracking import Tracker
+
+            execution.tracker = Tracker(project.root)
+            for p in pipelines:
+                execution.tracker.start_execution(p.slug, profile, trigger, provenance)
+        return execution
+
+    def pending(self) -> list[StagePlan]:
+        """Stages that must run (requested and not cached)."""
+        return [p for p in self.plans if p.run and not p.cached]
+
+    def plan(self, paper: str, stage: str) -> StagePlan:
+        return next(p for p in self.plans if p.paper == paper and p.stage == stage)
+
+    def inputs(self, plan: StagePlan) -> dict[str, str]:
+        """Upstream stage name -> local folder of its output (downloaded first for a remote store)."""
+        return {u: str(self.store.local_path(plan.paper, u, key)) for u, key in plan.upstream.items()}
+
+    def blocked_by(self, plan: StagePlan) -> str | None:
+        """The failed or skipped upstream stage that keeps ``plan`` from running, if any."""
+        for u in plan.upstream:
+            label = f"{plan.paper}.{u}"
+            if label in self.failed:
+                return label
+        return None
+
+    def finish(self, plan: StagePlan, manifest: dict[str, Any], hit: bool) -> None:
+        """Materialise a finished stage into artifacts/, log it, publish metrics if it is the metrics stage."""
+        entry = self.store.local_path(plan.paper, plan.stage, plan.key)
+        with self.store.lock(plan.paper, plan.stage, plan.key):
+            materialize(entry, self.project.view(plan.paper, plan.stage))
+        self.done[plan.label] = hit
+        pipeline = get_pipeline(plan.paper)
+        if plan.stage == pipeline.metrics_stage:
+            publish_metrics(self.project, pipeline, entry, self.profile, plan.key)
+        if self.tracker is not None:
+            inputs = {u: Path(p) for u, p in self.inputs(plan).items()}
+            self.tracker.log_stage(plan, manifest, entry, hit, inputs)
+
+    def fail(self, plan: StagePlan, error: BaseException | str) -> None:
+        message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        self.failed[plan.label] = message
+        if self.tracker is not None:
+            self.tracker.log_stage(plan, None, None, False, {}, error=message)
+
+    def close(self) -> None:
+        """End the MLflow parent runs and raise ``StageFailed`` naming every failed or skipped stage."""
+        skipped = [p.label for p in self.plans if p.run and p.label not in self.done and p.label not in self.failed]
+        if self.tracker is not None:
+            for p in self.pipelines:
+                ok = not any(label.startswith(f"{p.slug}.") for label in [*self.failed, *skipped])
+                hits = [hit for label, hit in self.done.items() if label.startswith(f"{p.slug}.")]
+                self.tracker.end_execution(p.slug, ok, {"stages_run": hits.count(False), "cache_hits": hits.count(True)})
+        if self.failed:
+            first, error = next(iter(self.failed.items()))
+            more = f"; {len(self.failed) - 1} more failed" if len(self.failed) > 1 else ""
+            skip = f"; skipped downstream: {', '.join(skipped)}" if skipped else ""
+            raise StageFailed(f"stage {first} failed: {error}{more}{skip}")
+
+
+def _execute_with_retries(execution: Execution, plan: StagePlan, retries: int) -> tuple[dict, bool] | None:
+    """``execute_stage`` with up to ``retries`` retries; records the failure and returns None if all fail."""
+    error: Exception | None = None
+    for _ in range(retries + 1):
+        try:
+            return execute_stage(execution.store, plan, execution.inputs(plan))
+        except Exception as e:  # noqa: BLE001 - any stage error is retried, then reported with its stage
+            error = e
+    execution.fail(plan, error)
+    return None
+
+
+def run_local(execution: Execution, retries: int = 1) -> Execution:
+    """Run the execution's stages one after another in this process (no Prefect, no Ray)."""
+    for plan in execution.plans:
+        if not plan.run or execution.blocked_by(plan):
+            continue
+        result = (plan.manifest, True) if plan.cached else _execute_with_retries(execution, plan, retries)
+        if result is not None:
+            execution.finish(plan, *result)
+    execution.close()
+    return execution

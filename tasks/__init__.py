@@ -1,0 +1,1 @@
+"""The Prefect task layer: one Prefect task per stage execution (retries, naming, tracking around a stage)."""

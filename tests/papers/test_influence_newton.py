@@ -1,0 +1,179 @@
+"""influence_newton: the estimators against exact answers, the solver against scipy, the fits, and the smoke run."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+from scipy.optimize import minimize
+
+from paperdag.papers.influence_newton import glm
+from paperdag.papers.influence_newton.attribution import estimate, removal_mask
+from paperdag.papers.influence_newton.data import cell_rng, coherent_subsets, random_subsets, sample_logistic
+from paperdag.papers.influence_newton.pipeline import PIPELINE
+from paperdag.papers.influence_newton.stats import loglog, proportional
+from paperdag.params import load_params, read_params_file
+from paperdag.stage import ParamsView, StageContext
+
+PARAMS_FILE = Path(__file__).resolve().parents[2] / "params.yaml"
+F64 = torch.float64
+
+
+def _fit(X: torch.Tensor, y: torch.Tensor, loss: glm.Loss, ridge: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(theta_hat, H) of the full problem."""
+    W = torch.ones(1, len(y), dtype=F64)
+    fit = glm.newton(X, y, W, torch.zeros(1, X.shape[1], dtype=F64), loss, ridge, 1e-12, 100)
+    return fit.theta[0], glm.hessian(X, y, W, fit.theta, loss, ridge)[0]
+
+
+def _logistic_problem(n: int, d: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    X, y, _ = sample_logistic(cell_rng(seed, n, d), n, d, 1.5)
+    return torch.as_tensor(X), torch.as_tensor(y)
+
+
+def test_newton_step_is_exact_for_least_squares() -> None:
+    """Quadratic loss: one Newton step from theta_hat lands on the leave-T-out minimiser; IF does not."""
+    rng = np.random.default_rng(1)
+    X = torch.as_tensor(rng.standard_normal((60, 4)))
+    y = X @ torch.as_tensor(rng.standard_normal(4)) + torch.as_tensor(rng.standard_normal(60))
+    theta_hat, H = _fit(X, y, glm.Squared())
+    idx = torch.as_tensor(random_subsets(rng, 60, 10, 5))
+    est = estimate(X, y, idx, theta_hat, H, glm.Squared())
+    for s in range(5):
+        keep = removal_mask(60, idx)[s].bool()
+        exact = torch.linalg.lstsq(X[keep], y[keep]).solution
+        assert torch.allclose(est.theta_ns[s], exact, atol=1e-10)
+        assert (est.theta_if[s] - exact).norm() > 1e-3 * (exact - theta_hat).norm()
+
+
+def test_influence_is_derivative_of_weighted_refit() -> None:
+    """theta(eps) = argmin L - eps l_i: central finite difference (theta(eps) - theta(-eps)) / 2 eps = H^-1 grad l_i."""
+    X, y = _logistic_problem(80, 3)
+    theta_hat, H = _fit(X, y, glm.Logistic())
+    eps = 1e-4
+    idx = torch.arange(5).unsqueeze(1)
+    W = torch.ones(10, 80, dtype=F64)
+    for s in range(5):
+        W[s, s] -= eps
+        W[5 + s, s] += eps
+    refit = glm.newton(X, y, W, theta_hat.repeat(10, 1), glm.Logistic(), 0.0, 1e-13, 50).theta
+    fd = (refit[:5] - refit[5:]) / (2 * eps)
+    infl = estimate(X, y, idx, theta_hat, H, glm.Logistic()).theta_if - theta_hat
+    assert torch.allclose(fd, infl, rtol=1e-6, atol=1e-9)
+
+
+def test_if_and_ns_approximate_leave_one_out() -> None:
+    """Exact leave-one-out refits (removal = finite difference of weight 1): IF and NS are within 20% of the shift
+    theta_-i - theta_hat; NS's error is second order (<= shift^2) and below IF's for most points."""
+    X, y = _logistic_problem(200, 3)
+    theta_hat, H = _fit(X, y, glm.Logistic())
+    idx = torch.arange(200).unsqueeze(1)
+    est = estimate(X, y, idx, theta_hat, H, glm.Logistic())
+    loo = glm.newton(X, y, removal_mask(200, idx), theta_hat.repeat(200, 1), glm.Logistic(), 0.0, 1e-13, 50).theta
+    shift = (loo - theta_hat).norm(dim=1)
+    err_if, err_ns = (est.theta_if - loo).norm(dim=1), (est.theta_ns - loo).norm(dim=1)
+    assert (err_if < 0.2 * shift).all() and (err_ns < 0.2 * shift).all()
+    assert (err_ns <= shift**2).all()
+    assert (err_ns < err_if).float().mean() > 0.75
+
+
+def test_batched_newton_matches_scipy() -> None:
+    """Leave-T-out refits of the batched solver agree with scipy's trust-region Newton on each problem separately."""
+    X, y = _logistic_problem(150, 4)
+    theta_hat, _ = _fit(X, y, glm.Logistic(), ridge=0.5)
+    idx = torch.as_tensor(random_subsets(np.random.default_rng(2), 150, 20, 3))
+    W = removal_mask(150, idx)
+    ours = glm.newton(X, y, W, theta_hat.repeat(3, 1), glm.Logistic(), 0.5, 1e-12, 50)
+    assert (ours.grad_norm < 1e-10).all()
+    for s in range(3):
+        ref = _scipy_refit(X, y, W[s : s + 1], ridge=0.5)
+        assert np.allclose(ours.theta[s].numpy(), ref, atol=1e-9)
+
+
+def _scipy_refit(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, ridge: float) -> np.ndarray:
+    """argmin of the weighted logistic loss by scipy's trust-region Newton (``trust-exact``)."""
+    loss = glm.Logistic()
+
+    def f(t: np.ndarray) -> float:
+        return glm.objective(X, y, w, torch.as_tensor(t)[None], loss, ridge).item()
+
+    def g(t: np.ndarray) -> np.ndarray:
+        return glm.gradient(X, y, w, torch.as_tensor(t)[None], loss, ridge)[0].numpy()
+
+    def h(t: np.ndarray) -> np.ndarray:
+        return glm.hessian(X, y, w, torch.as_tensor(t)[None], loss, ridge)[0].numpy()
+
+    return minimize(f, np.zeros(X.shape[1]), jac=g, hess=h, method="trust-exact", options={"gtol": 1e-11}).x
+
+
+def test_coherent_groups_are_same_label_clusters() -> None:
+    """A coherent group shares its anchor's label and is tighter than a random group of the same size."""
+    X, y, _ = sample_logistic(cell_rng(0, 5), 400, 5, 1.5)
+    groups = coherent_subsets(cell_rng(0, 6), X, y, 20, 10)
+    rand = random_subsets(cell_rng(0, 7), 400, 20, 10)
+    assert all(len(set(y[g])) == 1 and len(set(g)) == 20 for g in groups)
+    spread = [np.mean([np.linalg.norm(X[g] - X[g].mean(0), axis=1).mean() for g in sets]) for sets in (groups, rand)]
+    assert spread[0] < 0.8 * spread[1]
+
+
+def test_loglog_recovers_exponents_and_rejects_wrong_ones() -> None:
+    """y = 3 k d / n^2 with 5% log-normal noise: each CI contains the true exponent and excludes it +- 0.3."""
+    rng = np.random.default_rng(0)
+    k, d, n = (a.ravel().astype(float) for a in np.meshgrid([1, 4, 16, 64], [5, 10, 20], [1e3, 2e3, 4e3]))
+    y = 3 * k * d / n**2 * np.exp(0.05 * rng.standard_normal(k.size))
+    fit = loglog(y, k=k, d=d, n=n)
+    for term, value in (("k", 1.0), ("d", 1.0), ("n", -2.0)):
+        assert fit[term].contains(value)
+        assert not fit[term].contains(value + 0.3) and not fit[term].contains(value - 0.3)
+    under = proportional(np.linspace(-1, 1, 30), 0.5 * np.linspace(-1, 1, 30) + 0.01 * rng.standard_normal(30))
+    assert under.hi < 1.0 and under.contains(0.5)
+
+
+def _run_stages(root: Path, names: tuple[str, ...], **overrides: object) -> dict[str, Path]:
+    """Run the named stages in order, in this process, with the smoke profile's params (plus overrides)."""
+    params = load_params(read_params_file(PARAMS_FILE), PIPELINE.slug, PIPELINE.params_model, "smoke", PARAMS_FILE)
+    values = params.model_dump() | overrides
+    dirs: dict[str, Path] = {}
+    for stage in PIPELINE.order():
+        if stage.name not in names:
+            continue
+        module, fn = stage.fn.split(":")
+        run = getattr(importlib.import_module(f"{PIPELINE.package}.{module}"), fn)
+        dirs[stage.name] = root / stage.name
+        dirs[stage.name].mkdir()
+        declared = {k: values[k] for k in ("seed", *stage.params)}
+        run(StageContext(params=ParamsView(declared, PIPELINE.slug, stage.name),
+                         inputs={u: dirs[u] for u in stage.upstream}, out=dirs[stage.name],
+                         rng=np.random.default_rng(0), label=stage.name))
+        for name in stage.outputs:
+            assert (dirs[stage.name] / name).is_file(), f"{stage.name} did not write {name}"
+    return dirs
+
+
+def test_certificate_flags_cells_that_fail(tmp_path: Path) -> None:
+    """Sane thresholds certify every cell; a curvature floor of 1 per sample cannot hold for the logistic loss
+    (l'' <= 1/4 and x ~ N(0, I)), nor can a gradient tolerance of 1e-30, so every cell is flagged."""
+    dirs = _run_stages(tmp_path, ("prepare", "train", "verify"))
+    cert = pq.read_table(dirs["verify"] / "certificate.parquet").to_pylist()
+    assert all(r["passed"] and 0 < r["min_eig_ns"] and r["grad_norm"] < 1e-9 for r in cert)
+    for name, override in (("curvature", {"cert_min_eig": 1.0}), ("gradient", {"cert_grad_tol": 1e-30})):
+        (tmp_path / name).mkdir()
+        dirs = _run_stages(tmp_path / name, ("prepare", "train", "verify"), **override)
+        assert not any(r["passed"] for r in pq.read_table(dirs["verify"] / "certificate.parquet").to_pylist())
+
+
+@pytest.mark.slow
+def test_smoke_pipeline_end_to_end(tmp_path: Path) -> None:
+    """The smoke profile runs every stage and reports every claim with a boolean verdict."""
+    dirs = _run_stages(tmp_path, tuple(PIPELINE.stage_names))
+    metrics = json.loads((dirs[PIPELINE.metrics_stage] / "metrics.json").read_text())
+    ids = {c["id"] for c in metrics["claims"]}
+    assert {"ns_error_exponent_k", "if_ns_ratio_exponent", "group_ns_tracks_actual"} <= ids
+    assert all(isinstance(c["holds"], bool) for c in metrics["claims"])
+    assert metrics["metrics"]["cells_failed_certificate"] == 0
+    assert metrics["metrics"]["max_refit_grad_norm"] < 1e-9

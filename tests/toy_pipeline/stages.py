@@ -1,0 +1,53 @@
+"""Toy stages: deterministic, cheap, each writing a Parquet table or the metrics file."""
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from paperdag.claims import Claim, write_metrics
+from paperdag.io import read_table, write_table
+from paperdag.stage import StageContext
+
+
+def _maybe_fail(ctx: StageContext, name: str) -> None:
+    """Record that the stage ran (a file in $TOY_LOG), sleep, and raise if $TOY_FAIL names this stage."""
+    if "TOY_LOG" in os.environ:
+        (Path(os.environ["TOY_LOG"]) / f"{name}.{time.time_ns()}").touch()
+    time.sleep(ctx.params.sleep)
+    if os.environ.get("TOY_FAIL") == name:
+        raise ValueError(f"{name} was told to fail")
+
+
+def prepare(ctx: StageContext) -> dict[str, float]:
+    _maybe_fail(ctx, "prepare")
+    x = ctx.rng.normal(size=ctx.params.n)
+    write_table(ctx.out / "data.parquet", {"x": x})
+    return {"mean": float(x.mean())}
+
+
+def _train(ctx: StageContext, name: str, scale: float) -> dict[str, float]:
+    _maybe_fail(ctx, name)
+    x = read_table(ctx.inputs["prepare"] / "data.parquet")["x"].to_numpy()
+    for step in range(3):
+        ctx.log_metric("loss", float(np.abs(x * scale).mean()) / (step + 1), step)
+    write_table(ctx.out / "model.parquet", {"y": x * scale})
+    return {"scale": scale}
+
+
+def train_a(ctx: StageContext) -> dict[str, float]:
+    return _train(ctx, "train_a", ctx.params.scale_a)
+
+
+def train_b(ctx: StageContext) -> dict[str, float]:
+    return _train(ctx, "train_b", ctx.params.scale_b)
+
+
+def evaluate(ctx: StageContext) -> dict[str, float]:
+    _maybe_fail(ctx, "evaluate")
+    a = read_table(ctx.inputs["train_a"] / "model.parquet")["y"].to_numpy()
+    b = read_table(ctx.inputs["train_b"] / "model.parquet")["y"].to_numpy()
+    ratio = float(np.abs(b).sum() / np.abs(a).sum())
+    write_metrics(ctx.out, {"ratio": ratio}, [Claim("ratio", "b is twice a", 2.0, ratio, abs(ratio - 2.0) < 1e-9)])
+    return {"ratio": ratio}
