@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from paperdag.errors import ParamsError
-from paperdag.runs import resolve_papers
+from paperdag.dag import get_pipeline
 
 
 class DeploymentSpec(BaseModel):
@@ -45,7 +45,9 @@ def load_specs(config: Path) -> list[DeploymentSpec]:
     if not specs:
         raise ParamsError(f"{config}: no deployments listed")
     for spec in specs:
-        resolve_papers(spec.papers)
+        for name in spec.papers:
+            if name != "all":
+                get_pipeline(name)
     return specs
 
 

@@ -24,6 +24,9 @@ TOY_PARAMS = """\
 toy:
   seed: 0
   n: 50
+  scale_a: 1.0
+  scale_b: 2.0
+  sleep: 0.0
   profiles:
     smoke:
       n: 10

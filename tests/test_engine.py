@@ -34,7 +34,7 @@ def test_param_change_reruns_exactly_that_stage_and_descendants(toy_project):
     _run()
     before = _keys()
     params = toy_project.params_path
-    params.write_text(params.read_text().replace("  n: 50\n", "  n: 50\n  scale_a: 3.0\n"))
+    params.write_text(params.read_text().replace("scale_a: 1.0", "scale_a: 3.0"))
     after = _keys()
     changed = {s for s in before if before[s] != after[s]}
     assert changed == {"train_a", "evaluate"}

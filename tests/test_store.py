@@ -51,7 +51,7 @@ def _compute_in_process(root: str) -> None:
 
 def test_concurrent_runs_compute_each_output_once(toy_project, tmp_path):
     params = toy_project.params_path
-    params.write_text(params.read_text().replace("  n: 50\n", "  n: 50\n  sleep: 0.3\n"))
+    params.write_text(params.read_text().replace("sleep: 0.0", "sleep: 0.3"))
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_compute_in_process, args=(str(toy_project.root),)) for _ in range(2)]
     for p in procs:

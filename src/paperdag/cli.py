@@ -187,18 +187,18 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except PaperdagError as e:
-        console.print(f"error: {e}", style="red", markup=False)
+        print(f"error: {e}", file=sys.stderr)
         sys.exit(e.exit_code)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
-        console.print("[red]interrupted[/red]: finished stages stay cached; unfinished ones left nothing behind")
+        print("interrupted: finished stages stay cached; unfinished ones left nothing behind", file=sys.stderr)
         sys.exit(130)
     except Exception as e:  # click usage errors and the like
         import click
 
         if isinstance(e, click.exceptions.ClickException):
-            console.print(f"error: {e.format_message()}", style="red", markup=False)
+            print(f"error: {e.format_message()}", file=sys.stderr)
             sys.exit(e.exit_code)
         if isinstance(e, click.exceptions.Abort):
             sys.exit(130)

@@ -146,6 +146,11 @@ def registry() -> dict[str, Pipeline]:
     return found
 
 
+def configured(params_file: dict) -> list[Pipeline]:
+    """The registered papers that have a section in the project's params.yaml (what ``all`` means)."""
+    return [p for slug, p in registry().items() if isinstance(params_file.get(slug), dict)]
+
+
 def register(pipeline: Pipeline) -> None:
     """Add a pipeline declared outside paperdag.papers (e.g. by a test) to the registry."""
     registry()[pipeline.slug] = pipeline

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paperdag.dag import Pipeline, get_pipeline, registry
+from paperdag.dag import Pipeline, configured, get_pipeline
 from paperdag.engine import (Project, StagePlan, execute_stage, git_provenance, load_pipeline_params, plan_pipeline,
                              publish_metrics)
 from paperdag.errors import StageFailed, UsageError
@@ -24,12 +24,12 @@ def tracking_enabled() -> bool:
     return os.environ.get("PAPERDAG_TRACKING", "on").lower() not in {"off", "0", "false", "no"}
 
 
-def resolve_papers(names: list[str]) -> list[Pipeline]:
-    """Pipelines for paper names; ``all`` means every registered paper."""
+def resolve_papers(names: list[str], params_file: dict) -> list[Pipeline]:
+    """Pipelines for paper names; ``all`` means every paper configured in params.yaml."""
     if not names:
         raise UsageError("name at least one paper, or `all`")
     if "all" in names:
-        return list(registry().values())
+        return configured(params_file)
     return [get_pipeline(n) for n in dict.fromkeys(names)]
 
 
@@ -52,10 +52,10 @@ class Execution:
              only: str | None = None, project: Project | None = None, track: bool | None = None) -> Execution:
         """Validate every paper's params (nothing is written on error), then plan all their stages."""
         project = project or Project.find()
-        pipelines = resolve_papers(names)
+        data = read_params_file(project.params_path)
+        pipelines = resolve_papers(names, data)
         if only is not None and len(pipelines) != 1:
             raise UsageError("--only needs exactly one paper")
-        data = read_params_file(project.params_path)
         values = {p.slug: load_pipeline_params(project, p, profile, data) for p in pipelines}
         store = project.store()
         provenance = git_provenance(project.root)

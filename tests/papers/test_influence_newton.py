@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import importlib
-import json
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
-import pytest
 import torch
 from scipy.optimize import minimize
 
@@ -83,12 +81,13 @@ def test_if_and_ns_approximate_leave_one_out() -> None:
 
 
 def test_batched_newton_matches_scipy() -> None:
-    """Leave-T-out refits of the batched solver agree with scipy's trust-region Newton on each problem separately."""
+    """Leave-T-out refits of the batched solver, started far away (damped steps needed), agree with scipy's
+    trust-region Newton on each problem separately."""
     X, y = _logistic_problem(150, 4)
     theta_hat, _ = _fit(X, y, glm.Logistic(), ridge=0.5)
     idx = torch.as_tensor(random_subsets(np.random.default_rng(2), 150, 20, 3))
     W = removal_mask(150, idx)
-    ours = glm.newton(X, y, W, theta_hat.repeat(3, 1), glm.Logistic(), 0.5, 1e-12, 50)
+    ours = glm.newton(X, y, W, torch.full((3, 4), 8.0, dtype=F64), glm.Logistic(), 0.5, 1e-12, 50)
     assert (ours.grad_norm < 1e-10).all()
     for s in range(3):
         ref = _scipy_refit(X, y, W[s : s + 1], ridge=0.5)
@@ -165,15 +164,3 @@ def test_certificate_flags_cells_that_fail(tmp_path: Path) -> None:
         (tmp_path / name).mkdir()
         dirs = _run_stages(tmp_path / name, ("prepare", "train", "verify"), **override)
         assert not any(r["passed"] for r in pq.read_table(dirs["verify"] / "certificate.parquet").to_pylist())
-
-
-@pytest.mark.slow
-def test_smoke_pipeline_end_to_end(tmp_path: Path) -> None:
-    """The smoke profile runs every stage and reports every claim with a boolean verdict."""
-    dirs = _run_stages(tmp_path, tuple(PIPELINE.stage_names))
-    metrics = json.loads((dirs[PIPELINE.metrics_stage] / "metrics.json").read_text())
-    ids = {c["id"] for c in metrics["claims"]}
-    assert {"ns_error_exponent_k", "if_ns_ratio_exponent", "group_ns_tracks_actual"} <= ids
-    assert all(isinstance(c["holds"], bool) for c in metrics["claims"])
-    assert metrics["metrics"]["cells_failed_certificate"] == 0
-    assert metrics["metrics"]["max_refit_grad_norm"] < 1e-9

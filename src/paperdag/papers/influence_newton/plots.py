@@ -53,7 +53,7 @@ def plot_ratio_heatmap(m: dict[str, np.ndarray], n_value: int, path: Path) -> No
     grid = np.full((len(ds), len(ks)), np.nan)
     for k, d, r in zip(m["k"][sel], m["d"][sel], m["ratio"][sel], strict=True):
         grid[np.searchsorted(ds, d), np.searchsorted(ks, k)] = r
-    fig, ax = plt.subplots(figsize=(1.0 + 0.75 * len(ks), 1.2 + 0.6 * len(ds)))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 0.75 * len(ks)), max(3.0, 1.2 + 0.6 * len(ds))))
     im = ax.imshow(grid, origin="lower", cmap="viridis", norm=LogNorm(), aspect="auto")
     for i, d in enumerate(ds):
         for j, k in enumerate(ks):

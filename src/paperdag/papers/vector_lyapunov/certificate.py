@@ -6,12 +6,14 @@ so V(0) = 0, V(x) >= eps ||y||_1 > 0 for x != 0 and V(lambda x) = lambda V(x) fo
 One V per vehicle type (HDV, CAV), shared by identical followers.
 
 Comparison matrix rows (one per (own type, predecessor type) pair, predecessor in {leader, HDV, CAV}):
-    (c_ii, c_ij) = rho * softmax(logits)[:2],   so c_ii, c_ij >= 0 and c_ii + c_ij <= rho < 1
+    (c_ii, c_ij) = rho * softmax(logits),   so c_ii, c_ij >= 0 and c_ii + c_ij = rho < 1
 i.e. c_ii = 1 - a_ii and c_ij = a_ij in the issue's notation, ||I - diag(a_ii) + offdiag(a_ij)||_inf <= rho.
 
-Decrease function of follower i on the query z = (x, delta, x_p, delta_p, w) with x^d = x + delta:
-    F_i(z) = V_i(f_i(x, x^d, x_p, x_p^d, w)) - c_ii max(V_i(x), V_i(x^d)) - c_ij max(V_p(x_p), V_p(x_p^d)) - gamma_i |w|
+Decrease function of follower i at window level c_0, on the query z = (x, delta, x_p, delta_p, w), x^d = x + delta:
+    R_i(z) = c_ii max(V_i(x), V_i(x^d)) + c_ij max(V_p(x_p), V_p(x_p^d)) + gamma_i |w|
+    G_i(z) = V_i(f_i(x, x^d, x_p, x_p^d, w)) - max(R_i(z), rho c_0)
     level_i(z) = max(V_i(x), V_i(x^d), V_p(x_p), V_p(x_p^d))
+(the verified property is G_i <= 0 where level_i <= c_0; see ``paperdag.papers.vector_lyapunov`` for why).
 """
 
 from __future__ import annotations
@@ -74,13 +76,13 @@ class VectorCert(nn.Module):
     def __init__(self, box: tuple[float, float], hidden: int, feat: int, eps: float, rho: float):
         super().__init__()
         self.V = nn.ModuleList([Cert(list(box), hidden, feat, eps) for _ in (HDV, CAV)])
-        self.logits = nn.Parameter(torch.tensor([[2.0, 0.5, 0.0]] * 6, dtype=torch.float64))
+        self.logits = nn.Parameter(torch.tensor([[2.0, 0.0]] * 6, dtype=torch.float64))
         self.log_gamma = nn.Parameter(torch.zeros(2, dtype=torch.float64))
         self.rho = rho
 
     def rows(self) -> torch.Tensor:
         """[6, 2] rows (c_ii, c_ij) indexed by 3 * own_type + predecessor kind."""
-        return self.rho * torch.softmax(self.logits, -1)[:, :2]
+        return self.rho * torch.softmax(self.logits, -1)
 
     def gamma(self) -> torch.Tensor:
         return torch.exp(self.log_gamma)
@@ -103,19 +105,19 @@ def _v_of(vc: VectorCert, types: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return torch.where(types == CAV, vc.V[CAV](x), vc.V[HDV](x))
 
 
-def decrease(vc: VectorCert, policy: Policy | None, pl: Platoon, idx: np.ndarray, z: torch.Tensor):
-    """(F_i(z), level_i(z), V_i(x^+)) for a batch of queries z [B, 9] of followers idx [B] (torch, differentiable)."""
+def decrease(vc: VectorCert, policy: Policy | None, pl: Platoon, idx: np.ndarray, z: torch.Tensor, c_0: float):
+    """(G_i(z), level_i(z)) for a batch of queries z [B, 9] of followers idx [B] (torch, differentiable)."""
     own, pred = kinds(pl)
     t_own = torch.as_tensor(own[idx])
     t_pred = torch.as_tensor(np.maximum(pred[idx] - 1, CAV * (pred[idx] == LEADER_PRED)))  # leader uses V_CAV at 0
     x, xd, xp, xpd, w = split_query(z)
     nxt = step(pl, idx, x, xd, xp, xpd, w, policy)
     rows = vc.rows()[torch.as_tensor(3 * own[idx] + pred[idx])]
-    v_next = _v_of(vc, t_own, nxt)
     own_max = torch.maximum(_v_of(vc, t_own, x), _v_of(vc, t_own, xd))
     pred_max = torch.maximum(_v_of(vc, t_pred, xp), _v_of(vc, t_pred, xpd))
-    F = v_next - rows[:, 0] * own_max - rows[:, 1] * pred_max - vc.gamma()[t_own] * w.abs()
-    return F, torch.maximum(own_max, pred_max), v_next
+    R = rows[:, 0] * own_max + rows[:, 1] * pred_max + vc.gamma()[t_own] * w.abs()
+    G = _v_of(vc, t_own, nxt) - torch.clamp(R, min=vc.rho * c_0)
+    return G, torch.maximum(own_max, pred_max)
 
 
 def compile_step(b: Builder, pl: Platoon, i: int, x: Sym, xd: Sym, xp: Sym, xpd: Sym, w: Sym,
@@ -148,8 +150,8 @@ def compile_increment(policy: Policy | None, pl: Platoon, i: int) -> MaskedNet:
     return b.build(b.add(nxt, x, weights=(1.0, -1.0)))
 
 
-def compile_query(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int) -> MaskedNet:
-    """Masked ReLU net z [9] -> (F_i, level_i, V_i(x^+)) for follower i (0-based)."""
+def compile_query(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, c_0: float) -> MaskedNet:
+    """Masked ReLU net z [9] -> (G_i, level_i) for follower i (0-based) at window level c_0."""
     own, pred = kinds(pl)
     Vi = vc.V[own[i]]
     Vp = vc.V[CAV if pred[i] == LEADER_PRED else pred[i] - 1]
@@ -158,9 +160,8 @@ def compile_query(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int) ->
     b = Builder(Q_DIM)
     x, xd, xp, xpd, w = _query_inputs(b)
     nxt = compile_step(b, pl, i, x, xd, xp, xpd, w, policy.weights() if policy is not None else None)
-    v_next = Vi.compile(b, nxt)
     own_max = b.max2(Vi.compile(b, x), Vi.compile(b, xd))
     pred_max = b.max2(Vp.compile(b, xp), Vp.compile(b, xpd))
-    F = b.add(v_next, own_max, pred_max, b.abs(w), weights=(1.0, -c_ii, -c_ij, -gamma))
-    level = b.max2(own_max, pred_max)
-    return b.build(b.cat(F, level, v_next))
+    R = b.add(own_max, pred_max, b.abs(w), weights=(c_ii, c_ij, gamma))
+    G = b.add(Vi.compile(b, nxt), b.max2(R, b.linear(w, [[0.0]], vc.rho * c_0)), weights=(1.0, -1.0))
+    return b.build(b.cat(G, b.max2(own_max, pred_max)))

@@ -6,7 +6,7 @@ Query z = (x, delta, x_p, delta_p, w), x^d = x + delta. State box B = [-S, S] x 
     Delta_i = max |x_i(k+1) - x_i(k)| over the full domain (exact MILP bounds of the closed-loop step map).
   * the leader is fixed at the equilibrium: for follower 1, x_p = x_p^d = 0.
 Constants: c_0 = min over the boundary of B of V (level-set radius: {V <= c} lies in (c / c_0) B),
-c_1 = max of V over B; c_in = kappa_in c_0 (inner level).
+c_1 = max of V over B.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from .bounds import layer_bounds
-from .certificate import Q_DIM, Cert, Policy, compile_increment
+from . import bab
+from .certificate import Q_DIM, Cert, Policy, VectorCert, compile_increment, compile_query
 from .graph import Builder, MaskedNet
 from .milp import maximize
 from .platoon import Platoon
@@ -80,3 +81,11 @@ def level_constants(V: Cert, box: np.ndarray) -> tuple[float, float]:
             lo[d] = hi[d] = s * box[d]
             c0 = min(c0, _extreme(net, lo, hi, one, sense="min"))
     return float(c0), float(c1)
+
+
+def vector_property(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, delta: np.ndarray | None,
+                    c_0: float) -> bab.Property:
+    """G_i <= 0 on follower i's delay domain where level_i <= c_0."""
+    lo, hi, couplings = query_box(pl, i, delta)
+    return bab.Property(compile_query(vc, policy, pl, i, c_0), np.array([1.0, 0.0]), 0.0, lo, hi, couplings,
+                        (np.array([0.0, 1.0]), c_0, "<="))

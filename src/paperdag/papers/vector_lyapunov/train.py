@@ -1,13 +1,11 @@
-"""CEGIS synthesis of the vector certificate (+ certified residual controller), and the two neural baselines.
+"""CEGIS synthesis of the vector certificate (+ certified residual controller), and the neural baselines.
 
-Learner loss on sampled queries z of random followers (x in B, delta within the delay domain, w in the bound):
-    L = mean_{level >= c_in} relu(F_i(z) + m level(z))              (decrease, scale-free margin m)
-      + mean_{level <  c_in} relu(V_i(x^+) - rho c_0 + m c_0)         (inner level set maps into rho c_0)
-      + lambda_imit mean pi_theta(y)^2 + lambda_gamma sum gamma        (stay close to the nominal controller)
-with c_0 estimated on boundary samples and c_in = kappa_in c_0. After every round the verifier
-(``bab.verify`` with a small budget, on followers taken round-robin) and a projected-gradient falsifier return
-counterexamples, which join the training set for the following rounds.
-"""
+Learner loss on sampled queries z of random followers (x in B, delta within the delay domain, w in the bound),
+restricted to the level set {level_i(z) <= c_0}:
+    L = mean relu(G_i(z) + m c_0) + lambda_imit mean pi_theta(y)^2 + lambda_gamma sum gamma
+(margin m; the imitation term keeps the controller close to the nominal one), with c_0 estimated on boundary
+samples. After every round the verifier (``bab.verify`` with a small budget, on followers taken round-robin) and a
+projected-gradient falsifier return counterexamples, which join the training set for the following rounds."""
 
 from __future__ import annotations
 
@@ -15,8 +13,8 @@ import numpy as np
 import torch
 
 from . import bab
-from .certificate import Cert, Policy, VectorCert, compile_query, decrease, split_query
-from .domain import query_box, reach_bounds
+from .certificate import Cert, Policy, VectorCert, decrease, split_query
+from .domain import query_box, reach_bounds, vector_property
 from .platoon import Platoon, policy_input, simulate, step
 
 
@@ -48,35 +46,21 @@ def boundary_level(V: Cert, box: tuple[float, ...], n: int, gen: torch.Generator
     return float(V(x).min())
 
 
-def falsify(vc: VectorCert, policy: Policy | None, pl: Platoon, delta, c_in: float, n: int, steps: int,
+def falsify(vc: VectorCert, policy: Policy | None, pl: Platoon, delta, c_0: float, n: int, steps: int,
             gen: torch.Generator) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
-    """Projected gradient ascent on F_i from random starts; returns (idx, z, F) of the final points."""
+    """Projected gradient ascent on G_i from random starts inside the level set; returns (idx, z, G) of the final
+    points (G = -inf where a point left the level set {level <= c_0})."""
     idx = torch.randint(pl.n, (n,), generator=gen).numpy()
     hi = torch.as_tensor(np.stack([query_box(pl, i, delta)[1] for i in idx]))
     z = sample_box(pl, idx, delta, gen)
     for _ in range(steps):
         z.requires_grad_(True)
-        F, level, _ = decrease(vc, policy, pl, idx, z)
-        obj = torch.where(level >= c_in, F, F - 10.0)
+        G, level = decrease(vc, policy, pl, idx, z, c_0)
+        obj = G - 10.0 * torch.relu(level - c_0)
         (g,) = torch.autograd.grad(obj.sum(), z)
-        z = project(pl, z.detach() + 0.05 * hi * torch.sign(g), hi)
-    F, level, _ = decrease(vc, policy, pl, idx, z)
-    return idx, z.detach(), torch.where(level >= c_in, F, torch.full_like(F, -np.inf)).detach()
-
-
-def main_property(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, delta, c_in: float) -> bab.Property:
-    """F_i <= 0 on follower i's delay domain where level_i >= c_in."""
-    lo, hi, couplings = query_box(pl, i, delta)
-    return bab.Property(compile_query(vc, policy, pl, i), np.array([1.0, 0.0, 0.0]), 0.0, lo, hi, couplings,
-                        (np.array([0.0, 1.0, 0.0]), c_in, ">="))
-
-
-def inner_property(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, delta, c_in: float,
-                   c_0: float) -> bab.Property:
-    """V_i(x^+) <= rho c_0 on follower i's delay domain where level_i <= c_in."""
-    lo, hi, couplings = query_box(pl, i, delta)
-    return bab.Property(compile_query(vc, policy, pl, i), np.array([0.0, 0.0, 1.0]), vc.rho * c_0, lo, hi,
-                        couplings, (np.array([0.0, 1.0, 0.0]), c_in, "<="))
+        z = project(pl, z.detach() + 0.02 * hi * torch.sign(g), hi)
+    G, level = decrease(vc, policy, pl, idx, z, c_0)
+    return idx, z.detach(), torch.where(level <= c_0, G, torch.full_like(G, -np.inf)).detach()
 
 
 def train_vector(pl: Platoon, p, reach: bool, gen: torch.Generator, log) -> tuple[VectorCert, Policy, dict]:
@@ -91,34 +75,32 @@ def train_vector(pl: Platoon, p, reach: bool, gen: torch.Generator, log) -> tupl
         for _ in range(p.steps_per_round):
             with torch.no_grad():
                 c_0 = min(boundary_level(V, pl.box, 512, gen) for V in vc.V)
-            c_in = p.kappa_in * c_0
             idx = torch.randint(pl.n, (p.batch,), generator=gen).numpy()
             z = sample_box(pl, idx, delta, gen)
             if len(cex_idx):
                 idx, z = np.concatenate([idx, cex_idx]), torch.cat([z, cex_z])
-            F, level, v_next = decrease(vc, policy, pl, idx, z)
-            outer = level.detach() >= c_in
-            loss_main = (torch.relu(F + p.margin * level) * outer).sum() / outer.sum().clamp(min=1)
-            loss_in = (torch.relu(v_next - vc.rho * c_0 + p.margin * c_0) * ~outer).sum() / (~outer).sum().clamp(min=1)
+            G, level = decrease(vc, policy, pl, idx, z, c_0)
+            inside = level.detach() <= c_0
+            loss_dec = (torch.relu(G + p.margin * c_0) * inside).sum() / inside.sum().clamp(min=1)
             cav = torch.as_tensor(pl.is_cav[idx])
             _, xd, _, xpd, _ = split_query(z)
             loss_imit = (policy(policy_input(pl, xd, xpd[:, 1])).squeeze(-1) ** 2 * cav).mean()
-            loss = loss_main + loss_in + p.lambda_imit * loss_imit + p.lambda_gamma * vc.gamma().sum()
+            loss = loss_dec + p.lambda_imit * loss_imit + p.lambda_gamma * vc.gamma().sum()
             opt.zero_grad()
             loss.backward()
             opt.step()
             log("loss", float(loss.detach()), step_no)
-            log("violation_rate", float(((F > 0) & outer).float().mean()), step_no)
+            log("violation_rate", float(((G > 0) & inside).float().sum() / inside.sum().clamp(min=1)), step_no)
             step_no += 1
         # verifier + falsifier: counterexamples join the training set
         delta = reach_bounds(policy, pl) if reach else None
         new = []
         for i in range(rnd % pl.n, pl.n, max(1, pl.n // p.cegis_verify_per_round)):
-            res = bab.verify(main_property(vc, policy, pl, i, delta, c_in), max_cells=p.cegis_cells, max_milp=0,
-                             time_budget=p.cegis_time)
+            prop = vector_property(vc, policy, pl, i, delta, c_0)
+            res = bab.verify(prop, max_cells=p.cegis_cells, max_milp=0, time_budget=p.cegis_time)
             new += [(i, z) for z in res.counterexamples[: p.cegis_keep]]
-        fi, fz, fF = falsify(vc, policy, pl, delta, c_in, 512, 20, gen)
-        bad = torch.nonzero(fF > 0).flatten()[: p.cegis_keep]
+        fi, fz, fG = falsify(vc, policy, pl, delta, c_0, 512, 20, gen)
+        bad = torch.nonzero(fG > 0).flatten()[: p.cegis_keep]
         new += [(int(fi[k]), fz[k].numpy()) for k in bad]
         n_cex.append(len(new))
         log("cegis_counterexamples", len(new), rnd)

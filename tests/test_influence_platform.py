@@ -1,0 +1,49 @@
+"""The platform on its first real user, influence_newton's smoke profile: the claims contract, an all-hit re-run,
+and a param change that re-runs exactly the dependent stages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from paperdag.runs import Execution, run_local
+from paperdag.testing import make_project
+
+pytestmark = pytest.mark.slow
+SLUG = "influence_newton"
+
+
+@pytest.fixture(scope="module")
+def smoke_project(tmp_path_factory):
+    project = make_project(tmp_path_factory.mktemp("influence") / "proj")
+    run_local(Execution.open([SLUG], profile="smoke", project=project, track=False), retries=0)
+    return project
+
+
+def _rerun(project):
+    return run_local(Execution.open([SLUG], profile="smoke", project=project, track=False), retries=0)
+
+
+def test_smoke_metrics_follow_the_claims_contract(smoke_project):
+    metrics = json.loads(smoke_project.metrics_path(SLUG).read_text())
+    assert metrics["paper"] == SLUG and metrics["profile"] == "smoke" and metrics["title"]
+    assert {"ns_error_exponent_k", "if_ns_ratio_exponent", "group_ns_tracks_actual"} <= {c["id"] for c in metrics["claims"]}
+    assert all(isinstance(c["holds"], bool) and "statement" in c and "measured" in c for c in metrics["claims"])
+    assert metrics["metrics"]["cells_failed_certificate"] == 0
+    assert metrics["metrics"]["max_refit_grad_norm"] < 1e-9
+    for plot in ("scaling.png", "ratio_heatmap.png", "group_effects.png"):
+        assert (smoke_project.view(SLUG, "evaluate") / plot).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_identical_rerun_is_all_cache_hits(smoke_project):
+    assert all(_rerun(smoke_project).done.values())
+
+
+def test_param_change_reruns_only_dependent_stages(smoke_project):
+    params = yaml.safe_load(smoke_project.params_path.read_text())
+    params[SLUG]["cert_min_eig"] = 2 * params[SLUG]["cert_min_eig"]  # read only by verify
+    smoke_project.params_path.write_text(yaml.safe_dump(params))
+    rerun = _rerun(smoke_project)
+    assert {label for label, hit in rerun.done.items() if not hit} == {f"{SLUG}.verify", f"{SLUG}.evaluate"}

@@ -1,0 +1,63 @@
+"""`paperdag run` end to end on the toy pipeline: Prefect flow, Ray execution, MLflow tracking, failures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import executions, paperdag
+
+pytestmark = pytest.mark.slow
+
+
+def _mlflow_runs(root):
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{root / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("toy")
+    return client, client.search_runs([exp.experiment_id])
+
+
+def test_run_on_prefect_and_ray_in_parallel_then_cached(toy_project, tmp_path):
+    params = toy_project.params_path
+    params.write_text(params.read_text().replace("sleep: 0.0", "sleep: 2.0"))
+    env = {"PAPERDAG_TRACKING": "on"}
+    first = paperdag("run", "toy", "--profile", "smoke", cwd=toy_project.root, env=env)
+    assert first.returncode == 0, first.stderr[-3000:]
+    timing = {s: json.loads((toy_project.root / f"artifacts/toy/{s}/manifest.json").read_text())["timing"]
+              for s in ("train_a", "train_b")}
+    from datetime import datetime
+
+    starts = [datetime.fromisoformat(t["started"]) for t in timing.values()]
+    assert abs((starts[0] - starts[1]).total_seconds()) < 2.0, "independent stages should run at the same time"
+
+    second = paperdag("run", "toy", "--profile", "smoke", cwd=toy_project.root, env=env)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "4 cached" in second.stderr and executions(tmp_path / "log", "prepare") == 1
+
+    client, runs = _mlflow_runs(toy_project.root)
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(parents) == 2 and len(children) == 8
+    assert {r.data.tags["paperdag.trigger"] for r in parents} == {"cli"}
+    misses = {r.data.tags["paperdag.key"]: r.info.run_id for r in children if r.data.tags["paperdag.cache"] == "miss"}
+    hits = [r for r in children if r.data.tags["paperdag.cache"] == "hit"]
+    assert len(misses) == 4 and len(hits) == 4
+    assert all(h.data.tags["paperdag.producer_run_id"] == misses[h.data.tags["paperdag.key"]] for h in hits)
+    train_a = next(r for r in children if r.data.tags["mlflow.runName"] == "train_a" and r.info.run_id in misses.values())
+    assert train_a.data.params["scale_a"] == "1.0"
+    assert len(client.get_metric_history(train_a.info.run_id, "loss")) == 3
+    assert {a.path for a in client.list_artifacts(train_a.info.run_id)} >= {"manifest.json", "model.parquet"}
+    assert client.get_run(train_a.info.run_id).inputs.dataset_inputs, "input datasets logged"
+
+
+def test_failed_stage_is_named_and_downstream_not_run(toy_project, tmp_path):
+    result = paperdag("run", "toy", "--retries", "0", cwd=toy_project.root, env={"TOY_FAIL": "train_b"})
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: stage toy.train_b failed: ValueError: train_b was told to fail")
+    assert "toy.evaluate" in last
+    log = tmp_path / "log"
+    assert executions(log, "train_b") == 1 and executions(log, "evaluate") == 0
+    assert (toy_project.root / "artifacts/toy/train_a/manifest.json").is_file()
