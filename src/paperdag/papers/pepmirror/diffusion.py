@@ -18,6 +18,7 @@ from torch import Tensor
 from paperdag.papers.pepmirror.model import Denoiser
 
 OFFSET_SCALE = 1.5  # A per unit for the intra-residue N, C, CB offsets
+X0_MAX_NORM = 4.0  # x0 estimates clipped to 4 units (CA within 4 coord_scale of the pocket centre; offsets 6 A)
 
 
 def to_state(x: Tensor, scale: float) -> Tensor:
@@ -34,11 +35,17 @@ def from_state(s: Tensor, scale: float) -> Tensor:
 
 
 def cosine_alpha_bar(steps: int) -> Tensor:
-    """alpha_bar_t = cos^2(((t/T + s) / (1 + s)) pi/2) / alpha_bar_0, s = 0.008, for t = 0..T (float64)."""
-    s = 0.008
+    """alpha_bar_t = prod_{s<=t} (1 - beta_s), beta_t = min(1 - f(t)/f(t-1), 0.999), f(t) = cos^2(((t/T + 0.008) /
+    1.008) pi/2), for t = 0..T (float64)."""
     t = torch.arange(steps + 1, dtype=torch.float64) / steps
-    f = torch.cos((t + s) / (1 + s) * math.pi / 2) ** 2
-    return (f / f[0]).clamp(min=1e-5)
+    f = torch.cos((t + 0.008) / 1.008 * math.pi / 2) ** 2
+    beta = (1 - f[1:] / f[:-1]).clamp(max=0.999)
+    return torch.cat([torch.ones(1, dtype=torch.float64), torch.cumprod(1 - beta, 0)])
+
+
+def clip_norm(v: Tensor, max_norm: float) -> Tensor:
+    """v * min(1, max_norm / |v|) per 3-vector: bounds x0 estimates while commuting with rotations/reflections."""
+    return v * (max_norm / v.norm(dim=-1, keepdim=True).clamp(min=max_norm))
 
 
 def ddpm_loss(model: Denoiser, batch: dict[str, Tensor], alpha_bar: Tensor, scale: float,
@@ -59,8 +66,10 @@ def ddpm_loss(model: Denoiser, batch: dict[str, Tensor], alpha_bar: Tensor, scal
 
 @torch.no_grad()
 def ddpm_sample(model: Denoiser, batch: dict[str, Tensor], alpha_bar: Tensor, scale: float, noise: Tensor) -> Tensor:
-    """Ancestral sampling x_{t-1} = (x_t - beta_t / sqrt(1 - ab_t) eps_theta) / sqrt(alpha_t) + sigma_t z_t,
-    sigma_t^2 = beta_t (1 - ab_{t-1}) / (1 - ab_t); noise [T+1, B, P, 4, 3] holds x_T and every z_t so that a
+    """Ancestral sampling with the DDPM posterior q(x_{t-1} | x_t, x0_hat):
+    x0_hat = clip((x_t - sqrt(1 - ab_t) eps_theta) / sqrt(ab_t)),
+    x_{t-1} = sqrt(ab_{t-1}) beta_t / (1 - ab_t) x0_hat + sqrt(alpha_t) (1 - ab_{t-1}) / (1 - ab_t) x_t + sigma_t z_t,
+    sigma_t^2 = beta_t (1 - ab_{t-1}) / (1 - ab_t). noise [T+1, B, P, 4, 3] holds x_T and every z_t so that a
     caller can mirror it. Returns peptide coordinates in A, [B, P, 4, 3]."""
     T = alpha_bar.shape[0] - 1
     mask = batch["pep_mask"][..., None, None]
@@ -70,9 +79,10 @@ def ddpm_sample(model: Denoiser, batch: dict[str, Tensor], alpha_bar: Tensor, sc
     for t in range(T, 0, -1):
         a_t = ab[t] / ab[t - 1]
         tt = torch.full((B,), t / T, dtype=x.dtype, device=x.device)
-        eps = model(from_state(x, scale), batch["pep_mask"], batch["pos_feat"], tt, batch["pocket_x"], batch["pocket_aa"],
-                    batch["pocket_mask"])
-        x = (x - (1 - a_t) / (1 - ab[t]).sqrt() * eps) / a_t.sqrt()
+        eps = model(from_state(x, scale), batch["pep_mask"], batch["pos_feat"], tt, batch["pocket_x"],
+                    batch["pocket_aa"], batch["pocket_mask"])
+        x0 = clip_norm((x - (1 - ab[t]).sqrt() * eps) / ab[t].sqrt(), X0_MAX_NORM)
+        x = (ab[t - 1].sqrt() * (1 - a_t) * x0 + a_t.sqrt() * (1 - ab[t - 1]) * x) / (1 - ab[t])
         if t > 1:
             sigma = ((1 - a_t) * (1 - ab[t - 1]) / (1 - ab[t])).sqrt()
             x = x + sigma * noise[t - 1] * mask

@@ -1,0 +1,106 @@
+"""Orchestration benchmarks (prints a table, writes benchmarks/results.json). Run from the project root:
+
+    python benchmarks/orchestration.py overhead    # ms per trivial stage: Prefect+Ray vs local loop vs direct calls
+    python benchmarks/orchestration.py cached      # fully cached `paperdag run all` vs no-op `dvc repro`
+    python benchmarks/orchestration.py parallel    # `run all --profile smoke --force`: Ray in parallel vs one by one
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results.json"
+BIN = Path(sys.executable).parent
+
+
+def _record(name: str, rows: dict) -> None:
+    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    results[name] = rows | {"measured_at": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count()}
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    width = max(len(k) for k in rows)
+    print(f"\n{name}")
+    for k, v in rows.items():
+        print(f"  {k:<{width}}  {v}")
+
+
+def overhead(repeats: int = 3) -> None:
+    """Median ms per stage of a 21-stage trivial DAG, warm (Ray started, Prefect API up, modules imported)."""
+    os.environ.update(PAPERDAG_EXTRA_PIPELINES="benchmarks.trivial_pipeline", PYTHONPATH=str(ROOT))
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.trivial_pipeline import PIPELINE, work
+    from paperdag.ray_exec import connect
+    from paperdag.runs import Execution, run_local
+    from paperdag.stage import ParamsView, StageContext
+    from paperdag.testing import make_project
+
+    n = len(PIPELINE.stages)
+    project = make_project(Path(tempfile.mkdtemp()) / "proj", "bench_trivial:\n  seed: 0\n")
+    os.chdir(project.root)
+    connect()
+    from flows.papers import run_papers
+
+    def timed(fn) -> float:
+        samples = []
+        for _ in range(repeats + 1):  # the first call warms up
+            t0 = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - t0)
+        return statistics.median(samples[1:]) / n * 1000
+
+    def direct() -> None:
+        for stage in PIPELINE.stages:
+            out = Path(tempfile.mkdtemp())
+            work(StageContext(ParamsView({"seed": 0}, "b", stage.name), {}, out, np.random.default_rng(0)))
+
+    rows = {"stages": n, "direct call ms/stage": round(timed(direct), 2)}
+    for tracking in ("off", "on"):
+        os.environ["PAPERDAG_TRACKING"] = tracking
+        rows[f"local loop, tracking {tracking}, ms/stage"] = round(timed(
+            lambda: run_local(Execution.open(["bench_trivial"], force=True, trigger="benchmark"))), 2)
+        rows[f"Prefect+Ray, tracking {tracking}, ms/stage"] = round(timed(
+            lambda: run_papers(["bench_trivial"], force=True, trigger="benchmark")), 2)
+    _record("overhead", rows)
+
+
+def _wall(cmd: list[str], repeats: int = 3) -> float:
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"})
+        samples.append(time.perf_counter() - t0)
+    return round(statistics.median(samples), 2)
+
+
+def cached() -> None:
+    """Both no-ops on an up-to-date workspace (run `dvc repro` first)."""
+    rows = {
+        "dvc repro (no-op) s": _wall([str(BIN / "dvc"), "repro"]),
+        "paperdag run all (cached, tracked) s": _wall([str(BIN / "paperdag"), "run", "all"]),
+    }
+    os.environ["PAPERDAG_TRACKING"] = "off"
+    rows["paperdag run all (cached, untracked) s"] = _wall([str(BIN / "paperdag"), "run", "all"])
+    _record("cached", rows)
+
+
+def parallel() -> None:
+    """`run all --profile smoke --force`: Prefect+Ray (parallel) vs --local (one stage after another)."""
+    os.environ["PAPERDAG_TRACKING"] = "off"
+    base = [str(BIN / "paperdag"), "run", "all", "--profile", "smoke", "--force"]
+    ray_s = _wall(base, repeats=1)
+    local_s = _wall([*base, "--local"], repeats=1)
+    _record("parallel", {"Ray parallel s": ray_s, "local sequential s": local_s,
+                         "speedup": round(local_s / ray_s, 2)})
+
+
+if __name__ == "__main__":
+    {"overhead": overhead, "cached": cached, "parallel": parallel}[sys.argv[1] if len(sys.argv) > 1 else "overhead"]()

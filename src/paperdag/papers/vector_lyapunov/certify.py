@@ -1,0 +1,136 @@
+"""Certificate artifacts: verify a vector certificate follower by follower, write the folder, re-verify it.
+
+A certificate folder holds ``weights.safetensors`` (certificates V_HDV, V_CAV, comparison logits, gains, residual
+controller), ``meta.json`` (platoon, architecture, domain kind, verifier budgets), ``cells.parquet`` (every leaf
+cell of every follower's branch and bound: box, status, bound), ``counterexamples.parquet`` and ``summary.json``
+(per-follower verdict, time, cells; the constants c_0, c_1, rho, gamma, Delta of the sISS bound).
+``reverify(cert_dir)`` rebuilds everything from the weights alone and re-runs the sound verifier.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from paperdag.io import read_json, read_table, write_json, write_table
+
+from . import bab
+from .certificate import Policy, VectorCert, decrease
+from .domain import level_constants, reach_bounds, vector_property
+from .platoon import Platoon
+
+ARCH_KEYS = ("cert_hidden", "cert_feat", "cert_eps", "rho", "policy_hidden", "u_scale")
+BUDGET_KEYS = ("max_cells", "max_depth", "max_milp", "milp_time", "vehicle_time")
+
+
+def platoon_to_json(pl: Platoon) -> dict:
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in pl.__dict__.items()}
+
+
+def platoon_from_json(d: dict) -> Platoon:
+    d = dict(d)
+    for k in ("is_cav", "alpha", "beta"):
+        d[k] = np.asarray(d[k], dtype=bool if k == "is_cav" else np.float64)
+    d["box"], d["gains"] = tuple(d["box"]), tuple(d["gains"])
+    return Platoon(**d)
+
+
+def build_models(arch: dict, pl: Platoon) -> tuple[VectorCert, Policy]:
+    vc = VectorCert(pl.box, arch["cert_hidden"], arch["cert_feat"], arch["cert_eps"], arch["rho"])
+    return vc, Policy(arch["policy_hidden"], arch["u_scale"])
+
+
+def save_models(path: Path, vc: VectorCert, policy: Policy) -> None:
+    tensors = {f"cert.{k}": v.contiguous() for k, v in vc.state_dict().items()}
+    tensors |= {f"policy.{k}": v.contiguous() for k, v in policy.state_dict().items()}
+    save_file(tensors, str(path))
+
+
+def load_models(path: Path, arch: dict, pl: Platoon) -> tuple[VectorCert, Policy]:
+    vc, policy = build_models(arch, pl)
+    t = load_file(str(path))
+    vc.load_state_dict({k[5:]: v for k, v in t.items() if k.startswith("cert.")})
+    policy.load_state_dict({k[7:]: v for k, v in t.items() if k.startswith("policy.")})
+    return vc, policy
+
+
+def verify_vector(vc: VectorCert, policy: Policy, pl: Platoon, reach: bool, budget: dict, progress=iter) -> dict:
+    """Verify every follower of ``pl`` compositionally; returns summary, cell rows and counterexamples."""
+    t0 = time.perf_counter()
+    delta = reach_bounds(policy, pl)
+    box = np.array(pl.box)
+    consts = [level_constants(V, box) for V in vc.V]
+    c_0, c_1 = min(c[0] for c in consts), max(c[1] for c in consts)
+    t_const = time.perf_counter() - t0
+    rows, cex, per = [], [], []
+    for i in progress(range(pl.n)):
+        prop = vector_property(vc, policy, pl, i, delta if reach else None, c_0)
+        res = bab.verify(prop, budget["max_cells"], budget["max_depth"], max_milp=budget["max_milp"],
+                         milp_time=budget["milp_time"], time_budget=budget["vehicle_time"])
+        rows += [{"vehicle": i} | r for r in res.rows]
+        for z in res.counterexamples:
+            G, level = decrease(vc, policy, pl, np.array([i]), torch.as_tensor(z[None]), c_0)
+            cex.append({"vehicle": i, "z": z.tolist(), "G_compiled": float(prop.net(z[None])[0, 0]),
+                        "G_torch": float(G.detach()[0]), "level": float(level.detach()[0])})
+        per.append({"vehicle": i, "verified": res.verified, "seconds": res.seconds, "cells": len(res.rows),
+                    "milp_cells": res.count("proved_milp"), "refuted_cells": res.count("refuted"),
+                    "unknown_cells": res.count("unknown")})
+    gamma = float(vc.gamma().max().detach())
+    summary = {
+        "verified": all(p["verified"] for p in per), "reach": reach, "per_vehicle": per,
+        "c_0": c_0, "c_1": c_1, "rho": vc.rho, "gamma_max": gamma, "delta": delta.tolist(),
+        "rows_sum_max": float(vc.rows().sum(-1).max().detach()), "constants_seconds": t_const,
+        "w_certified": float(min(pl.w_bound, (1 - vc.rho) * c_0 / gamma)),
+        "ovm_linear_on_box": pl.ovm_linear_on_box(),
+    }
+    return {"summary": summary, "rows": rows, "counterexamples": cex}
+
+
+def write_certificate(out: Path, vc: VectorCert, policy: Policy, pl: Platoon, arch: dict, budget: dict,
+                      result: dict) -> None:
+    save_models(out / "weights.safetensors", vc, policy)
+    write_json(out / "meta.json", {"platoon": platoon_to_json(pl), "arch": arch, "budget": budget,
+                                   "reach": result["summary"]["reach"]})
+    rows = result["rows"]
+    write_table(out / "cells.parquet", {
+        "vehicle": [r["vehicle"] for r in rows], "status": [r["status"] for r in rows],
+        "depth": [int(r["depth"]) for r in rows], "bound": [r["bound"] for r in rows],
+        "lo": [r["lo"] for r in rows], "hi": [r["hi"] for r in rows]})
+    cex = result["counterexamples"]
+    write_table(out / "counterexamples.parquet", {
+        "vehicle": [c["vehicle"] for c in cex], "z": [c["z"] for c in cex],
+        "G_compiled": [c["G_compiled"] for c in cex], "G_torch": [c["G_torch"] for c in cex],
+        "level": [c["level"] for c in cex]})
+    write_json(out / "summary.json", result["summary"])
+
+
+def reverify(cert_dir: Path) -> tuple[bool, str]:
+    """Re-verify a certificate folder from its weights: recompute Delta, c_0, rerun branch and bound + MILP for
+    every follower, and re-evaluate every stored counterexample. ok iff the fresh verdict equals the stored one,
+    every stored counterexample is a real violation, and (when verified) rho < 1."""
+    cert_dir = Path(cert_dir)
+    meta = read_json(cert_dir / "meta.json")
+    stored = read_json(cert_dir / "summary.json")
+    pl = platoon_from_json(meta["platoon"])
+    vc, policy = load_models(cert_dir / "weights.safetensors", meta["arch"], pl)
+    fresh = verify_vector(vc, policy, pl, meta["reach"], meta["budget"])["summary"]
+    problems = []
+    if fresh["verified"] != stored["verified"]:
+        problems.append(f"verdict changed: stored {stored['verified']}, fresh {fresh['verified']}")
+    if fresh["verified"] and not fresh["rows_sum_max"] < 1.0:
+        problems.append("comparison matrix rows do not contract")
+    cex = read_table(cert_dir / "counterexamples.parquet").to_pylist()
+    for c in cex:
+        G, level = decrease(vc, policy, pl, np.array([c["vehicle"]]), torch.tensor([c["z"]]), fresh["c_0"])
+        if not (float(G.detach()[0]) > 0 and float(level.detach()[0]) <= fresh["c_0"]):
+            problems.append(f"stored counterexample of vehicle {c['vehicle']} is not a violation")
+    n_ok = sum(p["verified"] for p in fresh["per_vehicle"])
+    msg = (f"{'VERIFIED' if fresh['verified'] else 'NOT VERIFIED'}: {n_ok}/{len(fresh['per_vehicle'])} followers, "
+           f"rho={fresh['rho']}, c_0={fresh['c_0']:.4g}, {len(cex)} stored counterexamples re-checked")
+    if problems:
+        return False, msg + "; " + "; ".join(problems)
+    return True, msg + f" ({'reachability-constrained' if meta['reach'] else 'full'} delay domain)"

@@ -1,0 +1,65 @@
+"""Parameters of the vector Lyapunov-Razumikhin reproduction (validated from params.yaml)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from paperdag.params import ParamsModel
+
+
+class Params(ParamsModel):
+    seed: int = 0
+    # platoon (procedural): followers, delay, physics, domain
+    n_grid: list[int] = Field(default=[2, 4, 8, 16], min_length=1)
+    tau: int = Field(default=1, ge=1, le=3)
+    dt: float = Field(default=0.1, gt=0, le=0.5)
+    cav_period: int = Field(default=2, ge=1)
+    alpha_range: tuple[float, float] = (0.5, 0.9)
+    beta_range: tuple[float, float] = (0.6, 1.0)
+    v_max: float = Field(default=30.0, gt=0)
+    s_go: float = Field(default=35.0, gt=0)
+    s_st: float = Field(default=5.0, ge=0)
+    v_star: float = Field(default=15.0, gt=0)
+    s_bound: float = Field(default=2.0, gt=0)
+    v_bound: float = Field(default=1.5, gt=0)
+    w_bound: float = Field(default=0.3, ge=0)
+    cav_gains: tuple[float, float, float] = (0.5, 1.0, 0.3)
+    # certificate and controller
+    cert_hidden: int = Field(default=16, ge=1)
+    cert_feat: int = Field(default=8, ge=1)
+    cert_eps: float = Field(default=0.05, gt=0)
+    rho: float = Field(default=0.995, gt=0, lt=1)
+    policy_hidden: int = Field(default=16, ge=1)
+    u_scale: float = Field(default=1.0, gt=0)
+    # CEGIS training
+    lr: float = Field(default=3e-3, gt=0)
+    batch: int = Field(default=1024, ge=16)
+    cegis_rounds: int = Field(default=4, ge=1)
+    steps_per_round: int = Field(default=300, ge=1)
+    margin: float = Field(default=0.03, ge=0)
+    lambda_imit: float = Field(default=1.0, ge=0)
+    lambda_gamma: float = Field(default=0.01, ge=0)
+    cegis_verify_per_round: int = Field(default=2, ge=1)
+    cegis_cells: int = Field(default=2000, ge=1)
+    cegis_time: float = Field(default=3.0, gt=0)
+    cegis_keep: int = Field(default=64, ge=1)
+    # uncertified neural controller (performance-only BPTT)
+    perf_steps: int = Field(default=60, ge=1)
+    perf_horizon: int = Field(default=80, ge=2)
+    # monolithic baseline
+    mono_n_grid: list[int] = Field(default=[2, 4, 8, 16], min_length=1)
+    mono_hidden: int = Field(default=32, ge=1)
+    mono_feat: int = Field(default=16, ge=1)
+    mono_steps: int = Field(default=300, ge=1)
+    # verification
+    max_cells: int = Field(default=40000, ge=1)
+    max_depth: int = Field(default=40, ge=1)
+    max_milp: int = Field(default=40, ge=0)
+    milp_time: float = Field(default=10.0, gt=0)
+    vehicle_time: float = Field(default=60.0, gt=0)
+    mono_timeout: float = Field(default=30.0, gt=0)
+    # evaluation
+    sim_steps: int = Field(default=300, ge=10)
+    n_sims: int = Field(default=8, ge=1)
+    falsify_samples: int = Field(default=20000, ge=1)
+    falsify_steps: int = Field(default=30, ge=0)
