@@ -63,7 +63,7 @@ def run(
     local: bool = typer.Option(False, "--local", help="Run in this process, one stage after another (no Prefect/Ray)."),
 ) -> None:
     """Run papers' pipelines: cached stages are reused, stale ones run on Ray under a Prefect flow."""
-    from paperdag.runs import Execution, run_local
+    from paperdag.runs import Execution, run_local, tracking_enabled
 
     t0 = time.perf_counter()
     if ray_address:
@@ -76,9 +76,10 @@ def run(
                   f"[dim](profile {profile}: {len(pending)} to run, "
                   f"{sum(p.cached and p.run for p in check.plans)} cached)[/dim]")
     if not pending or local:
-        execution = Execution.open(papers, profile=profile, force=force, only=only)
-        run_local(execution, retries=retries)
-        done = execution.done
+        if tracking_enabled():
+            check.start_tracking()
+        run_local(check, retries=retries)
+        done = check.done
     else:
         from paperdag.ray_exec import connect
 

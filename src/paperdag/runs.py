@@ -66,12 +66,17 @@ class Execution:
                 plans.append(plan)
         execution = cls(project, pipelines, profile, trigger, plans, store)
         if tracking_enabled() if track is None else track:
-            from paperdag.tracking import Tracker
-
-            execution.tracker = Tracker(project.root)
-            for p in pipelines:
-                execution.tracker.start_execution(p.slug, profile, trigger, provenance)
+            execution.start_tracking()
         return execution
+
+    def start_tracking(self) -> None:
+        """Open the MLflow parent run of each paper of this execution."""
+        from paperdag.tracking import Tracker
+
+        self.tracker = Tracker(self.project.root)
+        provenance = self.plans[0].provenance if self.plans else {}
+        for p in self.pipelines:
+            self.tracker.start_execution(p.slug, self.profile, self.trigger, provenance)
 
     def pending(self) -> list[StagePlan]:
         """Stages that must run (requested and not cached)."""

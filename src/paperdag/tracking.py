@@ -11,6 +11,7 @@ Store: ``MLFLOW_TRACKING_URI`` if set, else ``sqlite:///<project>/mlflow.db`` wi
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -132,10 +133,10 @@ class Tracker:
             params = [Param(k, v) for k, v in flatten(plan.params).items()]
             params += [Param(f"upstream.{k}", v) for k, v in plan.upstream.items()]
             metrics = self._metrics(manifest, entry)
-            for i in range(0, len(params), 100):
-                self.client.log_batch(run_id, params=params[i:i + 100])
-            for i in range(0, len(metrics), 1000):
-                self.client.log_batch(run_id, metrics=metrics[i:i + 1000])
+            chunks = max(math.ceil(len(params) / 100), math.ceil(len(metrics) / 900), 1)  # MLflow batch limits
+            for c in range(chunks):
+                self.client.log_batch(run_id, params=params[c * 100:(c + 1) * 100],
+                                      metrics=metrics[c * 900:(c + 1) * 900])
             if entry is not None and not hit:
                 self.client.log_artifacts(run_id, str(entry))
                 self._log_datasets(run_id, plan, inputs, entry)

@@ -21,6 +21,7 @@ from paperdag.papers.pepmirror import batches  # noqa: E402
 from paperdag.papers.pepmirror.diffusion import cosine_alpha_bar, ddpm_loss, ddpm_sample  # noqa: E402
 from paperdag.papers.pepmirror.geometry import MIRROR  # noqa: E402
 from paperdag.papers.pepmirror.model import Denoiser  # noqa: E402
+from paperdag.papers.pepmirror.refine import refine  # noqa: E402
 from paperdag.stage import StageContext  # noqa: E402
 
 ARCH_KEYS = ("hidden", "vec_channels", "n_layers", "diffusion_steps", "coord_scale", "pocket_max")
@@ -90,9 +91,9 @@ def fit_and_design(ctx: StageContext, axial: bool) -> dict[str, float]:
 
 
 def design_targets(model: Denoiser, targets: list[dict], p, device: str, version: str) -> list[dict]:
-    """For each target: n_samples designs on the L target and, with mirrored noise P z, on its mirror image.
-
-    Rows hold coordinates in the target's own frame (hand D = the mirror about the pocket centroid)."""
+    """For each target: n_samples designs on the L target and, with mirrored noise P z, on its mirror image, each
+    sampled (xyz_raw) and refined (xyz, see refine.py). Rows hold coordinates in the target's own frame (hand D =
+    the mirror about the pocket centroid)."""
     alpha_bar = cosine_alpha_bar(p.diffusion_steps)
     out = []
     for k, target in enumerate(targets):
@@ -106,10 +107,14 @@ def design_targets(model: Denoiser, targets: list[dict], p, device: str, version
                 a["pocket_x"] = arr["pocket_x"] @ MIRROR.T
                 z = noise @ P.T
             batch = batches.to_torch(a, np.arange(p.n_samples), device)
-            xyz = ddpm_sample(model, batch, alpha_bar, p.coord_scale, z.to(device=device, dtype=torch.float32))
-            xyz = xyz.double().cpu().numpy() + arr["center"][:, None, None]
+            raw = ddpm_sample(model, batch, alpha_bar, p.coord_scale, z.to(device=device, dtype=torch.float32))
+            raw = raw.double().cpu()
+            xyz = refine(raw, batch["pep_mask"].cpu(), batch["pocket_x"].cpu(), batch["pocket_mask"].cpu()).numpy()
+            raw = raw.numpy() + arr["center"][:, None, None]
+            xyz = xyz + arr["center"][:, None, None]
             L = target["length"]
             for s in range(p.n_samples):
                 out.append({"target_id": target["id"], "target_index": k, "target_hand": hand, "sample": s,
-                            "length": L, "xyz": xyz[s, :L].reshape(-1).tolist(), "model_version": version})
+                            "length": L, "xyz": xyz[s, :L].reshape(-1).tolist(),
+                            "xyz_raw": raw[s, :L].reshape(-1).tolist(), "model_version": version})
     return out

@@ -135,6 +135,7 @@ def design_record(d: dict, target: dict, variant: str, net: torch.nn.Module, p) 
         "residue_hands": "".join(hands.tolist()), "chirality_volumes": chirality_volume(pep).tolist(),
         "n_L": int((hands == "L").sum()), "n_D": int((hands == "D").sum()), "n_undefined": int((hands == "?").sum()),
         "L_ratio": float((hands == "L").mean()),
+        "raw_residue_hands": "".join(residue_hand(np.asarray(d["xyz_raw"]).reshape(-1, 4, 3)).tolist()),
         "geometry_ok": bool(((bonds[:, :3] > 1.2) & (bonds[:, :3] < 1.8)).all() and (bonds[:-1, 3] < 2.0).all()),
         "max_bond_dev_A": float(np.abs(bonds[:, :3] - 1.5).max()),
         "contacts": quality.contacts(pep, pocket, p.contact_dist),

@@ -7,6 +7,7 @@ One V per vehicle type (HDV, CAV), shared by identical followers.
 
 Comparison matrix rows (one per (own type, predecessor type) pair, predecessor in {leader, HDV, CAV}):
     (c_ii, c_ij) = rho * softmax(logits),   so c_ii, c_ij >= 0 and c_ii + c_ij = rho < 1
+(rows of followers of the leader, whose predecessor term vanishes, are (rho, 0)),
 i.e. c_ii = 1 - a_ii and c_ij = a_ij in the issue's notation, ||I - diag(a_ii) + offdiag(a_ij)||_inf <= rho.
 
 Decrease function of follower i at window level c_0, on the query z = (x, delta, x_p, delta_p, w), x^d = x + delta:
@@ -82,7 +83,9 @@ class VectorCert(nn.Module):
 
     def rows(self) -> torch.Tensor:
         """[6, 2] rows (c_ii, c_ij) indexed by 3 * own_type + predecessor kind."""
-        return self.rho * torch.softmax(self.logits, -1)
+        rows = self.rho * torch.softmax(self.logits, -1)
+        leader = torch.tensor([3 * t + LEADER_PRED for t in (HDV, CAV)])
+        return rows.index_put((leader,), torch.tensor([self.rho, 0.0], dtype=rows.dtype).expand(2, 2))
 
     def gamma(self) -> torch.Tensor:
         return torch.exp(self.log_gamma)

@@ -1,0 +1,51 @@
+"""DAG of the vector Lyapunov-Razumikhin reproduction (cheap to import: stage functions are named as strings)."""
+
+from paperdag.dag import Pipeline, Resources, Stage
+
+from .params import Params
+
+PLATOON = ("n_grid", "tau", "dt", "cav_period", "alpha_range", "beta_range", "v_max", "s_go", "s_st", "v_star",
+           "s_bound", "v_bound", "w_bound", "cav_gains")
+ARCH = ("cert_hidden", "cert_feat", "cert_eps", "rho", "policy_hidden", "u_scale")
+CEGIS = ARCH + ("lr", "batch", "cegis_rounds", "steps_per_round", "margin", "lambda_imit", "lambda_gamma",
+                "cegis_verify_per_round", "cegis_cells", "cegis_time", "cegis_keep")
+BUDGET = ("max_cells", "max_depth", "max_milp", "milp_time", "vehicle_time")
+CERT_FILES = ("weights.safetensors", "meta.json", "cells.parquet", "counterexamples.parquet", "summary.json")
+ONE = Resources(cpus=1)
+
+PIPELINE = Pipeline(
+    slug="vector_lyapunov",
+    title="Neural vector Lyapunov-Razumikhin certificates for delayed interconnected systems",
+    params_model=Params,
+    reverify="certify:reverify",
+    stages=(
+        Stage("prepare", "prepare", "stages:prepare", params=PLATOON, outputs=("platoon.json",), resources=ONE),
+        Stage("train_reach", "train", "stages:train_reach", upstream=("prepare",), params=CEGIS,
+              outputs=("weights.safetensors", "train.json"), resources=ONE),
+        Stage("train_full", "train", "stages:train_full", upstream=("prepare",), params=CEGIS,
+              outputs=("weights.safetensors", "train.json"), resources=ONE),
+        Stage("train_uncert", "train", "stages:train_uncert", upstream=("prepare",),
+              params=("n_grid", "policy_hidden", "u_scale", "lr", "perf_steps", "perf_horizon"),
+              outputs=("policy.pt",), resources=ONE),
+        Stage("train_monolithic", "train", "stages:train_monolithic", upstream=("prepare", "train_reach"),
+              params=("mono_n_grid", "mono_hidden", "mono_feat", "mono_steps", "cert_eps", "rho", "lr", "batch",
+                      "margin", "lambda_gamma"),
+              outputs=(), resources=ONE),
+        Stage("verify_reach", "verify", "stages:verify_reach", upstream=("prepare", "train_reach"), params=BUDGET,
+              outputs=CERT_FILES, resources=ONE),
+        Stage("verify_full", "verify", "stages:verify_full", upstream=("prepare", "train_full"), params=BUDGET,
+              outputs=CERT_FILES, resources=ONE),
+        Stage("verify_monolithic", "verify", "stages:verify_monolithic",
+              upstream=("prepare", "train_reach", "train_monolithic"),
+              params=("mono_n_grid", "mono_hidden", "mono_feat", "cert_eps", "rho", "max_cells", "max_depth",
+                      "max_milp", "milp_time", "mono_timeout"),
+              outputs=("monolithic.json",), resources=ONE),
+        Stage("evaluate", "evaluate", "evaluate:evaluate",
+              upstream=("train_uncert", "verify_reach", "verify_full", "verify_monolithic"),
+              params=("n_grid", "policy_hidden", "u_scale", "sim_steps", "n_sims", "falsify_samples",
+                      "falsify_steps"),
+              outputs=("metrics.json", "scaling.parquet", "monolithic.parquet", "control.parquet",
+                       "verification_scaling.png", "control_performance.png"),
+              plots=("verification_scaling.png", "control_performance.png"), resources=ONE),
+    ),
+)
