@@ -45,7 +45,8 @@ def two_node_cluster():
 
 def test_stage_with_custom_resource_lands_on_the_worker_node(toy_project, two_node_cluster):
     address, env = two_node_cluster
-    result = paperdag("run", "toy_cluster", "--ray-address", address, cwd=toy_project.root, env=env)
+    client_env = {k: v for k, v in env.items() if k != "RAY_AUTH_MODE"}  # paperdag must detect token auth itself
+    result = paperdag("run", "toy_cluster", "--ray-address", address, cwd=toy_project.root, env=client_env)
     assert result.returncode == 0, result.stderr[-3000:]
     node_id = json.loads((toy_project.root / "artifacts/toy_cluster/evaluate/node.json").read_text())["node_id"]
     nodes = subprocess.run([sys.executable, "-c", (

@@ -26,11 +26,6 @@ for _var, _value in {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK"
     os.environ.setdefault(_var, _value)
 
 
-def _status_line(label: str, hit: bool, seconds: float | None = None) -> None:
-    what = "[dim]cached[/dim]" if hit else f"[green]done[/green] {seconds:.1f}s" if seconds is not None else "[green]done[/green]"
-    console.print(f"  {label:<40} {what}")
-
-
 @app.command("list")
 def list_papers(profile: str = typer.Option("default", help="Profile whose cache status is shown.")) -> None:
     """Papers, their stages and whether each stage's output is cached for the current params and code."""
@@ -79,17 +74,14 @@ def run(
         if tracking_enabled():
             check.start_tracking()
         run_local(check, retries=retries)
-        done = check.done
     else:
         from paperdag.ray_exec import connect
 
         connect(ray_address)  # in the main thread, before Prefect starts its API
         from flows.papers import run_papers
 
-        done = run_papers(papers, profile=profile, force=force, only=only, ray_address=ray_address,
-                          retries=retries, trigger="cli")
-    for label, hit in done.items():
-        _status_line(label, hit)
+        run_papers(papers, profile=profile, force=force, only=only, ray_address=ray_address, retries=retries,
+                   trigger="cli")
     console.print(f"[bold green]ok[/bold green] in {time.perf_counter() - t0:.1f}s; "
                   f"metrics in metrics/, outputs in artifacts/")
 
@@ -106,8 +98,6 @@ def stage(paper: str, stage_name: str = typer.Argument(..., metavar="STAGE"),
         raise PaperdagError(f"{paper}.{stage_name}: upstream stages {missing} are not built; run `dvc repro` or "
                             f"`paperdag run {paper}`")
     run_local(execution, retries=0)
-    for label, hit in execution.done.items():
-        _status_line(label, hit)
 
 
 @app.command()

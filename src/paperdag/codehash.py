@@ -1,4 +1,4 @@
-"""The science code a stage depends on, found without importing it.
+"""The science code a stage depends on, found without importing it (no torch import just to compute a key).
 
 Starting from the stage function's module, follow ``import``/``from ... import`` statements (parsed with ``ast``)
 into the paper's own package and ``paperdag.common``, transitively. The sorted file list is both the stage's DVC
@@ -17,15 +17,29 @@ PACKAGE_ROOT = Path(__file__).resolve().parent  # .../src/paperdag
 SHARED_SCIENCE = "paperdag.common"
 
 
-def _module_file(module: str) -> Path | None:
-    """The source file of a module (found without executing it; parent packages are imported)."""
+@cache
+def _package_dir(package: str) -> Path | None:
+    """The folder of a package (finding it imports only the package's parents and ``__init__``)."""
     try:
-        spec = importlib.util.find_spec(module)
+        spec = importlib.util.find_spec(package)
     except (ImportError, ValueError):
         return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    return Path(spec.origin)
+    return Path(spec.origin).parent if spec is not None and spec.origin else None
+
+
+def _module_file(module: str, roots: tuple[str, ...]) -> Path | None:
+    """The source file of ``module`` inside one of the ``roots`` packages, located by path (never imported)."""
+    for root in roots:
+        if module != root and not module.startswith(root + "."):
+            continue
+        base = _package_dir(root)
+        if base is None:
+            return None
+        rel = Path(*module[len(root):].lstrip(".").split(".")) if module != root else Path()
+        for candidate in (base / rel.with_suffix(".py") if module != root else None, base / rel / "__init__.py"):
+            if candidate is not None and candidate.is_file():
+                return candidate
+    return None
 
 
 def _imports(module: str, path: Path) -> set[str]:
@@ -58,7 +72,7 @@ def code_files(module: str, package: str) -> tuple[Path, ...]:
         name = todo.pop()
         if name in seen or not name.startswith(prefixes):
             continue
-        path = _module_file(name)
+        path = _module_file(name, prefixes)
         if path is None:
             continue
         seen[name] = path

@@ -8,6 +8,7 @@ outputs into ``artifacts/``, MLflow logging and publishing ``metrics/<slug>.json
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,11 @@ from paperdag.engine import (Project, StagePlan, execute_stage, git_provenance, 
 from paperdag.errors import StageFailed, UsageError
 from paperdag.params import DEFAULT_PROFILE, read_params_file
 from paperdag.store import Store, materialize
+
+
+def _echo(line: str) -> None:
+    """A progress line on stderr (one per finished stage)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def tracking_enabled() -> bool:
@@ -103,6 +109,8 @@ class Execution:
         with self.store.lock(plan.paper, plan.stage, plan.key):
             materialize(entry, self.project.view(plan.paper, plan.stage))
         self.done[plan.label] = hit
+        seconds = manifest.get("timing", {}).get("seconds", 0.0)
+        _echo(f"  {plan.label:<36} {'cached' if hit else f'done in {seconds:.1f}s'}")
         pipeline = get_pipeline(plan.paper)
         if plan.stage == pipeline.metrics_stage:
             publish_metrics(self.project, pipeline, entry, self.profile, plan.key)
@@ -113,6 +121,7 @@ class Execution:
     def fail(self, plan: StagePlan, error: BaseException | str) -> None:
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         self.failed[plan.label] = message
+        _echo(f"  {plan.label:<36} FAILED: {message.splitlines()[0] if message else ''}")
         if self.tracker is not None:
             self.tracker.log_stage(plan, None, None, False, {}, error=message)
 

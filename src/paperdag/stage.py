@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -69,8 +70,16 @@ class StageContext:
         self._curves.append({"name": name, "value": float(value), "step": 0 if step is None else int(step)})
 
     def progress(self, items: Iterable[T], total: int | None = None, desc: str = "") -> Iterator[T]:
-        """Yield ``items`` and print ``label desc i/total`` to stderr at most every 5 s (works inside Ray workers)."""
+        """Yield ``items`` with a rich progress bar in a terminal, else (e.g. inside a Ray worker, whose output the
+        driver forwards) a ``[label] desc i/total`` line on stderr at most every 5 s."""
         total = total if total is not None else (len(items) if hasattr(items, "__len__") else None)
+        if sys.stderr.isatty() and threading.current_thread() is threading.main_thread():
+            from rich.console import Console
+            from rich.progress import track
+
+            yield from track(items, total=total, description=f"{self.label} {desc}", transient=True,
+                             console=Console(stderr=True))
+            return
         last = time.monotonic()
         for i, item in enumerate(items, 1):
             yield item

@@ -15,11 +15,11 @@ import torch.multiprocessing as mp
 from paperdag.common.corpus import collect_stdlib_corpus, is_validation, load_split_tokens, write_corpus
 from paperdag.common.tokenizer import decode, encode
 from paperdag.common.transformer import GPT, GPTConfig
-from paperdag.io import read_json
 from paperdag.papers.normuon.analysis import steps_to_target
 from paperdag.papers.normuon.distributed import DistributedNorMuon
 from paperdag.papers.normuon.optim import Muon, NorMuon, newton_schulz5, row_normalize, shape_scale, state_bytes
 from paperdag.papers.normuon.training import RunConfig, train_run
+from paperdag.testing import run_smoke
 
 torch.set_num_threads(1)
 
@@ -215,9 +215,13 @@ def test_transformer_is_causal() -> None:
 
 def test_train_run_deterministic_and_learns(tmp_path: Path) -> None:
     tokens = encode("abcabcabd " * 400)
-    val = [(torch.from_numpy(tokens[:32].astype(np.int64))[None], torch.from_numpy(tokens[1:33].astype(np.int64))[None])]
+    val = [
+        (torch.from_numpy(tokens[:32].astype(np.int64))[None], torch.from_numpy(tokens[1:33].astype(np.int64))[None])
+    ]
     cfg = GPTConfig(context=32, n_layer=1, n_head=2, d_model=16)
-    run = RunConfig("normuon", 0.05, 0.01, 0.0, steps=40, warmup=2, final_lr_frac=0.1, batch_size=4, eval_every=10, seed=0)
+    run = RunConfig(
+        "normuon", 0.05, 0.01, 0.0, steps=40, warmup=2, final_lr_frac=0.1, batch_size=4, eval_every=10, seed=0
+    )
     a = train_run(cfg, run, tokens, val, "cpu", lambda *_: None)
     b = train_run(cfg, run, tokens, val, "cpu", lambda *_: None)
     assert a["val_loss"] == b["val_loss"] and a["row_cv"][1:] == b["row_cv"][1:]
@@ -226,23 +230,11 @@ def test_train_run_deterministic_and_learns(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_smoke_pipeline_end_to_end(tmp_path: Path) -> None:
-    from paperdag.engine import _resolve
-    from paperdag.params import load_params, read_params_file
-    from paperdag.papers.normuon.pipeline import PIPELINE
-    from paperdag.stage import ParamsView, StageContext
-
-    params_file = Path(__file__).resolve().parents[2] / "params.yaml"
-    values = load_params(read_params_file(params_file), "normuon", PIPELINE.params_model, "smoke", params_file)
-    for stage in PIPELINE.order():
-        out = tmp_path / stage.name
-        out.mkdir()
-        view = ParamsView({k: getattr(values, k) for k in ("seed", *stage.params)}, "normuon", stage.name)
-        ctx = StageContext(view, {u: tmp_path / u for u in stage.upstream}, out, np.random.default_rng(0))
-        _resolve(PIPELINE.package, stage.fn)(ctx)
-        assert all((out / o).exists() for o in stage.outputs), stage.name
-    body = read_json(tmp_path / "evaluate" / "metrics.json")
+    body = run_smoke("normuon", tmp_path)
     claims = {c["id"]: c for c in body["claims"]}
-    assert set(claims) == {"fewer_steps_than_adamw", "larger_gain_than_muon", "more_uniform_neuron_updates", "lowest_final_loss"}
+    assert set(claims) == {"fewer_steps_than_adamw", "larger_gain_than_muon", "more_uniform_neuron_updates",
+                           "lowest_final_loss"}  # fmt: skip
     assert all(isinstance(c["holds"], bool) for c in claims.values())
     m = body["metrics"]
-    assert m["normuon_hidden_state_bytes"] > m["muon_hidden_state_bytes"] and m["adamw_hidden_state_bytes"] > m["normuon_hidden_state_bytes"]
+    assert m["adamw_hidden_state_bytes"] > m["normuon_hidden_state_bytes"] > m["muon_hidden_state_bytes"]
+    assert (tmp_path / "artifacts" / "normuon" / "evaluate" / "curves.png").stat().st_size > 10_000

@@ -97,7 +97,9 @@ def load_split_tokens(path: Path, split: str) -> np.ndarray:
     return encode(DOC_SEPARATOR.join(texts))
 
 
-def sample_batch(tokens: np.ndarray, batch_size: int, context: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_batch(
+    tokens: np.ndarray, batch_size: int, context: int, gen: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Random windows: x = tokens[i : i + T], y = tokens[i + 1 : i + T + 1] for ``batch_size`` offsets i ~ U."""
     starts = torch.randint(0, len(tokens) - context - 1, (batch_size,), generator=gen)
     idx = starts[:, None] + torch.arange(context + 1)[None, :]
@@ -105,7 +107,9 @@ def sample_batch(tokens: np.ndarray, batch_size: int, context: int, gen: torch.G
     return window[:, :-1], window[:, 1:]
 
 
-def fixed_batches(tokens: np.ndarray, n_batches: int, batch_size: int, context: int, seed: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """``n_batches`` windows batches drawn once from a generator seeded with ``seed`` (a fixed evaluation set)."""
+def fixed_batches(
+    tokens: np.ndarray, n_batches: int, batch_size: int, context: int, seed: int
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """``n_batches`` batches of random windows drawn once from a generator seeded with ``seed`` (a fixed eval set)."""
     gen = torch.Generator().manual_seed(seed)
     return [sample_batch(tokens, batch_size, context, gen) for _ in range(n_batches)]

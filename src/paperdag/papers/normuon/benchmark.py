@@ -7,6 +7,7 @@ For each optimizer: one forward/backward gives gradients, then ``n`` timed calls
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -15,7 +16,7 @@ from paperdag.common.transformer import GPT, GPTConfig
 from paperdag.papers.normuon.training import RunConfig, make_optimizers
 
 
-def _median_ms(fn, n: int) -> float:  # noqa: ANN001 - any zero-argument callable
+def _median_ms(fn: Callable[[], None], n: int) -> float:
     fn()  # warm-up
     times = []
     for _ in range(n):
@@ -25,7 +26,9 @@ def _median_ms(fn, n: int) -> float:  # noqa: ANN001 - any zero-argument callabl
     return 1e3 * float(np.median(times))
 
 
-def time_optimizer(model_cfg: GPTConfig, cfg: RunConfig, batch: tuple[torch.Tensor, torch.Tensor], device: str, n: int) -> dict[str, float]:
+def time_optimizer(
+    model_cfg: GPTConfig, cfg: RunConfig, batch: tuple[torch.Tensor, torch.Tensor], device: str, n: int
+) -> dict[str, float]:
     """Median milliseconds of the hidden-matrix optimizer step and of a full training step."""
     torch.manual_seed(cfg.seed)
     model = GPT(model_cfg).to(device)

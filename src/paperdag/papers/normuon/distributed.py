@@ -10,6 +10,8 @@ ranks (averaged by data parallelism, e.g. DDP) before ``step``. Backend: gloo on
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.distributed as dist
 
@@ -20,7 +22,8 @@ class DistributedNorMuon(NorMuon):
     """NorMuon whose per-parameter work is sharded round-robin over the ranks of the default process group."""
 
     @torch.no_grad()
-    def step(self, closure=None):  # noqa: ANN001 - torch's signature
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
+        """Same update as ``NorMuon.step``, each direction computed on its owner rank and all-gathered."""
         loss = None
         if closure is not None:
             with torch.enable_grad():

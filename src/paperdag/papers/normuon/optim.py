@@ -19,7 +19,7 @@ float32 on the CPU, where bfloat16 matmuls are slow and would only add rounding 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import torch
 from torch import Tensor
@@ -75,7 +75,8 @@ class Muon(torch.optim.Optimizer):
         weight_decay: float = 0.0,
         **extra: float,
     ):
-        defaults = dict(lr=lr, momentum=momentum, nesterov=nesterov, ns_steps=ns_steps, weight_decay=weight_decay)
+        defaults = {"lr": lr, "momentum": momentum, "nesterov": nesterov, "ns_steps": ns_steps,
+                    "weight_decay": weight_decay}  # fmt: skip
         super().__init__(params, defaults | extra)
         for group in self.param_groups:
             for p in group["params"]:
@@ -104,7 +105,8 @@ class Muon(torch.optim.Optimizer):
         p.add_(d, alpha=-group["lr"])
 
     @torch.no_grad()
-    def step(self, closure=None):  # noqa: ANN001 - torch's signature
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
+        """One update of every parameter with a gradient: W <- W (1 - lr wd) - lr ``direction``."""
         loss = None
         if closure is not None:
             with torch.enable_grad():

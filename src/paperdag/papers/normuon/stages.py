@@ -42,7 +42,9 @@ def model_config(p: object) -> GPTConfig:
     return GPTConfig(context=p.context, n_layer=p.n_layer, n_head=p.n_head, d_model=p.d_model)
 
 
-def run_config(p: object, optimizer: str, lr: float, aux_lr: float, wd: float, seed: int, beta2: float = 0.95) -> RunConfig:
+def run_config(
+    p: object, optimizer: str, lr: float, aux_lr: float, wd: float, seed: int, beta2: float = 0.95
+) -> RunConfig:
     """The RunConfig of one run: the shared schedule and batch shape from the params, the optimizer's own rates."""
     return RunConfig(
         optimizer=optimizer, lr=lr, aux_lr=aux_lr, weight_decay=wd, steps=p.steps, warmup=p.warmup_steps,

@@ -46,7 +46,9 @@ def make_optimizers(model: GPT, cfg: RunConfig) -> tuple[torch.optim.Optimizer, 
     rest = [p for p in model.parameters() if id(p) not in hidden_ids]
     aux = torch.optim.AdamW(rest, lr=cfg.aux_lr, betas=(0.9, 0.95), weight_decay=0.0)
     if cfg.optimizer == "adamw":
-        main: torch.optim.Optimizer = torch.optim.AdamW(hidden, lr=cfg.lr, betas=(0.9, 0.95), weight_decay=cfg.weight_decay)
+        main: torch.optim.Optimizer = torch.optim.AdamW(
+            hidden, lr=cfg.lr, betas=(0.9, 0.95), weight_decay=cfg.weight_decay
+        )
     elif cfg.optimizer == "muon":
         main = Muon(hidden, lr=cfg.lr, weight_decay=cfg.weight_decay)
     elif cfg.optimizer == "normuon":

@@ -53,6 +53,12 @@ def evaluate(ctx: StageContext) -> dict[str, float]:
     certs = json.loads((ctx.inputs["verify"] / "certificates.json").read_text())
     ratio = {(v, h): float(g["n_L"].sum() / g["length"].sum()) for (v, h), g in d.groupby(["variant", "target_hand"])}
     m: dict[str, float] = {f"L_ratio_{v}_{'mirrored' if h == 'D' else 'native'}_target": r for (v, h), r in ratio.items()}
+    for (v, h), g in d.groupby(["variant", "target_hand"]):
+        raw = "".join(g["raw_residue_hands"])
+        tag = f"{v}_{'mirrored' if h == 'D' else 'native'}_target"
+        m[f"L_ratio_raw_{tag}"] = raw.count("L") / len(raw)
+        m[f"undefined_ratio_raw_{tag}"] = raw.count("?") / len(raw)
+        m[f"D_ratio_{tag}"] = float(g["n_D"].sum() / g["length"].sum())
     mirrored = d[d["target_hand"] == "D"]
     for key, _ in QUALITY:
         for v in ("polar", "axial"):
@@ -62,6 +68,8 @@ def evaluate(ctx: StageContext) -> dict[str, float]:
         m[f"{v}_rotation_error"] = certs[v]["rotation_error"]
         m[f"{v}_reflection_error"] = certs[v]["reflection_error"]
         m[f"{v}_design_mirror_deviation_A"] = certs[v]["design_mirror_deviation_A"]
+        all_l = d[(d["variant"] == v) & (d["target_hand"] == "D")]["residue_hands"].map(lambda r: set(r) == {"L"})
+        m[f"all_L_design_fraction_{v}_mirrored"] = float(all_l.mean())
     pkg = recheck_package(ctx.inputs["export"])
     m |= {f"export_{k}": v for k, v in pkg.items()}
     marg = p.noninferiority_margin

@@ -6,7 +6,8 @@ Each cell: (1) tighten z_b from the coupling constraints, (2) CROWN upper bound 
 region expression: cells that provably lie outside the region are settled as ``outside``), (3) if the bound is
 <= threshold the cell is ``proved``; else evaluate the exact network at the maximiser of the CROWN linear bound and
 the cell centre: a feasible point above the threshold refutes (``refuted``, a counterexample); otherwise bisect the
-input dimension with the largest ``|A_k| width_k``. Cells still open at ``max_depth`` or when the cell budget is
+input dimension with the largest ``|A_k| w_k / max_j |A_j| w_j + w_k / w_k^root`` (bound sensitivity plus relative
+width, so every dimension keeps being refined). Cells still open at ``max_depth`` or when the cell budget is
 spent go to the exact MILP (``proved_milp`` / ``refuted`` / ``unknown``). Nothing is ever settled by sampling.
 """
 
@@ -106,6 +107,7 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
         C.append(torch.as_tensor(coef if sense == ">=" else -coef, dtype=torch.float64))  # ub of r, or -lb of r
     C = torch.stack(C)
     stack = [(prop.lo.copy(), prop.hi.copy(), 0)]
+    root_width = np.maximum(prop.hi - prop.lo, 1e-12)
     to_milp: list[tuple[np.ndarray, np.ndarray, int]] = []
     visited = 0
 
@@ -158,7 +160,7 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
             elif depth[k] >= max_depth:
                 to_milp.append((lo[k], hi[k], depth[k]))
             else:
-                d = int(np.argmax(score[k] + 1e-9 * (hi[k] - lo[k])))
+                d = int(np.argmax(score[k] + (hi[k] - lo[k]) / root_width))
                 mid = (lo[k, d] + hi[k, d]) / 2
                 left_hi, right_lo = hi[k].copy(), lo[k].copy()
                 left_hi[d], right_lo[d] = mid, mid

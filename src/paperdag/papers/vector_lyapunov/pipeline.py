@@ -30,7 +30,7 @@ PIPELINE = Pipeline(
         Stage("train_monolithic", "train", "stages:train_monolithic", upstream=("prepare", "train_reach"),
               params=("mono_n_grid", "mono_hidden", "mono_feat", "mono_steps", "cert_eps", "rho", "lr", "batch",
                       "margin", "lambda_gamma"),
-              outputs=(), resources=ONE),
+              outputs=("mono.pt",), resources=ONE),
         Stage("verify_reach", "verify", "stages:verify_reach", upstream=("prepare", "train_reach"), params=BUDGET,
               outputs=CERT_FILES, resources=ONE),
         Stage("verify_full", "verify", "stages:verify_full", upstream=("prepare", "train_full"), params=BUDGET,

@@ -81,12 +81,13 @@ def train_monolithic(ctx: StageContext) -> dict[str, float]:
     pl_all = _platoon(ctx)
     (_, policy), _ = _load_vector(ctx.inputs["train_reach"], pl_all)
     gen = _gen(ctx)
-    out = {}
+    out, states = {}, {}
     for n in ctx.params.mono_n_grid:
         pl = pl_all.first(n)
         mc, c0 = train_mono(pl, policy, reach_bounds(policy, pl), ctx.params, gen, ctx.log_metric)
-        torch.save(mc.state_dict(), ctx.out / f"mono_{n}.pt")
+        states[n] = mc.state_dict()
         out[f"c0_estimate_{n}"] = c0
+    torch.save(states, ctx.out / "mono.pt")
     return out
 
 
@@ -116,11 +117,11 @@ def verify_monolithic(ctx: StageContext) -> dict[str, float]:
     """Verify the monolithic certificate for each N with a wall-clock timeout (same sound verifier)."""
     pl_all = _platoon(ctx)
     (_, policy), _ = _load_vector(ctx.inputs["train_reach"], pl_all)
-    rows = []
+    rows, states = [], torch.load(ctx.inputs["train_monolithic"] / "mono.pt")
     for n in ctx.params.mono_n_grid:
         pl = pl_all.first(n)
         mc = MonoCert(pl, ctx.params.mono_hidden, ctx.params.mono_feat, ctx.params.cert_eps, ctx.params.rho)
-        mc.load_state_dict(torch.load(ctx.inputs["train_monolithic"] / f"mono_{n}.pt"))
+        mc.load_state_dict(states[n])
         t0 = time.perf_counter()
         c_0, _ = level_constants(mc.V, np.array(pl.box * n))
         res = bab.verify(mono_property(mc, policy, pl, reach_bounds(policy, pl), c_0), ctx.params.max_cells * 100,
