@@ -80,3 +80,23 @@ def test_force_and_only(toy_project, tmp_path):
     forced = _run(force=True, only="train_b")
     assert forced.done == {"toy.train_b": False}
     assert executions(tmp_path / "log", "train_b") == 2
+
+
+def test_code_key_follows_imports_only(tmp_path, monkeypatch):
+    from paperdag.codehash import code_files, code_hash
+
+    pkg = tmp_path / "kpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text('"""doc"""\n')
+    (pkg / "a.py").write_text("from .b import f\nimport numpy\n\ndef stage(ctx):\n    return f()\n")
+    (pkg / "b.py").write_text("def f():\n    return 1\n")
+    (pkg / "c.py").write_text("def g():\n    return 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert [p.name for p in code_files("kpkg.a", "kpkg")] == ["__init__.py", "a.py", "b.py"]
+    before = code_hash("kpkg.a", "kpkg")
+    (pkg / "c.py").write_text("def g():\n    return 3\n")
+    code_files.cache_clear()
+    assert code_hash("kpkg.a", "kpkg") == before
+    (pkg / "b.py").write_text("def f():\n    return 2\n")
+    code_files.cache_clear()
+    assert code_hash("kpkg.a", "kpkg") != before

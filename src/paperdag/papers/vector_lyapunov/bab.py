@@ -6,8 +6,7 @@ Each cell: (1) tighten z_b from the coupling constraints, (2) CROWN upper bound 
 region expression: cells that provably lie outside the region are settled as ``outside``), (3) if the bound is
 <= threshold the cell is ``proved``; else evaluate the exact network at the maximiser of the CROWN linear bound and
 the cell centre: a feasible point above the threshold refutes (``refuted``, a counterexample); otherwise bisect the
-input dimension with the largest ``|A_k| w_k / max_j |A_j| w_j + w_k / w_k^root`` (bound sensitivity plus relative
-width, so every dimension keeps being refined). Cells still open at ``max_depth`` or when the cell budget is
+input dimension chosen by strong branching (``choose_split``). Cells still open at ``max_depth`` or when the cell budget is
 spent go to the exact MILP (``proved_milp`` / ``refuted`` / ``unknown``). Nothing is ever settled by sampling.
 """
 
@@ -96,6 +95,25 @@ def _milp(prop: Property, lo: np.ndarray, hi: np.ndarray, pre, time_limit: float
     return maximize(prop.net, lo, hi, pre, prop.objective, rows, out_rows, time_limit)
 
 
+def choose_split(prop: Property, lo: np.ndarray, hi: np.ndarray, device: str = "cpu") -> np.ndarray:
+    """Strong branching: for every cell and input dimension bound both halves (CROWN on the objective with interval
+    intermediate bounds) and pick the dimension whose worse half has the lowest bound (ties: widest relative)."""
+    n, d = lo.shape
+    mid = (lo + hi) / 2
+    clo = np.repeat(lo[:, None, None], d, 1).repeat(2, 2)  # [n, d, 2, d]
+    chi = np.repeat(hi[:, None, None], d, 1).repeat(2, 2)
+    j = np.arange(d)
+    chi[:, j, 0, j] = mid[:, j]
+    clo[:, j, 1, j] = mid[:, j]
+    C = torch.as_tensor(prop.objective[None], dtype=torch.float64, device=device)
+    ub, _, _ = output_bounds(prop.net, torch.as_tensor(clo.reshape(-1, d), device=device),
+                             torch.as_tensor(chi.reshape(-1, d), device=device), C, crown_layers=False)
+    worst = ub[:, 0].cpu().numpy().reshape(n, d, 2).max(-1)
+    rel = (hi - lo) / np.maximum(prop.hi - prop.lo, 1e-12)
+    worst = np.where(rel > 0, worst - 1e-9 * rel, np.inf)
+    return np.argmin(worst, axis=1)
+
+
 def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: int = 128, max_milp: int = 50,
            milp_time: float = 20.0, time_budget: float = 600.0, device: str = "cpu") -> Result:
     """Branch and bound over the input box; returns the per-cell table (leaves of the search tree)."""
@@ -107,7 +125,6 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
         C.append(torch.as_tensor(coef if sense == ">=" else -coef, dtype=torch.float64))  # ub of r, or -lb of r
     C = torch.stack(C)
     stack = [(prop.lo.copy(), prop.hi.copy(), 0)]
-    root_width = np.maximum(prop.hi - prop.lo, 1e-12)
     to_milp: list[tuple[np.ndarray, np.ndarray, int]] = []
     visited = 0
 
@@ -133,22 +150,21 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
             continue
         tlo, thi = torch.as_tensor(lo, device=device), torch.as_tensor(hi, device=device)
         ub, A, _ = output_bounds(prop.net, tlo, thi, C.to(device))
-        ub, A_all = ub.cpu().numpy(), A.cpu().numpy()
-        A = A_all[:, 0]
+        ub, A = ub.cpu().numpy(), A[:, 0].cpu().numpy()
         outside = np.zeros(len(lo), bool)
-        score = np.abs(A) * (hi - lo)
-        score = score / (score.max(1, keepdims=True) + 1e-30)
         if prop.region is not None:
             value, sense = prop.region[1], prop.region[2]
             outside = ub[:, 1] < value if sense == ">=" else -ub[:, 1] > value
-            reg = np.abs(A_all[:, 1]) * (hi - lo)
-            score = score + reg / (reg.max(1, keepdims=True) + 1e-30)
         proved = ~outside & (ub[:, 0] <= prop.threshold)
         vertex = np.where(A > 0, hi, lo)
         cand = np.concatenate([_project(prop, vertex, lo, hi), _project(prop, (lo + hi) / 2, lo, hi)])
         n = len(lo)
         viol = ((prop.net(cand) @ prop.objective > prop.threshold) & feasible(prop, cand)).reshape(2, n)
         which = np.argmax(viol, axis=0)  # first violating candidate of each cell (vertex, then centre)
+        need = ~outside & ~proved & ~viol.any(0) & (depth < max_depth)
+        split = np.zeros(len(lo), int)
+        if need.any():
+            split[need] = choose_split(prop, lo[need], hi[need], device)
         for k in range(len(lo)):
             if outside[k]:
                 record(lo[k], hi[k], depth[k], "outside", ub[k, 0])
@@ -160,7 +176,7 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
             elif depth[k] >= max_depth:
                 to_milp.append((lo[k], hi[k], depth[k]))
             else:
-                d = int(np.argmax(score[k] + (hi[k] - lo[k]) / root_width))
+                d = int(split[k])
                 mid = (lo[k, d] + hi[k, d]) / 2
                 left_hi, right_lo = hi[k].copy(), lo[k].copy()
                 left_hi[d], right_lo[d] = mid, mid
