@@ -115,15 +115,6 @@ class Pipeline:
             pending.remove(ready[0])
         return done
 
-    def descendants(self, name: str) -> set[str]:
-        """Names of every stage downstream of ``name`` (not including it)."""
-        out: set[str] = set()
-        frontier = {name}
-        while frontier:
-            frontier = {s.name for s in self.stages if set(s.upstream) & frontier} - out
-            out |= frontier
-        return out
-
 
 @cache
 def registry() -> dict[str, Pipeline]:

@@ -59,12 +59,6 @@ def _validate(model: type[BaseModel], values: dict[str, Any], path: Path, slug: 
         raise ParamsError(f"{path}: {slug}{where}.{key}: {err['msg']}{got}") from None
 
 
-def profile_names(data: dict[str, Any], slug: str) -> list[str]:
-    """The profiles a paper's section defines (besides ``default``)."""
-    section = data.get(slug) or {}
-    return sorted((section.get(PROFILES_KEY) or {}).keys())
-
-
 def load_params(data: dict[str, Any], slug: str, model: type[BaseModel], profile: str, path: Path) -> BaseModel:
     """Validate ``slug``'s section of params.yaml, then the section with the profile's overlay applied.
 

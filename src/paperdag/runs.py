@@ -140,12 +140,21 @@ class Execution:
             raise StageFailed(f"stage {first} failed: {error}{more}{skip}")
 
 
+def local_device(plan: StagePlan) -> str:
+    """"cuda" for a stage that asks for a GPU when this machine has one, else "cpu"."""
+    if plan.resources.gpus <= 0:
+        return "cpu"
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def _execute_with_retries(execution: Execution, plan: StagePlan, retries: int) -> tuple[dict, bool] | None:
     """``execute_stage`` with up to ``retries`` retries; records the failure and returns None if all fail."""
     error: Exception | None = None
     for _ in range(retries + 1):
         try:
-            return execute_stage(execution.store, plan, execution.inputs(plan))
+            return execute_stage(execution.store, plan, execution.inputs(plan), local_device(plan))
         except Exception as e:  # noqa: BLE001 - any stage error is retried, then reported with its stage
             error = e
     execution.fail(plan, error)

@@ -42,9 +42,6 @@ class ParamsView:
                 f"{self._where} reads param {key!r} but does not declare it in Stage(params=...)"
             ) from None
 
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self._values)
-
 
 @dataclass
 class StageContext:

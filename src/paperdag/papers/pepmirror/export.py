@@ -1,8 +1,8 @@
 """Stage ``export``: the wet-lab package of ranked D-peptides for the held-out L targets.
 
 Direct cross-chirality design: the axial model designs an L peptide on the mirrored (D) target; mirroring the
-complex back gives a D peptide on the real L target. A design is a candidate when its backbone bonds are sane and
-every residue is D after mirroring back; candidates are ranked by the in-silico score
+complex back gives a D peptide on the real L target. A design is a candidate when its backbone bonds are sane,
+its sequence is not all Gly, and every non-Gly residue is D after mirroring back; candidates are ranked by the in-silico score
     score = buried surface (A^2) - 10 * clashes,
 at most ``per_target_export`` per target and ``n_export`` in all.
 """
@@ -25,7 +25,7 @@ EXPORT_VARIANT = "axial"
 def select_candidates(designs: list[dict], centers: dict[str, np.ndarray], n_export: int, per_target: int
                       ) -> tuple[list[Candidate], dict[str, int]]:
     """Mirror the axial designs on mirrored targets back, keep all-D sane ones, rank by score."""
-    kept, rejected = [], {"geometry": 0, "chirality": 0}
+    kept, rejected = [], {"geometry": 0, "chirality": 0, "achiral": 0}
     for d in designs:
         if d["variant"] != EXPORT_VARIANT or d["target_hand"] != "D":
             continue
@@ -34,6 +34,8 @@ def select_candidates(designs: list[dict], centers: dict[str, np.ndarray], n_exp
         chiral = np.array([aa != "G" for aa in d["sequence"]])
         if not d["geometry_ok"]:
             rejected["geometry"] += 1
+        elif not chiral.any():
+            rejected["achiral"] += 1
         elif (hands[chiral] != "D").any():
             rejected["chirality"] += 1
         else:

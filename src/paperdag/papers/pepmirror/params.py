@@ -29,6 +29,7 @@ class Params(ParamsModel):
     batch_size: int = Field(32, ge=1, le=1024)
     lr: float = Field(2e-3, gt=0.0, le=1.0)
     n_samples: int = Field(8, ge=1, le=256, description="designs per target and per hand of the target")
+    refine_iters: int = Field(100, ge=1, le=2000, description="L-BFGS iterations of the chirality-neutral refinement")
     # sequence head
     seq_train_steps: int = Field(400, ge=1)
     seq_lr: float = Field(3e-3, gt=0.0, le=1.0)

@@ -6,7 +6,7 @@ from paperdag.papers.pepmirror.params import Params
 DATA = ("pocket_radius", "pocket_max", "min_pocket", "seg_min_len", "seg_max_len", "seg_stride", "heldout_every",
         "n_segment_targets", "max_train_examples")
 MODEL = ("hidden", "vec_channels", "n_layers", "diffusion_steps", "coord_scale", "pocket_max", "train_steps",
-         "batch_size", "lr", "n_samples")
+         "batch_size", "lr", "n_samples", "refine_iters")
 TRAIN_OUT = ("model.safetensors", "config.json", "designs.parquet", "loss.png")
 
 PIPELINE = Pipeline(

@@ -2,10 +2,12 @@
 
 Energy, a function of interatomic distances only (so E(Qx) = E(x) for every orthogonal Q, reflections included):
     E = sum_bonds (d - d0)^2 + sum_1-3 pairs (d - d0)^2 + sum_{pep-pocket} relu(r_clash - d)^2
-        + sum_{CA_i, CA_j, |i-j|>=2} relu(3.8 - d)^2 + w_restraint |x - x_sampled|^2.
-L-BFGS uses only inner products and linear combinations of gradients, so refine(Px) = P refine(x): the step
-fixes bond lengths and closes chain breaks but cannot choose a hand. A residue keeps the side of the N-CA-C plane
-on which the sampler put its CB.
+        + sum_{CA_i, CA_j, |i-j|>=2} relu(3.8 - d)^2 + w_restraint |x - x_sampled|^2
+        + sum_i (V_i(x) - sign(V_i(x_sampled)) V0)^2,
+V_i the chirality volume ((N - CA) x (C - CA)) . (CB - CA), V0 = 2.5 A^3 (ideal residue). V and its sign are both
+pseudoscalars, so the last term is reflection-invariant too: every residue keeps the hand the sampler gave it
+(however small its volume) and gets ideal geometry. L-BFGS uses only inner products and linear combinations of
+gradients, so refine(Px) = P refine(x): refinement fixes bonds and chain breaks but can never choose a hand.
 """
 
 from __future__ import annotations
@@ -17,11 +19,19 @@ from torch import Tensor
 PAIRS = ((0, 1, 0, 1.458), (1, 2, 0, 1.525), (1, 3, 0, 1.530), (2, 0, 1, 1.329),
          (0, 2, 0, 2.460), (0, 3, 0, 2.450), (2, 3, 0, 2.500), (1, 0, 1, 2.430), (2, 1, 1, 2.440))
 W_RESTRAINT = 0.05
+V0 = 2.5
+
+
+def chirality_volume(x: Tensor) -> Tensor:
+    """((N - CA) x (C - CA)) . (CB - CA) per residue of x [..., 4, 3]."""
+    ca = x[..., 1, :]
+    return (torch.cross(x[..., 0, :] - ca, x[..., 2, :] - ca, dim=-1) * (x[..., 3, :] - ca)).sum(-1)
 
 
 def energy(x: Tensor, x_ref: Tensor, mask: Tensor, pocket: Tensor, pocket_mask: Tensor, clash: float) -> Tensor:
     """Sum of the terms above over a batch: x, x_ref [B, P, 4, 3], mask [B, P], pocket [B, K, 4, 3]."""
     e = W_RESTRAINT * (((x - x_ref) ** 2).sum(-1) * mask[..., None]).sum()
+    e = e + ((chirality_volume(x) - torch.sign(chirality_volume(x_ref)) * V0) ** 2 * mask).sum()
     for a, b, off, d0 in PAIRS:
         xa, xb = x[:, : x.shape[1] - off, a], x[:, off:, b]
         m = mask[:, : x.shape[1] - off] * mask[:, off:]
@@ -36,7 +46,7 @@ def energy(x: Tensor, x_ref: Tensor, mask: Tensor, pocket: Tensor, pocket_mask: 
     return e + 0.5 * (torch.relu(3.8 - dca) ** 2 * far).sum()
 
 
-def refine(x: Tensor, mask: Tensor, pocket: Tensor, pocket_mask: Tensor, clash: float = 3.0, iters: int = 200
+def refine(x: Tensor, mask: Tensor, pocket: Tensor, pocket_mask: Tensor, clash: float = 3.0, iters: int = 100
            ) -> Tensor:
     """L-BFGS (strong Wolfe line search) on ``energy`` starting from the sampled coordinates (float64)."""
     x_ref = x.detach().double()

@@ -109,7 +109,8 @@ def design_targets(model: Denoiser, targets: list[dict], p, device: str, version
             batch = batches.to_torch(a, np.arange(p.n_samples), device)
             raw = ddpm_sample(model, batch, alpha_bar, p.coord_scale, z.to(device=device, dtype=torch.float32))
             raw = raw.double().cpu()
-            xyz = refine(raw, batch["pep_mask"].cpu(), batch["pocket_x"].cpu(), batch["pocket_mask"].cpu()).numpy()
+            xyz = refine(raw, batch["pep_mask"].cpu(), batch["pocket_x"].cpu(), batch["pocket_mask"].cpu(),
+                         iters=p.refine_iters).numpy()
             raw = raw.numpy() + arr["center"][:, None, None]
             xyz = xyz + arr["center"][:, None, None]
             L = target["length"]
