@@ -11,13 +11,18 @@ from rdkit.Chem import rdCIPLabeler
 
 from paperdag.papers.pepmirror import chem, data, geometry
 from paperdag.papers.pepmirror.model import Denoiser, cross_channels
-from paperdag.papers.pepmirror.package import Candidate, build_package, check_pdb_chirality, write_package
+from paperdag.papers.pepmirror.package import (
+    Candidate,
+    build_package,
+    check_pdb_chirality,
+    write_package,
+)
 
 torch.set_num_threads(1)
 
 
 def _random_batch(rng: np.random.Generator, b: int = 2, length: int = 7, k: int = 10) -> dict[str, torch.Tensor]:
-    t = lambda a: torch.as_tensor(a, dtype=torch.float64)  # noqa: E731
+    t = lambda a: torch.as_tensor(a, dtype=torch.float64)
     mask = np.zeros((b, 12))
     mask[:, :length] = 1
     return {"pep_x": t(rng.normal(size=(b, 12, 4, 3)) * 4 * mask[..., None, None]), "pep_mask": t(mask),
@@ -28,7 +33,7 @@ def _random_batch(rng: np.random.Generator, b: int = 2, length: int = 7, k: int 
 
 def _apply(model: Denoiser, batch: dict, Q: np.ndarray, shift: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
     q, s = torch.as_tensor(Q), torch.as_tensor(shift)
-    args = lambda x, px: (x, batch["pep_mask"], batch["pos_feat"], batch["t"], px, batch["pocket_aa"],  # noqa: E731
+    args = lambda x, px: (x, batch["pep_mask"], batch["pos_feat"], batch["t"], px, batch["pocket_aa"],
                           batch["pocket_mask"])
     with torch.no_grad():
         base = model(*args(batch["pep_x"], batch["pocket_x"]))
@@ -129,7 +134,7 @@ def test_export_package_parses_back(tmp_path, d_candidate) -> None:
     pdb = (tmp_path / "complexes/PM001.pdb").read_text()
     assert " DLE " in pdb and " DAL " not in pdb and " DSG " in pdb
     check_pdb_chirality(pdb, "P", cand.sequence)
-    assert "not experimentally validated" in (tmp_path / "manifest.json").read_text()
+    assert "not experimentally validated" in (tmp_path / "candidate_manifest.json").read_text()
 
 
 def test_export_rejects_bad_inputs(d_candidate) -> None:

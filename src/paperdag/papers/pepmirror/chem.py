@@ -7,8 +7,6 @@ lower case = D (glycine is achiral; it is written 'g' in a D-peptide by conventi
 
 from __future__ import annotations
 
-import math
-
 from rdkit import Chem
 from rdkit.Chem import Descriptors, rdCIPLabeler
 
@@ -153,5 +151,4 @@ def properties(seq: str) -> dict[str, float]:
     mono = Descriptors.ExactMolWt(mol)
     return {"avg_mass_da": Descriptors.MolWt(mol), "mono_mass_da": mono, "mh_plus": mono + PROTON,
             "net_charge_ph7_4": net_charge(seq, 7.4), "pI": isoelectric_point(seq), "gravy": gravy(seq),
-            "ext_coeff_280": extinction_280(seq), "no_W_Y_at_280": extinction_280(seq) == 0,
-            "finite": math.isfinite(mono)}
+            "ext_coeff_280": extinction_280(seq), "no_W_Y_at_280": extinction_280(seq) == 0}

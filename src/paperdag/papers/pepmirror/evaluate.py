@@ -8,16 +8,16 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-from Bio import SeqIO  # noqa: E402
-from rdkit import Chem  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pyarrow.parquet as pq
+from Bio import SeqIO
+from rdkit import Chem
 
-from paperdag.claims import Claim, write_metrics  # noqa: E402
-from paperdag.papers.pepmirror import chem  # noqa: E402
-from paperdag.papers.pepmirror.package import check_pdb_chirality  # noqa: E402
-from paperdag.stage import StageContext  # noqa: E402
+from paperdag.claims import Claim, write_metrics
+from paperdag.papers.pepmirror import chem
+from paperdag.papers.pepmirror.package import check_pdb_chirality
+from paperdag.stage import StageContext
 
 QUALITY = (("contacts", 1), ("buried_surface", 1), ("native_recovery", 1), ("clashes", -1))
 
@@ -26,7 +26,7 @@ def recheck_package(folder: Path) -> dict[str, int]:
     """Re-read the exported files (Biopython FASTA, RDKit SDF and SMILES, gemmi PDB) and count candidates whose
     every stereocentre is D and whose InChIKey differs from the L-enantiomer's."""
     sheet = pq.read_table(folder / "order_sheet.parquet").to_pylist()
-    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest = json.loads((folder / "candidate_manifest.json").read_text())
     fasta = {r.id: str(r.seq) for r in SeqIO.parse(folder / "candidates.fasta", "fasta")}
     ok = 0
     for row, entry in zip(sheet, manifest["candidates"]):
@@ -84,17 +84,22 @@ def evaluate(ctx: StageContext) -> dict[str, float]:
         Claim("polar_wrong_hand_on_mirrored_targets",
               f"polar-only model on mirrored (D) targets: L-residue ratio <= {p.near_zero:g} (reflection forces "
               "the mirror image of its L-target designs)", "~0%",
-              {"L_ratio_mirrored": ratio[("polar", "D")], "L_ratio_native": ratio[("polar", "L")]},
+              {"L_ratio_mirrored": ratio[("polar", "D")], "L_ratio_native": ratio[("polar", "L")],
+               "raw_L_ratio_mirrored": m["L_ratio_raw_polar_mirrored_target"],
+               "raw_undefined_ratio_mirrored": m["undefined_ratio_raw_polar_mirrored_target"]},
               ratio[("polar", "D")] <= p.near_zero),
         Claim("axial_requested_hand_majority",
               f"axial model on mirrored (D) targets: requested L hand in >= {p.clear_majority:g} of residues "
               "(cross-chirality generalisation from L-L training)", "clear majority",
-              {"L_ratio_mirrored": ratio[("axial", "D")], "L_ratio_native": ratio[("axial", "L")]},
+              {"L_ratio_mirrored": ratio[("axial", "D")], "L_ratio_native": ratio[("axial", "L")],
+               "raw_L_ratio_mirrored": m["L_ratio_raw_axial_mirrored_target"],
+               "raw_undefined_ratio_mirrored": m["undefined_ratio_raw_axial_mirrored_target"]},
               ratio[("axial", "D")] >= p.clear_majority),
         Claim("axial_quality_noninferior",
               f"axial designs on mirrored targets at least as good as polar (within {marg:.0%}) on contacts, "
               "buried surface, native CA recovery and clashes", "axial >= polar in silico",
-              {k: [m[f"{k}_polar_mirrored"], m[f"{k}_axial_mirrored"]] for k, _ in QUALITY} | better,
+              {k: {"polar": m[f"{k}_polar_mirrored"], "axial": m[f"{k}_axial_mirrored"], "holds": better[k]}
+               for k, _ in QUALITY},
               all(better.values())),
         Claim("export_checks", "every exported D-peptide passes the chirality (PDB), CIP and InChIKey (differs from "
               "its L-enantiomer) checks re-read from the files", "all", pkg,
@@ -121,15 +126,15 @@ def plot_ratios(ratio: dict[tuple[str, str], float], path: Path) -> None:
 
 
 def reverify(folder: Path) -> tuple[bool, str]:
-    """``paperdag verify pepmirror PATH``: for an export folder, re-hash every file against manifest.json and
+    """``paperdag verify pepmirror PATH``: for an export folder, re-hash every file against candidate_manifest.json and
     re-run recheck_package; for a verify folder, recompute every design's residue hands from its coordinates."""
     import hashlib
 
     from paperdag.papers.pepmirror.geometry import residue_hand
 
     folder = Path(folder)
-    if (folder / "manifest.json").exists():
-        sums = json.loads((folder / "manifest.json").read_text())["sha256"]
+    if (folder / "candidate_manifest.json").exists():
+        sums = json.loads((folder / "candidate_manifest.json").read_text())["sha256"]
         bad = [k for k, v in sums.items() if hashlib.sha256((folder / k).read_bytes()).hexdigest() != v]
         if bad:
             return False, f"checksum mismatch: {bad[0]}"
@@ -142,4 +147,4 @@ def reverify(folder: Path) -> tuple[bool, str]:
         certs = json.loads((folder / "certificates.json").read_text())
         ok = bad == 0 and certs["polar"]["passes"] and certs["axial"]["passes"]
         return ok, f"{len(rows) - bad}/{len(rows)} designs' hands reproduce; certificates pass: {ok}"
-    return False, f"{folder}: neither an export (manifest.json) nor a verify folder (designs_verified.parquet)"
+    return False, f"{folder}: neither an export (candidate_manifest.json) nor a verify folder (designs_verified.parquet)"

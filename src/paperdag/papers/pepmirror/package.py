@@ -22,7 +22,11 @@ from rdkit.Chem import AllChem
 
 from paperdag.papers.pepmirror import chem
 from paperdag.papers.pepmirror.data import AA1, AA3
-from paperdag.papers.pepmirror.geometry import bond_lengths, carbonyl_oxygen, residue_hand
+from paperdag.papers.pepmirror.geometry import (
+    bond_lengths,
+    carbonyl_oxygen,
+    residue_hand,
+)
 
 DISCLAIMER = "computational prediction, not experimentally validated"
 NOTATION = ("one-letter codes: lower case = D-amino acid (g = glycine, achiral); termini H- (free amine) and "
@@ -124,7 +128,7 @@ def molecule_entry(c: Candidate) -> dict:
 
 def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table], provenance: dict[str, dict]
                   ) -> dict[str, bytes]:
-    """Every file of the package (path -> bytes), manifest.json last with the SHA-256 of all others."""
+    """Every file of the package (path -> bytes), candidate_manifest.json last with the SHA-256 of all others."""
     if not candidates:
         raise ValueError("export: empty design set (no candidate passed selection)")
     for c in candidates:
@@ -142,7 +146,7 @@ def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table]
         flags = chem.risk_flags(c.sequence)
         rows.append({"rank": rank, "id": c.id, "sequence": c.sequence.lower(), "length": len(c.sequence),
                      "chirality": "D", "termini": "H-/-NH2", "three_letter": chem.three_letter(c.sequence, "D"),
-                     **{k: v for k, v in props.items() if k != "finite"}, "pka_scale": chem.PKA_SCALE,
+                     **props, "pka_scale": chem.PKA_SCALE,
                      "risk_flags": ";".join(flags), "n_risk_flags": len(flags),
                      **{f"score_{k}": float(v) for k, v in c.scores.items()}, "target_id": c.target_id,
                      "model_version": c.model_version, "isomeric_smiles": mol["smiles"], "inchikey": mol["inchikey"],
@@ -172,7 +176,7 @@ def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table]
                 "checks": {"chirality_every_non_gly_residue_D": True, "cip_descriptors_match_D": True,
                            "inchikey_differs_from_L_enantiomer": True},
                 "sha256": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())}}
-    files["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    files["candidate_manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
     return files
 
 

@@ -28,7 +28,7 @@ PIPELINE = Pipeline(
               outputs=("certificates.json", "designs_verified.parquet")),
         Stage("export", "export", "export:export", upstream=("prepare", "verify"),
               params=("n_export", "per_target_export"),
-              outputs=("manifest.json", "candidates.fasta", "candidates_three_letter.txt", "order_sheet.csv",
+              outputs=("candidate_manifest.json", "candidates.fasta", "candidates_three_letter.txt", "order_sheet.csv",
                        "order_sheet.parquet", "candidates.sdf")),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("verify", "export"),
               params=("near_zero", "clear_majority", "noninferiority_margin", "equiv_tol",

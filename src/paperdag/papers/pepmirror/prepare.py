@@ -18,8 +18,8 @@ def prepare(ctx: StageContext) -> dict[str, float]:
     dssp = sorted(f"dssp/{f.name}" for f in (root / "dssp").glob("*.pdb.gz") if f.name not in data.DSSP_SKIP)
     heldout_dssp = dssp[:: p.heldout_every]
     train_files = [f for f in dssp if f not in heldout_dssp] + list(data.TRAIN_FILES)
-    cut = dict(min_len=p.seg_min_len, max_len=p.seg_max_len, radius=p.pocket_radius, k_max=p.pocket_max,
-               min_pocket=p.min_pocket)
+    cut = {"min_len": p.seg_min_len, "max_len": p.seg_max_len, "radius": p.pocket_radius, "k_max": p.pocket_max,
+           "min_pocket": p.min_pocket}
     rows = []
     for f in ctx.progress(train_files, desc="train files"):
         rows += data.cut_segments(data.read_chains(root / f, f), ctx.rng, stride=p.seg_stride, split="train",

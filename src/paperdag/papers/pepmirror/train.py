@@ -9,20 +9,20 @@ import math
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-import torch  # noqa: E402
-from safetensors.torch import save_file  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from safetensors.torch import save_file
 
-from paperdag.io import write_json, write_table  # noqa: E402
-from paperdag.papers.pepmirror import batches  # noqa: E402
-from paperdag.papers.pepmirror.diffusion import cosine_alpha_bar, ddpm_loss, ddpm_sample  # noqa: E402
-from paperdag.papers.pepmirror.geometry import MIRROR  # noqa: E402
-from paperdag.papers.pepmirror.model import Denoiser  # noqa: E402
-from paperdag.papers.pepmirror.refine import refine  # noqa: E402
-from paperdag.stage import StageContext  # noqa: E402
+from paperdag.io import write_json, write_table
+from paperdag.papers.pepmirror import batches
+from paperdag.papers.pepmirror.diffusion import cosine_alpha_bar, ddpm_loss, ddpm_sample
+from paperdag.papers.pepmirror.geometry import MIRROR
+from paperdag.papers.pepmirror.model import Denoiser
+from paperdag.papers.pepmirror.refine import refine
+from paperdag.stage import StageContext
 
 ARCH_KEYS = ("hidden", "vec_channels", "n_layers", "diffusion_steps", "coord_scale", "pocket_max")
 

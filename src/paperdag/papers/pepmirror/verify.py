@@ -14,7 +14,13 @@ from safetensors.torch import load_file
 from paperdag.io import write_json, write_table
 from paperdag.papers.pepmirror import batches, quality
 from paperdag.papers.pepmirror.data import AA1
-from paperdag.papers.pepmirror.geometry import MIRROR, bond_lengths, chirality_volume, mirror, residue_hand
+from paperdag.papers.pepmirror.geometry import (
+    MIRROR,
+    bond_lengths,
+    chirality_volume,
+    mirror,
+    residue_hand,
+)
 from paperdag.papers.pepmirror.model import Denoiser
 from paperdag.papers.pepmirror.seqhead import contact_features, make_classifier
 from paperdag.papers.pepmirror.train import build_model
@@ -89,8 +95,8 @@ def verify(ctx: StageContext) -> dict[str, float]:
         c = certificate(model, targets[:4], p, ctx.rng)
         designs = pq.read_table(folder / "designs.parquet").to_pylist()
         c["design_mirror_deviation_A"] = design_mirror_deviation(designs, targets)
-        c["rotation_ok"] = c["rotation_error"] < p.equiv_tol and c["improper_rotation_error"] >= 0
-        c["reflection_equivariant"] = c["reflection_error"] < p.equiv_tol
+        c["rotation_ok"] = c["rotation_error"] < p.equiv_tol
+        c["reflection_equivariant"] = max(c["reflection_error"], c["improper_rotation_error"]) < p.equiv_tol
         c["passes"] = c["rotation_ok"] and (c["reflection_equivariant"] if name == "polar"
                                             else c["reflection_error"] > p.reflection_min_violation)
         c["model_version"] = config["version"]

@@ -125,7 +125,7 @@ def reverify(cert_dir: Path) -> tuple[bool, str]:
         problems.append("comparison matrix rows do not contract")
     cex = read_table(cert_dir / "counterexamples.parquet").to_pylist()
     for c in cex:
-        G, level = decrease(vc, policy, pl, np.array([c["vehicle"]]), torch.tensor([c["z"]]), fresh["c_0"])
+        G, level = decrease(vc, policy, pl, np.array([c["vehicle"]]), torch.tensor([c["z"]], dtype=torch.float64), fresh["c_0"])
         if not (float(G.detach()[0]) > 0 and float(level.detach()[0]) <= fresh["c_0"]):
             problems.append(f"stored counterexample of vehicle {c['vehicle']} is not a violation")
     n_ok = sum(p["verified"] for p in fresh["per_vehicle"])
