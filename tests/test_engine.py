@@ -100,3 +100,12 @@ def test_code_key_follows_imports_only(tmp_path, monkeypatch):
     (pkg / "b.py").write_text("def f():\n    return 2\n")
     code_files.cache_clear()
     assert code_hash("kpkg.a", "kpkg") != before
+
+
+def test_a_stage_may_not_write_the_platform_manifest(toy_project, monkeypatch):
+    import toy_pipeline.stages as stages
+
+    monkeypatch.setattr(stages, "prepare", lambda ctx: (ctx.out / "data.parquet").touch() or
+                        (ctx.out / "manifest.json").write_text("{}") and {})
+    with pytest.raises(StageFailed, match="reserved for the platform"):
+        _run(retries=0)

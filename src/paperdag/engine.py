@@ -28,10 +28,10 @@ from paperdag import __version__
 from paperdag.claims import METRICS_FILE
 from paperdag.codehash import code_files, code_hash
 from paperdag.dag import Pipeline, Resources, Stage
-from paperdag.errors import PaperdagError, StageFailed, UsageError
+from paperdag.errors import UsageError
 from paperdag.io import read_json, write_json_atomic
-from paperdag.params import DEFAULT_PROFILE, load_params, read_params_file
-from paperdag.store import Store, materialize
+from paperdag.params import load_params, read_params_file
+from paperdag.store import MANIFEST, Store
 
 KEY_VERSION = 1
 
@@ -221,6 +221,8 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
             missing = [o for o in plan.outputs if not (scratch / o).exists()]
             if missing:
                 raise RuntimeError(f"stage did not write its declared outputs {missing}")
+            if (scratch / MANIFEST).exists():
+                raise RuntimeError(f"stage wrote {MANIFEST}, a name reserved for the platform's manifest")
             ctx.flush_curves()
             manifest = {
                 "paper": plan.paper, "stage": plan.stage, "kind": plan.kind, "key": plan.key,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-import yaml
 
 from paperdag.papers.vector_lyapunov import bab
 from paperdag.papers.vector_lyapunov.bounds import ibp, layer_bounds, output_bounds
@@ -151,7 +151,9 @@ def _run_stages(tmp_path: Path) -> dict:
         torch.manual_seed(0)
         ctx = StageContext(ParamsView({k: getattr(params, k) for k in keys}, "vector_lyapunov", st.name),
                            {u: outs[u] for u in st.upstream}, out, np.random.default_rng(0))
+        t0 = time.perf_counter()
         f(ctx)
+        print(f"stage {st.name}: {time.perf_counter() - t0:.1f}s")
         for o in st.outputs:
             assert (out / o).exists(), (st.name, o)
         outs[st.name] = out
@@ -166,8 +168,8 @@ def test_smoke_end_to_end(tmp_path):
     outs = _run_stages(tmp_path)
     metrics = read_json(outs["evaluate"] / "metrics.json")
     assert {c["id"] for c in metrics["claims"]} >= {"compositional_time_linear", "verified_certificates_hold"}
-    summary = read_json(outs["verify_reach"] / "summary.json")
-    ok, msg = reverify(outs["verify_reach"])
-    assert ok, msg
-    assert ("NOT VERIFIED" in msg) != summary["verified"]
-    assert yaml.safe_load((ROOT / "params.yaml").read_text())["vector_lyapunov"]["seed"] == 0
+    assert all(isinstance(c["holds"], bool) for c in metrics["claims"])
+    summary = read_json(outs["verify"] / "summary.json")
+    ok, msg = reverify(outs["verify"])
+    assert ok == summary["verified"], msg
+    assert "differs" not in msg and "not violations" not in msg, msg

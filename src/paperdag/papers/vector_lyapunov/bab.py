@@ -115,8 +115,12 @@ def choose_split(prop: Property, lo: np.ndarray, hi: np.ndarray, device: str = "
 
 
 def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: int = 128, max_milp: int = 50,
-           milp_time: float = 20.0, time_budget: float = 600.0, device: str = "cpu") -> Result:
-    """Branch and bound over the input box; returns the per-cell table (leaves of the search tree)."""
+           milp_time: float = 20.0, time_budget: float = 600.0, stop_after_cex: int = 0,
+           device: str = "cpu") -> Result:
+    """Branch and bound over the input box; returns the per-cell table (leaves of the search tree).
+
+    stop_after_cex > 0: stop once that many counterexamples are found (the property is refuted; open cells are
+    recorded as ``unexplored``)."""
     t0 = time.perf_counter()
     res = Result()
     C = [torch.as_tensor(prop.objective, dtype=torch.float64)]
@@ -132,6 +136,11 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
         res.rows.append({"lo": lo.tolist(), "hi": hi.tolist(), "depth": depth, "status": status, "bound": float(bound)})
 
     while stack:
+        if stop_after_cex and len(res.counterexamples) >= stop_after_cex:
+            for lo, hi, depth in stack:
+                record(lo, hi, depth, "unexplored", np.inf)
+            stack = []
+            break
         if visited >= max_cells or time.perf_counter() - t0 > time_budget:
             to_milp.extend(stack)
             break
@@ -182,6 +191,9 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
                 left_hi[d], right_lo[d] = mid, mid
                 stack += [(lo[k], left_hi, depth[k] + 1), (right_lo, hi[k], depth[k] + 1)]
     for n_done, (lo, hi, depth) in enumerate(to_milp):
+        if stop_after_cex and len(res.counterexamples) >= stop_after_cex:
+            record(lo, hi, depth, "unexplored", np.inf)
+            continue
         lo, hi = tighten(prop, lo, hi)
         if np.any(lo > hi):
             record(lo, hi, depth, "empty", -np.inf)
@@ -192,7 +204,7 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
         tlo, thi = torch.as_tensor(lo[None]), torch.as_tensor(hi[None])
         _, _, pre = output_bounds(prop.net, tlo, thi, C)
         pre = [(pl[0].numpy(), pu[0].numpy()) for pl, pu in pre]
-        r = _milp(prop, lo, hi, pre, milp_time)
+        r = _milp(prop, lo, hi, pre, max(0.1, min(milp_time, time_budget - (time.perf_counter() - t0))))
         if r.bound <= prop.threshold:
             record(lo, hi, depth, "proved_milp", r.bound)
         elif r.z is not None and (prop.net(r.z[None]) @ prop.objective)[0] > prop.threshold \

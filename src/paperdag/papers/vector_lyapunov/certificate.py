@@ -1,7 +1,7 @@
 """Neural certificates, the comparison matrix, and the per-subsystem decrease function F_i (torch and compiled).
 
 Certificate (positive definite by construction, bias-free so positively homogeneous):
-    V(x) = || W2 relu(W1 y) ||_1 + eps ||y||_1,   y = x / (S, E)
+    V(x) = || W2 relu(W1 y) + W3 y ||_1 + eps ||y||_1,   y = x / (S, E)
 so V(0) = 0, V(x) >= eps ||y||_1 > 0 for x != 0 and V(lambda x) = lambda V(x) for lambda >= 0.
 One V per vehicle type (HDV, CAV), shared by identical followers.
 
@@ -32,23 +32,31 @@ Q_DIM = 9  # x(2) delta(2) x_p(2) delta_p(2) w(1)
 
 
 class Cert(nn.Module):
-    """V(x) = ||W2 relu(W1 (x / scale))||_1 + eps ||x / scale||_1 (bias-free, positive definite)."""
+    """V(x) = ||W2 relu(W1 y) + W3 y||_1 + eps ||y||_1, y = x / scale (bias-free, positive definite).
+
+    The linear skip W3 (initialised to a random +-1 mixing) makes V start as a polyhedral norm instead of
+    vanishing on the cone where every ReLU is off."""
 
     def __init__(self, scale: list[float], hidden: int, feat: int, eps: float):
         super().__init__()
+        d = len(scale)
         self.register_buffer("scale", torch.tensor(scale, dtype=torch.float64))
-        self.l1 = nn.Linear(len(scale), hidden, bias=False, dtype=torch.float64)
+        self.l1 = nn.Linear(d, hidden, bias=False, dtype=torch.float64)
         self.l2 = nn.Linear(hidden, feat, bias=False, dtype=torch.float64)
+        self.skip = nn.Linear(d, feat, bias=False, dtype=torch.float64)
+        with torch.no_grad():
+            self.skip.weight.copy_(torch.sign(torch.randn(feat, d, dtype=torch.float64)) / feat)
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = x / self.scale
-        return self.l2(torch.relu(self.l1(y))).abs().sum(-1) + self.eps * y.abs().sum(-1)
+        return (self.l2(torch.relu(self.l1(y))) + self.skip(y)).abs().sum(-1) + self.eps * y.abs().sum(-1)
 
     def compile(self, b: Builder, x: Sym) -> Sym:
         """The same function traced into a Builder."""
         y = b.linear(x, np.diag(1.0 / self.scale.numpy()))
-        phi = b.mlp(y, [self.l1.weight.detach().numpy(), self.l2.weight.detach().numpy()])
+        phi = b.add(b.mlp(y, [self.l1.weight.detach().numpy(), self.l2.weight.detach().numpy()]),
+                    b.linear(y, self.skip.weight.detach().numpy()))
         k, d = len(phi), len(y)
         return b.add(b.linear(b.abs(phi), np.ones((1, k))), b.linear(b.abs(y), self.eps * np.ones((1, d))))
 

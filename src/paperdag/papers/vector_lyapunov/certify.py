@@ -24,7 +24,7 @@ from .domain import level_constants, reach_bounds, vector_property
 from .platoon import Platoon
 
 ARCH_KEYS = ("cert_hidden", "cert_feat", "cert_eps", "rho", "policy_hidden", "u_scale")
-BUDGET_KEYS = ("max_cells", "max_depth", "max_milp", "milp_time", "vehicle_time")
+BUDGET_KEYS = ("max_cells", "max_depth", "max_milp", "milp_time", "vehicle_time", "stop_after_cex")
 
 
 def platoon_to_json(pl: Platoon) -> dict:
@@ -70,7 +70,8 @@ def verify_vector(vc: VectorCert, policy: Policy, pl: Platoon, reach: bool, budg
     for i in progress(range(pl.n)):
         prop = vector_property(vc, policy, pl, i, delta if reach else None, c_0)
         res = bab.verify(prop, budget["max_cells"], budget["max_depth"], max_milp=budget["max_milp"],
-                         milp_time=budget["milp_time"], time_budget=budget["vehicle_time"])
+                         milp_time=budget["milp_time"], time_budget=budget["vehicle_time"],
+                         stop_after_cex=budget["stop_after_cex"])
         rows += [{"vehicle": i} | r for r in res.rows]
         for z in res.counterexamples:
             G, level = decrease(vc, policy, pl, np.array([i]), torch.as_tensor(z[None]), c_0)
@@ -109,9 +110,10 @@ def write_certificate(out: Path, vc: VectorCert, policy: Policy, pl: Platoon, ar
 
 
 def reverify(cert_dir: Path) -> tuple[bool, str]:
-    """Re-verify a certificate folder from its weights: recompute Delta, c_0, rerun branch and bound + MILP for
-    every follower, and re-evaluate every stored counterexample. ok iff the fresh verdict equals the stored one,
-    every stored counterexample is a real violation, and (when verified) rho < 1."""
+    """Re-verify a certificate folder from its weights: recompute Delta and c_0, rerun branch and bound + MILP for
+    every follower, and re-evaluate every stored counterexample with the torch model. ok (exit 0) iff the
+    certificate is freshly proved for every follower with rho < 1 and matches the stored verdict; otherwise the
+    message says what was refuted or what disagrees with the stored artifact."""
     cert_dir = Path(cert_dir)
     meta = read_json(cert_dir / "meta.json")
     stored = read_json(cert_dir / "summary.json")
@@ -120,17 +122,22 @@ def reverify(cert_dir: Path) -> tuple[bool, str]:
     fresh = verify_vector(vc, policy, pl, meta["reach"], meta["budget"])["summary"]
     problems = []
     if fresh["verified"] != stored["verified"]:
-        problems.append(f"verdict changed: stored {stored['verified']}, fresh {fresh['verified']}")
-    if fresh["verified"] and not fresh["rows_sum_max"] < 1.0:
+        problems.append(f"verdict differs from the stored one ({stored['verified']})")
+    if not fresh["rows_sum_max"] < 1.0:
         problems.append("comparison matrix rows do not contract")
     cex = read_table(cert_dir / "counterexamples.parquet").to_pylist()
+    real = 0
     for c in cex:
-        G, level = decrease(vc, policy, pl, np.array([c["vehicle"]]), torch.tensor([c["z"]], dtype=torch.float64), fresh["c_0"])
-        if not (float(G.detach()[0]) > 0 and float(level.detach()[0]) <= fresh["c_0"]):
-            problems.append(f"stored counterexample of vehicle {c['vehicle']} is not a violation")
-    n_ok = sum(p["verified"] for p in fresh["per_vehicle"])
-    msg = (f"{'VERIFIED' if fresh['verified'] else 'NOT VERIFIED'}: {n_ok}/{len(fresh['per_vehicle'])} followers, "
-           f"rho={fresh['rho']}, c_0={fresh['c_0']:.4g}, {len(cex)} stored counterexamples re-checked")
+        G, level = decrease(vc, policy, pl, np.array([c["vehicle"]]), torch.tensor([c["z"]], dtype=torch.float64),
+                            fresh["c_0"])
+        real += bool(float(G.detach()[0]) > 0 and float(level.detach()[0]) <= fresh["c_0"])
+    if real != len(cex):
+        problems.append(f"{len(cex) - real} stored counterexamples are not violations")
+    per = fresh["per_vehicle"]
+    msg = (f"{sum(p['verified'] for p in per)}/{len(per)} followers proved "
+           f"({sum(p['refuted_cells'] for p in per)} refuted cells, {sum(p['unknown_cells'] for p in per)} unknown) "
+           f"on the {'reachability-constrained' if meta['reach'] else 'full'} delay domain; rho={fresh['rho']}, "
+           f"c_0={fresh['c_0']:.4g}; {real}/{len(cex)} stored counterexamples confirmed")
     if problems:
-        return False, msg + "; " + "; ".join(problems)
-    return True, msg + f" ({'reachability-constrained' if meta['reach'] else 'full'} delay domain)"
+        msg += "; " + "; ".join(problems)
+    return bool(fresh["verified"] and not problems), msg

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .bounds import layer_bounds
+from .bounds import layer_bounds, output_bounds
 from . import bab
 from .certificate import Q_DIM, Cert, Policy, VectorCert, compile_increment, compile_query
 from .graph import Builder, MaskedNet
@@ -69,18 +69,26 @@ def compile_cert(V: Cert) -> MaskedNet:
     return b.build(V.compile(b, b.input(list(range(len(V.scale))))))
 
 
-def level_constants(V: Cert, box: np.ndarray) -> tuple[float, float]:
-    """(c_0, c_1): exact min of V over the boundary faces of the box, and max of V over the box (MILPs)."""
+def level_constants(V: Cert, box: np.ndarray, exact: bool = True) -> tuple[float, float]:
+    """(c_0, c_1): a sound lower bound of min of V over the boundary faces of the box, and a sound upper bound of
+    max of V over the box. exact: solve one MILP per face (tight); else one batched CROWN pass (cheap, looser)."""
     net = compile_cert(V)
-    one = np.ones(1)
-    c1 = _extreme(net, -box, box, one)
-    c0 = np.inf
+    faces = []
     for d in range(len(box)):
         for s in (-1.0, 1.0):
             lo, hi = -box.copy(), box.copy()
             lo[d] = hi[d] = s * box[d]
-            c0 = min(c0, _extreme(net, lo, hi, one, sense="min"))
-    return float(c0), float(c1)
+            faces.append((lo, hi))
+    one = np.ones(1)
+    if exact:
+        c1 = _extreme(net, -box, box, one)
+        c0 = min(_extreme(net, lo, hi, one, sense="min") for lo, hi in faces)
+        return float(c0), float(c1)
+    lo = torch.as_tensor(np.stack([f[0] for f in faces] + [-box]))
+    hi = torch.as_tensor(np.stack([f[1] for f in faces] + [box]))
+    C = torch.tensor([[1.0], [-1.0]], dtype=torch.float64)
+    ub = output_bounds(net, lo, hi, C)[0].numpy()
+    return float((-ub[:-1, 1]).min()), float(ub[-1, 0])
 
 
 def vector_property(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, delta: np.ndarray | None,

@@ -58,6 +58,7 @@ class Params(ParamsModel):
     milp_time: float = Field(default=10.0, gt=0)
     vehicle_time: float = Field(default=60.0, gt=0)
     mono_timeout: float = Field(default=30.0, gt=0)
+    stop_after_cex: int = Field(default=10, ge=0)
     # evaluation
     sim_steps: int = Field(default=300, ge=10)
     n_sims: int = Field(default=8, ge=1)

@@ -9,7 +9,7 @@ PLATOON = ("n_grid", "tau", "dt", "cav_period", "alpha_range", "beta_range", "v_
 ARCH = ("cert_hidden", "cert_feat", "cert_eps", "rho", "policy_hidden", "u_scale")
 CEGIS = ARCH + ("lr", "batch", "cegis_rounds", "steps_per_round", "margin", "lambda_imit", "lambda_gamma",
                 "cegis_verify_per_round", "cegis_cells", "cegis_time", "cegis_keep")
-BUDGET = ("max_cells", "max_depth", "max_milp", "milp_time", "vehicle_time")
+BUDGET = ("max_cells", "max_depth", "max_milp", "milp_time", "vehicle_time", "stop_after_cex")
 CERT_FILES = ("weights.safetensors", "meta.json", "cells.parquet", "counterexamples.parquet", "summary.json")
 ONE = Resources(cpus=1)
 
@@ -31,17 +31,17 @@ PIPELINE = Pipeline(
               params=("mono_n_grid", "mono_hidden", "mono_feat", "mono_steps", "cert_eps", "rho", "lr", "batch",
                       "margin", "lambda_gamma"),
               outputs=("mono.pt",), resources=ONE),
-        Stage("verify_reach", "verify", "stages:verify_reach", upstream=("prepare", "train_reach"), params=BUDGET,
+        Stage("verify", "verify", "stages:verify_reach", upstream=("prepare", "train_reach"), params=BUDGET,
               outputs=CERT_FILES, resources=ONE),
         Stage("verify_full", "verify", "stages:verify_full", upstream=("prepare", "train_full"), params=BUDGET,
               outputs=CERT_FILES, resources=ONE),
         Stage("verify_monolithic", "verify", "stages:verify_monolithic",
               upstream=("prepare", "train_reach", "train_monolithic"),
               params=("mono_n_grid", "mono_hidden", "mono_feat", "cert_eps", "rho", "max_cells", "max_depth",
-                      "max_milp", "milp_time", "mono_timeout"),
+                      "max_milp", "milp_time", "mono_timeout", "stop_after_cex"),
               outputs=("monolithic.json",), resources=ONE),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
-              upstream=("train_uncert", "verify_reach", "verify_full", "verify_monolithic"),
+              upstream=("train_uncert", "verify", "verify_full", "verify_monolithic"),
               params=("n_grid", "policy_hidden", "u_scale", "sim_steps", "n_sims", "falsify_samples",
                       "falsify_steps"),
               outputs=("metrics.json", "scaling.parquet", "monolithic.parquet", "control.parquet",

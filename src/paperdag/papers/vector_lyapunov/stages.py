@@ -10,18 +10,16 @@ import torch
 from paperdag.io import read_json, write_json
 from paperdag.stage import StageContext
 
+from . import bab
 from .certificate import Policy
-from .certify import (ARCH_KEYS, BUDGET_KEYS, build_models, load_models, platoon_from_json, platoon_to_json,
-                      save_models, verify_vector, write_certificate)
+from .certify import (ARCH_KEYS, BUDGET_KEYS, load_models, platoon_from_json, platoon_to_json, save_models,
+                      verify_vector, write_certificate)
 from .domain import level_constants, reach_bounds
 from .mono import MonoCert, mono_property, train_mono
-from . import bab
 from .train import train_uncertified, train_vector
 
 PLATOON_KEYS = ("n_grid", "tau", "dt", "cav_period", "alpha_range", "beta_range", "v_max", "s_go", "s_st", "v_star",
                 "s_bound", "v_bound", "w_bound", "cav_gains")
-TRAIN_KEYS = ARCH_KEYS + ("lr", "batch", "cegis_rounds", "steps_per_round", "margin", "lambda_imit", "lambda_gamma",
-                          "cegis_verify_per_round", "cegis_cells", "cegis_time", "cegis_keep")
 
 
 def _gen(ctx: StageContext) -> torch.Generator:
@@ -123,10 +121,12 @@ def verify_monolithic(ctx: StageContext) -> dict[str, float]:
         mc = MonoCert(pl, ctx.params.mono_hidden, ctx.params.mono_feat, ctx.params.cert_eps, ctx.params.rho)
         mc.load_state_dict(states[n])
         t0 = time.perf_counter()
-        c_0, _ = level_constants(mc.V, np.array(pl.box * n))
+        c_0, _ = level_constants(mc.V, np.array(pl.box * n), exact=False)
+        left = ctx.params.mono_timeout - (time.perf_counter() - t0)
         res = bab.verify(mono_property(mc, policy, pl, reach_bounds(policy, pl), c_0), ctx.params.max_cells * 100,
-                         ctx.params.max_depth, max_milp=ctx.params.max_milp, milp_time=ctx.params.milp_time,
-                         time_budget=ctx.params.mono_timeout)
+                         ctx.params.max_depth, max_milp=ctx.params.max_milp,
+                         milp_time=min(ctx.params.milp_time, max(left, 0.1)), time_budget=left,
+                         stop_after_cex=ctx.params.stop_after_cex)
         seconds = time.perf_counter() - t0
         rows.append({"n": n, "verified": res.verified, "seconds": seconds, "cells": len(res.rows),
                      "refuted_cells": res.count("refuted"), "unknown_cells": res.count("unknown"),
@@ -141,6 +141,3 @@ def uncertified_policy(path, p) -> Policy:
     policy.load_state_dict(torch.load(path / "policy.pt"))
     return policy
 
-
-__all__ = ["prepare", "train_reach", "train_full", "train_uncert", "train_monolithic", "verify_reach",
-           "verify_full", "verify_monolithic", "build_models"]
