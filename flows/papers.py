@@ -17,7 +17,7 @@ from paperdag.runs import Execution
 from tasks.stage import run_stage
 
 
-@flow(name="paperdag", task_runner=ThreadPoolTaskRunner(max_workers=32), log_prints=True)
+@flow(name="paperdag", task_runner=ThreadPoolTaskRunner(max_workers=32))
 def run_papers(papers: list[str], profile: str = DEFAULT_PROFILE, force: bool = False, only: str | None = None,
                ray_address: str | None = None, retries: int = 1, trigger: str = "schedule") -> dict[str, bool]:
     """Run papers' pipelines; returns ``{"paper.stage": cache_hit}`` for every stage recorded."""

@@ -14,7 +14,7 @@ from paperdag.ray_exec import RayExecutor
 from paperdag.runs import Execution
 
 
-@task(cache_policy=NO_CACHE, retries=1, log_prints=True)
+@task(cache_policy=NO_CACHE, retries=1)
 def run_stage(execution: Execution, plan: StagePlan, executor: RayExecutor) -> str:
     """Execute ``plan`` on Ray (a cache hit if a concurrent run already produced it), then record it."""
     manifest, hit = executor.run(execution.store, plan, execution.inputs(plan))

@@ -17,7 +17,7 @@ from paperdag.errors import PaperdagError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Research papers as cached, versioned pipelines (Prefect + Ray, DVC, MLflow).")
-console = Console(stderr=True, highlight=False)
+console = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False)
 
 for _var, _value in {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1", "RAY_USAGE_STATS_ENABLED": "0",

@@ -58,7 +58,7 @@ def _init(address: str | None) -> None:
         if os.path.isfile(os.path.expanduser("~/.ray/auth_token")):
             os.environ.setdefault("RAY_AUTH_MODE", "token")
     try:
-        ray.init(address=address or "local", include_dashboard=False, logging_level=logging.WARNING, log_to_driver=True,
+        ray.init(address=address or "local", include_dashboard=False, logging_level=logging.ERROR, log_to_driver=True,
                  configure_logging=True, ignore_reinit_error=True)
     except Exception as e:  # noqa: BLE001 - ray raises many types for a bad address
         raise PaperdagError(f"cannot connect to Ray at {address or 'a new local cluster'}: {e}") from None

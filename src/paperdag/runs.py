@@ -23,7 +23,8 @@ from paperdag.store import Store, materialize
 
 def _echo(line: str) -> None:
     """A progress line on stderr (one per finished stage)."""
-    print(line, file=sys.stderr, flush=True)
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def tracking_enabled() -> bool:
