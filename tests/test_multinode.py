@@ -34,8 +34,9 @@ def two_node_cluster():
     common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
     head = [RAY, "start", "--head", "--port", str(port), "--include-dashboard", "false", *common]
     worker = [RAY, "start", "--address", f"127.0.0.1:{port}", "--resources", '{"special_node": 1}', *common]
+    token = [RAY, "get-auth-token", "--generate"]  # Ray 2.59+: `ray start` clusters require token authentication
     try:
-        for cmd in (head, worker):
+        for cmd in (token, head, worker):
             subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=120)
         yield f"127.0.0.1:{port}", env
     finally:

@@ -37,9 +37,12 @@ def connect(address: str | None = None) -> dict[str, float]:
     """Start (or join) Ray once per process; returns the cluster's resources.
 
     ``address`` (or ``RAY_ADDRESS``) joins an existing cluster; none starts an embedded local Ray sized to this
-    machine. Ray >= 2.59 uses token authentication on local clusters: when the head has written a token file, the
-    client is switched to token mode so it does not hang retrying.
+    machine.
     """
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        check_reachable(address)
+        _use_token_auth_if_available()
     import ray
 
     with _CONNECT_LOCK:
@@ -48,15 +51,19 @@ def connect(address: str | None = None) -> dict[str, float]:
     return ray.cluster_resources()
 
 
+def _use_token_auth_if_available() -> None:
+    """Ray >= 2.59 clusters started with ``ray start`` require token authentication, and a client left in the
+    default mode retries for ~20 s and fails: use token mode whenever a token is at hand (set before importing ray,
+    which reads the mode once)."""
+    token_file = os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.expanduser("~/.ray/auth_token")
+    if "RAY_AUTH_MODE" not in os.environ and (os.environ.get("RAY_AUTH_TOKEN") or os.path.isfile(token_file)):
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
 def _init(address: str | None) -> None:
     import ray
 
-    address = address or os.environ.get("RAY_ADDRESS") or None
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if address:
-        check_reachable(address)
-        if os.path.isfile(os.path.expanduser("~/.ray/auth_token")):
-            os.environ.setdefault("RAY_AUTH_MODE", "token")
     try:
         ray.init(address=address or "local", include_dashboard=False, logging_level=logging.ERROR, log_to_driver=True,
                  configure_logging=True, ignore_reinit_error=True)

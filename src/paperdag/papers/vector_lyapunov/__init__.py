@@ -32,6 +32,12 @@ c_1 / c_0 and gain (rho c_0 / w_bar + gamma) / (c_0 (1 - rho)): every constant i
 family of follower parameters) quantity, independent of N. The issue's condition (current V_i on the own term) is
 recovered with the own history max; the floor rho c_0 covers queries whose own level is far below the window max.
 
+Certificate class used by default: cert_hidden = 0, i.e. V(x) = ||W y||_1 + eps ||y||_1 (a one-hidden-layer ReLU
+net with tied weights, |t| = relu(t) + relu(-t): a polyhedral norm). With a ReLU hidden layer (cert_hidden > 0) the
+learned certificates kept violating (C) on sampled points in our runs; the polyhedral one reached zero sampled
+violations, but tends to very flat level sets (c_1 / c_0 large), which makes the level-set-restricted domain hard
+for branch and bound (see the claims).
+
 Verification (sound, no sampling): CROWN/IBP bounds through controller + dynamics + certificate with input-domain
 branch and bound (bab.py), exact big-M MILP (HiGHS) on unsettled cells (milp.py); floats are IEEE float64 without
 outward rounding. Baselines: the same vector certificate on the full delay domain (no reachability constraint),

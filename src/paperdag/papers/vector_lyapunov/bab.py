@@ -1,9 +1,9 @@
-"""Input-domain branch and bound: prove ``obj . out(z) <= threshold`` for all z in a box (optionally only where a
-region condition ``reg . out(z) >= value`` / ``<= value`` holds, and with coupling constraints
+"""Input-domain branch and bound: prove ``obj . out(z) <= threshold`` for all z in a box (optionally only where the
+region conditions ``reg_j . out(z) >= value_j`` / ``<= value_j`` all hold, and with coupling constraints
 ``l <= z_a + z_b <= u``), or refute it with a concrete z.
 
 Each cell: (1) tighten z_b from the coupling constraints, (2) CROWN upper bound of the objective (and bound of the
-region expression: cells that provably lie outside the region are settled as ``outside``), (3) if the bound is
+region expressions: cells where some condition provably fails are settled as ``outside``), (3) if the bound is
 <= threshold the cell is ``proved``; else evaluate the exact network at the maximiser of the CROWN linear bound and
 the cell centre: a feasible point above the threshold refutes (``refuted``, a counterexample); otherwise bisect the
 input dimension chosen by strong branching (``choose_split``). Cells still open at ``max_depth`` or when the cell budget is
@@ -25,7 +25,7 @@ from .milp import maximize
 
 @dataclass(frozen=True)
 class Property:
-    """``objective . out <= threshold`` on ``[lo, hi]`` where ``region`` holds, with couplings
+    """``objective . out <= threshold`` on ``[lo, hi]`` where every ``regions`` condition holds, with couplings
     ``(a, b, l, u): l <= z_a + z_b <= u``."""
 
     net: MaskedNet
@@ -34,7 +34,7 @@ class Property:
     lo: np.ndarray
     hi: np.ndarray
     couplings: tuple[tuple[int, int, float, float], ...] = ()
-    region: tuple[np.ndarray, float, str] | None = None
+    regions: tuple[tuple[np.ndarray, float, str], ...] = ()
 
 
 @dataclass
@@ -68,10 +68,11 @@ def feasible(prop: Property, z: np.ndarray, tol: float = 1e-9) -> np.ndarray:
     for a, b, l, u in prop.couplings:
         s = z[..., a] + z[..., b]
         ok &= (s >= l - tol) & (s <= u + tol)
-    if prop.region is not None:
-        coef, value, sense = prop.region
-        r = prop.net(z) @ coef
-        ok &= r >= value if sense == ">=" else r <= value
+    if prop.regions:
+        out = prop.net(z)
+        for coef, value, sense in prop.regions:
+            r = out @ coef
+            ok &= r >= value if sense == ">=" else r <= value
     return ok
 
 
@@ -88,10 +89,8 @@ def _milp(prop: Property, lo: np.ndarray, hi: np.ndarray, pre, time_limit: float
         coef = np.zeros(len(lo))
         coef[a] = coef[b] = 1.0
         rows.append((coef, l, u))
-    out_rows = []
-    if prop.region is not None:
-        coef, value, sense = prop.region
-        out_rows.append((coef, value, np.inf) if sense == ">=" else (coef, -np.inf, value))
+    out_rows = [(coef, value, np.inf) if sense == ">=" else (coef, -np.inf, value)
+                for coef, value, sense in prop.regions]
     return maximize(prop.net, lo, hi, pre, prop.objective, rows, out_rows, time_limit)
 
 
@@ -124,8 +123,7 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
     t0 = time.perf_counter()
     res = Result()
     C = [torch.as_tensor(prop.objective, dtype=torch.float64)]
-    if prop.region is not None:
-        coef, _, sense = prop.region
+    for coef, _, sense in prop.regions:
         C.append(torch.as_tensor(coef if sense == ">=" else -coef, dtype=torch.float64))  # ub of r, or -lb of r
     C = torch.stack(C)
     stack = [(prop.lo.copy(), prop.hi.copy(), 0)]
@@ -161,9 +159,8 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
         ub, A, _ = output_bounds(prop.net, tlo, thi, C.to(device))
         ub, A = ub.cpu().numpy(), A[:, 0].cpu().numpy()
         outside = np.zeros(len(lo), bool)
-        if prop.region is not None:
-            value, sense = prop.region[1], prop.region[2]
-            outside = ub[:, 1] < value if sense == ">=" else -ub[:, 1] > value
+        for j, (_, value, sense) in enumerate(prop.regions, 1):
+            outside |= ub[:, j] < value if sense == ">=" else -ub[:, j] > value
         proved = ~outside & (ub[:, 0] <= prop.threshold)
         vertex = np.where(A > 0, hi, lo)
         cand = np.concatenate([_project(prop, vertex, lo, hi), _project(prop, (lo + hi) / 2, lo, hi)])

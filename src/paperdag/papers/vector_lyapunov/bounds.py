@@ -107,7 +107,8 @@ def output_bounds(
     pre-activation bounds used (for the MILP)."""
     pre = layer_bounds(net, lo, up, crown_layers)
     layers = _tensors(net, lo.device.type)
-    Cb = C.to(lo).expand(lo.shape[0], *C.shape)
+    C = C.to(lo)
+    Cb = C.expand(lo.shape[0], *C.shape)
     ub, A, _ = backward(layers, pre, lo, up, len(layers) - 1, Cb)
     last_l, last_u = pre[-1]
     ibp_ub = torch.where(C > 0, C, 0) @ last_u.T + torch.where(C < 0, C, 0) @ last_l.T

@@ -35,14 +35,14 @@ class Cert(nn.Module):
     """V(x) = ||W2 relu(W1 y) + W3 y||_1 + eps ||y||_1, y = x / scale (bias-free, positive definite).
 
     The linear skip W3 (initialised to a random +-1 mixing) makes V start as a polyhedral norm instead of
-    vanishing on the cone where every ReLU is off."""
+    vanishing on the cone where every ReLU is off; hidden = 0 keeps only it (a polyhedral norm, |.| = 2 ReLUs)."""
 
     def __init__(self, scale: list[float], hidden: int, feat: int, eps: float):
         super().__init__()
         d = len(scale)
         self.register_buffer("scale", torch.tensor(scale, dtype=torch.float64))
-        self.l1 = nn.Linear(d, hidden, bias=False, dtype=torch.float64)
-        self.l2 = nn.Linear(hidden, feat, bias=False, dtype=torch.float64)
+        self.l1 = nn.Linear(d, hidden, bias=False, dtype=torch.float64) if hidden else None
+        self.l2 = nn.Linear(hidden, feat, bias=False, dtype=torch.float64) if hidden else None
         self.skip = nn.Linear(d, feat, bias=False, dtype=torch.float64)
         with torch.no_grad():
             self.skip.weight.copy_(torch.sign(torch.randn(feat, d, dtype=torch.float64)) / feat)
@@ -50,13 +50,15 @@ class Cert(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = x / self.scale
-        return (self.l2(torch.relu(self.l1(y))) + self.skip(y)).abs().sum(-1) + self.eps * y.abs().sum(-1)
+        phi = self.skip(y) if self.l1 is None else self.l2(torch.relu(self.l1(y))) + self.skip(y)
+        return phi.abs().sum(-1) + self.eps * y.abs().sum(-1)
 
     def compile(self, b: Builder, x: Sym) -> Sym:
         """The same function traced into a Builder."""
         y = b.linear(x, np.diag(1.0 / self.scale.numpy()))
-        phi = b.add(b.mlp(y, [self.l1.weight.detach().numpy(), self.l2.weight.detach().numpy()]),
-                    b.linear(y, self.skip.weight.detach().numpy()))
+        phi = b.linear(y, self.skip.weight.detach().numpy())
+        if self.l1 is not None:
+            phi = b.add(b.mlp(y, [self.l1.weight.detach().numpy(), self.l2.weight.detach().numpy()]), phi)
         k, d = len(phi), len(y)
         return b.add(b.linear(b.abs(phi), np.ones((1, k))), b.linear(b.abs(y), self.eps * np.ones((1, d))))
 
@@ -162,7 +164,8 @@ def compile_increment(policy: Policy | None, pl: Platoon, i: int) -> MaskedNet:
 
 
 def compile_query(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, c_0: float) -> MaskedNet:
-    """Masked ReLU net z [9] -> (G_i, level_i) for follower i (0-based) at window level c_0."""
+    """Masked ReLU net z [9] -> (G_i, level_i, V_i(x), V_i(x^d), V_p(x_p), V_p(x_p^d)) for follower i (0-based)
+    at window level c_0."""
     own, pred = kinds(pl)
     Vi = vc.V[own[i]]
     Vp = vc.V[CAV if pred[i] == LEADER_PRED else pred[i] - 1]
@@ -171,8 +174,8 @@ def compile_query(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, c_
     b = Builder(Q_DIM)
     x, xd, xp, xpd, w = _query_inputs(b)
     nxt = compile_step(b, pl, i, x, xd, xp, xpd, w, policy.weights() if policy is not None else None)
-    own_max = b.max2(Vi.compile(b, x), Vi.compile(b, xd))
-    pred_max = b.max2(Vp.compile(b, xp), Vp.compile(b, xpd))
+    vs = [Vi.compile(b, x), Vi.compile(b, xd), Vp.compile(b, xp), Vp.compile(b, xpd)]
+    own_max, pred_max = b.max2(vs[0], vs[1]), b.max2(vs[2], vs[3])
     R = b.add(own_max, pred_max, b.abs(w), weights=(c_ii, c_ij, gamma))
     G = b.add(Vi.compile(b, nxt), b.max2(R, b.linear(w, [[0.0]], vc.rho * c_0)), weights=(1.0, -1.0))
-    return b.build(b.cat(G, b.max2(own_max, pred_max)))
+    return b.build(b.cat(G, b.max2(own_max, pred_max), *vs))

@@ -93,7 +93,8 @@ def level_constants(V: Cert, box: np.ndarray, exact: bool = True) -> tuple[float
 
 def vector_property(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, delta: np.ndarray | None,
                     c_0: float) -> bab.Property:
-    """G_i <= 0 on follower i's delay domain where level_i <= c_0."""
+    """G_i <= 0 on follower i's delay domain where level_i <= c_0 (stated as the four V's <= c_0, so that a cell
+    is discarded as soon as one of them provably exceeds c_0)."""
     lo, hi, couplings = query_box(pl, i, delta)
-    return bab.Property(compile_query(vc, policy, pl, i, c_0), np.array([1.0, 0.0]), 0.0, lo, hi, couplings,
-                        (np.array([0.0, 1.0]), c_0, "<="))
+    regions = tuple((np.eye(6)[k], c_0, "<=") for k in range(2, 6))
+    return bab.Property(compile_query(vc, policy, pl, i, c_0), np.eye(6)[0], 0.0, lo, hi, couplings, regions)

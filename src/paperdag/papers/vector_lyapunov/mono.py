@@ -77,7 +77,7 @@ def compile_mono(mc: MonoCert, policy: Policy | None, pl: Platoon, c_0: float) -
 def mono_property(mc: MonoCert, policy: Policy | None, pl: Platoon, delta, c_0: float) -> bab.Property:
     lo, hi, couplings = mono_box(pl, delta)
     return bab.Property(compile_mono(mc, policy, pl, c_0), np.array([1.0, 0.0]), 0.0, lo, hi, couplings,
-                        (np.array([0.0, 1.0]), c_0, "<="))
+                        ((np.array([0.0, 1.0]), c_0, "<="),))
 
 
 def sample_mono(pl: Platoon, delta, n: int, gen: torch.Generator) -> torch.Tensor:

@@ -25,7 +25,7 @@ class Params(ParamsModel):
     w_bound: float = Field(default=0.3, ge=0)
     cav_gains: tuple[float, float, float] = (0.5, 1.0, 0.3)
     # certificate and controller
-    cert_hidden: int = Field(default=16, ge=1)
+    cert_hidden: int = Field(default=0, ge=0)
     cert_feat: int = Field(default=8, ge=1)
     cert_eps: float = Field(default=0.05, gt=0)
     rho: float = Field(default=0.995, gt=0, lt=1)
@@ -39,6 +39,8 @@ class Params(ParamsModel):
     margin: float = Field(default=0.03, ge=0)
     lambda_imit: float = Field(default=1.0, ge=0)
     lambda_gamma: float = Field(default=0.01, ge=0)
+    lambda_shape: float = Field(default=0.0, ge=0)
+    c0_safety: float = Field(default=0.95, gt=0, le=1)
     cegis_verify_per_round: int = Field(default=2, ge=1)
     cegis_cells: int = Field(default=2000, ge=1)
     cegis_time: float = Field(default=3.0, gt=0)

@@ -8,7 +8,7 @@ PLATOON = ("n_grid", "tau", "dt", "cav_period", "alpha_range", "beta_range", "v_
            "s_bound", "v_bound", "w_bound", "cav_gains")
 ARCH = ("cert_hidden", "cert_feat", "cert_eps", "rho", "policy_hidden", "u_scale")
 CEGIS = ARCH + ("lr", "batch", "cegis_rounds", "steps_per_round", "margin", "lambda_imit", "lambda_gamma",
-                "cegis_verify_per_round", "cegis_cells", "cegis_time", "cegis_keep")
+                "lambda_shape", "c0_safety", "cegis_verify_per_round", "cegis_cells", "cegis_time", "cegis_keep")
 BUDGET = ("max_cells", "max_depth", "max_milp", "milp_time", "vehicle_time", "stop_after_cex")
 CERT_FILES = ("weights.safetensors", "meta.json", "cells.parquet", "counterexamples.parquet", "summary.json")
 ONE = Resources(cpus=1)

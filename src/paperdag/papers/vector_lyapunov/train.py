@@ -3,8 +3,10 @@
 Learner loss on sampled queries z of random followers (x in B, delta within the delay domain, w in the bound),
 restricted to the level set {level_i(z) <= c_0}:
     L = mean relu(G_i(z) + m c_0) + lambda_imit mean pi_theta(y)^2 + lambda_gamma sum gamma
-(margin m; the imitation term keeps the controller close to the nominal one), with c_0 estimated on boundary
-samples. After every round the verifier (``bab.verify`` with a small budget, on followers taken round-robin) and a
+        + lambda_shape sum_type (max_dB V / min_dB V)
+(margin m; the imitation term keeps the controller close to the nominal one; the shape term keeps the level sets
+from degenerating into thin slabs, i.e. keeps the overshoot constant c_1 / c_0 of the sISS bound small), with
+c_0 = min of V on boundary samples. After every round the verifier (``bab.verify`` with a small budget, on followers taken round-robin) and a
 projected-gradient falsifier return counterexamples, which join the training set for the following rounds."""
 
 from __future__ import annotations
@@ -37,13 +39,13 @@ def project(pl: Platoon, z: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
     return z
 
 
-def boundary_level(V: Cert, box: tuple[float, ...], n: int, gen: torch.Generator) -> float:
-    """Sampled estimate of c_0 = min over the boundary of the box of V (the verifier computes it exactly)."""
+def boundary_values(V: Cert, box: tuple[float, ...], n: int, gen: torch.Generator) -> torch.Tensor:
+    """V on n uniform samples of the boundary of the box (min: estimate of c_0, max: of c_1)."""
     b = torch.tensor(box, dtype=torch.float64)
     x = (2 * torch.rand(n, len(box), generator=gen, dtype=torch.float64) - 1) * b
     face = torch.randint(len(box), (n,), generator=gen)
     x[torch.arange(n), face] = b[face] * torch.sign(torch.randn(n, generator=gen, dtype=torch.float64))
-    return float(V(x).min())
+    return V(x)
 
 
 def falsify(vc: VectorCert, policy: Policy | None, pl: Platoon, delta, c_0: float, n: int, steps: int,
@@ -73,8 +75,9 @@ def train_vector(pl: Platoon, p, reach: bool, gen: torch.Generator, log) -> tupl
     for rnd in range(p.cegis_rounds):
         delta = reach_bounds(policy, pl) if reach else None
         for _ in range(p.steps_per_round):
-            with torch.no_grad():
-                c_0 = min(boundary_level(V, pl.box, 512, gen) for V in vc.V)
+            vb = [boundary_values(V, pl.box, 2048, gen) for V in vc.V]
+            c_0 = p.c0_safety * min(float(v.detach().min()) for v in vb)  # sampled min overestimates c_0
+            loss_shape = sum(v.max() / v.min() for v in vb)
             idx = torch.randint(pl.n, (p.batch,), generator=gen).numpy()
             z = sample_box(pl, idx, delta, gen)
             if len(cex_idx):
@@ -85,7 +88,8 @@ def train_vector(pl: Platoon, p, reach: bool, gen: torch.Generator, log) -> tupl
             cav = torch.as_tensor(pl.is_cav[idx])
             _, xd, _, xpd, _ = split_query(z)
             loss_imit = (policy(policy_input(pl, xd, xpd[:, 1])).squeeze(-1) ** 2 * cav).mean()
-            loss = loss_dec + p.lambda_imit * loss_imit + p.lambda_gamma * vc.gamma().sum()
+            loss = (loss_dec + p.lambda_imit * loss_imit + p.lambda_gamma * vc.gamma().sum()
+                    + p.lambda_shape * loss_shape)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -127,7 +131,7 @@ def train_uncertified(pl: Platoon, p, gen: torch.Generator, log) -> Policy:
         opt.zero_grad()
         cost.backward()
         opt.step()
-        log("perf_cost", float(cost), it)
+        log("perf_cost", float(cost.detach()), it)
     return policy
 
 
