@@ -1,11 +1,12 @@
 """``paperdag report``: every paper's claims, metrics and plots in reports/index.html (static, offline: plots are
-embedded) and reports/summary.md (plots linked into artifacts/)."""
+embedded) and reports/summary.md (plots copied to reports/plots/, so the folder stands alone)."""
 
 from __future__ import annotations
 
 import base64
 import html
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def render_html(project: Project) -> str:
 
 
 def render_markdown(project: Project) -> str:
-    """The same content as Markdown, plots linked relative to reports/."""
+    """The same content as Markdown, with plots linked as ``plots/<paper>-<file>`` (copied by ``write_report``)."""
     lines = ["# paperdag: claims reproduced at laptop scale", ""]
     for pipeline, metrics, plots in _paper_data(project):
         lines += [f"## {pipeline.title} (`{pipeline.slug}`)", ""]
@@ -82,7 +83,7 @@ def render_markdown(project: Project) -> str:
                      "yes" if c["holds"] else "**no**"]
             lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
         lines.append("")
-        lines += [f"![{p.name}](../{p.relative_to(project.root).as_posix()})" for p in plots]
+        lines += [f"![{p.name}](plots/{pipeline.slug}-{p.name})" for p in plots]
         lines.append("")
     return "\n".join(lines)
 
@@ -90,7 +91,10 @@ def render_markdown(project: Project) -> str:
 def write_report(project: Project) -> list[Path]:
     """Write reports/index.html and reports/summary.md atomically; returns their paths."""
     folder = project.root / "reports"
-    folder.mkdir(exist_ok=True)
+    (folder / "plots").mkdir(parents=True, exist_ok=True)
+    for pipeline, _, plots in _paper_data(project):
+        for plot in plots:
+            shutil.copyfile(plot, folder / "plots" / f"{pipeline.slug}-{plot.name}")
     paths = [folder / "index.html", folder / "summary.md"]
     write_text_atomic(paths[0], render_html(project))
     write_text_atomic(paths[1], render_markdown(project))
