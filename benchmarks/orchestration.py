@@ -34,28 +34,31 @@ def _record(name: str, rows: dict) -> None:
 
 
 def overhead(repeats: int = 3) -> None:
-    """Median ms per stage of a 21-stage trivial DAG, warm (Ray started, Prefect API up, modules imported)."""
+    """Median ms per stage of a 21-stage trivial DAG, warm (Ray started, Prefect API up, modules imported), and the
+    marginal cost of one more stage (21- vs 6-stage DAG), which excludes a Prefect flow run's fixed cost."""
     os.environ.update(PAPERDAG_EXTRA_PIPELINES="benchmarks.trivial_pipeline", PYTHONPATH=str(ROOT))
     sys.path.insert(0, str(ROOT))
-    from benchmarks.trivial_pipeline import PIPELINE, work
+    from benchmarks.trivial_pipeline import PIPELINE, SMALL, work
+    from paperdag.dag import register
     from paperdag.ray_exec import connect
     from paperdag.runs import Execution, run_local
     from paperdag.stage import ParamsView, StageContext
     from paperdag.testing import make_project
 
+    register(SMALL)
     n = len(PIPELINE.stages)
-    project = make_project(Path(tempfile.mkdtemp()) / "proj", "bench_trivial:\n  seed: 0\n")
+    project = make_project(Path(tempfile.mkdtemp()) / "proj", "bench_trivial:\n  seed: 0\nbench_small:\n  seed: 0\n")
     os.chdir(project.root)
     connect()
     from flows.papers import run_papers
 
-    def timed(fn) -> float:
+    def timed(fn, stages: int = n) -> float:
         samples = []
         for _ in range(repeats + 1):  # the first call warms up
             t0 = time.perf_counter()
             fn()
             samples.append(time.perf_counter() - t0)
-        return statistics.median(samples[1:]) / n * 1000
+        return statistics.median(samples[1:]) / stages * 1000
 
     def direct() -> None:
         for stage in PIPELINE.stages:
@@ -67,16 +70,19 @@ def overhead(repeats: int = 3) -> None:
         os.environ["PAPERDAG_TRACKING"] = tracking
         rows[f"local loop, tracking {tracking}, ms/stage"] = round(timed(
             lambda: run_local(Execution.open(["bench_trivial"], force=True, trigger="benchmark"))), 2)
-        rows[f"Prefect+Ray, tracking {tracking}, ms/stage"] = round(timed(
-            lambda: run_papers(["bench_trivial"], force=True, trigger="benchmark")), 2)
+        big = timed(lambda: run_papers(["bench_trivial"], force=True, trigger="benchmark"))
+        small = timed(lambda: run_papers(["bench_small"], force=True, trigger="benchmark"), len(SMALL.stages))
+        rows[f"Prefect+Ray, tracking {tracking}, ms/stage"] = round(big, 2)
+        rows[f"Prefect+Ray, tracking {tracking}, marginal ms/stage"] = round(
+            (big * n - small * len(SMALL.stages)) / (n - len(SMALL.stages)), 2)
     _record("overhead", rows)
 
 
-def _wall(cmd: list[str], repeats: int = 3) -> float:
+def _wall(cmd: list[str], repeats: int = 3, cwd: Path = ROOT) -> float:
     samples = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"})
+        subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"})
         samples.append(time.perf_counter() - t0)
     return round(statistics.median(samples), 2)
 
@@ -93,11 +99,14 @@ def cached() -> None:
 
 
 def parallel() -> None:
-    """`run all --profile smoke --force`: Prefect+Ray (parallel) vs --local (one stage after another)."""
+    """`run all --profile smoke --force` in a scratch project: Prefect+Ray (parallel) vs --local (one by one)."""
+    from paperdag.testing import make_project
+
     os.environ["PAPERDAG_TRACKING"] = "off"
+    scratch = make_project(Path(tempfile.mkdtemp()) / "proj").root
     base = [str(BIN / "paperdag"), "run", "all", "--profile", "smoke", "--force"]
-    ray_s = _wall(base, repeats=1)
-    local_s = _wall([*base, "--local"], repeats=1)
+    ray_s = _wall(base, repeats=1, cwd=scratch)
+    local_s = _wall([*base, "--local"], repeats=1, cwd=scratch)
     _record("parallel", {"Ray parallel s": ray_s, "local sequential s": local_s,
                          "speedup": round(local_s / ray_s, 2)})
 
