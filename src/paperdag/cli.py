@@ -5,6 +5,7 @@ with a non-zero exit code (2 for bad input), never a traceback."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -174,7 +175,11 @@ def serve(config: Path = typer.Option(Path("schedules.yaml"), help="Deployments 
 
 
 def main() -> None:
-    """Entry point: runs the app and turns known errors into one-line messages."""
+    """Entry point: runs the app and turns known errors into one-line messages.
+
+    SIGTERM exits through Python's normal shutdown, so atexit hooks (Prefect stopping its temporary API server, Ray
+    shutting down) run and nothing is left behind; stage outputs are atomic either way."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         app(standalone_mode=False)
     except PaperdagError as e:
