@@ -10,6 +10,7 @@ from __future__ import annotations
 from prefect import flow
 from prefect.futures import wait
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
 
 from paperdag.params import DEFAULT_PROFILE
 from paperdag.ray_exec import RayExecutor
@@ -32,7 +33,7 @@ def run_papers(papers: list[str], profile: str = DEFAULT_PROFILE, force: bool = 
             continue
         upstream = [futures[f"{plan.paper}.{u}"] for u in plan.upstream if f"{plan.paper}.{u}" in futures]
         futures[plan.label] = run_stage.with_options(name=plan.label, retries=retries).submit(
-            execution, plan, executor, wait_for=upstream)
+            quote(execution), quote(plan), quote(executor), wait_for=upstream)  # quote: Prefect need not walk them
     wait(list(futures.values()))
     for label, future in futures.items():
         state = future.state
