@@ -140,7 +140,7 @@ def verify(paper: str, path: Optional[Path] = typer.Argument(None, help="Certifi
                                                                           "materialised verify output).")) -> None:
     """Re-verify a paper's certificate from its artifact alone (exit 0 proved, 1 refuted)."""
     from paperdag.dag import get_pipeline
-    from paperdag.engine import Project, _resolve
+    from paperdag.engine import Project, resolve_fn
 
     pipeline = get_pipeline(paper)
     if pipeline.reverify is None:
@@ -148,7 +148,7 @@ def verify(paper: str, path: Optional[Path] = typer.Argument(None, help="Certifi
     folder = path or Project.find().view(paper, "verify")
     if not folder.is_dir():
         raise PaperdagError(f"no certificate folder at {folder}")
-    ok, message = _resolve(pipeline.package, pipeline.reverify)(folder)
+    ok, message = resolve_fn(pipeline.package, pipeline.reverify)(folder)
     out.print(("[green]VERIFIED[/green] " if ok else "[red]REFUTED[/red] ") + message)
     raise typer.Exit(0 if ok else 1)
 

@@ -171,7 +171,8 @@ def plan_pipeline(project: Project, pipeline: Pipeline, values: dict[str, Any], 
     return [plans[s.name] for s in pipeline.order()]
 
 
-def _resolve(package: str, fn: str) -> Callable[..., Any]:
+def resolve_fn(package: str, fn: str) -> Callable[..., Any]:
+    """The function a ``"module:function"`` reference inside ``package`` names (imports the module)."""
     module, _, name = fn.partition(":")
     return getattr(importlib.import_module(f"{package}.{module}"), name)
 
@@ -210,7 +211,7 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
             return found, True
         scratch = store.scratch(plan.paper, plan.stage, plan.key)
         try:
-            fn = _resolve(plan.package, plan.fn)
+            fn = resolve_fn(plan.package, plan.fn)
             rng = _seed_everything(int(plan.params.get("seed", 0)), plan.stage, int(plan.resources.cpus))
             ctx = StageContext(params=ParamsView(plan.params, plan.paper, plan.stage),
                                inputs={k: Path(v) for k, v in inputs.items()}, out=scratch, rng=rng,
