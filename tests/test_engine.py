@@ -75,6 +75,14 @@ def test_failure_is_retried_then_reported_and_downstream_skipped(toy_project, tm
     assert executions(log, "prepare") == 1
 
 
+def test_failure_skips_every_transitive_descendant(toy_project, tmp_path, monkeypatch):
+    monkeypatch.setenv("TOY_FAIL", "prepare")
+    with pytest.raises(StageFailed, match=r"toy\.prepare failed.*skipped downstream: "
+                                          r"toy\.train_a, toy\.train_b, toy\.evaluate"):
+        _run(retries=0)
+    assert [executions(tmp_path / "log", s) for s in ("train_a", "train_b", "evaluate")] == [0, 0, 0]
+
+
 def test_force_and_only(toy_project, tmp_path):
     _run()
     forced = _run(force=True, only="train_b")

@@ -53,6 +53,7 @@ class Execution:
     tracker: Any = None
     done: dict[str, bool] = field(default_factory=dict)  # label -> was a cache hit
     failed: dict[str, str] = field(default_factory=dict)  # label -> error
+    skipped: set[str] = field(default_factory=set)  # labels not run because an upstream failed or was skipped
 
     @classmethod
     def open(cls, names: list[str], profile: str = DEFAULT_PROFILE, trigger: str = "cli", force: bool = False,
@@ -100,7 +101,7 @@ class Execution:
         """The failed or skipped upstream stage that keeps ``plan`` from running, if any."""
         for u in plan.upstream:
             label = f"{plan.paper}.{u}"
-            if label in self.failed:
+            if label in self.failed or label in self.skipped:
                 return label
         return None
 
@@ -165,7 +166,10 @@ def _execute_with_retries(execution: Execution, plan: StagePlan, retries: int) -
 def run_local(execution: Execution, retries: int = 1) -> Execution:
     """Run the execution's stages one after another in this process (no Prefect, no Ray)."""
     for plan in execution.plans:
-        if not plan.run or execution.blocked_by(plan):
+        if not plan.run:
+            continue
+        if execution.blocked_by(plan):
+            execution.skipped.add(plan.label)
             continue
         result = (plan.manifest, True) if plan.cached else _execute_with_retries(execution, plan, retries)
         if result is not None:

@@ -16,6 +16,11 @@ from paperdag.papers.vector_lyapunov.bounds import ibp, layer_bounds, output_bou
 from paperdag.papers.vector_lyapunov.certificate import Policy, VectorCert, compile_query, decrease
 from paperdag.papers.vector_lyapunov.graph import Builder
 from paperdag.papers.vector_lyapunov.milp import maximize
+from paperdag.papers.vector_lyapunov.lmi import check_quadratic, lmi_certificate
+from paperdag.papers.vector_lyapunov.netcert import constants, quadratic_init, verify_network
+from paperdag.papers.vector_lyapunov.network import (NetworkCert, compile_network_query, delay_matrix,
+                                                     draw_parameters, make_network, network_decrease,
+                                                     simulate_network, step_network, subsystem_step)
 from paperdag.papers.vector_lyapunov.platoon import make_platoon
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,9 +172,93 @@ def test_smoke_end_to_end(tmp_path):
 
     outs = _run_stages(tmp_path)
     metrics = read_json(outs["evaluate"] / "metrics.json")
-    assert {c["id"] for c in metrics["claims"]} >= {"compositional_time_linear", "verified_certificates_hold"}
+    assert {c["id"] for c in metrics["claims"]} >= {"platoon_time_linear", "platoon_verified_certificates_hold",
+                                                    "drones_verified_all_n", "network_certificates_hold"}
     assert all(isinstance(c["holds"], bool) for c in metrics["claims"])
     summary = read_json(outs["verify"] / "summary.json")
     ok, msg = reverify(outs["verify"])
     assert ok == summary["verified"], msg
     assert "differs" not in msg and "not violations" not in msg, msg
+    for folder in sorted((outs["verify_drones"] / "certificates").iterdir()):
+        ok, msg = reverify(folder)
+        assert ok == read_json(folder / "summary.json")["verified"] and "differs" not in msg, msg
+
+
+def _drones(n: int = 3, tau: int = 1, **over):
+    p = dict(dt=0.1, net_w_bound=0.05, drone_kp_range=[0.3, 0.5], drone_kv_range=[0.8, 1.2], drone_kc=0.02,
+             drone_box=[1.0, 1.0]) | over
+    return make_network(p, "drones", n, tau, draw_parameters(p, "drones", n, np.random.default_rng(0)))
+
+
+def test_network_query_compiles_exactly_and_step_matches_simulation():
+    net = _drones()
+    nc = NetworkCert(net.box, 6, 0.05, 0.99)
+    torch.nn.init.normal_(nc.V.skip.weight)
+    z = torch.as_tensor(np.random.default_rng(2).uniform(-1, 1, size=(400, 6)))
+    for reach in (True, False):
+        for i in range(net.n):
+            G, vx, vxd = network_decrease(nc, net, np.full(400, i), z, 0.4, 1.7, reach)
+            y = compile_network_query(nc, net, i, 0.4, 1.7, reach)(z.numpy())
+            assert np.allclose(y, torch.stack([G, vx, vxd], 1).detach().numpy(), atol=1e-12)
+    # the per-subsystem step (channel s = sum_j g_ij k . x_j^d) is the whole-network step
+    X, Xd = torch.randn(net.n, 2, dtype=torch.float64), torch.randn(net.n, 2, dtype=torch.float64)
+    w = torch.randn(net.n, dtype=torch.float64)
+    s = (Xd @ torch.tensor(net.channel, dtype=torch.float64)) @ torch.as_tensor(net.gain).T
+    assert torch.allclose(step_network(net, X, Xd, w), subsystem_step(net, np.arange(net.n), X, Xd, s, w))
+
+
+def test_dual_norm_and_delay_bounds_are_sound_against_simulation():
+    net = _drones(n=4, tau=2)
+    nc = NetworkCert(net.box, 8, 0.05, 0.995)
+    quadratic_init(nc, net)
+    c_0, _, kappa, delta, eps = constants(nc, net)
+    y = torch.as_tensor(np.random.default_rng(0).normal(size=(5000, 2)))
+    ratio = (y @ torch.tensor(net.channel, dtype=torch.float64)).abs() / nc.V(y).detach()
+    assert float(ratio.max()) <= kappa + 1e-9 and float(ratio.max()) > 0.97 * kappa
+    # trajectories that stay in the level set: increments within Delta, delayed states within D x + eps
+    with torch.no_grad():
+        g, checked = torch.Generator().manual_seed(0), 0
+        for _ in range(20):
+            x0 = torch.randn(net.n, 2, generator=g, dtype=torch.float64)
+            x0 *= (0.9 * c_0 / nc.V(x0))[:, None]
+            w = (2 * torch.rand(60, net.n, generator=g, dtype=torch.float64) - 1) * net.w_bound
+            traj = simulate_network(net, x0, w)
+            if not bool((nc.V(traj) <= c_0).all()):
+                continue  # the bounds assume the window stays in the level set
+            checked += 1
+            inc = (traj[1:] - traj[:-1]).abs().amax((0, 1)).numpy()
+            assert np.all(inc <= delta.max(0) + 1e-12)
+            for i in range(net.n):
+                D = torch.as_tensor(delay_matrix(net, i, True))
+                res = traj[:-net.tau, i] - traj[net.tau:, i] @ D.T  # x^d - D x along the trajectory
+                assert np.all(res[2 * net.tau:].abs().amax(0).numpy() <= eps[i] + 1e-12)
+    assert checked >= 10
+
+
+def test_network_verifier_proves_reach_domain_and_refutes_full_domain():
+    net = _drones()
+    nc = NetworkCert(net.box, 8, 0.05, 0.995)
+    quadratic_init(nc, net)  # the LMI's quadratic norm, polyhedrally approximated: valid at tau = 1 here
+    budget = dict(max_cells=1, max_depth=40, max_milp=10, milp_time=20.0, vehicle_time=60.0, stop_after_cex=5)
+    proved = verify_network(nc, net, True, budget)
+    assert proved["summary"]["verified"], proved["summary"]["per_subsystem"]
+    # full delay domain: x^d = -x on an unstable direction of I + dt [[0, 1], [-a1, -b1]] breaks (N) for any V
+    refuted = verify_network(nc, net, False, budget)
+    assert not refuted["summary"]["verified"] and refuted["counterexamples"]
+    for c in refuted["counterexamples"]:
+        assert c["G_torch"] > 0 and abs(c["G_torch"] - c["G_compiled"]) < 1e-9
+
+
+def test_lmi_baseline_contracts_and_its_check_is_sound_against_sampling():
+    net = _drones(n=4, tau=2)
+    P, rate = lmi_certificate(net)
+    assert P is not None and rate < 1.0
+    check = check_quadratic(net, P, 0.995, True)
+    for i, row in enumerate(check["per_subsystem"]):
+        M = np.eye(2) + net.dt * (np.array([[0, 1], [net.a0[i], 0]]) + np.array([[0, 0], [net.a1[i], net.b1[i]]])
+                                  @ delay_matrix(net, i, True))
+        assert np.all(np.linalg.eigvalsh(rate * P - M.T @ P @ M) >= -1e-6)
+        L = np.linalg.cholesky(P)
+        x = np.random.default_rng(i).normal(size=(2000, 2))
+        growth = np.linalg.norm(x @ M.T @ L, axis=1) / np.linalg.norm(x @ L, axis=1)
+        assert growth.max() <= row["contraction"] + 1e-9

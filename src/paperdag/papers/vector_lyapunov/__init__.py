@@ -2,8 +2,25 @@
 
 Paper: learn and soundly verify neural vector Lyapunov-Razumikhin certificates giving scalable input-to-state
 stability (sISS) of discrete-time delayed interconnected systems, on reachability-constrained delay domains.
-Here: the mixed-autonomy platoon (optimal-velocity HDVs, CAVs with a neural residual controller, predecessor
-following, delay tau steps, dt = 0.1), procedurally generated (no dataset; all parameters in params.yaml).
+Here, three procedurally generated systems (no dataset; all parameters in params.yaml), dt = 0.1:
+  * the mixed-autonomy platoon (optimal-velocity HDVs, CAVs with a neural residual controller, predecessor
+    following, delay tau steps): platoon.py, certificate.py, domain.py, train.py, certify.py, mono.py;
+  * a drone formation and a droop-controlled microgrid, rings of heterogeneous 2-state subsystems with delayed
+    feedback (network.py, netcert.py, netstages.py, neteval.py), verified for N up to 32 and tau in {1, 2, 3},
+    with the LMI quadratic baseline in lmi.py.
+
+Why the platoon cannot be certified in this form (and the networks can)
+----------------------------------------------------------------------
+With absolute velocity errors, a follower whose predecessor cruises at a constant error c has an equilibrium
+x_i = (c / kappa, c) (HDV) or (k_d c / k_s, c) (CAV, nominal law; any controller that holds a steady spacing
+behind a constant-speed predecessor has one): x_i(k+1) = x_i(k) with constant histories (delta = 0, inside every
+delay domain), so, scaling the query to level c_0, V_i(x_i) <= rho max(V_i(x_i), V_p(x_p))
+forces V_i(s_i(c)) <= rho min_e V_p(e, c) along the chain. An HDV-after-CAV row and a CAV-after-HDV row (present
+for N >= 3 with cav_period 2) give V_CAV(s_C) <= rho min V_HDV(., c) <= rho V_HDV(s_H) <= rho^2 V_CAV(s_C), which is
+impossible for c != 0 and any positive definite V with rho < 1 (velocity errors propagate with DC gain 1).
+Every platoon certificate is therefore refuted, as measured. The network systems have absolute feedback
+(formation anchor, grid tie), so no such equilibrium family exists and the strict condition can hold; there the
+certificates are proved.
 
 Implemented sufficient condition (per follower i, verified compositionally)
 -------------------------------------------------------------------------
@@ -42,5 +59,5 @@ Verification (sound, no sampling): CROWN/IBP bounds through controller + dynamic
 branch and bound (bab.py), exact big-M MILP (HiGHS) on unsettled cells (milp.py); floats are IEEE float64 without
 outward rounding. Baselines: the same vector certificate on the full delay domain (no reachability constraint),
 a monolithic scalar certificate over the whole platoon (mono.py), the nominal linear CAV controller and a neural
-controller trained only for performance (train.py). Skipped: LMI quadratic baseline, drone formation, microgrid.
+controller trained only for performance (train.py). The monolithic baseline is run on the platoon only.
 """

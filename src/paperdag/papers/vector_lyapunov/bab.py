@@ -76,6 +76,17 @@ def feasible(prop: Property, z: np.ndarray, tol: float = 1e-9) -> np.ndarray:
     return ok
 
 
+def violating_point(prop: Property, z: np.ndarray) -> np.ndarray | None:
+    """z, or z shrunk towards the origin by a relative 1e-9 .. 1e-3, whichever first is exactly feasible and violates
+    the property (a MILP optimum sits on constraint boundaries up to the solver's tolerance; for the homogeneous
+    queries of this paper shrinking restores feasibility and keeps a strict violation)."""
+    for s in (0.0, 1e-9, 1e-7, 1e-5, 1e-3):
+        c = z * (1.0 - s)
+        if (prop.net(c[None]) @ prop.objective)[0] > prop.threshold and feasible(prop, c[None])[0]:
+            return c
+    return None
+
+
 def _project(prop: Property, z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     z = np.clip(z, lo, hi)
     for a, b, l, u in prop.couplings:
@@ -83,7 +94,8 @@ def _project(prop: Property, z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> n
     return z
 
 
-def _milp(prop: Property, lo: np.ndarray, hi: np.ndarray, pre, time_limit: float):
+def milp_cell(prop: Property, lo: np.ndarray, hi: np.ndarray, pre, time_limit: float):
+    """Exact MILP of max objective . out over one cell (couplings and region conditions as linear rows)."""
     rows = []
     for a, b, l, u in prop.couplings:
         coef = np.zeros(len(lo))
@@ -92,6 +104,14 @@ def _milp(prop: Property, lo: np.ndarray, hi: np.ndarray, pre, time_limit: float
     out_rows = [(coef, value, np.inf) if sense == ">=" else (coef, -np.inf, value)
                 for coef, value, sense in prop.regions]
     return maximize(prop.net, lo, hi, pre, prop.objective, rows, out_rows, time_limit)
+
+
+def worst_case(prop: Property, time_limit: float):
+    """MILP over the whole domain: proven upper bound of the objective and the best point found (CEGIS oracle)."""
+    lo, hi = tighten(prop, prop.lo, prop.hi)
+    C = torch.as_tensor(prop.objective[None], dtype=torch.float64)
+    _, _, pre = output_bounds(prop.net, torch.as_tensor(lo[None]), torch.as_tensor(hi[None]), C)
+    return milp_cell(prop, lo, hi, [(a[0].numpy(), b[0].numpy()) for a, b in pre], time_limit)
 
 
 def choose_split(prop: Property, lo: np.ndarray, hi: np.ndarray, device: str = "cpu") -> np.ndarray:
@@ -201,12 +221,12 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
         tlo, thi = torch.as_tensor(lo[None]), torch.as_tensor(hi[None])
         _, _, pre = output_bounds(prop.net, tlo, thi, C)
         pre = [(pl[0].numpy(), pu[0].numpy()) for pl, pu in pre]
-        r = _milp(prop, lo, hi, pre, max(0.1, min(milp_time, time_budget - (time.perf_counter() - t0))))
+        r = milp_cell(prop, lo, hi, pre, max(0.1, min(milp_time, time_budget - (time.perf_counter() - t0))))
+        z = violating_point(prop, r.z) if r.z is not None else None
         if r.bound <= prop.threshold:
             record(lo, hi, depth, "proved_milp", r.bound)
-        elif r.z is not None and (prop.net(r.z[None]) @ prop.objective)[0] > prop.threshold \
-                and feasible(prop, r.z[None])[0]:
-            res.counterexamples.append(r.z)
+        elif z is not None:
+            res.counterexamples.append(z)
             record(lo, hi, depth, "refuted", r.bound)
         else:
             record(lo, hi, depth, "unknown", r.bound)

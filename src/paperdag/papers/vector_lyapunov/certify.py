@@ -111,11 +111,16 @@ def write_certificate(out: Path, vc: VectorCert, policy: Policy, pl: Platoon, ar
 
 def reverify(cert_dir: Path) -> tuple[bool, str]:
     """Re-verify a certificate folder from its weights: recompute Delta and c_0, rerun branch and bound + MILP for
-    every follower, and re-evaluate every stored counterexample with the torch model. ok (exit 0) iff the
+    every follower, and re-evaluate every stored counterexample with the torch model (network certificate
+    folders, ``meta.kind == "network"``, go to ``netcert.reverify_network``). ok (exit 0) iff the
     certificate is freshly proved for every follower with rho < 1 and matches the stored verdict; otherwise the
     message says what was refuted or what disagrees with the stored artifact."""
     cert_dir = Path(cert_dir)
     meta = read_json(cert_dir / "meta.json")
+    if meta.get("kind") == "network":
+        from .netcert import reverify_network
+
+        return reverify_network(cert_dir)
     stored = read_json(cert_dir / "summary.json")
     pl = platoon_from_json(meta["platoon"])
     vc, policy = load_models(cert_dir / "weights.safetensors", meta["arch"], pl)

@@ -16,6 +16,7 @@ from paperdag.stage import StageContext  # noqa: E402
 
 from .certify import load_models, platoon_from_json  # noqa: E402
 from .certificate import decrease  # noqa: E402
+from .neteval import level_set_plot, network_claims  # noqa: E402
 from .platoon import Platoon, simulate  # noqa: E402
 from .stages import uncertified_policy  # noqa: E402
 from .train import falsify, sample_box  # noqa: E402
@@ -74,17 +75,23 @@ def falsification(vc, policy, pl: Platoon, delta, c_0: float, n: int, steps: int
     return {"violations": violations, "worst_G_over_c0": worst}
 
 
-def _plots(out, scal: dict, full: dict, mono: list[dict], sims: dict) -> None:
+def _plots(out, scal: dict, full: dict, mono: list[dict], sims: dict, net_scal: dict) -> None:
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
-    ax[0].plot(scal["n"], scal["seconds"], "o-", label="vector + reach (ours)")
-    ax[0].plot(full["n"], full["seconds"], "s--", label="vector, full delay domain")
-    ax[0].plot([m["n"] for m in mono], [m["seconds"] for m in mono], "^:", label="monolithic (timeout)")
-    ax[1].plot(scal["n"], scal["cells"], "o-", label="vector + reach")
-    ax[1].plot(full["n"], full["cells"], "s--", label="vector, full")
-    ax[1].plot([m["n"] for m in mono], [m["cells"] for m in mono], "^:", label="monolithic")
+    for system, sc in net_scal.items():
+        ok = "verified" if all(sc["verified"]) else "not verified"
+        ax[0].plot(sc["n"], sc["seconds"], "D-", label=f"{system}, vector + reach ({ok})")
+    ax[0].plot(scal["n"], scal["seconds"], "o-", color="C2", label="platoon, vector + reach (refuted)")
+    ax[0].plot(full["n"], full["seconds"], "s--", color="C3", label="platoon, vector, full delay domain")
+    ax[0].plot([m["n"] for m in mono], [m["seconds"] for m in mono], "^:", color="C4", label="platoon, monolithic")
+    ax[1].plot(scal["n"], scal["cells"], "o-", color="C2", label="platoon, vector + reach")
+    ax[1].plot(full["n"], full["cells"], "s--", color="C3", label="platoon, vector, full")
+    ax[1].plot([m["n"] for m in mono], [m["cells"] for m in mono], "^:", color="C4",
+               label="platoon, monolithic (until timeout)")
     for a, lab in zip(ax, ("verification time [s]", "cells")):
         a.set_xscale("log", base=2), a.set_yscale("log"), a.set_xlabel("N followers"), a.set_ylabel(lab)
     ax[0].legend(fontsize=7)
+    ax[1].legend(fontsize=7)
+    ax[1].set_title("branch-and-bound cells (networks: one MILP per subsystem)", fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "verification_scaling.png", dpi=100)
     plt.close(fig)
@@ -132,7 +139,9 @@ def evaluate(ctx: StageContext) -> dict[str, float]:
         delta = np.array(s["delta"]) if m["reach"] else None
         found = falsification(v2, p2, pl, delta, s["c_0"], p.falsify_samples, p.falsify_steps, p.seed)
         (fals if s["verified"] else fals_refuted)[name] = found
-    _plots(ctx.out, scal, full, mono, sims)
+    net_metrics, net_claims, net_scal = network_claims(ctx.inputs, p)
+    level_set_plot(ctx.out, ctx.inputs, p.net_taus[0], p.seed)
+    _plots(ctx.out, scal, full, mono, sims, net_scal)
 
     ns = scal["n"]
     slope = loglog_slope(ns, scal["seconds"]) if len(ns) > 1 else float("nan")
@@ -143,42 +152,45 @@ def evaluate(ctx: StageContext) -> dict[str, float]:
     string_ratio = sims["certified"]["string_ratio"] / sims["uncertified"]["string_ratio"]
     n_viol = sum(f["violations"] for f in fals.values())
     claims = [
-        Claim("compositional_verified_all_n",
-              f"the vector certificate is soundly verified for every N in {ns} (reachability-constrained domain)",
+        Claim("platoon_verified_all_n",
+              f"platoon: the vector certificate is soundly verified for every N in {ns} (reachability-constrained "
+              "domain)",
               "verified for all N", {"verified": scal["verified"]}, all(scal["verified"])),
-        Claim("compositional_time_linear",
-              "compositional verification time grows about linearly in N (log-log slope in [0.5, 1.5])",
+        Claim("platoon_time_linear",
+              "platoon: compositional verification time grows about linearly in N (log-log slope in [0.5, 1.5])",
               "about linear", {"slope": slope, "seconds": scal["seconds"]}, bool(0.5 <= slope <= 1.5)),
-        Claim("monolithic_fails_beyond_small_n",
-              "the monolithic certificate is not verified within its timeout beyond small N, while the vector one is",
+        Claim("platoon_monolithic_fails_beyond_small_n",
+              "platoon: the monolithic certificate is not verified within its timeout beyond small N, while the vector "
+              "one is",
               "times out beyond small N",
               {"mono_verified_n": [m["n"] for m in mono_ok], "mono_first_failing_n": mono_fail_n,
                "mono_seconds": [m["seconds"] for m in mono]},
               bool(mono_fail_n is not None and mono_fail_n <= max(ns) and all(scal["verified"]))),
-        Claim("monolithic_slower",
-              "at every N the monolithic verification costs more time than the compositional one",
+        Claim("platoon_monolithic_slower",
+              "platoon: at every N the monolithic verification costs more time than the compositional one",
               "much faster growth", {"mono": [m["seconds"] for m in mono],
                                      "vector": [vec_at.get(m["n"]) for m in mono]},
               all(m["seconds"] > vec_at.get(m["n"], np.inf) for m in mono if m["n"] in vec_at)),
-        Claim("reachability_improves_verification",
-              "the reachability-constrained domain is verified while the full delay domain baseline is not, "
+        Claim("platoon_reachability_improves_verification",
+              "platoon: the reachability-constrained domain is verified while the full delay domain baseline is not, "
               "or with fewer cells",
               "improved verification efficiency",
               {"reach_verified": s_reach["verified"], "full_verified": s_full["verified"],
                "reach_cells": scal["cells"][-1], "full_cells": full["cells"][-1]},
               bool(s_reach["verified"] and (not s_full["verified"] or scal["cells"][-1] < full["cells"][-1]))),
-        Claim("competitive_control",
-              "certified controller's RMS spacing error and string-stability ratio within 10% of the uncertified one",
+        Claim("platoon_competitive_control",
+              "platoon: certified controller's RMS spacing error and string-stability ratio within 10% of the "
+              "uncertified one",
               "competitive control performance", {"rms_ratio": perf_ratio, "string_ratio_ratio": string_ratio},
               bool(perf_ratio <= 1.1 and string_ratio <= 1.1)),
-        Claim("verified_certificates_hold",
-              "dense random + gradient falsification finds no violation of any certificate reported verified",
+        Claim("platoon_verified_certificates_hold",
+              "platoon: dense random + gradient falsification finds no violation of any certificate reported verified",
               "sound", {"searched": list(fals), "violations": n_viol}, bool(fals) and n_viol == 0),
-    ]
+    ] + net_claims
     metrics = {"vector_loglog_slope": slope, "w_sim": w_sim, "reach_verified": s_reach["verified"],
                "full_verified": s_full["verified"], "c_0": s_reach["c_0"], "rho": s_reach["rho"],
                "gamma_max": s_reach["gamma_max"], "w_certified": s_reach["w_certified"],
                **{f"{k}_{m}": v[m] for k, v in sims.items() for m in v},
-               **{f"falsify_{k}_{m}": v[m] for k, v in (fals | fals_refuted).items() for m in v}}
+               **{f"falsify_{k}_{m}": v[m] for k, v in (fals | fals_refuted).items() for m in v}, **net_metrics}
     write_metrics(ctx.out, metrics, claims)
     return {k: float(v) for k, v in metrics.items()}

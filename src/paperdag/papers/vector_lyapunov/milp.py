@@ -27,6 +27,21 @@ class MilpResult:
     binaries: int
 
 
+def mirrored_pairs(w: np.ndarray, b: np.ndarray, units) -> list[tuple[int, int]]:
+    """Pairs (i, j) of the given units computing relu(t) and relu(-t) of the same t (|t| = relu(t) + relu(-t)):
+    for t > 0 only i can be active, for t < 0 only j, and t = 0 is representable with either, so a_i + a_j = 1 is a
+    valid cut that halves the branching on absolute values."""
+    seen = {}
+    for i in units:
+        seen.setdefault((w[i].tobytes(), float(b[i])), i)
+    pairs = []
+    for i in units:
+        j = seen.get(((-w[i]).tobytes(), float(-b[i]) + 0.0))
+        if j is not None and i < j:
+            pairs.append((i, j))
+    return pairs
+
+
 def maximize(
     net: MaskedNet,
     lo: np.ndarray,
@@ -47,7 +62,7 @@ def maximize(
     binaries: list[int] = []
     prev = list(range(len(lo)))
     for (w, b, m), (pl, pu) in zip(zip(net.weights, net.biases, net.relu), pre):
-        cur = []
+        cur, binary_of = [], {}
         for i in range(w.shape[0]):
             h = len(col_lo)
             cur.append(h)
@@ -65,9 +80,12 @@ def maximize(
                 col_lo += [0.0, 0.0]
                 col_up += [float(pu[i]), 1.0]
                 binaries.append(a)
+                binary_of[i] = a
                 rows.append(({h: 1.0, **lin}, float(b[i]), inf))  # h >= z
                 rows.append(({h: 1.0, **lin, a: -float(pl[i])}, -inf, float(b[i] - pl[i])))  # h <= z - l(1-a)
                 rows.append(({h: 1.0, a: -float(pu[i])}, -inf, 0.0))  # h <= u a
+        for i, j in mirrored_pairs(w, b, binary_of):  # relu(t) and relu(-t): exactly one is active
+            rows.append(({binary_of[i]: 1.0, binary_of[j]: 1.0}, 1.0, 1.0))
         prev = cur
     for coef, rl, ru in input_rows:
         rows.append(({j: float(c) for j, c in enumerate(coef) if c != 0}, rl, ru))

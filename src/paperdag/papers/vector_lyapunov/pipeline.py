@@ -11,7 +11,16 @@ CEGIS = ARCH + ("lr", "batch", "cegis_rounds", "steps_per_round", "margin", "lam
                 "lambda_shape", "c0_safety", "cegis_verify_per_round", "cegis_cells", "cegis_time", "cegis_keep")
 BUDGET = ("max_cells", "max_depth", "max_milp", "milp_time", "vehicle_time", "stop_after_cex")
 CERT_FILES = ("weights.safetensors", "meta.json", "cells.parquet", "counterexamples.parquet", "summary.json")
+# network systems' keys; "dt" first, since it is shared with PLATOON
+SYSTEM_KEYS = ("dt", "net_w_bound", "drone_kp_range", "drone_kv_range", "drone_kc", "drone_box", "grid_b0",
+               "grid_b", "grid_inertia_range", "grid_damping_range", "grid_box")
+NET_TRAIN = SYSTEM_KEYS + ("net_n_grid", "net_taus", "cert_feat", "cert_eps", "net_rho", "net_lr", "net_rounds",
+                           "net_steps", "net_cegis_milps", "net_cex_weight", "batch", "net_margin", "lambda_gamma",
+                           "net_milp_time", "cegis_keep")
+NET_VERIFY = SYSTEM_KEYS + ("net_n_grid", "net_taus", "net_tau_n", "net_max_cells", "max_depth", "max_milp",
+                            "net_milp_time", "net_subsystem_time", "stop_after_cex")
 ONE = Resources(cpus=1)
+SYSTEMS = ("drones", "microgrid")
 
 PIPELINE = Pipeline(
     slug="vector_lyapunov",
@@ -19,7 +28,13 @@ PIPELINE = Pipeline(
     params_model=Params,
     reverify="certify:reverify",
     stages=(
-        Stage("prepare", "prepare", "stages:prepare", params=PLATOON, outputs=("platoon.json",), resources=ONE),
+        Stage("prepare", "prepare", "stages:prepare", params=PLATOON + SYSTEM_KEYS[1:] + ("net_n_grid",),
+              outputs=("platoon.json", "networks.json"), resources=ONE),
+        *(Stage(f"train_{system}", "train", f"netstages:train_{system}", upstream=("prepare",), params=NET_TRAIN,
+                outputs=("certificates", "train.json"), resources=ONE) for system in SYSTEMS),
+        *(Stage(f"verify_{system}", "verify", f"netstages:verify_{system}", upstream=("prepare", f"train_{system}"),
+                params=NET_VERIFY, outputs=("certificates", "summary.json", "lmi.json"), resources=ONE)
+          for system in SYSTEMS),
         Stage("train_reach", "train", "stages:train_reach", upstream=("prepare",), params=CEGIS,
               outputs=("weights.safetensors", "train.json"), resources=ONE),
         Stage("train_full", "train", "stages:train_full", upstream=("prepare",), params=CEGIS,
@@ -41,11 +56,13 @@ PIPELINE = Pipeline(
                       "max_milp", "milp_time", "mono_timeout", "stop_after_cex"),
               outputs=("monolithic.json",), resources=ONE),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
-              upstream=("train_uncert", "verify", "verify_full", "verify_monolithic"),
+              upstream=("train_uncert", "verify", "verify_full", "verify_monolithic",
+                        *(f"verify_{system}" for system in SYSTEMS)),
               params=("n_grid", "policy_hidden", "u_scale", "sim_steps", "n_sims", "falsify_samples",
-                      "falsify_steps"),
+                      "falsify_steps", "net_n_grid", "net_taus", "net_tau_n"),
               outputs=("metrics.json", "scaling.parquet", "monolithic.parquet", "control.parquet",
-                       "verification_scaling.png", "control_performance.png"),
-              plots=("verification_scaling.png", "control_performance.png"), resources=ONE),
+                       "verification_scaling.png", "control_performance.png", "network_certificates.png"),
+              plots=("verification_scaling.png", "control_performance.png", "network_certificates.png"),
+              resources=ONE),
     ),
 )

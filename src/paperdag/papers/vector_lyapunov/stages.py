@@ -16,6 +16,7 @@ from .certify import (ARCH_KEYS, BUDGET_KEYS, load_models, platoon_from_json, pl
                       verify_vector, write_certificate)
 from .domain import level_constants, reach_bounds
 from .mono import MonoCert, mono_property, train_mono
+from .pipeline import SYSTEM_KEYS
 from .train import train_uncertified, train_vector
 
 PLATOON_KEYS = ("n_grid", "tau", "dt", "cav_period", "alpha_range", "beta_range", "v_max", "s_go", "s_st", "v_star",
@@ -33,6 +34,7 @@ def _platoon(ctx: StageContext):
 
 def prepare(ctx: StageContext) -> dict[str, float]:
     """Draw the platoon of max(n_grid) followers (platoon N = its first N followers)."""
+    from .netstages import prepare_networks
     from .platoon import make_platoon
 
     p = {k: getattr(ctx.params, k) for k in PLATOON_KEYS}
@@ -40,6 +42,8 @@ def prepare(ctx: StageContext) -> dict[str, float]:
     if not pl.ovm_linear_on_box():
         raise ValueError("the optimal-velocity clip must be inactive on the spacing box (see platoon.py)")
     write_json(ctx.out / "platoon.json", platoon_to_json(pl))
+    q = {k: getattr(ctx.params, k) for k in SYSTEM_KEYS + ("net_n_grid",)}
+    write_json(ctx.out / "networks.json", prepare_networks(q, ctx.rng))
     return {"n_followers": pl.n, "n_cav": int(pl.is_cav.sum())}
 
 

@@ -1,0 +1,289 @@
+"""Vector certificates for the linear delayed networks (drone formation, microgrid): learn, verify, re-verify.
+
+Verified condition, per subsystem i (compositional), on the query z = (x, eps, s, w):
+
+    (N)  V(x^+) <= max( c_s max(V(x), V(x^d)) + c_n |s| / (G_i kappa) + gamma |w| ,  rho c_0 )
+
+for all x, x^d with V(x), V(x^d) <= c_0, |s| <= G_i kappa c_0, |w| <= w_bar, where the delayed state is
+x^d = D_i x + eps with |eps| <= eps_i on the reachability-constrained delay domain (``constants``: the tau steps
+back from x(k) are bounded by the one-step increments Delta over the level set), or x^d anywhere in the level set
+on the full delay domain (the baseline). Here kappa = max {|k . y| : V(y) <= 1} (exact MILP), so every neighbour
+state with V <= c_0 gives |k . x_j| <= kappa V(x_j) and, with a_ij = c_n g_ij / G_i,
+c_n |s_i| / (G_i kappa) <= sum_j a_ij V(x_j^(d)). Hence (N) implies the issue's vector Lyapunov-Razumikhin
+condition with the comparison row (1 - a_ii, a_ij) = (c_s, c_n g_ij / G_i), whose infinity norm is
+c_s + c_n = rho < 1 for every N. The argument of ``paperdag.papers.vector_lyapunov`` (scaling by the window
+maximum, all maps positively homogeneous) then gives sISS with N-independent constants.
+
+Training (CEGIS): the polyhedral certificate V(x) = ||W y||_1 + eps ||y||_1 starts as a polyhedral approximation of
+the LMI baseline's quadratic norm; each round a gradient falsifier ranks the subsystems, the exact MILP returns the
+worst case of the most violated ones, the counterexamples join the training set, and Adam minimises the sampled
+violation (uniform queries plus queries pushed onto the level-set boundary, where (N) binds). The candidate with
+the lowest exact worst case is kept. Verification: every subsystem's query goes to branch and bound + MILP
+(``bab.verify``); the MILP is exact, so each subsystem is proved or refuted with a concrete counterexample.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from paperdag.io import read_json, write_json, write_table
+
+from . import bab
+from .domain import _bounds_np, level_constants
+from .graph import Builder
+from .lmi import lmi_certificate
+from .milp import maximize
+from .network import (Network, NetworkCert, compile_network_query, network_box, network_decrease)
+
+NET_ARCH = ("cert_feat", "cert_eps", "rho")
+
+
+def kappa_of(V, channel: tuple[float, float], c_0: float, box: np.ndarray) -> float:
+    """Sound upper bound of max {|k . y| : V(y) <= 1} (exact MILP on the box B / c_0, which contains the unit
+    level set because V >= c_0 on the boundary of B and V is homogeneous)."""
+    b = Builder(2)
+    x = b.input([0, 1])
+    net = b.build(b.cat(b.linear(x, [list(channel)]), V.compile(b, x)))
+    hi = box / c_0
+    r = maximize(net, -hi, hi, _bounds_np(net, -hi, hi), np.array([1.0, 0.0]), [], [(np.array([0.0, 1.0]), -np.inf,
+                                                                                       1.0)])
+    return float(r.bound)
+
+
+def quadratic_init(nc: NetworkCert, net: Network) -> None:
+    """Set W = U (L^T D): V approximates the quadratic norm |L^T x| (y = x / box = D^-1 x) of the LMI baseline's P
+    (``lmi.lmi_certificate``: the common P in which every subsystem's delay-compensated closed loop contracts
+    fastest), or, if that LMI is infeasible, of the real eigenbasis of the mean closed loop; U = feat unit directions
+    (a polyhedral approximation of the round ball)."""
+    D = np.diag(net.box)
+    P, _ = lmi_certificate(net)
+    if P is not None:
+        LtD = np.linalg.cholesky(P).T @ D
+    else:
+        M = np.eye(2) + net.dt * np.array([[0.0, 1.0], [np.mean(net.a0 + net.a1), np.mean(net.b1)]])
+        lam, vec = np.linalg.eig(M)
+        J = np.stack([vec[:, 0].real, vec[:, 0].imag], 1) if abs(lam[0].imag) > 1e-12 else vec.real
+        LtD = np.linalg.inv(J) @ D
+    feat = nc.V.skip.weight.shape[0]
+    ang = np.pi * np.arange(feat) / feat
+    W = np.stack([np.cos(ang), np.sin(ang)], 1) @ LtD
+    with torch.no_grad():
+        nc.V.skip.weight.copy_(torch.as_tensor(W / np.abs(W).sum(0).max()))
+
+
+def sample_queries(net: Network, nc: NetworkCert, idx: np.ndarray, eps, c_0: float, kappa: float,
+                   gen: torch.Generator) -> torch.Tensor:
+    """Queries [B, 6] uniform on each subsystem's box; half of them with x scaled onto the level set's boundary."""
+    hi = torch.as_tensor(np.stack([network_box(net, i, eps, c_0, kappa)[1] for i in range(net.n)])[idx])
+    z = (2 * torch.rand(hi.shape, generator=gen, dtype=torch.float64) - 1) * hi
+    with torch.no_grad():
+        v = nc.V(z[:, :2])
+    half = torch.arange(len(z)) % 2 == 0
+    z[half, :2] *= (c_0 / v[half].clamp(min=1e-12))[:, None]
+    return z
+
+
+def falsify_network(nc: NetworkCert, net: Network, eps, c_0: float, kappa: float, n: int, steps: int,
+                    gen: torch.Generator) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
+    """Projected gradient ascent on G_i from n random starts over random subsystems; returns (idx, z, G) with
+    G = -inf where a point is outside the domain (V(x) or V(x^d) > c_0)."""
+    idx = torch.randint(net.n, (n,), generator=gen).numpy()
+    hi = torch.as_tensor(np.stack([network_box(net, i, eps, c_0, kappa)[1] for i in range(net.n)])[idx])
+    z = sample_queries(net, nc, idx, eps, c_0, kappa, gen)
+    reach = eps is not None
+    for _ in range(steps):
+        z.requires_grad_(True)
+        G, vx, vxd = network_decrease(nc, net, idx, z, c_0, kappa, reach)
+        obj = G - 10.0 * (torch.relu(vx - c_0) + torch.relu(vxd - c_0))
+        (g,) = torch.autograd.grad(obj.sum(), z)
+        z = torch.maximum(torch.minimum(z.detach() + 0.02 * hi * torch.sign(g), hi), -hi)
+    with torch.no_grad():
+        G, vx, vxd = network_decrease(nc, net, idx, z, c_0, kappa, reach)
+    inside = (vx <= c_0) & (vxd <= c_0)
+    return idx, z.detach(), torch.where(inside, G, torch.full_like(G, -np.inf))
+
+
+def constants(nc: NetworkCert, net: Network) -> tuple[float, float, float, np.ndarray, np.ndarray]:
+    """(c_0, c_1, kappa, Delta [N, 2], eps [N, 2]); c_0 = min of V on the boundary of B (exact MILP).
+
+    Delta_i bounds the one-step increment |x_i(m+1) - x_i(m)| over the level set: with x, x^d in {V <= c_0},
+    |s| <= s_i = G_i kappa c_0, |w| <= w_bar the step is linear in independent variables, so (l* = dual norm of V,
+    exact MILP)  Delta_q = dt c_0 l*((0, 1)),
+    Delta_v = dt (c_0 |a0_i| l*((1, 0)) + c_0 l*((a1_i, b1_i)) + s_i + w_bar).
+    Reachable delayed state: summing the tau increments back from x(k), with v(k-j) = v(k) -+ j Delta_v etc.,
+        x^d = (I - tau dt T_i) x + eps,   |eps_q| <= dt Delta_v S1,
+        |eps_v| <= dt (|a0_i| Delta_q S1 + (|a1_i| Delta_q + |b1_i| Delta_v) S2 + tau (s_i + w_bar)),
+    S1 = tau (tau + 1) / 2, S2 = S1 + tau^2 (the window [k - 2 tau, k] lies in the level set)."""
+    box = np.array(net.box)
+    c_0, c_1 = level_constants(nc.V, box)
+    dual = lambda l: kappa_of(nc.V, l, c_0, box)  # noqa: E731
+    kappa, dq, dq0 = dual(net.channel), dual((0.0, 1.0)), dual((1.0, 0.0))
+    tau, dt = net.tau, net.dt
+    s1, s2 = tau * (tau + 1) / 2, tau * (tau + 1) / 2 + tau**2
+    delta, eps = np.zeros((net.n, 2)), np.zeros((net.n, 2))
+    for i in range(net.n):
+        s_i = net.coupling(i) * kappa * c_0
+        delta[i] = [dt * c_0 * dq, dt * (c_0 * abs(net.a0[i]) * dq0 + c_0 * dual((net.a1[i], net.b1[i])) + s_i
+                                         + net.w_bound)]
+        eps[i] = [dt * delta[i, 1] * s1, dt * (abs(net.a0[i]) * delta[i, 0] * s1 + (abs(net.a1[i]) * delta[i, 0]
+                                                + abs(net.b1[i]) * delta[i, 1]) * s2 + tau * (s_i + net.w_bound))]
+    return c_0, c_1, kappa, delta, eps
+
+
+def network_property(nc: NetworkCert, net: Network, i: int, eps, c_0: float, kappa: float) -> bab.Property:
+    """G_i <= 0 where V(x), V(x^d) <= c_0; eps None = full delay domain."""
+    lo, hi, couplings = network_box(net, i, eps, c_0, kappa)
+    regions = ((np.eye(3)[1], c_0, "<="), (np.eye(3)[2], c_0, "<="))
+    return bab.Property(compile_network_query(nc, net, i, c_0, kappa, eps is not None), np.eye(3)[0], 0.0, lo, hi,
+                        couplings, regions)
+
+
+def _check(nc: NetworkCert, net: Network, reach: bool, p, gen: torch.Generator):
+    """Verifier-in-the-loop step: falsify, then the exact MILP worst case of the ``net_cegis_milps`` subsystems
+    the falsifier found most violated (time limit ``milp_time``; past it the MILP's dual bound is used, which is
+    sound but loose). Returns (worst G / c_0 among them, counterexamples [(i, z)])."""
+    c_0, _, kappa, _, eps = constants(nc, net)
+    eps = eps if reach else None
+    fi, fz, fG = falsify_network(nc, net, eps, c_0, kappa, 512, 10, gen)
+    worst = [float(fG[fi == i].max()) if (fi == i).any() else -np.inf for i in range(net.n)]
+    new, bounds = [], []
+    for i in np.argsort(worst)[::-1][: p.net_cegis_milps]:
+        r = bab.worst_case(network_property(nc, net, int(i), eps, c_0, kappa), p.milp_time)
+        bounds.append(r.bound / c_0)
+        if r.z is not None and r.value is not None and r.value > -p.margin * c_0:
+            new.append((int(i), r.z))
+    new += [(int(fi[k]), fz[k].numpy()) for k in torch.nonzero(fG > 0).flatten()[: p.cegis_keep]]
+    return max(bounds), new
+
+
+def train_network_cert(net: Network, p, reach: bool, gen: torch.Generator, log, tag: str) -> tuple[NetworkCert, dict]:
+    """CEGIS from the quadratic initialisation: each round checks the candidate (``_check``), keeps the best one
+    (lowest exact worst case), adds the counterexamples (weighted ``net_cex_weight``) to the training set and runs
+    ``net_steps`` Adam steps on  mean relu(G + m c_0) over the domain + lambda_gamma gamma."""
+    nc = NetworkCert(net.box, p.cert_feat, p.cert_eps, p.rho)
+    quadratic_init(nc, net)
+    opt = torch.optim.Adam(nc.parameters(), lr=p.net_lr)
+    cex_idx, cex_z = np.zeros(0, int), torch.zeros(0, 6, dtype=torch.float64)
+    best, best_state, n_cex, step_no = np.inf, None, [], 0
+    for rnd in range(p.net_rounds + 1):
+        score, new = _check(nc, net, reach, p, gen)
+        log(f"{tag}_milp_worst_G_over_c0", score, rnd)
+        n_cex.append(len(new))
+        if score < best:
+            best, best_state = score, {k: v.clone() for k, v in nc.state_dict().items()}
+        if rnd == p.net_rounds:
+            break
+        if new:
+            cex_idx = np.concatenate([cex_idx, np.repeat([i for i, _ in new], p.net_cex_weight)])
+            cex_z = torch.cat([cex_z, torch.as_tensor(np.stack([z for _, z in new])).repeat_interleave(
+                p.net_cex_weight, 0)])
+        c_0, _, kappa, _, eps = constants(nc, net)
+        eps = eps if reach else None
+        for _ in range(p.net_steps):
+            idx = torch.randint(net.n, (p.batch,), generator=gen).numpy()
+            z = sample_queries(net, nc, idx, eps, c_0, kappa, gen)
+            if len(cex_idx):
+                idx, z = np.concatenate([idx, cex_idx]), torch.cat([z, cex_z])
+            G, vx, vxd = network_decrease(nc, net, idx, z, c_0, kappa, reach)
+            inside = ((vx <= c_0) & (vxd <= c_0)).detach()
+            inside_n = float(inside.sum())
+            loss = (torch.relu(G + p.margin * c_0) * inside).sum() / max(inside_n, 1.0) + p.lambda_gamma * nc.gamma()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            log(f"{tag}_loss", float(loss.detach()), step_no)
+            step_no += 1
+    nc.load_state_dict(best_state)
+    return nc, {"best_round_worst_G_over_c0": best, "cegis_counterexamples_total": int(sum(n_cex)),
+                "cegis_rounds_run": p.net_rounds}
+
+
+def verify_network(nc: NetworkCert, net: Network, reach: bool, budget: dict) -> dict:
+    """Verify (N) for every subsystem; summary with per-subsystem verdicts, cells and the sISS constants."""
+    t0 = time.perf_counter()
+    c_0, c_1, kappa, delta, eps = constants(nc, net)
+    t_const = time.perf_counter() - t0
+    rows, cex, per = [], [], []
+    for i in range(net.n):
+        prop = network_property(nc, net, i, eps if reach else None, c_0, kappa)
+        res = bab.verify(prop, budget["max_cells"], budget["max_depth"], max_milp=budget["max_milp"],
+                         milp_time=budget["milp_time"], time_budget=budget["vehicle_time"],
+                         stop_after_cex=budget["stop_after_cex"])
+        rows += [{"subsystem": i} | r for r in res.rows]
+        for z in res.counterexamples:
+            G, _, _ = network_decrease(nc, net, np.array([i]), torch.as_tensor(z[None]), c_0, kappa, reach)
+            cex.append({"subsystem": i, "z": z.tolist(), "G_compiled": float(prop.net(z[None])[0, 0]),
+                        "G_torch": float(G.detach()[0])})
+        per.append({"subsystem": i, "verified": res.verified, "seconds": res.seconds, "cells": len(res.rows),
+                    "milp_cells": res.count("proved_milp"), "refuted_cells": res.count("refuted"),
+                    "unknown_cells": res.count("unknown")})
+    c_s, c_n = (float(c) for c in nc.row().detach())
+    gamma = float(nc.gamma().detach())
+    summary = {"system": net.system, "n": net.n, "tau": net.tau, "reach": reach,
+               "verified": all(q["verified"] for q in per), "per_subsystem": per, "c_0": c_0, "c_1": c_1,
+               "kappa": kappa, "delta": delta.tolist(), "eps": eps.tolist(), "rho": nc.rho, "c_s": c_s, "c_n": c_n,
+               "gamma": gamma,
+               "constants_seconds": t_const, "w_certified": float(min(net.w_bound, (1 - nc.rho) * c_0 / gamma))}
+    return {"summary": summary, "rows": rows, "counterexamples": cex}
+
+
+def network_to_json(net: Network) -> dict:
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in net.__dict__.items()}
+
+
+def network_from_json(d: dict) -> Network:
+    d = dict(d)
+    for k in ("a0", "a1", "b1", "gain"):
+        d[k] = np.asarray(d[k], dtype=np.float64)
+    d["box"], d["channel"] = tuple(d["box"]), tuple(d["channel"])
+    return Network(**d)
+
+
+def write_network_certificate(out: Path, nc: NetworkCert, net: Network, arch: dict, budget: dict,
+                              result: dict) -> None:
+    """Certificate folder: weights, meta (system, architecture, budgets), per-cell table, counterexamples."""
+    out.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.contiguous() for k, v in nc.state_dict().items()}, str(out / "weights.safetensors"))
+    write_json(out / "meta.json", {"kind": "network", "network": network_to_json(net), "arch": arch,
+                                   "budget": budget, "reach": result["summary"]["reach"]})
+    rows = result["rows"]
+    write_table(out / "cells.parquet", {
+        "subsystem": [r["subsystem"] for r in rows], "status": [r["status"] for r in rows],
+        "depth": [int(r["depth"]) for r in rows], "bound": [r["bound"] for r in rows],
+        "lo": [r["lo"] for r in rows], "hi": [r["hi"] for r in rows]})
+    cex = result["counterexamples"]
+    write_table(out / "counterexamples.parquet", {k: [c[k] for c in cex] for k in
+                                                  ("subsystem", "z", "G_compiled", "G_torch")})
+    write_json(out / "summary.json", result["summary"])
+
+
+def load_network_cert(path: Path, arch: dict, box: tuple[float, float]) -> NetworkCert:
+    nc = NetworkCert(box, arch["cert_feat"], arch["cert_eps"], arch["rho"])
+    nc.load_state_dict(load_file(str(path)))
+    return nc
+
+
+def reverify_network(cert_dir: Path) -> tuple[bool, str]:
+    """Re-verify a network certificate folder from its weights (see ``certify.reverify``)."""
+    meta, stored = read_json(cert_dir / "meta.json"), read_json(cert_dir / "summary.json")
+    net = network_from_json(meta["network"])
+    nc = load_network_cert(cert_dir / "weights.safetensors", meta["arch"], net.box)
+    fresh = verify_network(nc, net, meta["reach"], meta["budget"])["summary"]
+    problems = []
+    if fresh["verified"] != stored["verified"]:
+        problems.append(f"verdict differs from the stored one ({stored['verified']})")
+    if not fresh["c_s"] + fresh["c_n"] < 1.0:
+        problems.append("comparison row does not contract")
+    per = fresh["per_subsystem"]
+    msg = (f"{net.system} N={net.n} tau={net.tau}: {sum(q['verified'] for q in per)}/{len(per)} subsystems proved "
+           f"({sum(q['refuted_cells'] for q in per)} refuted cells, {sum(q['unknown_cells'] for q in per)} unknown) "
+           f"on the {'reachability-constrained' if meta['reach'] else 'full'} delay domain; "
+           f"row (c_s, c_n)=({fresh['c_s']:.4f}, {fresh['c_n']:.4f}), c_0={fresh['c_0']:.4g}")
+    if problems:
+        msg += "; " + "; ".join(problems)
+    return bool(fresh["verified"] and not problems), msg
