@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
-from paperdag.io import read_json, write_json, write_table
+from paperdag.io import read_json, read_table, write_json, write_table
 
 from . import bab
 from .domain import _bounds_np, level_constants
@@ -145,38 +145,43 @@ def network_property(nc: NetworkCert, net: Network, i: int, eps, c_0: float, kap
 
 def _check(nc: NetworkCert, net: Network, reach: bool, p, gen: torch.Generator):
     """Verifier-in-the-loop step: falsify, then the exact MILP worst case of the ``net_cegis_milps`` subsystems
-    the falsifier found most violated (time limit ``milp_time``; past it the MILP's dual bound is used, which is
-    sound but loose). Returns (worst G / c_0 among them, counterexamples [(i, z)])."""
+    the falsifier found most violated; if all of them hold, of every other subsystem too, until one fails (time
+    limit ``milp_time``; past it the MILP's dual bound is used, which is sound but loose).
+    Returns (worst G / c_0 among the subsystems checked, counterexamples [(i, z)], every subsystem proved)."""
     c_0, _, kappa, _, eps = constants(nc, net)
     eps = eps if reach else None
     fi, fz, fG = falsify_network(nc, net, eps, c_0, kappa, 512, 10, gen)
     worst = [float(fG[fi == i].max()) if (fi == i).any() else -np.inf for i in range(net.n)]
+    order = np.argsort(worst)[::-1]
     new, bounds = [], []
-    for i in np.argsort(worst)[::-1][: p.net_cegis_milps]:
+    for rank, i in enumerate(order):
+        if rank >= p.net_cegis_milps and max(bounds) > 0:
+            break
         r = bab.worst_case(network_property(nc, net, int(i), eps, c_0, kappa), p.milp_time)
         bounds.append(r.bound / c_0)
         if r.z is not None and r.value is not None and r.value > -p.margin * c_0:
             new.append((int(i), r.z))
     new += [(int(fi[k]), fz[k].numpy()) for k in torch.nonzero(fG > 0).flatten()[: p.cegis_keep]]
-    return max(bounds), new
+    return max(bounds), new, len(bounds) == net.n and max(bounds) <= 0
 
 
 def train_network_cert(net: Network, p, reach: bool, gen: torch.Generator, log, tag: str) -> tuple[NetworkCert, dict]:
-    """CEGIS from the quadratic initialisation: each round checks the candidate (``_check``), keeps the best one
-    (lowest exact worst case), adds the counterexamples (weighted ``net_cex_weight``) to the training set and runs
-    ``net_steps`` Adam steps on  mean relu(G + m c_0) over the domain + lambda_gamma gamma."""
+    """CEGIS from the quadratic initialisation: each round checks the candidate (``_check``) and stops as soon as the
+    MILP proves every subsystem; otherwise it keeps the best candidate so far (lowest exact worst case), adds the
+    counterexamples (weighted ``net_cex_weight``) to the training set and runs ``net_steps`` Adam steps on
+    mean relu(G + m c_0) over the domain + lambda_gamma gamma."""
     nc = NetworkCert(net.box, p.cert_feat, p.cert_eps, p.rho)
     quadratic_init(nc, net)
     opt = torch.optim.Adam(nc.parameters(), lr=p.net_lr)
     cex_idx, cex_z = np.zeros(0, int), torch.zeros(0, 6, dtype=torch.float64)
-    best, best_state, n_cex, step_no = np.inf, None, [], 0
+    best, best_state, n_cex, step_no, proved = np.inf, None, [], 0, False
     for rnd in range(p.net_rounds + 1):
-        score, new = _check(nc, net, reach, p, gen)
+        score, new, proved = _check(nc, net, reach, p, gen)
         log(f"{tag}_milp_worst_G_over_c0", score, rnd)
         n_cex.append(len(new))
-        if score < best:
+        if score < best or proved:
             best, best_state = score, {k: v.clone() for k, v in nc.state_dict().items()}
-        if rnd == p.net_rounds:
+        if proved or rnd == p.net_rounds:
             break
         if new:
             cex_idx = np.concatenate([cex_idx, np.repeat([i for i, _ in new], p.net_cex_weight)])
@@ -200,7 +205,7 @@ def train_network_cert(net: Network, p, reach: bool, gen: torch.Generator, log, 
             step_no += 1
     nc.load_state_dict(best_state)
     return nc, {"best_round_worst_G_over_c0": best, "cegis_counterexamples_total": int(sum(n_cex)),
-                "cegis_rounds_run": p.net_rounds}
+                "cegis_rounds_run": len(n_cex) - 1, "cegis_proved_every_subsystem": float(proved)}
 
 
 def verify_network(nc: NetworkCert, net: Network, reach: bool, budget: dict) -> dict:
@@ -279,11 +284,22 @@ def reverify_network(cert_dir: Path) -> tuple[bool, str]:
         problems.append(f"verdict differs from the stored one ({stored['verified']})")
     if not fresh["c_s"] + fresh["c_n"] < 1.0:
         problems.append("comparison row does not contract")
+    cex = read_table(cert_dir / "counterexamples.parquet").to_pylist()
+    real = 0
+    for c in cex:
+        with torch.no_grad():
+            G, vx, vxd = network_decrease(nc, net, np.array([c["subsystem"]]),
+                                          torch.tensor([c["z"]], dtype=torch.float64), fresh["c_0"], fresh["kappa"],
+                                          meta["reach"])
+        real += bool(float(G[0]) > 0 and max(float(vx[0]), float(vxd[0])) <= fresh["c_0"] + 1e-9)
+    if real != len(cex):
+        problems.append(f"{len(cex) - real} stored counterexamples are not violations")
     per = fresh["per_subsystem"]
     msg = (f"{net.system} N={net.n} tau={net.tau}: {sum(q['verified'] for q in per)}/{len(per)} subsystems proved "
            f"({sum(q['refuted_cells'] for q in per)} refuted cells, {sum(q['unknown_cells'] for q in per)} unknown) "
            f"on the {'reachability-constrained' if meta['reach'] else 'full'} delay domain; "
-           f"row (c_s, c_n)=({fresh['c_s']:.4f}, {fresh['c_n']:.4f}), c_0={fresh['c_0']:.4g}")
+           f"row (c_s, c_n)=({fresh['c_s']:.4f}, {fresh['c_n']:.4f}), c_0={fresh['c_0']:.4g}; "
+           f"{real}/{len(cex)} stored counterexamples confirmed")
     if problems:
         msg += "; " + "; ".join(problems)
     return bool(fresh["verified"] and not problems), msg

@@ -1,7 +1,7 @@
 """Stages of the network systems (drone formation, microgrid): train the vector certificate per delay, verify it.
 
-train_<system>: for each tau in ``net_taus`` a certificate trained by CEGIS on the ring of max(net_n_grid)
-heterogeneous subsystems -> ``certificates/tau<tau>.safetensors``.
+train_<system>: for each tau in ``net_taus`` a certificate trained by CEGIS on the network it is verified on
+(below) -> ``certificates/tau<tau>.safetensors``.
 verify_<system>: for tau = net_taus[0] the ring of max(net_n_grid) subsystems (the first N subsystems of a ring of
 32 have exactly the queries of the ring of N >= 3, since every node has degree 2 and the query of subsystem i depends
 only on its own parameters and degree), for the other taus the ring of ``net_tau_n``; the full delay domain
@@ -53,8 +53,9 @@ def train_system(ctx: StageContext, system: str) -> dict[str, float]:
     tp = _TrainParams(ctx)
     (ctx.out / "certificates").mkdir()
     info = {}
+    first = ctx.params.net_taus[0]
     for tau in ctx.progress(ctx.params.net_taus, desc=f"{system} delays"):
-        net = _networks(ctx, system, max(ctx.params.net_n_grid), tau)
+        net = _networks(ctx, system, max(ctx.params.net_n_grid) if tau == first else ctx.params.net_tau_n, tau)
         nc, res = train_network_cert(net, tp, True, gen, ctx.log_metric, f"{system}_tau{tau}")
         save_file({k: v.contiguous() for k, v in nc.state_dict().items()},
                   str(ctx.out / "certificates" / f"tau{tau}.safetensors"))
