@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .bounds import output_bounds
+from .bounds import box_layer_bounds, output_bounds
 from .graph import MaskedNet
 from .milp import maximize
 
@@ -94,8 +94,9 @@ def _project(prop: Property, z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> n
     return z
 
 
-def milp_cell(prop: Property, lo: np.ndarray, hi: np.ndarray, pre, time_limit: float):
-    """Exact MILP of max objective . out over one cell (couplings and region conditions as linear rows)."""
+def milp_cell(prop: Property, lo: np.ndarray, hi: np.ndarray, time_limit: float):
+    """Exact MILP of max objective . out over one cell (couplings and region conditions as linear rows; big-M
+    constants from the cell's CROWN layer bounds)."""
     rows = []
     for a, b, l, u in prop.couplings:
         coef = np.zeros(len(lo))
@@ -103,15 +104,13 @@ def milp_cell(prop: Property, lo: np.ndarray, hi: np.ndarray, pre, time_limit: f
         rows.append((coef, l, u))
     out_rows = [(coef, value, np.inf) if sense == ">=" else (coef, -np.inf, value)
                 for coef, value, sense in prop.regions]
-    return maximize(prop.net, lo, hi, pre, prop.objective, rows, out_rows, time_limit)
+    return maximize(prop.net, lo, hi, box_layer_bounds(prop.net, lo, hi), prop.objective, rows, out_rows, time_limit)
 
 
 def worst_case(prop: Property, time_limit: float):
     """MILP over the whole domain: proven upper bound of the objective and the best point found (CEGIS oracle)."""
     lo, hi = tighten(prop, prop.lo, prop.hi)
-    C = torch.as_tensor(prop.objective[None], dtype=torch.float64)
-    _, _, pre = output_bounds(prop.net, torch.as_tensor(lo[None]), torch.as_tensor(hi[None]), C)
-    return milp_cell(prop, lo, hi, [(a[0].numpy(), b[0].numpy()) for a, b in pre], time_limit)
+    return milp_cell(prop, lo, hi, time_limit)
 
 
 def choose_split(prop: Property, lo: np.ndarray, hi: np.ndarray, device: str = "cpu") -> np.ndarray:
@@ -218,10 +217,7 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
         if n_done >= max_milp or time.perf_counter() - t0 > time_budget:
             record(lo, hi, depth, "unknown", np.inf)
             continue
-        tlo, thi = torch.as_tensor(lo[None]), torch.as_tensor(hi[None])
-        _, _, pre = output_bounds(prop.net, tlo, thi, C)
-        pre = [(pl[0].numpy(), pu[0].numpy()) for pl, pu in pre]
-        r = milp_cell(prop, lo, hi, pre, max(0.1, min(milp_time, time_budget - (time.perf_counter() - t0))))
+        r = milp_cell(prop, lo, hi, max(0.1, min(milp_time, time_budget - (time.perf_counter() - t0))))
         z = violating_point(prop, r.z) if r.z is not None else None
         if r.bound <= prop.threshold:
             record(lo, hi, depth, "proved_milp", r.bound)

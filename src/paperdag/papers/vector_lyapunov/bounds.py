@@ -100,6 +100,12 @@ def layer_bounds(net: MaskedNet, lo: Tensor, up: Tensor, crown: bool = True) -> 
     return pre
 
 
+def box_layer_bounds(net: MaskedNet, lo, hi) -> list[tuple]:
+    """``layer_bounds`` of one box given as numpy arrays, returned as numpy (what the MILP encoding needs)."""
+    pre = layer_bounds(net, torch.as_tensor(lo[None]), torch.as_tensor(hi[None]))
+    return [(pl[0].numpy(), pu[0].numpy()) for pl, pu in pre]
+
+
 def output_bounds(
     net: MaskedNet, lo: Tensor, up: Tensor, C: Tensor, crown_layers: bool = True
 ) -> tuple[Tensor, Tensor, list[tuple[Tensor, Tensor]]]:

@@ -109,6 +109,23 @@ def write_certificate(out: Path, vc: VectorCert, policy: Policy, pl: Platoon, ar
     write_json(out / "summary.json", result["summary"])
 
 
+def judge_reverification(message: str, fresh_verified: bool, stored_verified: bool, contracts: bool, confirmed: int,
+                         stored_cex: int) -> tuple[bool, str]:
+    """(ok, message) of a re-verification: ok iff the certificate is freshly proved, its comparison rows contract,
+    the stored verdict agrees and every stored counterexample is a real violation; the message says what disagrees."""
+    problems = []
+    if fresh_verified != stored_verified:
+        problems.append(f"verdict differs from the stored one ({stored_verified})")
+    if not contracts:
+        problems.append("comparison rows do not contract")
+    if confirmed != stored_cex:
+        problems.append(f"{stored_cex - confirmed} stored counterexamples are not violations")
+    message += f"; {confirmed}/{stored_cex} stored counterexamples confirmed"
+    if problems:
+        message += "; " + "; ".join(problems)
+    return bool(fresh_verified and not problems), message
+
+
 def reverify(cert_dir: Path) -> tuple[bool, str]:
     """Re-verify a certificate folder from its weights: recompute Delta and c_0, rerun branch and bound + MILP for
     every follower, and re-evaluate every stored counterexample with the torch model (network certificate
@@ -125,24 +142,16 @@ def reverify(cert_dir: Path) -> tuple[bool, str]:
     pl = platoon_from_json(meta["platoon"])
     vc, policy = load_models(cert_dir / "weights.safetensors", meta["arch"], pl)
     fresh = verify_vector(vc, policy, pl, meta["reach"], meta["budget"])["summary"]
-    problems = []
-    if fresh["verified"] != stored["verified"]:
-        problems.append(f"verdict differs from the stored one ({stored['verified']})")
-    if not fresh["rows_sum_max"] < 1.0:
-        problems.append("comparison matrix rows do not contract")
     cex = read_table(cert_dir / "counterexamples.parquet").to_pylist()
     real = 0
     for c in cex:
         G, level = decrease(vc, policy, pl, np.array([c["vehicle"]]), torch.tensor([c["z"]], dtype=torch.float64),
                             fresh["c_0"])
         real += bool(float(G.detach()[0]) > 0 and float(level.detach()[0]) <= fresh["c_0"])
-    if real != len(cex):
-        problems.append(f"{len(cex) - real} stored counterexamples are not violations")
     per = fresh["per_vehicle"]
     msg = (f"{sum(p['verified'] for p in per)}/{len(per)} followers proved "
            f"({sum(p['refuted_cells'] for p in per)} refuted cells, {sum(p['unknown_cells'] for p in per)} unknown) "
            f"on the {'reachability-constrained' if meta['reach'] else 'full'} delay domain; rho={fresh['rho']}, "
-           f"c_0={fresh['c_0']:.4g}; {real}/{len(cex)} stored counterexamples confirmed")
-    if problems:
-        msg += "; " + "; ".join(problems)
-    return bool(fresh["verified"] and not problems), msg
+           f"c_0={fresh['c_0']:.4g}")
+    return judge_reverification(msg, fresh["verified"], stored["verified"], fresh["rows_sum_max"] < 1.0, real,
+                                len(cex))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .bounds import layer_bounds, output_bounds
+from .bounds import box_layer_bounds, output_bounds
 from . import bab
 from .certificate import Q_DIM, Cert, Policy, VectorCert, compile_increment, compile_query
 from .graph import Builder, MaskedNet
@@ -34,13 +34,8 @@ def query_box(pl: Platoon, i: int, delta: np.ndarray | None) -> tuple[np.ndarray
     return -hi, hi, couplings
 
 
-def _bounds_np(net: MaskedNet, lo: np.ndarray, hi: np.ndarray):
-    pre = layer_bounds(net, torch.as_tensor(lo[None]), torch.as_tensor(hi[None]))
-    return [(pl[0].numpy(), pu[0].numpy()) for pl, pu in pre]
-
-
 def _extreme(net: MaskedNet, lo, hi, coef, rows=(), sense="max", time_limit=30.0) -> float:
-    r = maximize(net, lo, hi, _bounds_np(net, lo, hi), coef, list(rows), [], time_limit, sense)
+    r = maximize(net, lo, hi, box_layer_bounds(net, lo, hi), coef, list(rows), [], time_limit, sense)
     return r.bound
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .network import Network, delay_matrix
+from .network import Network, delay_matrix, reachable_delay
 
 
 def _dual(P_inv: np.ndarray, l) -> float:
@@ -63,19 +63,14 @@ def check_quadratic(net: Network, P: np.ndarray, rho: float, reach: bool) -> dic
     ev = np.array([0.0, 1.0])
     ev_norm = float(np.sqrt(ev @ P @ ev))
     kappa = _dual(P_inv, net.channel)
-    tau, dt = net.tau, net.dt
-    s1, s2 = tau * (tau + 1) / 2, tau * (tau + 1) / 2 + tau**2
+    dt = net.dt
     rows = []
     for i in range(net.n):
         M, A1 = _closed_loop(net, i, reach)
         contraction = float(np.linalg.norm(L.T @ M @ np.linalg.inv(L.T), 2))
         s_i = net.coupling(i) * kappa
-        if reach:
-            dq = dt * _dual(P_inv, (0.0, 1.0))
-            dv = dt * (abs(net.a0[i]) * _dual(P_inv, (1.0, 0.0)) + _dual(P_inv, (net.a1[i], net.b1[i])) + s_i
-                       + w_rel)
-            eps_q, eps_v = dt * dv * s1, dt * (abs(net.a0[i]) * dq * s1 + (abs(net.a1[i]) * dq + abs(net.b1[i]) * dv)
-                                               * s2 + tau * (s_i + w_rel))
+        if reach:  # in units of c_0: level 1, disturbance w_bar / c_0
+            _, (eps_q, eps_v) = reachable_delay(net, i, lambda l: _dual(P_inv, l), 1.0, kappa, w_rel)
             delay = dt * (abs(net.a1[i]) * eps_q + abs(net.b1[i]) * eps_v) * ev_norm
         else:
             delay = dt * float(np.linalg.norm(L.T @ A1 @ np.linalg.inv(L.T), 2)) * 2  # eps = x^d - x, V_P <= 2

@@ -25,6 +25,7 @@ the lowest exact worst case is kept. Verification: every subsystem's query goes 
 from __future__ import annotations
 
 import time
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -34,11 +35,14 @@ from safetensors.torch import load_file, save_file
 from paperdag.io import read_json, read_table, write_json, write_table
 
 from . import bab
-from .domain import _bounds_np, level_constants
+from .certify import judge_reverification
+from .bounds import box_layer_bounds
+from .domain import level_constants
 from .graph import Builder
 from .lmi import lmi_certificate
 from .milp import maximize
-from .network import (Network, NetworkCert, compile_network_query, network_box, network_decrease)
+from .network import (Network, NetworkCert, compile_network_query, network_box, network_decrease,
+                      reachable_delay)
 
 NET_ARCH = ("cert_feat", "cert_eps", "rho")
 
@@ -50,8 +54,8 @@ def kappa_of(V, channel: tuple[float, float], c_0: float, box: np.ndarray) -> fl
     x = b.input([0, 1])
     net = b.build(b.cat(b.linear(x, [list(channel)]), V.compile(b, x)))
     hi = box / c_0
-    r = maximize(net, -hi, hi, _bounds_np(net, -hi, hi), np.array([1.0, 0.0]), [], [(np.array([0.0, 1.0]), -np.inf,
-                                                                                       1.0)])
+    unit_ball = [(np.array([0.0, 1.0]), -np.inf, 1.0)]  # V(y) <= 1
+    r = maximize(net, -hi, hi, box_layer_bounds(net, -hi, hi), np.array([1.0, 0.0]), [], unit_ball)
     return float(r.bound)
 
 
@@ -76,10 +80,15 @@ def quadratic_init(nc: NetworkCert, net: Network) -> None:
         nc.V.skip.weight.copy_(torch.as_tensor(W / np.abs(W).sum(0).max()))
 
 
+def query_half_widths(net: Network, idx: np.ndarray, eps, c_0: float, kappa: float) -> torch.Tensor:
+    """[B, 6] half-widths of the (symmetric) query boxes of subsystems idx."""
+    return torch.as_tensor(np.stack([network_box(net, i, eps, c_0, kappa)[1] for i in range(net.n)])[idx])
+
+
 def sample_queries(net: Network, nc: NetworkCert, idx: np.ndarray, eps, c_0: float, kappa: float,
                    gen: torch.Generator) -> torch.Tensor:
     """Queries [B, 6] uniform on each subsystem's box; half of them with x scaled onto the level set's boundary."""
-    hi = torch.as_tensor(np.stack([network_box(net, i, eps, c_0, kappa)[1] for i in range(net.n)])[idx])
+    hi = query_half_widths(net, idx, eps, c_0, kappa)
     z = (2 * torch.rand(hi.shape, generator=gen, dtype=torch.float64) - 1) * hi
     with torch.no_grad():
         v = nc.V(z[:, :2])
@@ -93,7 +102,7 @@ def falsify_network(nc: NetworkCert, net: Network, eps, c_0: float, kappa: float
     """Projected gradient ascent on G_i from n random starts over random subsystems; returns (idx, z, G) with
     G = -inf where a point is outside the domain (V(x) or V(x^d) > c_0)."""
     idx = torch.randint(net.n, (n,), generator=gen).numpy()
-    hi = torch.as_tensor(np.stack([network_box(net, i, eps, c_0, kappa)[1] for i in range(net.n)])[idx])
+    hi = query_half_widths(net, idx, eps, c_0, kappa)
     z = sample_queries(net, nc, idx, eps, c_0, kappa, gen)
     reach = eps is not None
     for _ in range(steps):
@@ -109,30 +118,14 @@ def falsify_network(nc: NetworkCert, net: Network, eps, c_0: float, kappa: float
 
 
 def constants(nc: NetworkCert, net: Network) -> tuple[float, float, float, np.ndarray, np.ndarray]:
-    """(c_0, c_1, kappa, Delta [N, 2], eps [N, 2]); c_0 = min of V on the boundary of B (exact MILP).
-
-    Delta_i bounds the one-step increment |x_i(m+1) - x_i(m)| over the level set: with x, x^d in {V <= c_0},
-    |s| <= s_i = G_i kappa c_0, |w| <= w_bar the step is linear in independent variables, so (l* = dual norm of V,
-    exact MILP)  Delta_q = dt c_0 l*((0, 1)),
-    Delta_v = dt (c_0 |a0_i| l*((1, 0)) + c_0 l*((a1_i, b1_i)) + s_i + w_bar).
-    Reachable delayed state: summing the tau increments back from x(k), with v(k-j) = v(k) -+ j Delta_v etc.,
-        x^d = (I - tau dt T_i) x + eps,   |eps_q| <= dt Delta_v S1,
-        |eps_v| <= dt (|a0_i| Delta_q S1 + (|a1_i| Delta_q + |b1_i| Delta_v) S2 + tau (s_i + w_bar)),
-    S1 = tau (tau + 1) / 2, S2 = S1 + tau^2 (the window [k - 2 tau, k] lies in the level set)."""
+    """(c_0, c_1, kappa, Delta [N, 2], eps [N, 2]): c_0 = min of V on the boundary of B (exact MILP), kappa and the
+    dual norms of ``network.reachable_delay`` by exact MILPs (``kappa_of``)."""
     box = np.array(net.box)
     c_0, c_1 = level_constants(nc.V, box)
-    dual = lambda l: kappa_of(nc.V, l, c_0, box)  # noqa: E731
-    kappa, dq, dq0 = dual(net.channel), dual((0.0, 1.0)), dual((1.0, 0.0))
-    tau, dt = net.tau, net.dt
-    s1, s2 = tau * (tau + 1) / 2, tau * (tau + 1) / 2 + tau**2
-    delta, eps = np.zeros((net.n, 2)), np.zeros((net.n, 2))
-    for i in range(net.n):
-        s_i = net.coupling(i) * kappa * c_0
-        delta[i] = [dt * c_0 * dq, dt * (c_0 * abs(net.a0[i]) * dq0 + c_0 * dual((net.a1[i], net.b1[i])) + s_i
-                                         + net.w_bound)]
-        eps[i] = [dt * delta[i, 1] * s1, dt * (abs(net.a0[i]) * delta[i, 0] * s1 + (abs(net.a1[i]) * delta[i, 0]
-                                                + abs(net.b1[i]) * delta[i, 1]) * s2 + tau * (s_i + net.w_bound))]
-    return c_0, c_1, kappa, delta, eps
+    dual = cache(lambda l: kappa_of(nc.V, l, c_0, box))
+    kappa = dual(net.channel)
+    bounds = [reachable_delay(net, i, dual, c_0, kappa, net.w_bound) for i in range(net.n)]
+    return c_0, c_1, kappa, np.array([d for d, _ in bounds]), np.array([e for _, e in bounds])
 
 
 def network_property(nc: NetworkCert, net: Network, i: int, eps, c_0: float, kappa: float) -> bab.Property:
@@ -146,7 +139,7 @@ def network_property(nc: NetworkCert, net: Network, i: int, eps, c_0: float, kap
 def _check(nc: NetworkCert, net: Network, reach: bool, p, gen: torch.Generator):
     """Verifier-in-the-loop step: falsify, then the exact MILP worst case of the ``net_cegis_milps`` subsystems
     the falsifier found most violated; if all of them hold, of every other subsystem too, until one fails (time
-    limit ``milp_time``; past it the MILP's dual bound is used, which is sound but loose).
+    limit ``net_milp_time``; past it the MILP's dual bound is used, which is sound but loose).
     Returns (worst G / c_0 among the subsystems checked, counterexamples [(i, z)], every subsystem proved)."""
     c_0, _, kappa, _, eps = constants(nc, net)
     eps = eps if reach else None
@@ -157,9 +150,9 @@ def _check(nc: NetworkCert, net: Network, reach: bool, p, gen: torch.Generator):
     for rank, i in enumerate(order):
         if rank >= p.net_cegis_milps and max(bounds) > 0:
             break
-        r = bab.worst_case(network_property(nc, net, int(i), eps, c_0, kappa), p.milp_time)
+        r = bab.worst_case(network_property(nc, net, int(i), eps, c_0, kappa), p.net_milp_time)
         bounds.append(r.bound / c_0)
-        if r.z is not None and r.value is not None and r.value > -p.margin * c_0:
+        if r.z is not None and r.value is not None and r.value > -p.net_margin * c_0:
             new.append((int(i), r.z))
     new += [(int(fi[k]), fz[k].numpy()) for k in torch.nonzero(fG > 0).flatten()[: p.cegis_keep]]
     return max(bounds), new, len(bounds) == net.n and max(bounds) <= 0
@@ -170,7 +163,7 @@ def train_network_cert(net: Network, p, reach: bool, gen: torch.Generator, log, 
     MILP proves every subsystem; otherwise it keeps the best candidate so far (lowest exact worst case), adds the
     counterexamples (weighted ``net_cex_weight``) to the training set and runs ``net_steps`` Adam steps on
     mean relu(G + m c_0) over the domain + lambda_gamma gamma."""
-    nc = NetworkCert(net.box, p.cert_feat, p.cert_eps, p.rho)
+    nc = NetworkCert(net.box, p.cert_feat, p.cert_eps, p.net_rho)
     quadratic_init(nc, net)
     opt = torch.optim.Adam(nc.parameters(), lr=p.net_lr)
     cex_idx, cex_z = np.zeros(0, int), torch.zeros(0, 6, dtype=torch.float64)
@@ -197,7 +190,8 @@ def train_network_cert(net: Network, p, reach: bool, gen: torch.Generator, log, 
             G, vx, vxd = network_decrease(nc, net, idx, z, c_0, kappa, reach)
             inside = ((vx <= c_0) & (vxd <= c_0)).detach()
             inside_n = float(inside.sum())
-            loss = (torch.relu(G + p.margin * c_0) * inside).sum() / max(inside_n, 1.0) + p.lambda_gamma * nc.gamma()
+            loss = ((torch.relu(G + p.net_margin * c_0) * inside).sum() / max(inside_n, 1.0)
+                    + p.lambda_gamma * nc.gamma())
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -279,11 +273,6 @@ def reverify_network(cert_dir: Path) -> tuple[bool, str]:
     net = network_from_json(meta["network"])
     nc = load_network_cert(cert_dir / "weights.safetensors", meta["arch"], net.box)
     fresh = verify_network(nc, net, meta["reach"], meta["budget"])["summary"]
-    problems = []
-    if fresh["verified"] != stored["verified"]:
-        problems.append(f"verdict differs from the stored one ({stored['verified']})")
-    if not fresh["c_s"] + fresh["c_n"] < 1.0:
-        problems.append("comparison row does not contract")
     cex = read_table(cert_dir / "counterexamples.parquet").to_pylist()
     real = 0
     for c in cex:
@@ -292,14 +281,10 @@ def reverify_network(cert_dir: Path) -> tuple[bool, str]:
                                           torch.tensor([c["z"]], dtype=torch.float64), fresh["c_0"], fresh["kappa"],
                                           meta["reach"])
         real += bool(float(G[0]) > 0 and max(float(vx[0]), float(vxd[0])) <= fresh["c_0"] + 1e-9)
-    if real != len(cex):
-        problems.append(f"{len(cex) - real} stored counterexamples are not violations")
     per = fresh["per_subsystem"]
     msg = (f"{net.system} N={net.n} tau={net.tau}: {sum(q['verified'] for q in per)}/{len(per)} subsystems proved "
            f"({sum(q['refuted_cells'] for q in per)} refuted cells, {sum(q['unknown_cells'] for q in per)} unknown) "
            f"on the {'reachability-constrained' if meta['reach'] else 'full'} delay domain; "
-           f"row (c_s, c_n)=({fresh['c_s']:.4f}, {fresh['c_n']:.4f}), c_0={fresh['c_0']:.4g}; "
-           f"{real}/{len(cex)} stored counterexamples confirmed")
-    if problems:
-        msg += "; " + "; ".join(problems)
-    return bool(fresh["verified"] and not problems), msg
+           f"row (c_s, c_n)=({fresh['c_s']:.4f}, {fresh['c_n']:.4f}), c_0={fresh['c_0']:.4g}")
+    return judge_reverification(msg, fresh["verified"], stored["verified"], fresh["c_s"] + fresh["c_n"] < 1.0, real,
+                                len(cex))

@@ -11,7 +11,7 @@ import torch
 from paperdag.claims import Claim
 from paperdag.io import read_json
 
-from .netcert import constants, falsify_network, network_from_json, sample_queries
+from .netcert import falsify_network, network_from_json, sample_queries
 from .network import network_decrease, simulate_network
 from .netstages import load_certificate_folder
 
@@ -26,11 +26,12 @@ def prefix_scaling(run: dict, n_grid: list[int]) -> dict[str, list]:
 
 
 def falsify_folder(folder: Path, n: int, steps: int, seed: int) -> dict[str, float]:
-    """n uniform queries per subsystem + n projected-gradient starts on the certificate's own domain."""
+    """n uniform queries per subsystem + n projected-gradient starts on the certificate's own domain (c_0, kappa
+    and eps as the verifier computed them, from summary.json)."""
     nc, meta = load_certificate_folder(folder)
     net = network_from_json(meta["network"])
-    c_0, _, kappa, _, eps = constants(nc, net)
-    eps = eps if meta["reach"] else None
+    s = read_json(folder / "summary.json")
+    c_0, kappa, eps = s["c_0"], s["kappa"], np.array(s["eps"]) if meta["reach"] else None
     g = torch.Generator().manual_seed(seed)
     violations, worst = 0, -np.inf
     with torch.no_grad():

@@ -19,9 +19,8 @@ from paperdag.io import read_json, write_json
 from paperdag.stage import StageContext
 
 from .lmi import check_quadratic, lmi_certificate
-from .netcert import (load_network_cert, network_to_json, train_network_cert, verify_network,
-                      write_network_certificate)
-from .network import NetworkCert, draw_parameters, make_network
+from .netcert import load_network_cert, train_network_cert, verify_network, write_network_certificate
+from .network import NetworkCert, make_network
 from .pipeline import SYSTEM_KEYS
 
 def _networks(ctx: StageContext, system: str, n: int, tau: int):
@@ -30,37 +29,24 @@ def _networks(ctx: StageContext, system: str, n: int, tau: int):
     return make_network(p, system, n, tau, draws)
 
 
-def prepare_networks(p, rng: np.random.Generator) -> dict:
-    """Per-node parameters of both network systems for max(net_n_grid) nodes."""
-    n = max(p["net_n_grid"])
-    return {s: {k: v.tolist() for k, v in draw_parameters(p, s, n, rng).items()} for s in ("drones", "microgrid")}
-
-
-class _TrainParams:
-    """The training hyper-parameters under the names ``train_network_cert`` reads."""
-
-    def __init__(self, ctx: StageContext):
-        q = ctx.params
-        self.cert_feat, self.cert_eps, self.rho, self.net_lr = q.cert_feat, q.cert_eps, q.net_rho, q.net_lr
-        self.net_rounds, self.net_steps, self.net_cegis_milps = q.net_rounds, q.net_steps, q.net_cegis_milps
-        self.net_cex_weight, self.batch, self.margin = q.net_cex_weight, q.batch, q.net_margin
-        self.lambda_gamma, self.milp_time, self.cegis_keep = q.lambda_gamma, q.net_milp_time, q.cegis_keep
+def _ring_size(params, tau: int) -> int:
+    """The ring a delay's certificate is trained and verified on: the largest for the first delay, else net_tau_n."""
+    return max(params.net_n_grid) if tau == params.net_taus[0] else params.net_tau_n
 
 
 def train_system(ctx: StageContext, system: str) -> dict[str, float]:
+    """One CEGIS certificate per delay (``netcert.train_network_cert``) -> certificates/tau<tau>.safetensors."""
     torch.set_num_threads(1)
     gen = torch.Generator().manual_seed(int(ctx.rng.integers(2**31)))
-    tp = _TrainParams(ctx)
     (ctx.out / "certificates").mkdir()
     info = {}
-    first = ctx.params.net_taus[0]
     for tau in ctx.progress(ctx.params.net_taus, desc=f"{system} delays"):
-        net = _networks(ctx, system, max(ctx.params.net_n_grid) if tau == first else ctx.params.net_tau_n, tau)
-        nc, res = train_network_cert(net, tp, True, gen, ctx.log_metric, f"{system}_tau{tau}")
+        net = _networks(ctx, system, _ring_size(ctx.params, tau), tau)
+        nc, res = train_network_cert(net, ctx.params, True, gen, ctx.log_metric, f"{system}_tau{tau}")
         save_file({k: v.contiguous() for k, v in nc.state_dict().items()},
                   str(ctx.out / "certificates" / f"tau{tau}.safetensors"))
         info |= {f"tau{tau}_{k}": v for k, v in res.items()}
-    arch = {"cert_feat": tp.cert_feat, "cert_eps": tp.cert_eps, "rho": tp.rho}
+    arch = {"cert_feat": ctx.params.cert_feat, "cert_eps": ctx.params.cert_eps, "rho": ctx.params.net_rho}
     write_json(ctx.out / "train.json", info | {"arch": arch})
     return info
 
@@ -76,14 +62,13 @@ def train_microgrid(ctx: StageContext) -> dict[str, float]:
 
 
 def verify_system(ctx: StageContext, system: str) -> dict[str, float]:
+    """Verify each delay's certificate (and the full-domain and LMI baselines) -> one certificate folder each."""
     q = ctx.params
     trained = ctx.inputs[f"train_{system}"]
     arch = read_json(trained / "train.json")["arch"]
     budget = {"max_cells": q.net_max_cells, "max_depth": q.max_depth, "max_milp": q.max_milp,
               "milp_time": q.net_milp_time, "vehicle_time": q.net_subsystem_time, "stop_after_cex": q.stop_after_cex}
-    first = q.net_taus[0]
-    jobs = [(tau, max(q.net_n_grid) if tau == first else q.net_tau_n, True) for tau in q.net_taus]
-    jobs.append((first, q.net_tau_n, False))
+    jobs = [(tau, _ring_size(q, tau), True) for tau in q.net_taus] + [(q.net_taus[0], q.net_tau_n, False)]
     runs, lmi, metrics = [], [], {}
     for tau, n, reach in ctx.progress(jobs, desc=f"{system} certificates"):
         net = _networks(ctx, system, n, tau)
@@ -98,9 +83,7 @@ def verify_system(ctx: StageContext, system: str) -> dict[str, float]:
             check = check_quadratic(net, P, arch["rho"], True) if P is not None else {"verified": False}
             lmi.append({"tau": tau, "n": n, "rate": rate, "P": None if P is None else P.tolist(), **check})
             metrics[f"{system}_tau{tau}_lmi_verified"] = float(check["verified"])
-    write_json(ctx.out / "summary.json", {"system": system, "runs": runs,
-                                          "network": network_to_json(_networks(ctx, system, max(q.net_n_grid),
-                                                                               first))})
+    write_json(ctx.out / "summary.json", {"system": system, "runs": runs})
     write_json(ctx.out / "lmi.json", lmi)
     return metrics
 

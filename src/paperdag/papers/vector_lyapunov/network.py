@@ -25,6 +25,7 @@ verification query. The vector certificate is one shared polyhedral ``Cert`` V a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
@@ -97,6 +98,12 @@ def draw_parameters(p: dict, system: str, n: int, rng: np.random.Generator) -> d
             "damping": rng.uniform(*p["grid_damping_range"], size=n)}
 
 
+def draw_networks(p: dict, rng: np.random.Generator) -> dict[str, dict[str, list[float]]]:
+    """Per-node parameters of both network systems for max(net_n_grid) nodes (JSON-ready)."""
+    n = max(p["net_n_grid"])
+    return {s: {k: v.tolist() for k, v in draw_parameters(p, s, n, rng).items()} for s in ("drones", "microgrid")}
+
+
 def step_network(net: Network, X: torch.Tensor, Xd: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """X(k+1) [..., N, 2] of the whole network from X(k), X(k - tau) and w(k) [..., N]."""
     k = torch.tensor(net.channel, dtype=X.dtype)
@@ -140,6 +147,27 @@ def subsystem_step(net: Network, idx: np.ndarray, x, xd, s, w):
     a0, a1, b1 = (torch.as_tensor(a[idx], dtype=x.dtype) for a in (net.a0, net.a1, net.b1))
     dv = a0 * x[..., 0] + a1 * xd[..., 0] + b1 * xd[..., 1] + s + w
     return torch.stack([x[..., 0] + net.dt * x[..., 1], x[..., 1] + net.dt * dv], -1)
+
+
+def reachable_delay(net: Network, i: int, dual: Callable[[tuple[float, float]], float], c_0: float, kappa: float,
+                    w_bound: float) -> tuple[np.ndarray, np.ndarray]:
+    """(Delta_i, eps_i) on the level set {V <= c_0}, ``dual(l)`` = max {l . y : V(y) <= 1}.
+
+    Delta_i bounds the one-step increment |x_i(m+1) - x_i(m)|: with x, x^d in the level set,
+    |s| <= s_i = G_i kappa c_0 and |w| <= w_bound the step is linear in independent variables, so
+        Delta_q = dt c_0 dual((0, 1)),
+        Delta_v = dt (c_0 |a0_i| dual((1, 0)) + c_0 dual((a1_i, b1_i)) + s_i + w_bound).
+    Reachable delayed state: summing the tau increments back from x(k), with v(k-j) = v(k) -+ j Delta_v etc.,
+        x^d = (I - tau dt T_i) x + eps,   |eps_q| <= dt Delta_v S1,
+        |eps_v| <= dt (|a0_i| Delta_q S1 + (|a1_i| Delta_q + |b1_i| Delta_v) S2 + tau (s_i + w_bound)),
+    S1 = tau (tau + 1) / 2, S2 = S1 + tau^2 (the window [k - 2 tau, k] lies in the level set)."""
+    tau, dt, a0, a1, b1 = net.tau, net.dt, abs(net.a0[i]), abs(net.a1[i]), abs(net.b1[i])
+    s1, s2 = tau * (tau + 1) / 2, tau * (tau + 1) / 2 + tau**2
+    s_i = net.coupling(i) * kappa * c_0
+    dq = dt * c_0 * dual((0.0, 1.0))
+    dv = dt * (c_0 * a0 * dual((1.0, 0.0)) + c_0 * dual((net.a1[i], net.b1[i])) + s_i + w_bound)
+    eps = [dt * dv * s1, dt * (a0 * dq * s1 + (a1 * dq + b1 * dv) * s2 + tau * (s_i + w_bound))]
+    return np.array([dq, dv]), np.array(eps)
 
 
 def delay_matrix(net: Network, i: int, reach: bool) -> np.ndarray:

@@ -15,8 +15,8 @@ CERT_FILES = ("weights.safetensors", "meta.json", "cells.parquet", "counterexamp
 SYSTEM_KEYS = ("dt", "net_w_bound", "drone_kp_range", "drone_kv_range", "drone_kc", "drone_box", "grid_b0",
                "grid_b", "grid_inertia_range", "grid_damping_range", "grid_box")
 NET_TRAIN = SYSTEM_KEYS + ("net_n_grid", "net_taus", "net_tau_n", "cert_feat", "cert_eps", "net_rho", "net_lr",
-                           "net_rounds", "net_steps", "net_cegis_milps", "net_cex_weight", "batch", "net_margin", "lambda_gamma",
-                           "net_milp_time", "cegis_keep")
+                           "net_rounds", "net_steps", "net_cegis_milps", "net_cex_weight", "batch", "net_margin",
+                           "lambda_gamma", "net_milp_time", "cegis_keep")
 NET_VERIFY = SYSTEM_KEYS + ("net_n_grid", "net_taus", "net_tau_n", "net_max_cells", "max_depth", "max_milp",
                             "net_milp_time", "net_subsystem_time", "stop_after_cex")
 ONE = Resources(cpus=1)

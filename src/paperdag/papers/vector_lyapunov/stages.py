@@ -34,7 +34,7 @@ def _platoon(ctx: StageContext):
 
 def prepare(ctx: StageContext) -> dict[str, float]:
     """Draw the platoon of max(n_grid) followers (platoon N = its first N followers)."""
-    from .netstages import prepare_networks
+    from .network import draw_networks
     from .platoon import make_platoon
 
     p = {k: getattr(ctx.params, k) for k in PLATOON_KEYS}
@@ -43,7 +43,7 @@ def prepare(ctx: StageContext) -> dict[str, float]:
         raise ValueError("the optimal-velocity clip must be inactive on the spacing box (see platoon.py)")
     write_json(ctx.out / "platoon.json", platoon_to_json(pl))
     q = {k: getattr(ctx.params, k) for k in SYSTEM_KEYS + ("net_n_grid",)}
-    write_json(ctx.out / "networks.json", prepare_networks(q, ctx.rng))
+    write_json(ctx.out / "networks.json", draw_networks(q, ctx.rng))
     return {"n_followers": pl.n, "n_cav": int(pl.is_cav.sum())}
 
 
