@@ -15,7 +15,7 @@ from paperdag.papers.vector_lyapunov import bab
 from paperdag.papers.vector_lyapunov.bounds import ibp, layer_bounds, output_bounds
 from paperdag.papers.vector_lyapunov.certificate import Policy, VectorCert, compile_query, decrease
 from paperdag.papers.vector_lyapunov.graph import Builder
-from paperdag.papers.vector_lyapunov.milp import maximize
+from paperdag.papers.vector_lyapunov.milp import maximize, mirrored_pairs
 from paperdag.papers.vector_lyapunov.lmi import check_quadratic, lmi_certificate
 from paperdag.papers.vector_lyapunov.netcert import constants, quadratic_init, verify_network
 from paperdag.papers.vector_lyapunov.network import (NetworkCert, compile_network_query, delay_matrix,
@@ -247,6 +247,18 @@ def test_network_verifier_proves_reach_domain_and_refutes_full_domain():
     assert not refuted["summary"]["verified"] and refuted["counterexamples"]
     for c in refuted["counterexamples"]:
         assert c["G_torch"] > 0 and abs(c["G_torch"] - c["G_compiled"]) < 1e-9
+
+
+def test_milp_cuts_pair_every_absolute_value_of_a_query():
+    net = _drones()
+    nc = NetworkCert(net.box, 8, 0.05, 0.995)
+    quadratic_init(nc, net)
+    q = compile_network_query(nc, net, 0, 0.3, 1.2, True)
+    units = list(np.nonzero(q.relu[0])[0])
+    pairs = mirrored_pairs(q.weights[0], q.biases[0], units)
+    assert len(pairs) == len(units) // 2  # the first layer holds only |.| units: relu(t) and relu(-t) for each t
+    for i, j in pairs:
+        assert np.array_equal(q.weights[0][i], -q.weights[0][j]) and q.biases[0][i] == -q.biases[0][j]
 
 
 def test_lmi_baseline_contracts_and_its_check_is_sound_against_sampling():

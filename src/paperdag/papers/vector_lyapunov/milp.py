@@ -31,12 +31,15 @@ def mirrored_pairs(w: np.ndarray, b: np.ndarray, units) -> list[tuple[int, int]]
     """Pairs (i, j) of the given units computing relu(t) and relu(-t) of the same t (|t| = relu(t) + relu(-t)):
     for t > 0 only i can be active, for t < 0 only j, and t = 0 is representable with either, so a_i + a_j = 1 is a
     valid cut that halves the branching on absolute values."""
+    def key(row: np.ndarray, bias: float) -> tuple[bytes, float]:
+        return (row + 0.0).tobytes(), bias + 0.0  # + 0.0 maps -0.0 to 0.0, so a row and its negation compare equal
+
     seen = {}
     for i in units:
-        seen.setdefault((w[i].tobytes(), float(b[i])), i)
+        seen.setdefault(key(w[i], float(b[i])), i)
     pairs = []
     for i in units:
-        j = seen.get(((-w[i]).tobytes(), float(-b[i]) + 0.0))
+        j = seen.get(key(-w[i], -float(b[i])))
         if j is not None and i < j:
             pairs.append((i, j))
     return pairs
