@@ -1,7 +1,8 @@
-"""A Prefect task that runs one stage on Ray and records it (materialise, MLflow) in the driver.
+"""A Prefect task that runs one stage on Ray; the scheduling loop in the driver records it (materialise, MLflow).
 
 Prefect's own caching is off (``NO_CACHE``): the content-addressed store is the cache, shared with ``dvc repro``
-and the CLI. Only small plan objects and manifests cross the task boundary, never tensors.
+and the CLI. Retries belong to the loop (each attempt is its own task run). Only small plan objects and manifests
+cross the task boundary, never tensors.
 """
 
 from __future__ import annotations
@@ -11,12 +12,10 @@ from prefect.cache_policies import NO_CACHE
 
 from paperdag.engine import StagePlan
 from paperdag.ray_exec import RayExecutor
-from paperdag.runs import Execution
+from paperdag.store import Store
 
 
-@task(cache_policy=NO_CACHE, retries=1)
-def run_stage(execution: Execution, plan: StagePlan, executor: RayExecutor) -> str:
-    """Execute ``plan`` on Ray (a cache hit if a concurrent run already produced it), then record it."""
-    manifest, hit = executor.run(execution.store, plan, execution.inputs(plan))
-    execution.finish(plan, manifest, hit)
-    return plan.key
+@task(cache_policy=NO_CACHE, retries=0)
+def run_stage(store: Store, plan: StagePlan, inputs: dict[str, str], executor: RayExecutor) -> tuple[dict, bool]:
+    """Execute ``plan`` on Ray; returns ``(manifest, cache_hit)`` (a hit if a concurrent run produced it)."""
+    return executor.run(store, plan, inputs)

@@ -48,6 +48,22 @@ def toy_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     return project
 
 
+@pytest.fixture(scope="session")
+def smoke_runs(tmp_path_factory: pytest.TempPathFactory):
+    """``smoke_runs(slug)``: the paper's whole smoke profile run through the engine, once per test session (the
+    contract test and the paper's own tests share it)."""
+    from paperdag.testing import run_stages
+
+    done = {}
+
+    def run(slug: str):
+        if slug not in done:
+            done[slug] = run_stages(slug, root=tmp_path_factory.mktemp(f"smoke-{slug}"))
+        return done[slug]
+
+    return run
+
+
 def executions(log: Path, stage: str) -> int:
     """How many times a toy stage body ran (each run touches a file in $TOY_LOG)."""
     return len(list(log.glob(f"{stage}.*")))

@@ -40,7 +40,7 @@ def test_bad_input_is_a_one_line_error(toy_project, args, code, words):
 @pytest.mark.parametrize("bad, words", [
     ("  n: not-a-number", "toy.n: Input should be a valid integer"),
     ("  n: -3", "toy.n: Input should be greater than or equal to 1"),
-    ("  nn: 3", "toy.nn: Extra inputs are not permitted"),
+    ("  n: 50\n  nn: 3", "toy.nn: Extra inputs are not permitted"),
     ("  n: [1", "invalid YAML"),
 ])
 def test_bad_params_exit_2_and_write_nothing(toy_project, bad, words):

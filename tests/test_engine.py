@@ -8,15 +8,15 @@ import pytest
 
 from conftest import executions
 from paperdag.errors import StageFailed
-from paperdag.runs import Execution, run_local
+from paperdag.runs import Execution, drive
 
 
 def _run(profile: str = "smoke", retries: int = 1, **kw):
-    return run_local(Execution.open(["toy"], profile=profile, track=False, **kw), retries=retries)
+    return drive(Execution.open(["toy"], profile=profile, track=False, **kw), retries=retries)
 
 
 def _keys(profile: str = "smoke") -> dict[str, str]:
-    return {p.stage: p.key for p in Execution.open(["toy"], profile=profile, track=False).plans}
+    return {p.name: p.key for p in Execution.open(["toy"], profile=profile, track=False).plans}
 
 
 def test_second_run_is_all_cache_hits(toy_project, tmp_path):
@@ -85,7 +85,7 @@ def test_failure_skips_every_transitive_descendant(toy_project, tmp_path, monkey
 
 def test_force_and_only(toy_project, tmp_path):
     _run()
-    forced = _run(force=True, only="train_b")
+    forced = _run(force=True, only=["train_b"])
     assert forced.done == {"toy.train_b": False}
     assert executions(tmp_path / "log", "train_b") == 2
 
@@ -117,3 +117,16 @@ def test_a_stage_may_not_write_the_platform_manifest(toy_project, monkeypatch):
                         (ctx.out / "manifest.json").write_text("{}") and {})
     with pytest.raises(StageFailed, match="reserved for the platform"):
         _run(retries=0)
+
+
+def test_missing_extra_is_one_line_naming_it(toy_project, monkeypatch):
+    from packaging.requirements import Requirement
+
+    from paperdag import extras
+
+    _run()
+    monkeypatch.setattr(extras, "extra_requirements", lambda slug: (Requirement("no-such-dist-xyz>=1"),))
+    assert Execution.open(["toy"], track=False).pending() == []  # a fully cached paper needs no extra
+    with pytest.raises(extras.MissingExtra, match=r"no-such-dist-xyz missing.*pip install 'paperdag\[toy\]'") as err:
+        Execution.open(["toy"], force=True, track=False)
+    assert err.value.exit_code == 2 and "\n" not in str(err.value)

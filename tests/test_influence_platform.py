@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from paperdag.runs import Execution, run_local
+from paperdag.runs import Execution, drive
 from paperdag.testing import make_project
 
 pytestmark = pytest.mark.slow
@@ -18,12 +18,12 @@ SLUG = "influence_newton"
 @pytest.fixture(scope="module")
 def smoke_project(tmp_path_factory):
     project = make_project(tmp_path_factory.mktemp("influence") / "proj")
-    run_local(Execution.open([SLUG], profile="smoke", project=project, track=False), retries=0)
+    drive(Execution.open([SLUG], profile="smoke", project=project, track=False), retries=0)
     return project
 
 
 def _rerun(project):
-    return run_local(Execution.open([SLUG], profile="smoke", project=project, track=False), retries=0)
+    return drive(Execution.open([SLUG], profile="smoke", project=project, track=False), retries=0)
 
 
 def test_smoke_metrics_follow_the_claims_contract(smoke_project):

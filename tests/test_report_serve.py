@@ -6,11 +6,11 @@ import pytest
 
 from conftest import REPO, paperdag
 from paperdag.errors import ParamsError, UsageError
-from paperdag.runs import Execution, run_local
+from paperdag.runs import Execution, drive
 
 
 def test_report_lists_claims_with_verdicts(toy_project):
-    run_local(Execution.open(["toy"], track=False))
+    drive(Execution.open(["toy"], track=False))
     assert paperdag("report", cwd=toy_project.root).returncode == 0
     page = (toy_project.root / "reports/index.html").read_text()
     assert "Toy pipeline" in page and "b is twice a" in page and '<span class="yes">yes</span>' in page

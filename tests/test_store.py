@@ -8,22 +8,22 @@ import os
 import pytest
 
 from conftest import executions
-from paperdag.runs import Execution, run_local
+from paperdag.runs import Execution, drive
 from paperdag.store import Store, materialize
 
 
 def _run(**kw):
-    return run_local(Execution.open(["toy"], profile="smoke", track=False, **kw))
+    return drive(Execution.open(["toy"], profile="smoke", track=False, **kw))
 
 
 def test_corrupted_output_is_detected_and_recomputed(toy_project, tmp_path):
     _run()
-    plan = next(p for p in Execution.open(["toy"], profile="smoke", track=False).plans if p.stage == "prepare")
+    plan = next(p for p in Execution.open(["toy"], profile="smoke", track=False).plans if p.name == "prepare")
     entry = toy_project.store().local_path("toy", "prepare", plan.key)
     (entry / "data.parquet").write_bytes(b"garbage")
     again = Execution.open(["toy"], profile="smoke", track=False)
-    assert [p.stage for p in again.plans if not p.cached] == ["prepare"]
-    run_local(again)
+    assert [p.name for p in again.plans if not p.cached] == ["prepare"]
+    drive(again)
     assert executions(tmp_path / "log", "prepare") == 2
     assert toy_project.store().lookup("toy", "prepare", plan.key) is not None
 

@@ -31,8 +31,9 @@ for _var, _value in {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK"
 def list_papers(profile: str = typer.Option("default", help="Profile whose cache status is shown.")) -> None:
     """Papers, their stages and whether each stage's output is cached for the current params and code."""
     from paperdag.dag import registry
-    from paperdag.engine import Project, load_pipeline_params, plan_pipeline
+    from paperdag.engine import load_pipeline_params, plan_pipeline
     from paperdag.params import read_params_file
+    from paperdag.project import Project
 
     project = Project.find()
     data = read_params_file(project.params_path)
@@ -40,11 +41,11 @@ def list_papers(profile: str = typer.Option("default", help="Profile whose cache
     for pipeline in registry().values():
         out.print(f"[bold]{pipeline.slug}[/bold]  {pipeline.title}")
         values = load_pipeline_params(project, pipeline, profile, data)
-        for plan in plan_pipeline(project, pipeline, values, store):
-            stage = pipeline.stage(plan.stage)
+        for plan in plan_pipeline(pipeline, values, store):
+            stage = plan.stage
             ups = f" <- {', '.join(stage.upstream)}" if stage.upstream else ""
             state = "[green]cached[/green]" if plan.cached else "[yellow]stale[/yellow]"
-            out.print(f"  {plan.stage:<14} {plan.kind:<9} {state}  {plan.key[:12]}{ups}")
+            out.print(f"  {stage.name:<14} {stage.kind:<9} {state}  {plan.key[:12]}{ups}")
 
 
 @app.command()
@@ -54,35 +55,35 @@ def run(
     ray_address: Optional[str] = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS",
                                               help="Join this Ray cluster instead of starting a local one."),
     force: bool = typer.Option(False, "--force", help="Recompute even cached stages."),
-    only: Optional[str] = typer.Option(None, "--only", help="Run just this stage (and uncached upstream stages)."),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="Run just this stage (repeatable), and any "
+                                                                     "uncached upstream stages."),
     retries: int = typer.Option(1, "--retries", min=0, help="Retries per failed stage."),
     local: bool = typer.Option(False, "--local", help="Run in this process, one stage after another (no Prefect/Ray)."),
 ) -> None:
     """Run papers' pipelines: cached stages are reused, stale ones run on Ray under a Prefect flow."""
-    from paperdag.runs import Execution, run_local, tracking_enabled
+    from paperdag.runs import Execution, LocalExecutor, drive, tracking_enabled
 
     t0 = time.perf_counter()
     if ray_address:
         from paperdag.ray_exec import check_reachable
 
         check_reachable(ray_address)
-    check = Execution.open(papers, profile=profile, force=force, only=only, track=False)
-    pending = check.pending()
-    console.print(f"[bold]paperdag run[/bold] {', '.join(p.slug for p in check.pipelines)} "
+    execution = Execution.open(papers, profile=profile, force=force, only=only or (), track=False)
+    pending = execution.pending()
+    console.print(f"[bold]paperdag run[/bold] {', '.join(p.slug for p in execution.pipelines)} "
                   f"[dim](profile {profile}: {len(pending)} to run, "
-                  f"{sum(p.cached and p.run for p in check.plans)} cached)[/dim]")
+                  f"{sum(p.cached and p.run for p in execution.plans)} cached)[/dim]")
+    if tracking_enabled():
+        execution.start_tracking()
     if not pending or local:
-        if tracking_enabled():
-            check.start_tracking()
-        run_local(check, retries=retries)
+        drive(execution, LocalExecutor(), retries=retries)
     else:
         from paperdag.ray_exec import connect
 
         connect(ray_address)  # in the main thread, before Prefect starts its API
-        from flows.papers import run_papers
+        from flows.papers import run_execution
 
-        run_papers(papers, profile=profile, force=force, only=only, ray_address=ray_address, retries=retries,
-                   trigger="cli")
+        run_execution(execution, ray_address=ray_address, retries=retries)
     console.print(f"[bold green]ok[/bold green] in {time.perf_counter() - t0:.1f}s; "
                   f"metrics in metrics/, outputs in artifacts/")
 
@@ -91,14 +92,14 @@ def run(
 def stage(paper: str, stage_name: str = typer.Argument(..., metavar="STAGE"),
           profile: str = typer.Option("default", "--profile", "-p")) -> None:
     """Run one stage in this process (what ``dvc repro`` calls); upstream outputs must exist in the store."""
-    from paperdag.runs import Execution, run_local
+    from paperdag.runs import Execution, LocalExecutor, drive
 
-    execution = Execution.open([paper], profile=profile, trigger="dvc", only=stage_name)
-    missing = [p.stage for p in execution.plans if p.run and not p.cached and p.stage != stage_name]
+    execution = Execution.open([paper], profile=profile, trigger="dvc", only=[stage_name])
+    missing = [p.name for p in execution.plans if p.run and not p.cached and p.name != stage_name]
     if missing:
         raise PaperdagError(f"{paper}.{stage_name}: upstream stages {missing} are not built; run `dvc repro` or "
                             f"`paperdag run {paper}`")
-    run_local(execution, retries=0)
+    drive(execution, LocalExecutor(), retries=0)
 
 
 @app.command()
@@ -106,7 +107,7 @@ def dvc(write: bool = typer.Option(False, "--write", help="Regenerate dvc.yaml f
         check: bool = typer.Option(False, "--check", help="Fail if dvc.yaml differs from the declarations.")) -> None:
     """Keep dvc.yaml in sync with the pipeline declarations."""
     from paperdag.dvcgen import render_dvc_yaml
-    from paperdag.engine import Project
+    from paperdag.project import Project
 
     if write == check:
         raise typer.BadParameter("give exactly one of --write or --check")
@@ -127,7 +128,7 @@ def dvc(write: bool = typer.Option(False, "--write", help="Regenerate dvc.yaml f
 @app.command()
 def report() -> None:
     """Render every paper's claims and plots into reports/index.html and reports/summary.md."""
-    from paperdag.engine import Project
+    from paperdag.project import Project
     from paperdag.report import write_report
 
     project = Project.find()
@@ -140,7 +141,8 @@ def verify(paper: str, path: Optional[Path] = typer.Argument(None, help="Certifi
                                                                           "materialised verify output).")) -> None:
     """Re-verify a paper's certificate from its artifact alone (exit 0 proved, 1 refuted)."""
     from paperdag.dag import get_pipeline
-    from paperdag.engine import Project, resolve_fn
+    from paperdag.engine import resolve_fn
+    from paperdag.project import Project
 
     pipeline = get_pipeline(paper)
     if pipeline.reverify is None:
@@ -154,9 +156,22 @@ def verify(paper: str, path: Optional[Path] = typer.Argument(None, help="Certifi
 
 
 @app.command()
+def new(slug: str = typer.Argument(..., help="The new paper's slug: a lowercase Python identifier."),
+        title: str = typer.Option("", help="One-line title (default: the slug).")) -> None:
+    """Write a new paper package from the template: it runs and passes the paper contract as generated."""
+    from paperdag.project import Project
+    from paperdag.scaffold import new_paper
+
+    for path in new_paper(Project.find(), slug, title or slug):
+        console.print(f"wrote {path}")
+    console.print(f"next: `paperdag run {slug} --profile smoke`, then `paperdag dvc --write`; see README "
+                  f"\"Adding a paper\"")
+
+
+@app.command()
 def ui(port: int = typer.Option(5000, help="Port on 127.0.0.1.")) -> None:
     """Start the MLflow UI on the project's tracking store."""
-    from paperdag.engine import Project
+    from paperdag.project import Project
     from paperdag.tracking import tracking_uri
 
     project = Project.find()

@@ -3,6 +3,11 @@
 Starting from the stage function's module, follow ``import``/``from ... import`` statements (parsed with ``ast``)
 into the paper's own package and ``paperdag.common``, transitively. The sorted file list is both the stage's DVC
 ``deps`` and, hashed, part of its cache key: editing a module re-runs exactly the stages that import it.
+
+The key follows meaning, not layout: a module is hashed as its syntax tree with docstrings removed (comments,
+blank lines and line numbers never reach the tree), so editing documentation re-runs nothing. A paper's
+declaration modules (``pipeline.py``, ``params.py``) are left out: what they declare enters the key as values (the
+params slice, ``fn``, ``args``, upstream keys).
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import hashlib
 import importlib.util
 from functools import cache
 from pathlib import Path
+
+from paperdag.dag import DECLARATIONS
 
 PACKAGE_ROOT = Path(__file__).resolve().parent  # .../src/paperdag
 SHARED_SCIENCE = "paperdag.common"
@@ -64,13 +71,15 @@ def _imports(module: str, path: Path) -> set[str]:
 
 @cache
 def code_files(module: str, package: str) -> tuple[Path, ...]:
-    """Sorted source files of ``module`` and every module of ``package`` or paperdag.common it imports, transitively."""
+    """Sorted source files of ``module`` and every module of ``package`` or paperdag.common it imports, transitively,
+    except the package's declaration modules (``package.pipeline``, ``package.params``)."""
     prefixes = (package, SHARED_SCIENCE)
+    skip = {f"{package}.{name}" for name in DECLARATIONS}
     seen: dict[str, Path] = {}
     todo = [module]
     while todo:
         name = todo.pop()
-        if name in seen or not name.startswith(prefixes):
+        if name in seen or name in skip or not name.startswith(prefixes):
             continue
         path = _module_file(name, prefixes)
         if path is None:
@@ -83,9 +92,26 @@ def code_files(module: str, package: str) -> tuple[Path, ...]:
     return tuple(sorted(set(seen.values())))
 
 
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    """Remove the docstring (a leading string expression) of the module and of every class and function."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+@cache
+def _meaning(path: Path, mtime_ns: int) -> bytes:
+    """The code of one file as hashed: ``ast.dump`` of its tree without docstrings (no comments, no positions)."""
+    return ast.dump(_strip_docstrings(ast.parse(path.read_text(), filename=str(path)))).encode()
+
+
 def code_hash(module: str, package: str) -> str:
-    """sha256 over (file name, content) of ``code_files(module, package)``."""
+    """sha256 over (file name, meaning) of ``code_files(module, package)``."""
     h = hashlib.sha256()
     for path in code_files(module, package):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(path.name.encode() + b"\0" + _meaning(path, path.stat().st_mtime_ns) + b"\0")
     return h.hexdigest()

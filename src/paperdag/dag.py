@@ -14,13 +14,14 @@ import pkgutil
 from pathlib import Path
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from paperdag.errors import UsageError
 
 StageKind = Literal["prepare", "train", "verify", "export", "evaluate"]
+DECLARATIONS = ("pipeline", "params")  # a paper's declaration modules: they enter keys as values, never as code
 
 
 @dataclass(frozen=True)
@@ -40,12 +41,15 @@ class Resources:
 class Stage:
     """One node of a paper's DAG.
 
-    fn: ``"module:function"`` relative to the paper package; the function takes a ``StageContext`` and returns a
-        dict of scalar summary metrics (or None).
-    params: the top-level keys of the paper's params model that the stage reads (``seed`` is always included);
-        only these enter the stage's cache key and its DVC ``params``.
-    outputs: files the stage must write into its output folder (checked after it runs).
+    fn: ``"module:function"`` relative to the paper package, called as ``fn(ctx, **args)``; it returns a dict of
+        scalar summary metrics (or None).
+    params: the top-level keys of the paper's params model that the stage reads (``seed`` is always included; a
+        key may name a sub-model, handed over typed); only these enter the stage's cache key and its DVC ``params``.
+    outputs: files (or folders) the stage must write into its output folder (checked after it runs); downstream
+        stages read them with ``ctx.input(stage, name)``.
     plots: PNG files among the outputs, shown by DVC, MLflow and the report.
+    args: keyword arguments for ``fn`` (JSON values), part of the cache key: a fan-out over variants is one
+        function declared several times, e.g. ``Stage("train_a", ..., args={"variant": "a"})``.
     """
 
     name: str
@@ -56,6 +60,12 @@ class Stage:
     outputs: tuple[str, ...] = ()
     plots: tuple[str, ...] = ()
     resources: Resources = field(default_factory=Resources)
+    args: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def module(self) -> str:
+        """The stage function's module, relative to the paper package."""
+        return self.fn.partition(":")[0]
 
 
 @dataclass(frozen=True)
@@ -83,14 +93,23 @@ class Pipeline:
         if len(set(names)) != len(names):
             raise ValueError(f"{self.slug}: duplicate stage names in {names}")
         for s in self.stages:
+            where = f"{self.slug}.{s.name}"
             for up in s.upstream:
                 if up not in names:
-                    raise ValueError(f"{self.slug}.{s.name}: unknown upstream stage {up!r}")
+                    raise ValueError(f"{where}: unknown upstream stage {up!r}")
             unknown = set(s.params) - set(self.params_model.model_fields)
             if unknown:
-                raise ValueError(f"{self.slug}.{s.name}: params {sorted(unknown)} not in {self.params_model.__name__}")
+                raise ValueError(f"{where}: params {sorted(unknown)} not in {self.params_model.__name__}")
+            if ":" not in s.fn or s.module in DECLARATIONS:
+                raise ValueError(f"{where}: fn {s.fn!r} must be 'module:function' outside {DECLARATIONS}")
+            if not set(s.plots) <= set(s.outputs):
+                raise ValueError(f"{where}: plots {sorted(set(s.plots) - set(s.outputs))} are not declared outputs")
+            if len(set(s.outputs)) != len(s.outputs) or any(o.startswith(("/", ".")) for o in s.outputs):
+                raise ValueError(f"{where}: outputs must be distinct relative names, got {s.outputs}")
         if self.metrics_stage not in names:
             raise ValueError(f"{self.slug}: metrics stage {self.metrics_stage!r} is not a stage")
+        if "metrics.json" not in self.stage(self.metrics_stage).outputs:
+            raise ValueError(f"{self.slug}.{self.metrics_stage}: the metrics stage must declare 'metrics.json'")
         self.order()  # raises on cycles
 
     def stage(self, name: str) -> Stage:

@@ -2,7 +2,7 @@
 
 A stage's cache key is known before anything runs:
 
-    key = sha256(json(paper, stage, fn, sha256(science code it imports), its params slice, its upstream keys))
+    key = sha256(json(paper, stage, fn, args, sha256(science code it imports), params slice, upstream keys))
 
 so planning a whole DAG costs file hashing only; cached stages never import their code or start an executor.
 """
@@ -12,80 +12,46 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import os
 import platform
 import shutil
 import subprocess
 import sys
 import time
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+
+from pydantic import BaseModel
 
 from paperdag import __version__
 from paperdag.claims import METRICS_FILE
 from paperdag.codehash import code_files, code_hash
 from paperdag.dag import Pipeline, Resources, Stage
-from paperdag.errors import UsageError
 from paperdag.io import read_json, write_json_atomic
 from paperdag.params import load_params, read_params_file
+from paperdag.project import Project
 from paperdag.store import MANIFEST, Store
 
-KEY_VERSION = 1
-
-
-@dataclass
-class Project:
-    """A paperdag project folder: params.yaml, the artifacts/ view, metrics/, and the store (artifact root)."""
-
-    root: Path
-    artifact_root: str
-
-    @classmethod
-    def find(cls, start: Path | None = None, artifact_root: str | None = None) -> Project:
-        """The nearest folder at or above ``start`` holding params.yaml; artifact root from arg or env."""
-        here = Path(start or Path.cwd()).resolve()
-        for folder in (here, *here.parents):
-            if (folder / "params.yaml").is_file():
-                root = artifact_root or os.environ.get("PAPERDAG_ARTIFACT_ROOT") or str(folder / "artifacts")
-                return cls(root=folder, artifact_root=root)
-        raise UsageError(f"no params.yaml in {here} or above: run paperdag inside a paperdag project")
-
-    @property
-    def params_path(self) -> Path:
-        return self.root / "params.yaml"
-
-    @property
-    def artifacts(self) -> Path:
-        return self.root / "artifacts"
-
-    def store(self) -> Store:
-        return Store(self.artifact_root, local_dir=self.artifacts)
-
-    def view(self, paper: str, stage: str) -> Path:
-        """Where a stage's output is materialised in the project (the DVC ``outs`` path)."""
-        return self.artifacts / paper / stage
-
-    def metrics_path(self, paper: str) -> Path:
-        return self.root / "metrics" / f"{paper}.json"
+KEY_VERSION = 2  # 2: code hashed without docstrings, declaration modules left out, stage args in the key
 
 
 @dataclass
 class StagePlan:
-    """One stage of one run: its key, params slice and whether the store already holds its output."""
+    """One stage of one run: its declaration, key, params and whether the store already holds its output.
 
-    paper: str
-    package: str
-    stage: str
-    kind: str
-    fn: str
+    ``params`` is the stage's params slice as JSON (what enters the key, DVC and MLflow); ``values`` is the paper's
+    validated params object, of which the stage sees only the declared keys.
+    """
+
+    pipeline: Pipeline
+    stage: Stage
     key: str
     params: dict[str, Any]
+    values: BaseModel
     upstream: dict[str, str]
-    resources: Resources
-    outputs: tuple[str, ...]
     cached: bool
     force: bool = False  # recompute even if the store holds the output
     run: bool = True  # False: not requested (``--only``) and not needed
@@ -93,12 +59,24 @@ class StagePlan:
     provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def paper(self) -> str:
+        return self.pipeline.slug
+
+    @property
+    def name(self) -> str:
+        return self.stage.name
+
+    @property
     def label(self) -> str:
-        return f"{self.paper}.{self.stage}"
+        return f"{self.paper}.{self.stage.name}"
+
+    @property
+    def resources(self) -> Resources:
+        return self.stage.resources
 
 
 def stage_module(pipeline: Pipeline, stage: Stage) -> str:
-    return f"{pipeline.package}.{stage.fn.partition(':')[0]}"
+    return f"{pipeline.package}.{stage.module}"
 
 
 def stage_code_files(pipeline: Pipeline, stage: Stage) -> list[Path]:
@@ -106,15 +84,15 @@ def stage_code_files(pipeline: Pipeline, stage: Stage) -> list[Path]:
     return list(code_files(stage_module(pipeline, stage), pipeline.package))
 
 
-def params_slice(pipeline: Pipeline, stage: Stage, values: dict[str, Any]) -> dict[str, Any]:
-    keys = sorted({"seed", *stage.params} & set(values))
-    return {k: values[k] for k in keys}
+def declared_keys(stage: Stage) -> list[str]:
+    """The params keys a stage reads: ``seed`` and what it declares."""
+    return sorted({"seed", *stage.params})
 
 
 def stage_key(pipeline: Pipeline, stage: Stage, params: dict[str, Any], upstream: dict[str, str]) -> str:
-    """sha256 of (key version, paper, stage, fn, science code hash, params slice, upstream keys)."""
+    """sha256 of (key version, paper, stage, fn, args, science code hash, params slice, upstream keys)."""
     payload = {
-        "v": KEY_VERSION, "paper": pipeline.slug, "stage": stage.name, "fn": stage.fn,
+        "v": KEY_VERSION, "paper": pipeline.slug, "stage": stage.name, "fn": stage.fn, "args": stage.args,
         "code": code_hash(stage_module(pipeline, stage), pipeline.package), "params": params, "upstream": upstream,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
@@ -134,41 +112,46 @@ def git_provenance(root: Path) -> dict[str, Any]:
 
 
 def load_pipeline_params(project: Project, pipeline: Pipeline, profile: str,
-                         data: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Validated params of one paper for a profile, as plain JSON values."""
+                         data: dict[str, Any] | None = None) -> BaseModel:
+    """The validated params object of one paper for a profile."""
     data = read_params_file(project.params_path) if data is None else data
-    model = load_params(data, pipeline.slug, pipeline.params_model, profile, project.params_path)
-    return model.model_dump(mode="json")
+    return load_params(data, pipeline.slug, pipeline.params_model, profile, project.params_path)
 
 
-def plan_pipeline(project: Project, pipeline: Pipeline, values: dict[str, Any], store: Store,
-                  force: bool = False, only: str | None = None) -> list[StagePlan]:
+def plan_pipeline(pipeline: Pipeline, values: BaseModel, store: Store, force: bool = False,
+                  only: Sequence[str] = ()) -> list[StagePlan]:
     """Keys and cache status of every stage, in topological order.
 
-    ``force`` recomputes (every stage, or just ``only``); ``only`` runs that stage plus any uncached ancestors.
+    ``force`` recomputes (every stage, or just those in ``only``); ``only`` runs those stages plus any uncached
+    ancestors.
     """
-    if only is not None:
-        pipeline.stage(only)  # raises a UsageError for an unknown stage
+    for name in only:
+        pipeline.stage(name)  # raises a UsageError for an unknown stage
+    dumped = values.model_dump(mode="json")
     plans: dict[str, StagePlan] = {}
     for stage in pipeline.order():
-        params = params_slice(pipeline, stage, values)
+        params = {k: dumped[k] for k in declared_keys(stage) if k in dumped}
         upstream = {u: plans[u].key for u in stage.upstream}
         key = stage_key(pipeline, stage, params, upstream)
         manifest = store.lookup(pipeline.slug, stage.name, key)
-        forced = force and (only is None or only == stage.name)
-        plans[stage.name] = StagePlan(
-            paper=pipeline.slug, package=pipeline.package, stage=stage.name, kind=stage.kind, fn=stage.fn, key=key, params=params,
-            upstream=upstream, resources=stage.resources, outputs=stage.outputs,
-            cached=manifest is not None and not forced, force=forced, manifest=manifest,
-        )
-    if only is not None:
-        needed = {only}
+        forced = force and (not only or stage.name in only)
+        plans[stage.name] = StagePlan(pipeline=pipeline, stage=stage, key=key, params=params, values=values,
+                                      upstream=upstream, cached=manifest is not None and not forced, force=forced,
+                                      manifest=manifest)
+    if only:
+        needed = set(only)
         for stage in reversed(pipeline.order()):
             if stage.name in needed:
                 needed |= {u for u in stage.upstream if not plans[u].cached}
         for name, plan in plans.items():
             plan.run = name in needed
     return [plans[s.name] for s in pipeline.order()]
+
+
+def restrict(values: BaseModel, keys: Sequence[str]) -> BaseModel:
+    """The params object with only ``keys`` set (same class, values as validated: tuples and sub-models kept); any
+    other field raises AttributeError on access, so a stage cannot read a param that is not in its key."""
+    return type(values).model_construct(**{k: getattr(values, k) for k in keys if k in type(values).model_fields})
 
 
 def resolve_fn(package: str, fn: str) -> Callable[..., Any]:
@@ -202,32 +185,35 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
     Holds the output's lock throughout and re-checks the store first, so a concurrent run that finished the same
     output meanwhile turns this call into a cache hit.
     """
-    from paperdag.stage import ParamsView, StageContext
+    from paperdag.stage import StageContext
     from paperdag.store import hash_folder
 
-    with store.lock(plan.paper, plan.stage, plan.key):
-        found = None if plan.force else store.lookup(plan.paper, plan.stage, plan.key)
+    stage = plan.stage
+    with store.lock(plan.paper, stage.name, plan.key):
+        found = None if plan.force else store.lookup(plan.paper, stage.name, plan.key)
         if found is not None:
             return found, True
-        scratch = store.scratch(plan.paper, plan.stage, plan.key)
+        scratch = store.scratch(plan.paper, stage.name, plan.key)
         try:
-            fn = resolve_fn(plan.package, plan.fn)
-            rng = _seed_everything(int(plan.params.get("seed", 0)), plan.stage, int(plan.resources.cpus))
-            ctx = StageContext(params=ParamsView(plan.params, plan.paper, plan.stage),
-                               inputs={k: Path(v) for k, v in inputs.items()}, out=scratch, rng=rng,
-                               device=device, label=plan.label)
+            fn = resolve_fn(plan.pipeline.package, stage.fn)
+            rng = _seed_everything(int(plan.params.get("seed", 0)), stage.name, int(stage.resources.cpus))
+            ctx = StageContext(
+                params=restrict(plan.values, declared_keys(stage)), out=scratch, rng=rng, device=device,
+                label=plan.label, outputs=stage.outputs, inputs={u: Path(inputs[u]) for u in stage.upstream},
+                upstream_outputs={u: plan.pipeline.stage(u).outputs for u in stage.upstream},
+            )
             started, t0 = datetime.now(timezone.utc).isoformat(timespec="seconds"), time.perf_counter()
-            summary = fn(ctx) or {}
+            summary = fn(ctx, **stage.args) or {}
             seconds = time.perf_counter() - t0
-            missing = [o for o in plan.outputs if not (scratch / o).exists()]
+            missing = [o for o in stage.outputs if not (scratch / o).exists()]
             if missing:
                 raise RuntimeError(f"stage did not write its declared outputs {missing}")
             if (scratch / MANIFEST).exists():
                 raise RuntimeError(f"stage wrote {MANIFEST}, a name reserved for the platform's manifest")
             ctx.flush_curves()
             manifest = {
-                "paper": plan.paper, "stage": plan.stage, "kind": plan.kind, "key": plan.key,
-                "key_parts": {"fn": plan.fn, "params": plan.params, "upstream": plan.upstream},
+                "paper": plan.paper, "stage": stage.name, "kind": stage.kind, "key": plan.key,
+                "key_parts": {"fn": stage.fn, "args": stage.args, "params": plan.params, "upstream": plan.upstream},
                 "files": hash_folder(scratch), "summary": {k: float(v) for k, v in summary.items()},
                 "provenance": plan.provenance, "versions": _versions(), "device": device,
                 "host": platform.node(), "timing": {"started": started, "seconds": round(seconds, 3)},

@@ -1,4 +1,5 @@
-"""Small file helpers for stage functions: Parquet tables through pyarrow, JSON, torch/safetensors tensors.
+"""File helpers for stage functions, one format per kind of data: Parquet tables (pyarrow), JSON, tensors and
+weights (safetensors), figures (PNG from a matplotlib ``Figure``, no pyplot state).
 
 Stage outputs are written into a temporary folder that the platform commits atomically, so these helpers write
 plainly. ``write_json_atomic`` is for files outside a stage output (metrics/, reports/).
@@ -28,6 +29,36 @@ def write_table(path: Path, columns: dict[str, Any] | pa.Table) -> None:
 def read_table(path: Path) -> pa.Table:
     """Read a Parquet table."""
     return pq.read_table(path)
+
+
+def save_tensors(path: Path, tensors: dict[str, Any], metadata: dict[str, str] | None = None) -> None:
+    """Write named torch tensors (model weights, arrays) to one safetensors file, the one weight format.
+
+    Tensors are made contiguous and moved to the CPU; ``metadata`` is a small str -> str header (e.g. a config).
+    """
+    from safetensors.torch import save_file
+
+    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(path), metadata=metadata)
+
+
+def load_tensors(path: Path, device: str = "cpu") -> dict[str, Any]:
+    """Read every tensor of a safetensors file onto ``device``."""
+    from safetensors.torch import load_file
+
+    return load_file(str(path), device=device)
+
+
+def new_figure(width: float = 6.4, height: float = 4.8, ncols: int = 1, nrows: int = 1) -> tuple[Any, Any]:
+    """A matplotlib ``Figure`` (object API: no pyplot, no global state, safe in threads) and its axes grid."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, fig.subplots(nrows, ncols)
+
+
+def save_figure(fig: Any, path: Path, dpi: int = 110) -> None:
+    """Render a ``Figure`` to PNG with no varying metadata, so the same figure gives the same bytes."""
+    fig.savefig(path, dpi=dpi, format="png", metadata={"Software": None})
 
 
 def to_jsonable(value: Any) -> Any:

@@ -19,9 +19,19 @@ DEFAULT_PROFILE = "default"
 
 
 class ParamsModel(BaseModel):
-    """Base for a paper's params: unknown keys are errors and values are immutable."""
+    """Base for a paper's params (and its sub-models): unknown keys are errors and values are immutable.
+
+    Every field is bounded and described and has no default: params.yaml is the one source of values. A stage sees
+    the object restricted to the keys it declares; reading another key raises AttributeError naming it.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in type(self).model_fields:
+            raise AttributeError(f"param {name!r} is not declared by this stage: add it to Stage(params=...), so "
+                                 f"that it enters the stage's cache key")
+        return super().__getattr__(name)
 
 
 def read_params_file(path: Path) -> dict[str, Any]:
@@ -39,11 +49,12 @@ def read_params_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``overlay`` applied: nested mappings merge key by key, any other value replaces."""
     merged = dict(base)
     for key, value in overlay.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
+            merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = value
     return merged
@@ -80,4 +91,4 @@ def load_params(data: dict[str, Any], slug: str, model: type[BaseModel], profile
     overlay = profiles[profile] or {}
     if not isinstance(overlay, dict):
         raise ParamsError(f"{path}: {slug}.{PROFILES_KEY}.{profile} must be a mapping")
-    return _validate(model, _deep_merge(base, overlay), path, slug, f".{PROFILES_KEY}.{profile}")
+    return _validate(model, deep_merge(base, overlay), path, slug, f".{PROFILES_KEY}.{profile}")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from paperdag.dag import registry
-from paperdag.engine import Project
+from paperdag.project import Project
 from paperdag.io import write_text_atomic
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}

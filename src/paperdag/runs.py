@@ -1,23 +1,30 @@
-"""One execution of one or more papers: validate params, plan, run what is stale, record everything.
+"""One execution of one or more papers: validate params, plan once, run what is stale, record everything.
 
-``Execution`` is what every executor shares: the local in-process loop here (``paperdag stage`` and tests),
-and the Prefect flow on Ray (``flows/``). Executors only decide *where* ``execute_stage`` runs; materialising
-outputs into ``artifacts/``, MLflow logging and publishing ``metrics/<slug>.json`` happen here, in the driver.
+``Execution`` is opened once (params validated, every stage planned and its cache checked) and handed to one
+scheduling loop, ``drive``: ready stages are submitted to an executor, finished ones are recorded, failed ones are
+retried and then reported with their descendants skipped. Executors only decide *where* ``execute_stage`` runs:
+``LocalExecutor`` in this process (``paperdag stage``, ``--local``, tests), the Prefect task on Ray in ``flows/``.
+Materialising outputs into ``artifacts/``, MLflow logging and publishing ``metrics/<slug>.json`` happen here, in
+the driver.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from paperdag.dag import Pipeline, configured, get_pipeline
-from paperdag.engine import (Project, StagePlan, execute_stage, git_provenance, load_pipeline_params, plan_pipeline,
+from paperdag.engine import (StagePlan, execute_stage, git_provenance, load_pipeline_params, plan_pipeline,
                              publish_metrics)
 from paperdag.errors import StageFailed, UsageError
+from paperdag.extras import require_extra
 from paperdag.params import DEFAULT_PROFILE, read_params_file
+from paperdag.project import Project
 from paperdag.store import Store, materialize
 
 
@@ -57,21 +64,28 @@ class Execution:
 
     @classmethod
     def open(cls, names: list[str], profile: str = DEFAULT_PROFILE, trigger: str = "cli", force: bool = False,
-             only: str | None = None, project: Project | None = None, track: bool | None = None) -> Execution:
-        """Validate every paper's params (nothing is written on error), then plan all their stages."""
+             only: Sequence[str] = (), project: Project | None = None, track: bool | None = None) -> Execution:
+        """Validate every paper's params (nothing is written on error), then plan all their stages.
+
+        A paper with stages to run must have its optional extra installed (one-line error naming it otherwise).
+        """
         project = project or Project.find()
         data = read_params_file(project.params_path)
         pipelines = resolve_papers(names, data)
-        if only is not None and len(pipelines) != 1:
+        only = tuple(only)
+        if only and len(pipelines) != 1:
             raise UsageError("--only needs exactly one paper")
         values = {p.slug: load_pipeline_params(project, p, profile, data) for p in pipelines}
         store = project.store()
         provenance = git_provenance(project.root)
         plans = []
         for p in pipelines:
-            for plan in plan_pipeline(project, p, values[p.slug], store, force=force, only=only):
+            for plan in plan_pipeline(p, values[p.slug], store, force=force, only=only):
                 plan.provenance = provenance
                 plans.append(plan)
+        for p in pipelines:
+            if any(plan.paper == p.slug and plan.run and not plan.cached for plan in plans):
+                require_extra(p.slug)
         execution = cls(project, pipelines, profile, trigger, plans, store)
         if tracking_enabled() if track is None else track:
             execution.start_tracking()
@@ -90,9 +104,6 @@ class Execution:
         """Stages that must run (requested and not cached)."""
         return [p for p in self.plans if p.run and not p.cached]
 
-    def plan(self, paper: str, stage: str) -> StagePlan:
-        return next(p for p in self.plans if p.paper == paper and p.stage == stage)
-
     def inputs(self, plan: StagePlan) -> dict[str, str]:
         """Upstream stage name -> local folder of its output (downloaded first for a remote store)."""
         return {u: str(self.store.local_path(plan.paper, u, key)) for u, key in plan.upstream.items()}
@@ -107,15 +118,14 @@ class Execution:
 
     def finish(self, plan: StagePlan, manifest: dict[str, Any], hit: bool) -> None:
         """Materialise a finished stage into artifacts/, log it, publish metrics if it is the metrics stage."""
-        entry = self.store.local_path(plan.paper, plan.stage, plan.key)
-        with self.store.lock(plan.paper, plan.stage, plan.key):
-            materialize(entry, self.project.view(plan.paper, plan.stage))
+        entry = self.store.local_path(plan.paper, plan.name, plan.key)
+        with self.store.lock(plan.paper, plan.name, plan.key):
+            materialize(entry, self.project.view(plan.paper, plan.name))
         self.done[plan.label] = hit
         seconds = manifest.get("timing", {}).get("seconds", 0.0)
         _echo(f"  {plan.label:<36} {'cached' if hit else f'done in {seconds:.1f}s'}")
-        pipeline = get_pipeline(plan.paper)
-        if plan.stage == pipeline.metrics_stage:
-            publish_metrics(self.project, pipeline, entry, self.profile, plan.key)
+        if plan.name == plan.pipeline.metrics_stage:
+            publish_metrics(self.project, plan.pipeline, entry, self.profile, plan.key)
         if self.tracker is not None:
             inputs = {u: Path(p) for u, p in self.inputs(plan).items()}
             self.tracker.log_stage(plan, manifest, entry, hit, inputs)
@@ -151,28 +161,63 @@ def local_device(plan: StagePlan) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _execute_with_retries(execution: Execution, plan: StagePlan, retries: int) -> tuple[dict, bool] | None:
-    """``execute_stage`` with up to ``retries`` retries; records the failure and returns None if all fail."""
-    error: Exception | None = None
-    for _ in range(retries + 1):
+class Executor(Protocol):
+    """Where stages run: ``submit`` starts one stage and returns a future of ``(manifest, cache_hit)``."""
+
+    def submit(self, execution: Execution, plan: StagePlan) -> Future[tuple[dict, bool]]: ...
+
+
+class LocalExecutor:
+    """Runs each stage in this process when it is submitted (the future is already settled)."""
+
+    def submit(self, execution: Execution, plan: StagePlan) -> Future[tuple[dict, bool]]:
+        future: Future[tuple[dict, bool]] = Future()
         try:
-            return execute_stage(execution.store, plan, execution.inputs(plan), local_device(plan))
-        except Exception as e:  # noqa: BLE001 - any stage error is retried, then reported with its stage
-            error = e
-    execution.fail(plan, error)
-    return None
+            future.set_result(execute_stage(execution.store, plan, execution.inputs(plan), local_device(plan)))
+        except Exception as e:  # noqa: BLE001 - the stage's error, handled by drive()
+            future.set_exception(e)
+        return future
 
 
-def run_local(execution: Execution, retries: int = 1) -> Execution:
-    """Run the execution's stages one after another in this process (no Prefect, no Ray)."""
-    for plan in execution.plans:
-        if not plan.run:
-            continue
-        if execution.blocked_by(plan):
-            execution.skipped.add(plan.label)
-            continue
-        result = (plan.manifest, True) if plan.cached else _execute_with_retries(execution, plan, retries)
-        if result is not None:
-            execution.finish(plan, *result)
+def drive(execution: Execution, executor: Executor | None = None, retries: int = 1) -> Execution:
+    """The one scheduling loop: submit every ready stage, record each as it finishes, retry a failed stage up to
+    ``retries`` times, then record its failure and skip its descendants; finally close the execution.
+
+    A stage is ready when each upstream stage of this execution has finished (or was not asked to run: then its
+    output is already in the store). Cached stages are recorded without being submitted.
+    """
+    executor = executor or LocalExecutor()
+    waiting = [p for p in execution.plans if p.run]
+    running: dict[Future, tuple[StagePlan, int]] = {}
+    requested = {p.label for p in waiting}
+    while waiting or running:
+        for plan in list(waiting):
+            ups = [f"{plan.paper}.{u}" for u in plan.upstream]
+            if execution.blocked_by(plan):
+                waiting.remove(plan)
+                execution.skipped.add(plan.label)
+            elif all(u in execution.done or u not in requested for u in ups):
+                waiting.remove(plan)
+                if plan.cached:
+                    execution.finish(plan, plan.manifest, hit=True)
+                else:
+                    running[executor.submit(execution, plan)] = (plan, 0)
+        if not running:
+            if waiting:
+                raise RuntimeError(f"no stage can start among {[p.label for p in waiting]}")
+            break
+        finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in finished:
+            plan, attempt = running.pop(future)
+            try:
+                manifest, hit = future.result()
+            except Exception as e:  # noqa: BLE001 - any stage error is retried, then reported with its stage
+                if attempt < retries:
+                    _echo(f"  {plan.label:<36} retry {attempt + 1}/{retries} after {type(e).__name__}: {e}")
+                    running[executor.submit(execution, plan)] = (plan, attempt + 1)
+                else:
+                    execution.fail(plan, e)
+            else:
+                execution.finish(plan, manifest, hit)
     execution.close()
     return execution

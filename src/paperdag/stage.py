@@ -1,7 +1,7 @@
-"""What a stage function receives: ``fn(ctx: StageContext) -> dict[str, float] | None``.
+"""What a stage function receives: ``fn(ctx: StageContext[Params], **args) -> dict[str, float] | None``.
 
-A stage is a plain function of (validated params, upstream artifacts, an output folder, a seeded RNG, device).
-It writes files into ``ctx.out`` and returns scalar summary metrics. It never touches Prefect, Ray or MLflow:
+A stage is a plain function of (validated params, upstream artifacts, an output folder, a seeded RNG, device,
+the stage's declared ``args``). It writes files through ``ctx.output(name)`` and returns scalar summary metrics. It never touches Prefect, Ray or MLflow:
 curves go through ``ctx.log_metric`` into ``_curves.jsonl`` in the output, which the tracking layer logs by step.
 """
 
@@ -14,53 +14,55 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
 T = TypeVar("T")
+P = TypeVar("P")
 CURVES_FILE = "_curves.jsonl"
 
 
-class ParamsView:
-    """Read-only attribute access to the params keys a stage declared; any other key raises AttributeError.
-
-    This keeps the cache key honest: a stage cannot read a param that does not enter its key.
-    """
-
-    def __init__(self, values: dict[str, Any], paper: str, stage: str):
-        self._values = values
-        self._where = f"{paper}.{stage}"
-
-    def __getattr__(self, key: str) -> Any:
-        if key.startswith("_"):
-            raise AttributeError(key)
-        try:
-            return self._values[key]
-        except KeyError:
-            raise AttributeError(
-                f"{self._where} reads param {key!r} but does not declare it in Stage(params=...)"
-            ) from None
-
-
 @dataclass
-class StageContext:
+class StageContext(Generic[P]):
     """Everything a stage may use.
 
-    params: the declared params slice (attribute access, e.g. ``ctx.params.n_grid``).
-    inputs: upstream stage name -> its (read-only) output folder.
-    out: an empty folder; everything written here becomes the stage's versioned output.
+    params: the paper's validated params object restricted to the keys the stage declares (``ctx.params.n_grid``,
+        a sub-model as ``ctx.params.cegis``); reading an undeclared key raises AttributeError.
+    out: an empty folder; everything written here becomes the stage's versioned output (use ``ctx.output``).
     rng: numpy Generator seeded from (seed, stage name); torch's global RNG is seeded the same way.
     device: "cuda" when the executor gave the stage a GPU, else "cpu".
+    Upstream outputs are read with ``ctx.input(stage, name)``, which checks the upstream declaration.
     """
 
-    params: ParamsView
-    inputs: dict[str, Path]
+    params: P
     out: Path
     rng: np.random.Generator
     device: str = "cpu"
     label: str = ""
+    outputs: tuple[str, ...] = ()
+    inputs: dict[str, Path] = field(default_factory=dict)  # upstream stage -> its (read-only) output folder
+    upstream_outputs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _curves: list[dict[str, Any]] = field(default_factory=list)
+
+    def input(self, stage: str, name: str) -> Path:
+        """The path of ``name`` (a file or folder, or a path inside a declared folder) in upstream ``stage``'s output.
+
+        Raises unless ``stage`` is a declared upstream stage and ``name``'s first part is one of its declared outputs.
+        """
+        if stage not in self.inputs:
+            raise KeyError(f"{self.label} reads from {stage!r}, which is not among its upstream stages "
+                           f"{sorted(self.inputs)}")
+        if name.split("/", 1)[0] not in self.upstream_outputs.get(stage, ()):
+            raise KeyError(f"{self.label} reads {name!r} from {stage!r}, which declares only "
+                           f"{list(self.upstream_outputs.get(stage, ()))}")
+        return self.inputs[stage] / name
+
+    def output(self, name: str) -> Path:
+        """The path to write ``name`` to (a declared output, or a path inside a declared folder)."""
+        if name.split("/", 1)[0] not in self.outputs:
+            raise KeyError(f"{self.label} writes {name!r}, which is not among its declared outputs {list(self.outputs)}")
+        return self.out / name
 
     def log_metric(self, name: str, value: float, step: int | None = None) -> None:
         """Record one point of a curve (e.g. validation loss at a training step)."""

@@ -1,17 +1,24 @@
-"""Helpers for tests: run a paper's pipeline end to end in a throwaway project folder."""
+"""Helpers for tests: run a paper's stages through the engine (same keys, seeds and checks as a real run) in a
+throwaway project folder."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from paperdag.codehash import PACKAGE_ROOT
-from paperdag.engine import Project
-from paperdag.runs import Execution, run_local
+from paperdag.params import DEFAULT_PROFILE, PROFILES_KEY, deep_merge
+from paperdag.project import Project
+from paperdag.runs import Execution, LocalExecutor, drive
 
 REPO_ROOT = PACKAGE_ROOT.parent.parent
+TEST_PROFILE = "_test"
 
 
 def make_project(folder: Path, params_yaml: str | None = None) -> Project:
@@ -24,8 +31,48 @@ def make_project(folder: Path, params_yaml: str | None = None) -> Project:
     return Project(root=folder.resolve(), artifact_root=str(folder.resolve() / "artifacts"))
 
 
+@dataclass
+class StageRuns:
+    """What ``run_stages`` ran: each stage's output folder and summary, and the project it ran in."""
+
+    project: Project
+    slug: str
+    outputs: dict[str, Path]
+    summaries: dict[str, dict[str, float]]
+
+    def __getitem__(self, stage: str) -> Path:
+        return self.outputs[stage]
+
+    def metrics(self) -> dict[str, Any]:
+        """The published ``metrics/<slug>.json`` (after the metrics stage ran)."""
+        return json.loads(self.project.metrics_path(self.slug).read_text())
+
+
+def run_stages(slug: str, names: list[str] | tuple[str, ...] = (), profile: str = "smoke", root: Path | None = None,
+               track: bool = False, **overrides: Any) -> StageRuns:
+    """Run ``names`` (default: every stage) of paper ``slug`` and any uncached upstream stages, in this process,
+    exactly as the engine does (keys, seeds, params restricted to each stage's declaration, declared outputs).
+
+    ``overrides`` replace params on top of ``profile`` (validated like params.yaml); the project lives in ``root``
+    (default: a new temporary folder), starting from the repository's params.yaml.
+    """
+    project = make_project(Path(root) if root is not None else Path(tempfile.mkdtemp(prefix=f"pd-{slug}-")))
+    if overrides:
+        data = yaml.safe_load(project.params_path.read_text())
+        section = data[slug]
+        profiles = section.setdefault(PROFILES_KEY, {})
+        base = dict(profiles.get(profile) or {}) if profile != DEFAULT_PROFILE else {}
+        profiles[TEST_PROFILE] = deep_merge(base, overrides)
+        project.params_path.write_text(yaml.safe_dump(data, sort_keys=False))
+        profile = TEST_PROFILE
+    execution = Execution.open([slug], profile=profile, only=tuple(names), project=project, track=track)
+    drive(execution, LocalExecutor(), retries=0)
+    ran = [p for p in execution.plans if p.run]
+    return StageRuns(project, slug, {p.name: project.view(slug, p.name) for p in ran},
+                     {p.name: json.loads((project.view(slug, p.name) / "manifest.json").read_text())["summary"]
+                      for p in ran})
+
+
 def run_smoke(slug: str, folder: Path, profile: str = "smoke", track: bool = False) -> dict[str, Any]:
-    """Run ``slug``'s pipeline with ``profile`` in-process in a project at ``folder``; returns metrics/<slug>.json."""
-    project = make_project(folder)
-    run_local(Execution.open([slug], profile=profile, project=project, track=track), retries=0)
-    return json.loads(project.metrics_path(slug).read_text())
+    """Run ``slug``'s whole pipeline with ``profile`` in a project at ``folder``; returns metrics/<slug>.json."""
+    return run_stages(slug, profile=profile, root=folder, track=track).metrics()

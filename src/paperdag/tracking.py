@@ -115,8 +115,8 @@ class Tracker:
         from mlflow.entities import Param
 
         tags = {
-            "mlflow.runName": plan.stage, "mlflow.parentRunId": self.parents.get(plan.paper, ""),
-            "paperdag.paper": plan.paper, "paperdag.stage": plan.stage, "paperdag.kind": plan.kind,
+            "mlflow.runName": plan.name, "mlflow.parentRunId": self.parents.get(plan.paper, ""),
+            "paperdag.paper": plan.paper, "paperdag.stage": plan.name, "paperdag.kind": plan.stage.kind,
             "paperdag.key": plan.key, "paperdag.cache": "hit" if hit else ("failed" if error else "miss"),
         }
         if not tags["mlflow.parentRunId"]:
@@ -131,6 +131,7 @@ class Tracker:
                 tags["paperdag.error"] = error[:5000]
             run_id = self.client.create_run(self.experiment(plan.paper), tags=tags).info.run_id
             params = [Param(k, v) for k, v in flatten(plan.params).items()]
+            params += [Param(f"args.{k}", v) for k, v in flatten(plan.stage.args).items()]
             params += [Param(f"upstream.{k}", v) for k, v in plan.upstream.items()]
             metrics = self._metrics(manifest, entry)
             chunks = max(math.ceil(len(params) / 100), math.ceil(len(metrics) / 900), 1)  # MLflow batch limits

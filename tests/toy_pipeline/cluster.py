@@ -9,7 +9,7 @@ from paperdag.claims import Claim, write_metrics
 
 
 class Params(ParamsModel):
-    seed: int = 0
+    seed: int
 
 
 def where(ctx) -> dict[str, float]:
@@ -22,6 +22,6 @@ def where(ctx) -> dict[str, float]:
 
 PIPELINE = Pipeline(
     slug="toy_cluster", title="Toy cluster placement", params_model=Params, package="toy_pipeline",
-    stages=(Stage("evaluate", "evaluate", "cluster:where", outputs=("node.json",),
+    stages=(Stage("evaluate", "evaluate", "cluster:where", outputs=("node.json", "metrics.json"),
                   resources=Resources(cpus=1, custom={"special_node": 1})),),
 )

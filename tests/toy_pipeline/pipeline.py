@@ -9,8 +9,8 @@ PIPELINE = Pipeline(
     package="toy_pipeline",
     stages=(
         Stage("prepare", "prepare", "stages:prepare", params=("n", "sleep"), outputs=("data.parquet",)),
-        Stage("train_a", "train", "stages:train_a", ("prepare",), ("scale_a", "sleep"), ("model.parquet",)),
-        Stage("train_b", "train", "stages:train_b", ("prepare",), ("scale_b", "sleep"), ("model.parquet",)),
+        *(Stage(f"train_{v}", "train", "stages:train", ("prepare",), (f"scale_{v}", "sleep"), ("model.parquet",),
+                args={"variant": v}) for v in ("a", "b")),
         Stage("evaluate", "evaluate", "stages:evaluate", ("train_a", "train_b"), ("sleep",), ("metrics.json",)),
     ),
 )

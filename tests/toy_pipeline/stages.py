@@ -23,31 +23,24 @@ def _maybe_fail(ctx: StageContext, name: str) -> None:
 def prepare(ctx: StageContext) -> dict[str, float]:
     _maybe_fail(ctx, "prepare")
     x = ctx.rng.normal(size=ctx.params.n)
-    write_table(ctx.out / "data.parquet", {"x": x})
+    write_table(ctx.output("data.parquet"), {"x": x})
     return {"mean": float(x.mean())}
 
 
-def _train(ctx: StageContext, name: str, scale: float) -> dict[str, float]:
-    _maybe_fail(ctx, name)
-    x = read_table(ctx.inputs["prepare"] / "data.parquet")["x"].to_numpy()
+def train(ctx: StageContext, variant: str) -> dict[str, float]:
+    _maybe_fail(ctx, f"train_{variant}")
+    scale = getattr(ctx.params, f"scale_{variant}")
+    x = read_table(ctx.input("prepare", "data.parquet"))["x"].to_numpy()
     for step in range(3):
         ctx.log_metric("loss", float(np.abs(x * scale).mean()) / (step + 1), step)
-    write_table(ctx.out / "model.parquet", {"y": x * scale})
+    write_table(ctx.output("model.parquet"), {"y": x * scale})
     return {"scale": scale}
-
-
-def train_a(ctx: StageContext) -> dict[str, float]:
-    return _train(ctx, "train_a", ctx.params.scale_a)
-
-
-def train_b(ctx: StageContext) -> dict[str, float]:
-    return _train(ctx, "train_b", ctx.params.scale_b)
 
 
 def evaluate(ctx: StageContext) -> dict[str, float]:
     _maybe_fail(ctx, "evaluate")
-    a = read_table(ctx.inputs["train_a"] / "model.parquet")["y"].to_numpy()
-    b = read_table(ctx.inputs["train_b"] / "model.parquet")["y"].to_numpy()
+    a = read_table(ctx.input("train_a", "model.parquet"))["y"].to_numpy()
+    b = read_table(ctx.input("train_b", "model.parquet"))["y"].to_numpy()
     ratio = float(np.abs(b).sum() / np.abs(a).sum())
     write_metrics(ctx.out, {"ratio": ratio}, [Claim("ratio", "b is twice a", 2.0, ratio, abs(ratio - 2.0) < 1e-9)])
     return {"ratio": ratio}

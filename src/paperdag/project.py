@@ -1,0 +1,46 @@
+"""A paperdag project folder: params.yaml, the ``artifacts/`` view DVC tracks, ``metrics/``, and the store."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from paperdag.errors import UsageError
+from paperdag.store import Store
+
+
+@dataclass
+class Project:
+    """A project root (the folder holding params.yaml) and its artifact root (a folder or a pyarrow.fs URI)."""
+
+    root: Path
+    artifact_root: str
+
+    @classmethod
+    def find(cls, start: Path | None = None, artifact_root: str | None = None) -> Project:
+        """The nearest folder at or above ``start`` holding params.yaml; artifact root from arg or env."""
+        here = Path(start or Path.cwd()).resolve()
+        for folder in (here, *here.parents):
+            if (folder / "params.yaml").is_file():
+                root = artifact_root or os.environ.get("PAPERDAG_ARTIFACT_ROOT") or str(folder / "artifacts")
+                return cls(root=folder, artifact_root=root)
+        raise UsageError(f"no params.yaml in {here} or above: run paperdag inside a paperdag project")
+
+    @property
+    def params_path(self) -> Path:
+        return self.root / "params.yaml"
+
+    @property
+    def artifacts(self) -> Path:
+        return self.root / "artifacts"
+
+    def store(self) -> Store:
+        return Store(self.artifact_root, local_dir=self.artifacts)
+
+    def view(self, paper: str, stage: str) -> Path:
+        """Where a stage's output is materialised in the project (the DVC ``outs`` path)."""
+        return self.artifacts / paper / stage
+
+    def metrics_path(self, paper: str) -> Path:
+        return self.root / "metrics" / f"{paper}.json"

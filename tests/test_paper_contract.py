@@ -1,0 +1,196 @@
+"""The paper contract, checked for every registered paper (README "Adding a paper"; the scaffold's template is its
+code form). Per-paper test files hold only science tests; what every paper owes the platform is checked here.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from conftest import REPO
+from paperdag.dag import DECLARATIONS, Pipeline, registry
+from paperdag.engine import resolve_fn, stage_code_files
+from paperdag.params import load_params, read_params_file
+
+PAPERS = sorted(slug for slug, p in registry().items() if p.package == f"paperdag.papers.{slug}")
+PARAMS_FILE = REPO / "params.yaml"
+CLAIM_KEYS = {"id", "statement", "paper_value", "measured", "holds"}
+
+
+def _package_dir(pipeline: Pipeline) -> Path:
+    return Path(__import__(pipeline.package, fromlist=["_"]).__file__).parent
+
+
+@cache
+def _modules(slug: str) -> dict[str, ast.Module]:
+    """Every module of the paper package by dotted name relative to it (``train``, ``verifier.milp``)."""
+    root = _package_dir(registry()[slug])
+    return {".".join(p.relative_to(root).with_suffix("").parts): ast.parse(p.read_text())
+            for p in sorted(root.rglob("*.py"))}
+
+
+def _stage_modules(pipeline: Pipeline) -> set[str]:
+    return {s.module for s in pipeline.stages}
+
+
+def _imported(module: str, tree: ast.Module, package: str) -> set[str]:
+    """Names (relative to ``package``) of the package modules that ``module`` imports."""
+    names, parts = set(), module.split(".")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = parts[: len(parts) - node.level]
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif node.module and node.module.startswith(package + "."):
+                target = node.module[len(package) + 1:]
+            else:
+                continue
+            names.add(target)
+            names.update(f"{target}.{a.name}".lstrip(".") for a in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(a.name[len(package) + 1:] for a in node.names if a.name.startswith(package + "."))
+    return names
+
+
+@pytest.fixture(params=PAPERS)
+def pipeline(request) -> Pipeline:
+    return registry()[request.param]
+
+
+def test_pipeline_declaration_imports_no_torch(pipeline):
+    code = (f"import sys, paperdag.papers.{pipeline.slug}.pipeline; "
+            "heavy = sorted({'torch', 'ray', 'prefect', 'mlflow'} & set(sys.modules)); assert not heavy, heavy")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr.strip().splitlines()[-1]
+
+
+def test_every_stage_function_resolves_and_takes_its_args(pipeline):
+    for stage in pipeline.stages:
+        fn = resolve_fn(pipeline.package, stage.fn)
+        inspect.signature(fn).bind(object(), **stage.args)  # fn(ctx, **args)
+
+
+def test_base_and_smoke_params_validate(pipeline):
+    data = read_params_file(PARAMS_FILE)
+    for profile in ("default", "smoke"):
+        load_params(data, pipeline.slug, pipeline.params_model, profile, PARAMS_FILE)
+
+
+def _fields(model: type[BaseModel], prefix: str = ""):
+    for name, field in model.model_fields.items():
+        yield f"{prefix}{name}", field
+        sub = field.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            yield from _fields(sub, f"{prefix}{name}.")
+
+
+def test_params_yaml_is_the_one_source_of_values(pipeline):
+    """No pydantic default can drift from params.yaml, and every field says what it is."""
+    with_default = [name for name, f in _fields(pipeline.params_model) if not f.is_required()]
+    assert not with_default, f"fields with defaults (set them in params.yaml instead): {with_default}"
+    undescribed = [name for name, f in _fields(pipeline.params_model)
+                   if not f.description and not (isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel))]
+    assert not undescribed, f"fields without a description: {undescribed}"
+
+
+def test_code_keys_leave_out_declarations(pipeline):
+    declarations = {_package_dir(pipeline) / f"{name}.py" for name in DECLARATIONS}
+    for stage in pipeline.stages:
+        assert not declarations & set(stage_code_files(pipeline, stage)), stage.name
+
+
+def test_package_layout(pipeline):
+    """Docstring-only ``__init__``, no catch-all ``stages.py``, science modules that never see the stage context
+    nor import a stage module, and ``claims.py`` that is pure (no I/O, no stage context)."""
+    modules = _modules(pipeline.slug)
+    init = modules["__init__"]
+    assert len(init.body) == 1 and isinstance(init.body[0], ast.Expr), "__init__.py holds only the docstring"
+    assert "stages" not in modules, "no catch-all stages.py: one module per stage"
+    assert "claims" in modules and "plots" in modules, "claims.py and plots.py"
+    stage_modules = _stage_modules(pipeline)
+    for name, tree in modules.items():
+        if name in stage_modules or name.split(".")[-1] in DECLARATIONS or name.endswith("__init__"):
+            continue
+        imported = _imported(name, tree, pipeline.package)
+        assert "paperdag.stage" not in ast.unparse(tree), f"science module {name} uses the stage context"
+        assert not imported & stage_modules, f"science module {name} imports stage modules {imported & stage_modules}"
+    claims_src = ast.unparse(modules["claims"])
+    assert not any(w in claims_src for w in ("open(", "write_", "read_", "ctx")), "claims.py must be pure"
+
+
+def _constants(slug: str) -> dict[str, str]:
+    """Module-level string constants of the package (``DATA_FILE = "data.parquet"``), by name."""
+    found = {}
+    for tree in _modules(slug).values():
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                found.update({t.id: node.value.value for t in node.targets if isinstance(t, ast.Name)})
+    return found
+
+
+def test_stages_read_only_declared_upstream_outputs(pipeline):
+    """Static check of ``ctx.input(stage, name)`` calls whose arguments are literals or package constants."""
+    constants = _constants(pipeline.slug)
+    modules = _modules(pipeline.slug)
+    for module in _stage_modules(pipeline):
+        users = [s for s in pipeline.stages if s.module == module]
+        source = ast.unparse(modules[module])
+        assert ".inputs[" not in source, f"{module}: read upstream outputs with ctx.input(stage, name)"
+        for node in ast.walk(modules[module]):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "input"
+                    and len(node.args) == 2):
+                continue
+            stage_arg, name_arg = node.args
+            if not isinstance(stage_arg, ast.Constant):
+                continue
+            upstream = stage_arg.value
+            assert any(upstream in s.upstream for s in users), f"{module}: reads from {upstream!r}, not upstream"
+            name = name_arg.value if isinstance(name_arg, ast.Constant) else constants.get(getattr(name_arg, "id", ""))
+            if isinstance(name, str):
+                assert name.split("/")[0] in pipeline.stage(upstream).outputs, f"{module}: {upstream} has no {name!r}"
+
+
+@pytest.mark.slow
+def test_smoke_run_writes_every_output_and_the_claims_contract(pipeline, smoke_runs):
+    runs = smoke_runs(pipeline.slug)
+    for stage in pipeline.stages:
+        missing = [o for o in stage.outputs if not (runs[stage.name] / o).exists()]
+        assert not missing, f"{stage.name} did not write {missing}"
+        for plot in stage.plots:
+            assert (runs[stage.name] / plot).read_bytes()[:4] == b"\x89PNG", f"{stage.name}: {plot} is not a PNG"
+    metrics = runs.metrics()
+    assert metrics["paper"] == pipeline.slug and metrics["profile"] == "smoke" and metrics["title"]
+    claims = metrics["claims"]
+    assert claims and all(CLAIM_KEYS <= set(c) and isinstance(c["holds"], bool) for c in claims)
+    assert len({c["id"] for c in claims}) == len(claims), "claim ids are unique"
+    assert all(isinstance(v, int | float | bool) for v in metrics["metrics"].values()), "metrics are scalars"
+    json.dumps(metrics, allow_nan=False)
+
+
+@pytest.mark.slow
+def test_scaffold_generates_a_paper_that_passes_the_contract(tmp_path):
+    """`paperdag new demo_paper` in a copy of the project: the contract and the generated tests pass as written."""
+    for name in ("src", "tests"):
+        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copy(PARAMS_FILE, tmp_path / "params.yaml")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), str(tmp_path / "tests")])}
+    new = subprocess.run([sys.executable, "-c", "from paperdag.cli import main; main()", "new", "demo_paper"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert new.returncode == 0, new.stderr
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "demo_paper",
+                            "tests/test_paper_contract.py", "tests/papers/test_demo_paper.py"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    again = subprocess.run([sys.executable, "-c", "from paperdag.cli import main; main()", "new", "demo_paper"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2 and "already exists" in again.stderr
