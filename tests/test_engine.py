@@ -126,7 +126,7 @@ def test_missing_extra_is_one_line_naming_it(toy_project, monkeypatch):
 
     _run()
     monkeypatch.setattr(extras, "extra_requirements", lambda slug: (Requirement("no-such-dist-xyz>=1"),))
-    assert Execution.open(["toy"], track=False).pending() == []  # a fully cached paper needs no extra
+    assert Execution.open(["toy"], profile="smoke", track=False).pending() == []  # cached: no extra needed
     with pytest.raises(extras.MissingExtra, match=r"no-such-dist-xyz missing.*pip install 'paperdag\[toy\]'") as err:
         Execution.open(["toy"], force=True, track=False)
     assert err.value.exit_code == 2 and "\n" not in str(err.value)
