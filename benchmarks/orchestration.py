@@ -38,11 +38,11 @@ def overhead(repeats: int = 3) -> None:
     marginal cost of one more stage (21- vs 6-stage DAG), which excludes a Prefect flow run's fixed cost."""
     os.environ.update(PAPERDAG_EXTRA_PIPELINES="benchmarks.trivial_pipeline", PYTHONPATH=str(ROOT))
     sys.path.insert(0, str(ROOT))
-    from benchmarks.trivial_pipeline import PIPELINE, SMALL, work
+    from benchmarks.trivial_pipeline import PIPELINE, SMALL, Params, work
     from paperdag.dag import register
     from paperdag.ray_exec import connect
-    from paperdag.runs import Execution, run_local
-    from paperdag.stage import ParamsView, StageContext
+    from paperdag.runs import Execution, drive
+    from paperdag.stage import StageContext
     from paperdag.testing import make_project
 
     register(SMALL)
@@ -50,7 +50,7 @@ def overhead(repeats: int = 3) -> None:
     project = make_project(Path(tempfile.mkdtemp()) / "proj", "bench_trivial:\n  seed: 0\nbench_small:\n  seed: 0\n")
     os.chdir(project.root)
     connect()
-    from flows.papers import run_papers
+    from flows.papers import run_execution
 
     def timed(fn, stages: int = n) -> float:
         samples = []
@@ -63,15 +63,16 @@ def overhead(repeats: int = 3) -> None:
     def direct() -> None:
         for stage in PIPELINE.stages:
             out = Path(tempfile.mkdtemp())
-            work(StageContext(ParamsView({"seed": 0}, "b", stage.name), {}, out, np.random.default_rng(0)))
+            work(StageContext(Params(seed=0), out, np.random.default_rng(0), outputs=stage.outputs))
 
     rows = {"stages": n, "direct call ms/stage": round(timed(direct), 2)}
     for tracking in ("off", "on"):
         os.environ["PAPERDAG_TRACKING"] = tracking
         rows[f"local loop, tracking {tracking}, ms/stage"] = round(timed(
-            lambda: run_local(Execution.open(["bench_trivial"], force=True, trigger="benchmark"))), 2)
-        big = timed(lambda: run_papers(["bench_trivial"], force=True, trigger="benchmark"))
-        small = timed(lambda: run_papers(["bench_small"], force=True, trigger="benchmark"), len(SMALL.stages))
+            lambda: drive(Execution.open(["bench_trivial"], force=True, trigger="benchmark"))), 2)
+        big = timed(lambda: run_execution(Execution.open(["bench_trivial"], force=True, trigger="benchmark")))
+        small = timed(lambda: run_execution(Execution.open(["bench_small"], force=True, trigger="benchmark")),
+                      len(SMALL.stages))
         rows[f"Prefect+Ray, tracking {tracking}, ms/stage"] = round(big, 2)
         rows[f"Prefect+Ray, tracking {tracking}, marginal ms/stage"] = round(
             (big * n - small * len(SMALL.stages)) / (n - len(SMALL.stages)), 2)

@@ -5,12 +5,13 @@ from paperdag.claims import Claim, write_metrics
 from paperdag.dag import Pipeline, Stage
 from paperdag.params import ParamsModel
 
+
 class Params(ParamsModel):
-    seed: int = 0
+    seed: int
 
 
 def work(ctx) -> dict[str, float]:
-    (ctx.out / "out.txt").write_text(ctx.label)
+    ctx.output("out.txt").write_text(ctx.label)
     return {}
 
 
@@ -21,9 +22,10 @@ def evaluate(ctx) -> dict[str, float]:
 
 def fan_in(slug: str, width: int) -> Pipeline:
     """``width`` independent trivial stages feeding one evaluate stage."""
-    stages = tuple(Stage(f"s{i:02d}", "train", "trivial_pipeline:work") for i in range(width))
+    stages = tuple(Stage(f"s{i:02d}", "train", "trivial_pipeline:work", outputs=("out.txt",)) for i in range(width))
     return Pipeline(slug=slug, title=f"{width} trivial stages", params_model=Params, package="benchmarks", stages=(
-        *stages, Stage("evaluate", "evaluate", "trivial_pipeline:evaluate", tuple(s.name for s in stages))))
+        *stages, Stage("evaluate", "evaluate", "trivial_pipeline:evaluate", tuple(s.name for s in stages),
+                       outputs=("metrics.json",))))
 
 
 PIPELINE = fan_in("bench_trivial", 20)

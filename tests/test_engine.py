@@ -90,24 +90,74 @@ def test_force_and_only(toy_project, tmp_path):
     assert executions(tmp_path / "log", "train_b") == 2
 
 
-def test_code_key_follows_imports_only(tmp_path, monkeypatch):
-    from paperdag.codehash import code_files, code_hash
-
+def _package(tmp_path, monkeypatch, files: dict[str, str]):
     pkg = tmp_path / "kpkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text('"""doc"""\n')
-    (pkg / "a.py").write_text("from .b import f\nimport numpy\n\ndef stage(ctx):\n    return f()\n")
-    (pkg / "b.py").write_text("def f():\n    return 1\n")
-    (pkg / "c.py").write_text("def g():\n    return 2\n")
+    pkg.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (pkg / name).write_text(text)
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert [p.name for p in code_files("kpkg.a", "kpkg")] == ["__init__.py", "a.py", "b.py"]
-    before = code_hash("kpkg.a", "kpkg")
+    return pkg
+
+
+KPKG = {
+    "__init__.py": '"""doc"""\n',
+    "params.py": "from paperdag.params import ParamsModel\n\nclass Params(ParamsModel):\n    seed: int\n",
+    "pipeline.py": "from .params import Params\n",
+    "a.py": "from .b import f\nfrom .params import Params\nimport numpy\n\ndef stage(ctx: Params):\n    return f()\n",
+    "b.py": 'def f():\n    """Return one."""\n    return 1\n',
+    "c.py": "def g():\n    return 2\n",
+}
+
+
+def _hash(module: str) -> str:
+    from paperdag.codehash import _package_dir, code_files, code_hash
+
+    code_files.cache_clear()
+    _package_dir.cache_clear()  # each test has its own kpkg folder
+    return code_hash(module, "kpkg")
+
+
+def test_code_key_follows_imports_not_declarations(tmp_path, monkeypatch):
+    from paperdag.codehash import code_files
+
+    pkg = _package(tmp_path, monkeypatch, KPKG)
+    a, c = _hash("kpkg.a"), _hash("kpkg.c")
+    assert [p.name for p in code_files("kpkg.a", "kpkg")] == ["__init__.py", "a.py", "b.py"]  # no params.py
     (pkg / "c.py").write_text("def g():\n    return 3\n")
-    code_files.cache_clear()
-    assert code_hash("kpkg.a", "kpkg") == before
+    assert _hash("kpkg.a") == a and _hash("kpkg.c") != c
+    (pkg / "params.py").write_text(KPKG["params.py"] + "    extra: int\n")
+    (pkg / "pipeline.py").write_text(KPKG["pipeline.py"] + "X = 1\n")
+    assert _hash("kpkg.a") == a
     (pkg / "b.py").write_text("def f():\n    return 2\n")
-    code_files.cache_clear()
-    assert code_hash("kpkg.a", "kpkg") != before
+    assert _hash("kpkg.a") != a
+
+
+def test_code_key_ignores_docstrings_comments_and_layout(tmp_path, monkeypatch):
+    pkg = _package(tmp_path, monkeypatch, KPKG)
+    a = _hash("kpkg.a")
+    edits = {
+        "b.py": 'def f():\n    """Return one, edited."""\n\n    # a comment\n    return 1  # trailing\n',
+        "__init__.py": '"""another module docstring"""\n# and a comment\n',
+        "a.py": '"""Module doc."""\n' + KPKG["a.py"].replace("import numpy", "import numpy  # why"),
+    }
+    for name, text in edits.items():
+        (pkg / name).write_text(text)
+        assert _hash("kpkg.a") == a, name
+    (pkg / "b.py").write_text('def f():\n    """Return one."""\n    return "1"\n')  # a string that is not a docstring
+    assert _hash("kpkg.a") != a
+
+
+def test_resources_and_declaration_edits_keep_keys(toy_project):
+    from dataclasses import replace
+
+    from paperdag.dag import Resources
+    from paperdag.engine import stage_key
+    from toy_pipeline.pipeline import PIPELINE
+
+    stage = PIPELINE.stage("train_a")
+    key = stage_key(PIPELINE, stage, {"seed": 0}, {"prepare": "k"})
+    assert stage_key(PIPELINE, replace(stage, resources=Resources(cpus=4, gpus=1)), {"seed": 0}, {"prepare": "k"}) == key
+    assert stage_key(PIPELINE, replace(stage, args={"variant": "b"}), {"seed": 0}, {"prepare": "k"}) != key
 
 
 def test_a_stage_may_not_write_the_platform_manifest(toy_project, monkeypatch):

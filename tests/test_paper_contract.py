@@ -18,11 +18,11 @@ import pytest
 from pydantic import BaseModel
 
 from conftest import REPO
-from paperdag.dag import DECLARATIONS, Pipeline, registry
+from paperdag.dag import DECLARATIONS, Pipeline, get_pipeline, paper_slugs
 from paperdag.engine import resolve_fn, stage_code_files
 from paperdag.params import load_params, read_params_file
 
-PAPERS = sorted(slug for slug, p in registry().items() if p.package == f"paperdag.papers.{slug}")
+PAPERS = paper_slugs()
 PARAMS_FILE = REPO / "params.yaml"
 CLAIM_KEYS = {"id", "statement", "paper_value", "measured", "holds"}
 
@@ -34,7 +34,7 @@ def _package_dir(pipeline: Pipeline) -> Path:
 @cache
 def _modules(slug: str) -> dict[str, ast.Module]:
     """Every module of the paper package by dotted name relative to it (``train``, ``verifier.milp``)."""
-    root = _package_dir(registry()[slug])
+    root = _package_dir(get_pipeline(slug))
     return {".".join(p.relative_to(root).with_suffix("").parts): ast.parse(p.read_text())
             for p in sorted(root.rglob("*.py"))}
 
@@ -64,7 +64,7 @@ def _imported(module: str, tree: ast.Module, package: str) -> set[str]:
 
 @pytest.fixture(params=PAPERS)
 def pipeline(request) -> Pipeline:
-    return registry()[request.param]
+    return get_pipeline(request.param)
 
 
 def test_pipeline_declaration_imports_no_torch(pipeline):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -61,3 +64,30 @@ def test_failed_stage_is_named_and_downstream_not_run(toy_project, tmp_path):
     log = tmp_path / "log"
     assert executions(log, "train_b") == 1 and executions(log, "evaluate") == 0
     assert (toy_project.root / "artifacts/toy/train_a/manifest.json").is_file()
+
+
+COUNT_VERIFY = """
+import sys
+from paperdag.cli import main
+from paperdag.store import Store
+
+calls, verify = [], Store.verify
+Store.verify = lambda self, *a, **k: calls.append(a[1]) or verify(self, *a, **k)
+try:
+    main()
+finally:
+    print(f"store.verify calls: {len(calls)}", file=sys.stderr)
+"""
+
+
+def test_prefect_path_plans_once_and_retries_in_the_loop(toy_project, tmp_path):
+    """The flow runs the CLI's planned execution (each cached entry is hash-checked once, in planning) and a stage
+    that fails once is retried by the scheduling loop, then recorded."""
+    assert paperdag("run", "toy", "--local", cwd=toy_project.root).returncode == 0
+    result = subprocess.run([sys.executable, "-c", COUNT_VERIFY, "run", "toy", "--force", "--only", "train_b"],
+                            cwd=toy_project.root, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "TOY_FAIL_ONCE": "train_b"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "store.verify calls: 4" in result.stderr  # the 4 entries checked while planning, none again
+    assert "toy.train_b" in result.stderr and "retry 1/1 after ValueError: train_b was told to fail" in result.stderr
+    assert executions(tmp_path / "log", "train_b") == 3 and executions(tmp_path / "log", "evaluate") == 1

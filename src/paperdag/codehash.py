@@ -104,14 +104,15 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
 
 
 @cache
-def _meaning(path: Path, mtime_ns: int) -> bytes:
-    """The code of one file as hashed: ``ast.dump`` of its tree without docstrings (no comments, no positions)."""
-    return ast.dump(_strip_docstrings(ast.parse(path.read_text(), filename=str(path)))).encode()
+def _meaning(source: bytes) -> bytes:
+    """The code of one file as hashed: ``ast.dump`` of its tree without docstrings (no comments, no positions);
+    memoised by content, so a long-lived process re-parses only what changed."""
+    return ast.dump(_strip_docstrings(ast.parse(source))).encode()
 
 
 def code_hash(module: str, package: str) -> str:
     """sha256 over (file name, meaning) of ``code_files(module, package)``."""
     h = hashlib.sha256()
     for path in code_files(module, package):
-        h.update(path.name.encode() + b"\0" + _meaning(path, path.stat().st_mtime_ns) + b"\0")
+        h.update(path.name.encode() + b"\0" + _meaning(path.read_bytes()) + b"\0")
     return h.hexdigest()

@@ -135,40 +135,71 @@ class Pipeline:
         return done
 
 
+_REGISTERED: dict[str, Pipeline] = {}  # pipelines declared outside paperdag.papers (register(), tests)
+
+
 @cache
-def registry() -> dict[str, Pipeline]:
-    """All papers: every ``paperdag.papers.<slug>.pipeline`` module's ``PIPELINE``, by slug, plus the ``PIPELINE``
-    of each module named in ``PAPERDAG_EXTRA_PIPELINES`` (comma-separated; pipelines kept outside paperdag)."""
+def _paper_modules() -> dict[str, str]:
+    """slug -> declaration module of every ``paperdag/papers/<slug>/pipeline.py``, found without importing it."""
     import paperdag.papers as papers
 
-    found: dict[str, Pipeline] = {}
+    root = Path(papers.__path__[0])
+    return {info.name: f"paperdag.papers.{info.name}.pipeline"
+            for info in sorted(pkgutil.iter_modules(papers.__path__), key=lambda i: i.name)
+            if info.ispkg and not info.name.startswith("_") and (root / info.name / "pipeline.py").is_file()}
+
+
+@cache
+def _load(module: str) -> Pipeline:
+    pipeline: Pipeline = importlib.import_module(module).PIPELINE
+    folder = module.split(".")[-2]
+    if module.startswith("paperdag.papers.") and pipeline.slug != folder:
+        raise ValueError(f"paperdag/papers/{folder}: PIPELINE.slug is {pipeline.slug!r}")
+    return pipeline
+
+
+@cache
+def _extra_pipelines() -> dict[str, Pipeline]:
+    """The ``PIPELINE`` of each module named in ``PAPERDAG_EXTRA_PIPELINES`` (comma-separated), by slug."""
+    found = {}
     for name in filter(None, os.environ.get("PAPERDAG_EXTRA_PIPELINES", "").split(",")):
-        extra: Pipeline = importlib.import_module(name.strip()).PIPELINE
-        found[extra.slug] = extra
-    for info in sorted(pkgutil.iter_modules(papers.__path__), key=lambda i: i.name):
-        if not info.ispkg or info.name.startswith("_") or not (Path(papers.__path__[0]) / info.name / "pipeline.py").is_file():
-            continue
-        module = importlib.import_module(f"paperdag.papers.{info.name}.pipeline")
-        pipeline: Pipeline = module.PIPELINE
-        if pipeline.slug != info.name:
-            raise ValueError(f"paperdag/papers/{info.name}: PIPELINE.slug is {pipeline.slug!r}")
+        pipeline = _load(name.strip())
         found[pipeline.slug] = pipeline
     return found
 
 
+def paper_slugs() -> list[str]:
+    """Slugs of the papers in ``paperdag.papers`` (no declaration imported)."""
+    return list(_paper_modules())
+
+
+def _slugs() -> list[str]:
+    return list(dict.fromkeys([*_extra_pipelines(), *_REGISTERED, *_paper_modules()]))
+
+
+def registry() -> dict[str, Pipeline]:
+    """All papers by slug: every ``paperdag.papers.<slug>.pipeline`` module's ``PIPELINE``, those of the modules
+    named in ``PAPERDAG_EXTRA_PIPELINES``, and any ``register()``-ed one (imports every declaration)."""
+    return {slug: get_pipeline(slug) for slug in _slugs()}
+
+
 def configured(params_file: dict) -> list[Pipeline]:
-    """The registered papers that have a section in the project's params.yaml (what ``all`` means)."""
-    return [p for slug, p in registry().items() if isinstance(params_file.get(slug), dict)]
+    """The papers that have a section in the project's params.yaml (what ``all`` means)."""
+    return [get_pipeline(slug) for slug in _slugs() if isinstance(params_file.get(slug), dict)]
 
 
 def register(pipeline: Pipeline) -> None:
     """Add a pipeline declared outside paperdag.papers (e.g. by a test) to the registry."""
-    registry()[pipeline.slug] = pipeline
+    _REGISTERED[pipeline.slug] = pipeline
 
 
 def get_pipeline(slug: str) -> Pipeline:
-    """The declared pipeline for ``slug``; a one-line UsageError naming the known papers otherwise."""
-    papers = registry()
-    if slug not in papers:
-        raise UsageError(f"unknown paper {slug!r} (known: {', '.join(papers) or 'none'})")
-    return papers[slug]
+    """The declared pipeline for ``slug``, importing only its declaration (another paper's broken declaration does
+    not stop this one); a one-line UsageError naming the known papers otherwise."""
+    known = {**_extra_pipelines(), **_REGISTERED}
+    if slug in known:
+        return known[slug]
+    modules = _paper_modules()
+    if slug not in modules:
+        raise UsageError(f"unknown paper {slug!r} (known: {', '.join(sorted(_slugs())) or 'none'})")
+    return _load(modules[slug])

@@ -12,11 +12,16 @@ from paperdag.stage import StageContext
 
 
 def _maybe_fail(ctx: StageContext, name: str) -> None:
-    """Record that the stage ran (a file in $TOY_LOG), sleep, and raise if $TOY_FAIL names this stage."""
+    """Record that the stage ran (a file in $TOY_LOG), sleep, and raise if $TOY_FAIL names this stage (or if
+    $TOY_FAIL_ONCE does and it has not failed yet: a marker file in $TOY_LOG)."""
     if "TOY_LOG" in os.environ:
         (Path(os.environ["TOY_LOG"]) / f"{name}.{time.time_ns()}").touch()
     time.sleep(ctx.params.sleep)
     if os.environ.get("TOY_FAIL") == name:
+        raise ValueError(f"{name} was told to fail")
+    marker = Path(os.environ.get("TOY_LOG", ".")) / f"failed-once-{name}"
+    if os.environ.get("TOY_FAIL_ONCE") == name and not marker.exists():
+        marker.touch()
         raise ValueError(f"{name} was told to fail")
 
 
