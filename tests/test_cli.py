@@ -31,10 +31,23 @@ def _one_line_error(result, code: int) -> str:
     (["run", "toy", "--only", "nope"], 2, "has no stage 'nope'"),
     (["stage", "toy", "nope"], 2, "has no stage 'nope'"),
     (["verify", "toy"], 1, "no certificate"),
+    (["run"], 2, "Missing argument"),
+    (["run", "toy", "--bogus-option"], 2, "No such option: --bogus-option"),
+    (["run", "toy", "--retries", "-1"], 2, "--retries"),
+    (["frobnicate"], 2, "No such command 'frobnicate'"),
+    (["dvc"], 2, "exactly one of --write or --check"),
+    (["dvc", "--write", "--check"], 2, "exactly one of --write or --check"),
+    (["new", "Bad-Slug"], 2, "lowercase Python identifier"),
 ])
 def test_bad_input_is_a_one_line_error(toy_project, args, code, words):
     assert words in _one_line_error(paperdag(*args, cwd=toy_project.root), code)
     assert not (toy_project.root / "artifacts").exists()
+
+
+def test_version_and_exit_codes_of_commands(toy_project):
+    version = paperdag("--version", cwd=toy_project.root)
+    assert version.returncode == 0 and version.stdout.startswith("paperdag ")
+    assert paperdag("run", "toy", "--local", cwd=toy_project.root, env={"TOY_FAIL": "evaluate"}).returncode == 1
 
 
 @pytest.mark.parametrize("bad, words", [

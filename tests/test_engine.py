@@ -49,13 +49,25 @@ def test_profile_overlay_changes_only_dependent_keys(toy_project):
 
 def test_views_and_manifest_record_provenance(toy_project):
     _run()
-    manifest = json.loads((toy_project.root / "artifacts/toy/train_a/manifest.json").read_text())
+    view = toy_project.root / "artifacts/toy/train_a"
+    manifest = json.loads((view / "manifest.json").read_text())
     assert manifest["key_parts"]["params"] == {"scale_a": 1.0, "seed": 0, "sleep": 0.0}
+    assert manifest["key_parts"]["args"] == {"variant": "a"}
     assert set(manifest["key_parts"]["upstream"]) == {"prepare"}
     assert {"model.parquet", "_curves.jsonl"} <= set(manifest["files"])
-    assert {"commit", "dirty"} <= set(manifest["provenance"])
-    assert manifest["versions"]["python"] and manifest["device"] == "cpu"
-    assert manifest["timing"]["seconds"] >= 0
+    assert not (view / "run.json").exists()  # the run's facts stay in the store, out of DVC's outs
+    run = json.loads((toy_project.store().local_path("toy", "train_a", manifest["key"]) / "run.json").read_text())
+    assert {"commit", "dirty"} <= set(run["provenance"])
+    assert run["versions"]["python"] and run["device"] == "cpu"
+    assert run["timing"]["seconds"] >= 0
+
+
+def test_recomputed_outputs_are_byte_identical(toy_project):
+    _run()
+    view = toy_project.root / "artifacts/toy"
+    before = {p: p.read_bytes() for p in sorted(view.rglob("*")) if p.is_file()}
+    _run(force=True)
+    assert {p: p.read_bytes() for p in sorted(view.rglob("*")) if p.is_file()} == before
 
 
 def test_failure_is_retried_then_reported_and_downstream_skipped(toy_project, tmp_path, monkeypatch):

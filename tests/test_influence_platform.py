@@ -3,42 +3,42 @@ and a param change that re-runs exactly the dependent stages."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import yaml
 
+from paperdag.project import Project
 from paperdag.runs import Execution, drive
-from paperdag.testing import make_project
+from paperdag.testing import run_stages
 
 pytestmark = pytest.mark.slow
 SLUG = "influence_newton"
 
 
 @pytest.fixture(scope="module")
-def smoke_project(tmp_path_factory):
-    project = make_project(tmp_path_factory.mktemp("influence") / "proj")
-    drive(Execution.open([SLUG], profile="smoke", project=project, track=False), retries=0)
-    return project
+def smoke_project(tmp_path_factory) -> Project:
+    """A project of its own (the last test edits its params.yaml) with the whole smoke profile run once."""
+    return run_stages(SLUG, root=tmp_path_factory.mktemp("influence") / "proj").project
 
 
-def _rerun(project):
+def _rerun(project: Project) -> Execution:
     return drive(Execution.open([SLUG], profile="smoke", project=project, track=False), retries=0)
 
 
-def test_smoke_metrics_follow_the_claims_contract(smoke_project):
-    metrics = json.loads(smoke_project.metrics_path(SLUG).read_text())
+def test_smoke_metrics_follow_the_claims_contract(smoke_runs):
+    runs = smoke_runs(SLUG)
+    metrics = runs.metrics()
     assert metrics["paper"] == SLUG and metrics["profile"] == "smoke" and metrics["title"]
     assert {"ns_error_exponent_k", "if_ns_ratio_exponent", "group_ns_tracks_actual"} <= {c["id"] for c in metrics["claims"]}
     assert all(isinstance(c["holds"], bool) and "statement" in c and "measured" in c for c in metrics["claims"])
     assert metrics["metrics"]["cells_failed_certificate"] == 0
     assert metrics["metrics"]["max_refit_grad_norm"] < 1e-9
     for plot in ("scaling.png", "ratio_heatmap.png", "group_effects.png"):
-        assert (smoke_project.view(SLUG, "evaluate") / plot).read_bytes()[:4] == b"\x89PNG"
+        assert (runs["evaluate"] / plot).read_bytes()[:4] == b"\x89PNG"
 
 
 def test_identical_rerun_is_all_cache_hits(smoke_project):
-    assert all(_rerun(smoke_project).done.values())
+    done = _rerun(smoke_project).done
+    assert len(done) == 5 and all(done.values())
 
 
 def test_param_change_reruns_only_dependent_stages(smoke_project):

@@ -28,8 +28,8 @@ def test_run_on_prefect_and_ray_in_parallel_then_cached(toy_project, tmp_path):
     env = {"PAPERDAG_TRACKING": "on"}
     first = paperdag("run", "toy", "--profile", "smoke", cwd=toy_project.root, env=env)
     assert first.returncode == 0, first.stderr[-3000:]
-    timing = {s: json.loads((toy_project.root / f"artifacts/toy/{s}/manifest.json").read_text())["timing"]
-              for s in ("train_a", "train_b")}
+    store = toy_project.root / "artifacts/.store/toy"
+    timing = {s: json.loads(next((store / s).glob("*/run.json")).read_text())["timing"] for s in ("train_a", "train_b")}
     from datetime import datetime
 
     starts = [datetime.fromisoformat(t["started"]) for t in timing.values()]
@@ -53,6 +53,11 @@ def test_run_on_prefect_and_ray_in_parallel_then_cached(toy_project, tmp_path):
     assert len(client.get_metric_history(train_a.info.run_id, "loss")) == 3
     assert {a.path for a in client.list_artifacts(train_a.info.run_id)} >= {"manifest.json", "model.parquet"}
     assert client.get_run(train_a.info.run_id).inputs.dataset_inputs, "input datasets logged"
+    evaluate = next(r for r in children if r.data.tags["mlflow.runName"] == "evaluate")
+    for run in (evaluate, *parents):
+        assert run.data.metrics["claims_holding"] == 1 and run.data.metrics["claims_total"] == 1
+        assert run.data.metrics["claim.ratio"] == 1 and run.data.tags["paperdag.claims"] == "1/1"
+    assert "toy: 1/1 claims hold" in second.stderr
 
 
 def test_failed_stage_is_named_and_downstream_not_run(toy_project, tmp_path):

@@ -18,6 +18,20 @@ from paperdag.errors import PaperdagError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Research papers as cached, versioned pipelines (Prefect + Ray, DVC, MLflow).")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from paperdag import __version__
+
+        print(f"paperdag {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")) -> None:
+    """Research papers as cached, versioned pipelines (Prefect + Ray, DVC, MLflow)."""
 console = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False)
 
@@ -84,6 +98,8 @@ def run(
         from flows.papers import run_execution
 
         run_execution(execution, ray_address=ray_address, retries=retries)
+    for slug, holds in execution.verdicts.items():
+        console.print(f"  {slug}: {sum(holds.values())}/{len(holds)} claims hold (metrics/{slug}.json)")
     console.print(f"[bold green]ok[/bold green] in {time.perf_counter() - t0:.1f}s; "
                   f"metrics in metrics/, outputs in artifacts/")
 
@@ -189,28 +205,37 @@ def serve(config: Path = typer.Option(Path("schedules.yaml"), help="Deployments 
     serve_deployments(config)
 
 
-def main() -> None:
-    """Entry point: runs the app and turns known errors into one-line messages.
+def _click_errors() -> tuple[type[BaseException], ...]:
+    """Click's usage-error base class, as bundled by Typer (``typer._click``) and as the standalone package."""
+    found = {c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"}
+    try:
+        import click
 
-    SIGTERM exits through Python's normal shutdown, so atexit hooks (Prefect stopping its temporary API server, Ray
-    shutting down) run and nothing is left behind; stage outputs are atomic either way."""
+        found.add(click.exceptions.ClickException)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def main() -> None:
+    """Entry point: runs the app and turns known errors into one-line messages with their exit codes.
+
+    Usage errors exit 2, a failed stage or refuted certificate 1, an interrupt 130. SIGTERM exits through Python's
+    normal shutdown, so atexit hooks (Prefect stopping its temporary API server, Ray shutting down) run and nothing
+    is left behind; stage outputs are atomic either way."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except PaperdagError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(e.exit_code)
-    except typer.Exit as e:
-        sys.exit(e.exit_code)
-    except KeyboardInterrupt:
+    except (typer.Exit, typer.Abort, KeyboardInterrupt) as e:
+        if isinstance(e, typer.Exit):
+            sys.exit(e.exit_code)
         print("interrupted: finished stages stay cached; unfinished ones left nothing behind", file=sys.stderr)
         sys.exit(130)
-    except Exception as e:  # click usage errors and the like
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
+    except _click_errors() as e:
+        if e.format_message():  # no_args_is_help has printed the help and has no message
             print(f"error: {e.format_message()}", file=sys.stderr)
-            sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Abort):
-            sys.exit(130)
-        raise
+        sys.exit(e.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

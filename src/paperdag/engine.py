@@ -182,6 +182,9 @@ def _seed_everything(seed: int, stage: str, threads: int) -> Any:
 def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device: str = "cpu") -> tuple[dict, bool]:
     """Run one stage into a scratch folder and commit it; returns (manifest, cache_hit).
 
+    The manifest is a function of the key (what was computed, file hashes, summary); the facts of this run (time,
+    host, device, versions, git state) go to the entry's ``run.json`` and come back as ``manifest["run"]``.
+
     Holds the output's lock throughout and re-checks the store first, so a concurrent run that finished the same
     output meanwhile turns this call into a cache hit.
     """
@@ -215,19 +218,21 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
                 "paper": plan.paper, "stage": stage.name, "kind": stage.kind, "key": plan.key,
                 "key_parts": {"fn": stage.fn, "args": stage.args, "params": plan.params, "upstream": plan.upstream},
                 "files": hash_folder(scratch), "summary": {k: float(v) for k, v in summary.items()},
-                "provenance": plan.provenance, "versions": _versions(), "device": device,
-                "host": platform.node(), "timing": {"started": started, "seconds": round(seconds, 3)},
             }
-            store.commit(scratch, manifest)
+            run = {"provenance": plan.provenance, "versions": _versions(), "device": device, "host": platform.node(),
+                   "timing": {"started": started, "seconds": round(seconds, 3)}}
+            store.commit(scratch, manifest, run)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    return manifest, False
+    return manifest | {"run": run}, False
 
 
-def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: str, key: str) -> Path:
-    """Copy the metrics stage's ``metrics.json`` to ``metrics/<slug>.json``, adding paper, title and profile."""
+def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: str, key: str) -> dict[str, Any]:
+    """Copy the metrics stage's ``metrics.json`` to ``metrics/<slug>.json``, adding paper, title, profile and the
+    verdicts as flat keys DVC shows (``claims_holding``, ``claims_total``, ``holds.<id>`` as 0/1); returns it."""
     body = read_json(entry / METRICS_FILE)
-    doc = {"paper": pipeline.slug, "title": pipeline.title, "profile": profile, "key": key, **body}
-    target = project.metrics_path(pipeline.slug)
-    write_json_atomic(target, doc)
-    return target
+    holds = {c["id"]: int(bool(c["holds"])) for c in body.get("claims", [])}
+    doc = {"paper": pipeline.slug, "title": pipeline.title, "profile": profile, "key": key,
+           "claims_holding": sum(holds.values()), "claims_total": len(holds), "holds": holds, **body}
+    write_json_atomic(project.metrics_path(pipeline.slug), doc)
+    return doc

@@ -61,6 +61,7 @@ class Execution:
     done: dict[str, bool] = field(default_factory=dict)  # label -> was a cache hit
     failed: dict[str, str] = field(default_factory=dict)  # label -> error
     skipped: set[str] = field(default_factory=set)  # labels not run because an upstream failed or was skipped
+    verdicts: dict[str, dict[str, int]] = field(default_factory=dict)  # paper -> claim id -> holds (0/1)
 
     @classmethod
     def open(cls, names: list[str], profile: str = DEFAULT_PROFILE, trigger: str = "cli", force: bool = False,
@@ -122,13 +123,15 @@ class Execution:
         with self.store.lock(plan.paper, plan.name, plan.key):
             materialize(entry, self.project.view(plan.paper, plan.name))
         self.done[plan.label] = hit
-        seconds = manifest.get("timing", {}).get("seconds", 0.0)
+        seconds = manifest.get("run", {}).get("timing", {}).get("seconds", 0.0)
         _echo(f"  {plan.label:<36} {'cached' if hit else f'done in {seconds:.1f}s'}")
+        claims = None
         if plan.name == plan.pipeline.metrics_stage:
-            publish_metrics(self.project, plan.pipeline, entry, self.profile, plan.key)
+            claims = publish_metrics(self.project, plan.pipeline, entry, self.profile, plan.key)["holds"]
+            self.verdicts[plan.paper] = claims
         if self.tracker is not None:
             inputs = {u: Path(p) for u, p in self.inputs(plan).items()}
-            self.tracker.log_stage(plan, manifest, entry, hit, inputs)
+            self.tracker.log_stage(plan, manifest, entry, hit, inputs, claims=claims)
 
     def fail(self, plan: StagePlan, error: BaseException | str) -> None:
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
@@ -144,7 +147,8 @@ class Execution:
             for p in self.pipelines:
                 ok = not any(label.startswith(f"{p.slug}.") for label in [*self.failed, *skipped])
                 hits = [hit for label, hit in self.done.items() if label.startswith(f"{p.slug}.")]
-                self.tracker.end_execution(p.slug, ok, {"stages_run": hits.count(False), "cache_hits": hits.count(True)})
+                self.tracker.end_execution(p.slug, ok, {"stages_run": hits.count(False), "cache_hits": hits.count(True)},
+                                           claims=self.verdicts.get(p.slug))
         if self.failed:
             first, error = next(iter(self.failed.items()))
             more = f"; {len(self.failed) - 1} more failed" if len(self.failed) > 1 else ""

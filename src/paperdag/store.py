@@ -2,13 +2,17 @@
 
 Layout under the artifact root (a local folder or any pyarrow.fs URI such as ``s3://bucket/prefix``)::
 
-    .store/<paper>/<stage>/<key>/            a complete output: the stage's files + manifest.json
+    .store/<paper>/<stage>/<key>/            a complete output: the stage's files + manifest.json + run.json
     .store/<paper>/<stage>/.tmp-<key>-<id>/  an output being written (never counts)
 
 An entry counts only when its ``manifest.json`` exists and every file it lists has the recorded sha256, so a crash
 or Ctrl-C mid-stage never leaves an output that counts as done, and a corrupted output is recomputed. Entries are
 written to a temporary folder and renamed into place (manifest written last, so stores without atomic rename stay
 safe). A file lock per (paper, stage, key) keeps concurrent runs from computing or writing one output twice.
+
+``manifest.json`` depends only on what was computed, so a deterministic stage recomputed gives a byte-identical
+entry; when and where it ran goes to ``run.json``, which views (``artifacts/<paper>/<stage>``, DVC's outs) leave
+out.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import pyarrow.fs as pafs
 from filelock import FileLock
 
 MANIFEST = "manifest.json"
+RUN_FILE = "run.json"  # the facts of the run that produced an entry (time, host, versions): kept out of the views
 
 
 def sha256_file(path: Path) -> str:
@@ -39,11 +44,11 @@ def sha256_file(path: Path) -> str:
 
 
 def hash_folder(folder: Path) -> dict[str, dict[str, Any]]:
-    """``{relative path: {"sha256", "bytes"}}`` for every file under ``folder`` except the manifest."""
+    """``{relative path: {"sha256", "bytes"}}`` for every file under ``folder`` except the platform's two."""
     files = {}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder).as_posix()
-        if rel != MANIFEST:
+        if rel not in (MANIFEST, RUN_FILE):
             files[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
     return files
 
@@ -92,8 +97,8 @@ class Store:
         return cached
 
     # -- reading -------------------------------------------------------------------------------------------------
-    def _read_manifest(self, paper: str, stage: str, key: str) -> dict[str, Any] | None:
-        path = f"{self._entry(paper, stage, key)}/{MANIFEST}"
+    def _read_json(self, paper: str, stage: str, key: str, name: str) -> dict[str, Any] | None:
+        path = f"{self._entry(paper, stage, key)}/{name}"
         try:
             with self.fs.open_input_stream(path) as f:
                 return json.loads(f.read())
@@ -101,13 +106,14 @@ class Store:
             return None
 
     def lookup(self, paper: str, stage: str, key: str, verify: bool = True) -> dict[str, Any] | None:
-        """The manifest of a complete entry, or None if missing, incomplete or corrupted (hash mismatch)."""
-        manifest = self._read_manifest(paper, stage, key)
+        """The manifest of a complete entry (with its ``run.json`` as ``"run"``), or None if missing, incomplete or
+        corrupted (hash mismatch)."""
+        manifest = self._read_json(paper, stage, key, MANIFEST)
         if manifest is None or manifest.get("key") != key:
             return None
         if verify and not self.verify(paper, stage, key, manifest):
             return None
-        return manifest
+        return manifest | {"run": self._read_json(paper, stage, key, RUN_FILE) or {}}
 
     def verify(self, paper: str, stage: str, key: str, manifest: dict[str, Any]) -> bool:
         """True when every file the manifest lists exists with its recorded size and sha256."""
@@ -138,9 +144,11 @@ class Store:
         folder.chmod(0o755)
         return folder
 
-    def commit(self, folder: Path, manifest: dict[str, Any]) -> None:
+    def commit(self, folder: Path, manifest: dict[str, Any], run: dict[str, Any] | None = None) -> None:
         """Move a finished scratch folder into the store as a complete entry (manifest written last)."""
         paper, stage, key = manifest["paper"], manifest["stage"], manifest["key"]
+        if run is not None:
+            (folder / RUN_FILE).write_text(json.dumps(run, indent=2, sort_keys=True))
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
         target = self._entry(paper, stage, key)
         if self.remote:
@@ -164,7 +172,8 @@ class Store:
 
 
 def materialize(entry: Path, view: Path) -> None:
-    """Make ``view`` (e.g. ``artifacts/<paper>/<stage>``) a copy of a store entry, swapped in atomically.
+    """Make ``view`` (e.g. ``artifacts/<paper>/<stage>``) a copy of a store entry without its ``run.json``,
+    swapped in atomically.
 
     Files are hard-linked when possible (same filesystem), copied otherwise. Skipped when the view already holds
     this entry's manifest.
@@ -177,6 +186,8 @@ def materialize(entry: Path, view: Path) -> None:
     tmp.chmod(0o755)
     try:
         for path in entry.rglob("*"):
+            if path.relative_to(entry).as_posix() == RUN_FILE:
+                continue
             dest = tmp / path.relative_to(entry)
             if path.is_dir():
                 dest.mkdir(parents=True, exist_ok=True)

@@ -44,6 +44,19 @@ def flatten(values: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return flat
 
 
+def claim_metrics(claims: dict[str, int]) -> dict[str, int]:
+    """``claim.<id>`` (0/1) per claim, and ``claims_holding`` / ``claims_total``, when there are claims."""
+    if not claims:
+        return {}
+    return {f"claim.{k}": v for k, v in claims.items()} | {"claims_holding": sum(claims.values()),
+                                                          "claims_total": len(claims)}
+
+
+def claim_tags(claims: dict[str, int] | None) -> dict[str, str]:
+    """``paperdag.claims = "holding/total"``, so runs can be filtered by their verdicts."""
+    return {"paperdag.claims": f"{sum(claims.values())}/{len(claims)}"} if claims else {}
+
+
 class Tracker:
     """Logs executions and stages of papers to MLflow (see module docstring)."""
 
@@ -89,16 +102,19 @@ class Tracker:
         self.parents[paper] = run.info.run_id
         return run.info.run_id
 
-    def end_execution(self, paper: str, ok: bool, metrics: dict[str, float] | None = None) -> None:
-        from mlflow.entities import Metric
+    def end_execution(self, paper: str, ok: bool, metrics: dict[str, float] | None = None,
+                      claims: dict[str, int] | None = None) -> None:
+        """Close the paper's parent run with its counts and, when its metrics stage was recorded, its verdicts."""
+        from mlflow.entities import Metric, RunTag
 
         run_id = self.parents.pop(paper, None)
         if run_id is None:
             return
         now = int(time.time() * 1000)
+        rows = {**(metrics or {}), **claim_metrics(claims or {})}
         with self._lock:
-            if metrics:
-                self.client.log_batch(run_id, metrics=[Metric(k, float(v), now, 0) for k, v in metrics.items()])
+            self.client.log_batch(run_id, metrics=[Metric(k, float(v), now, 0) for k, v in rows.items()],
+                                  tags=[RunTag(k, v) for k, v in claim_tags(claims).items()])
             self.client.set_terminated(run_id, "FINISHED" if ok else "FAILED")
 
     def producer_run(self, paper: str, key: str) -> str | None:
@@ -110,9 +126,10 @@ class Tracker:
         return runs[0].info.run_id if runs else None
 
     def log_stage(self, plan: Any, manifest: dict[str, Any] | None, entry: Path | None, hit: bool,
-                  inputs: dict[str, Path], error: str | None = None) -> str:
-        """A nested run for one stage: params, metrics (curves by step), artifacts, datasets, cache hit or miss."""
-        from mlflow.entities import Param
+                  inputs: dict[str, Path], error: str | None = None, claims: dict[str, int] | None = None) -> str:
+        """A nested run for one stage: params, metrics (curves by step), artifacts, datasets, cache hit or miss, and
+        for the metrics stage its claims (``claim.<id>``, ``claims_holding``, ``claims_total``, a tag)."""
+        from mlflow.entities import Metric, Param
 
         tags = {
             "mlflow.runName": plan.name, "mlflow.parentRunId": self.parents.get(plan.paper, ""),
@@ -121,6 +138,7 @@ class Tracker:
         }
         if not tags["mlflow.parentRunId"]:
             del tags["mlflow.parentRunId"]
+        tags |= claim_tags(claims)
         with self._lock:
             if hit:
                 producer = self.producer_run(plan.paper, plan.key)
@@ -133,7 +151,8 @@ class Tracker:
             params = [Param(k, v) for k, v in flatten(plan.params).items()]
             params += [Param(f"args.{k}", v) for k, v in flatten(plan.stage.args).items()]
             params += [Param(f"upstream.{k}", v) for k, v in plan.upstream.items()]
-            metrics = self._metrics(manifest, entry)
+            now = int(time.time() * 1000)
+            metrics = self._metrics(manifest, entry) + [Metric(k, v, now, 0) for k, v in claim_metrics(claims or {}).items()]
             chunks = max(math.ceil(len(params) / 100), math.ceil(len(metrics) / 900), 1)  # MLflow batch limits
             for c in range(chunks):
                 self.client.log_batch(run_id, params=params[c * 100:(c + 1) * 100],
@@ -152,7 +171,9 @@ class Tracker:
             return []
         now = int(time.time() * 1000)
         rows = [Metric(k, v, now, 0) for k, v in manifest.get("summary", {}).items()]
-        rows.append(Metric("stage_seconds", manifest["timing"]["seconds"], now, 0))
+        seconds = manifest.get("run", {}).get("timing", {}).get("seconds")
+        if seconds is not None:
+            rows.append(Metric("stage_seconds", seconds, now, 0))
         curves = entry / CURVES_FILE if entry is not None else None
         if curves is not None and curves.is_file():
             for line in curves.read_text().splitlines():

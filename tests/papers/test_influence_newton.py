@@ -1,24 +1,25 @@
-"""influence_newton: the estimators against exact answers, the solver against scipy, the fits, and the smoke run."""
+"""influence_newton: the estimators against exact answers, the solver against scipy, the fits, the claims' verdicts,
+and the certificate through the platform. The platform contract is checked by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 import torch
 from scipy.optimize import minimize
 
+from paperdag.io import read_table
 from paperdag.papers.influence_newton import glm
 from paperdag.papers.influence_newton.attribution import estimate, removal_mask
+from paperdag.papers.influence_newton.claims import claims
 from paperdag.papers.influence_newton.data import cell_rng, coherent_subsets, random_subsets, sample_logistic
-from paperdag.papers.influence_newton.pipeline import PIPELINE
-from paperdag.papers.influence_newton.stats import loglog, proportional
-from paperdag.params import load_params, read_params_file
-from paperdag.stage import ParamsView, StageContext
+from paperdag.papers.influence_newton.params import ClaimParams
+from paperdag.papers.influence_newton.stats import Coef, loglog, proportional
+from paperdag.papers.influence_newton.verify import CERTIFICATE_FILE
+from paperdag.testing import run_stages
 
-PARAMS_FILE = Path(__file__).resolve().parents[2] / "params.yaml"
+SLUG = "influence_newton"
 F64 = torch.float64
 
 
@@ -133,34 +134,24 @@ def test_loglog_recovers_exponents_and_rejects_wrong_ones() -> None:
     assert under.hi < 1.0 and under.contains(0.5)
 
 
-def _run_stages(root: Path, names: tuple[str, ...], **overrides: object) -> dict[str, Path]:
-    """Run the named stages in order, in this process, with the smoke profile's params (plus overrides)."""
-    params = load_params(read_params_file(PARAMS_FILE), PIPELINE.slug, PIPELINE.params_model, "smoke", PARAMS_FILE)
-    values = params.model_dump() | overrides
-    dirs: dict[str, Path] = {}
-    for stage in PIPELINE.order():
-        if stage.name not in names:
-            continue
-        module, fn = stage.fn.split(":")
-        run = getattr(importlib.import_module(f"{PIPELINE.package}.{module}"), fn)
-        dirs[stage.name] = root / stage.name
-        dirs[stage.name].mkdir()
-        declared = {k: values[k] for k in ("seed", *stage.params)}
-        run(StageContext(params=ParamsView(declared, PIPELINE.slug, stage.name),
-                         inputs={u: dirs[u] for u in stage.upstream}, out=dirs[stage.name],
-                         rng=np.random.default_rng(0), label=stage.name))
-        for name in stage.outputs:
-            assert (dirs[stage.name] / name).is_file(), f"{stage.name} did not write {name}"
-    return dirs
+def test_claims_fail_on_wrong_exponents_slopes_and_ratios() -> None:
+    """Exponents 0.5 off with tight CIs, IF beating NS in one cell and biased slopes: no claim holds."""
+    def coef(value: float) -> Coef:
+        return Coef(value, 0.01, value - 0.02, value + 0.02)
+
+    fit = {"err_ns": {"k": coef(1.5), "d": coef(1.5), "n": coef(-2.5)}, "gap": {"kd": coef(1.5), "n": coef(-2.5)},
+           "ratio": {"balance": coef(0.5)}}
+    slopes = {("random", "if"): coef(1.0), ("random", "ns"): coef(0.5), ("coherent", "if"): coef(1.2),
+              ("coherent", "ns"): coef(1.0)}
+    verdicts = claims(fit, np.array([2.0, 0.9]), slopes, 4, (200, 6), ClaimParams(slope_tol=0.15, track_tol=0.1))
+    assert not any(c.holds for c in verdicts), [c.id for c in verdicts if c.holds]
 
 
-def test_certificate_flags_cells_that_fail(tmp_path: Path) -> None:
+def test_certificate_flags_cells_that_fail(smoke_runs, tmp_path: Path) -> None:
     """Sane thresholds certify every cell; a curvature floor of 1 per sample cannot hold for the logistic loss
     (l'' <= 1/4 and x ~ N(0, I)), nor can a gradient tolerance of 1e-30, so every cell is flagged."""
-    dirs = _run_stages(tmp_path, ("prepare", "train", "verify"))
-    cert = pq.read_table(dirs["verify"] / "certificate.parquet").to_pylist()
+    cert = read_table(smoke_runs(SLUG)["verify"] / CERTIFICATE_FILE).to_pylist()
     assert all(r["passed"] and 0 < r["min_eig_ns"] and r["grad_norm"] < 1e-9 for r in cert)
-    for name, override in (("curvature", {"cert_min_eig": 1.0}), ("gradient", {"cert_grad_tol": 1e-30})):
-        (tmp_path / name).mkdir()
-        dirs = _run_stages(tmp_path / name, ("prepare", "train", "verify"), **override)
-        assert not any(r["passed"] for r in pq.read_table(dirs["verify"] / "certificate.parquet").to_pylist())
+    for override in ({"cert_min_eig": 1.0}, {"cert_grad_tol": 1e-30}):
+        runs = run_stages(SLUG, ["verify"], root=tmp_path, **override)
+        assert not any(r["passed"] for r in read_table(runs["verify"] / CERTIFICATE_FILE).to_pylist()), override

@@ -80,10 +80,11 @@ def scaling_fits(m: dict[str, np.ndarray]) -> dict[str, dict[str, Coef]]:
     }
 
 
-def group_loss_changes(data_dir: Path, estimates: pa.Table, theta_hat: np.ndarray, n: int, d: int) -> pa.Table:
-    """Keys n, d, k, kind with actual = Delta(theta_T), pred_if = Delta(theta_IF), pred_ns = Delta(theta_NS)."""
+def group_loss_changes(data: Path, estimates: pa.Table, theta_hat: np.ndarray, n: int, d: int) -> pa.Table:
+    """Keys n, d, k, kind with actual = Delta(theta_T), pred_if = Delta(theta_IF), pred_ns = Delta(theta_NS), on the
+    test split of the data table at ``data``."""
     t = estimates.filter(pc.and_(pc.equal(estimates["n"], n), pc.equal(estimates["d"], d)))
-    X, y = (torch.as_tensor(a) for a in load_split(data_dir, d, "test"))
+    X, y = (torch.as_tensor(a) for a in load_split(data, d, "test"))
 
     def delta(theta: np.ndarray) -> np.ndarray:
         losses = LOSS.value(torch.as_tensor(theta) @ X.T, y).mean(1)

@@ -19,9 +19,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-DATA_FILE = "data.parquet"
-SUBSETS_FILE = "subsets.parquet"
-
 
 def cell_rng(seed: int, *cell: int) -> np.random.Generator:
     """An independent generator for one cell of the design: PCG64 seeded by SeedSequence([seed, *cell])."""
@@ -72,9 +69,19 @@ def write_data(path: Path, blocks: list[tuple[int, str, np.ndarray, np.ndarray]]
     pq.write_table(pa.concat_tables(parts), path)
 
 
-def load_split(folder: Path, d: int, split: str, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) of dimension d and ``split`` from the prepare stage's data table; the first n rows if n is given."""
-    t = pq.read_table(Path(folder) / DATA_FILE, filters=[("d", "=", d), ("split", "=", split)])
+def subsets_table(rows: list[tuple[int, int, int, str, int, np.ndarray]]) -> pa.Table:
+    """Rows (n, d, k, kind, subset, indices) as the subsets table (indices: list<int64>)."""
+    n, d, k, kind, s, idx = zip(*rows, strict=True)
+    return pa.table({
+        "n": pa.array(n, pa.int32()), "d": pa.array(d, pa.int32()), "k": pa.array(k, pa.int32()),
+        "kind": pa.array(kind), "subset": pa.array(s, pa.int32()),
+        "indices": pa.array([r.tolist() for r in idx], pa.list_(pa.int64())),
+    })
+
+
+def load_split(path: Path, d: int, split: str, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) of dimension d and ``split`` from the data table at ``path``; the first n rows if n is given."""
+    t = pq.read_table(path, filters=[("d", "=", d), ("split", "=", split)])
     t = t.sort_by("row")
     if n is not None:
         if n > t.num_rows:
@@ -82,11 +89,6 @@ def load_split(folder: Path, d: int, split: str, n: int | None = None) -> tuple[
         t = t.slice(0, n)
     X = t.column("x").combine_chunks().flatten().to_numpy(zero_copy_only=False, writable=True)
     return X.reshape(t.num_rows, d), t.column("y").combine_chunks().to_numpy(zero_copy_only=False, writable=True)
-
-
-def read_subsets(folder: Path) -> pa.Table:
-    """The subsets table: columns n, d, k, kind, subset, indices (list<int64>)."""
-    return pq.read_table(Path(folder) / SUBSETS_FILE)
 
 
 def subset_indices(table: pa.Table) -> np.ndarray:

@@ -1,22 +1,20 @@
-"""The three figures of the evaluate stage (matplotlib, Agg backend)."""
+"""The three figures of the evaluate stage, one function each, on matplotlib's object API (no pyplot state)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from matplotlib.axes import Axes
+from matplotlib.colors import LogNorm
+from matplotlib.figure import Figure
 
-import matplotlib
+from paperdag.io import new_figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
-from matplotlib.colors import LogNorm  # noqa: E402
-
-from .stats import Coef  # noqa: E402
+from .stats import Coef
 
 
-def _collapse(ax: plt.Axes, x: np.ndarray, y: np.ndarray, d: np.ndarray, xlabel: str, ylabel: str, title: str) -> None:
+def _collapse(ax: Axes, x: np.ndarray, y: np.ndarray, d: np.ndarray, xlabel: str, ylabel: str, title: str) -> None:
     """Cell aggregates against the predicted scale, coloured by d, with the reference slope 1 through their centre."""
     for dv in np.unique(d):
         sel = d == dv
@@ -30,10 +28,10 @@ def _collapse(ax: plt.Axes, x: np.ndarray, y: np.ndarray, d: np.ndarray, xlabel:
     ax.legend(fontsize=7)
 
 
-def plot_scaling(m: dict[str, np.ndarray], ns: dict[str, Coef], gap: dict[str, Coef], path: Path) -> None:
+def plot_scaling(m: dict[str, np.ndarray], ns: dict[str, Coef], gap: dict[str, Coef]) -> Figure:
     """Left: ||theta_T - theta_NS|| vs k d / n^2. Right: ||theta_NS - theta_IF|| vs (k + d) sqrt(k d) / n^2."""
     n, d, k = (m[c].astype(float) for c in ("n", "d", "k"))
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    fig, axes = new_figure(11, 4.5, ncols=2)
     exps = ", ".join(f"{t} {ns[t].estimate:.2f}" for t in ("k", "d", "n"))
     _collapse(axes[0], k * d / n**2, m["err_ns"], d, "k d / n^2", "mean ||theta_T - theta_NS|| per cell",
               f"NS error; fitted exponents {exps} (paper 1, 1, -2)")
@@ -41,19 +39,17 @@ def plot_scaling(m: dict[str, np.ndarray], ns: dict[str, Coef], gap: dict[str, C
               "mean ||theta_NS - theta_IF|| per cell",
               f"IF-NS gap; exponents {gap['kd'].estimate:.2f} in (k+d)sqrt(kd), "
               f"{gap['n'].estimate:.2f} in n (paper 1, -2)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
-def plot_ratio_heatmap(m: dict[str, np.ndarray], n_value: int, path: Path) -> None:
+def plot_ratio_heatmap(m: dict[str, np.ndarray], n_value: int) -> Figure:
     """err_IF / err_NS (cell aggregates) over the (k, d) grid at n = n_value, annotated with (k + d)/sqrt(k d)."""
     sel = m["n"] == n_value
     ks, ds = np.unique(m["k"][sel]), np.unique(m["d"][sel])
     grid = np.full((len(ds), len(ks)), np.nan)
     for k, d, r in zip(m["k"][sel], m["d"][sel], m["ratio"][sel], strict=True):
         grid[np.searchsorted(ds, d), np.searchsorted(ks, k)] = r
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 0.75 * len(ks)), max(3.0, 1.2 + 0.6 * len(ds))))
+    fig, ax = new_figure(max(6.0, 1.0 + 0.75 * len(ks)), max(3.0, 1.2 + 0.6 * len(ds)))
     im = ax.imshow(grid, origin="lower", cmap="viridis", norm=LogNorm(), aspect="auto")
     for i, d in enumerate(ds):
         for j, k in enumerate(ks):
@@ -65,14 +61,12 @@ def plot_ratio_heatmap(m: dict[str, np.ndarray], n_value: int, path: Path) -> No
     ax.set_ylabel("d")
     ax.set_title(f"mean err_IF / mean err_NS at n={n_value} (in brackets: (k+d)/sqrt(kd))", fontsize=9)
     fig.colorbar(im, ax=ax)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
-def plot_group_effects(group: pa.Table, slopes: dict[tuple[str, str], Coef], n: int, d: int, path: Path) -> None:
+def plot_group_effects(group: pa.Table, slopes: dict[tuple[str, str], Coef], n: int, d: int) -> Figure:
     """Predicted vs actual change of the mean test loss, random and coherent groups, IF and NS."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    fig, axes = new_figure(11, 4.5, ncols=2)
     for ax, kind in zip(axes, ("random", "coherent"), strict=True):
         g = group.filter(pc.equal(group["kind"], kind))
         actual = g["actual"].to_numpy()
@@ -86,6 +80,4 @@ def plot_group_effects(group: pa.Table, slopes: dict[tuple[str, str], Coef], n: 
         ax.set_ylabel("predicted change")
         ax.set_title(f"{kind} groups (n={n}, d={d})", fontsize=9)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig

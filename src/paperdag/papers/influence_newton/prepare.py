@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from paperdag.io import write_json
+from paperdag.io import write_json, write_table
 from paperdag.stage import StageContext
 
-from .data import DATA_FILE, SUBSETS_FILE, cell_rng, coherent_subsets, random_subsets, sample_logistic, write_data
+from .data import cell_rng, coherent_subsets, random_subsets, sample_logistic, subsets_table, write_data
+from .params import Params
+
+DATA_FILE = "data.parquet"
+SUBSETS_FILE = "subsets.parquet"
 
 
-def prepare(ctx: StageContext) -> dict[str, float]:
+def prepare(ctx: StageContext[Params]) -> dict[str, float]:
     """data.parquet (train + test rows per d), subsets.parquet (random per cell, coherent at the group cell)."""
     p = ctx.params
     n_max = max(p.n_grid)
@@ -26,30 +27,14 @@ def prepare(ctx: StageContext) -> dict[str, float]:
                     draws["coherent"] = coherent_subsets(cell_rng(p.seed, n, d, k, 1), X[:n], y[:n], k, p.n_subsets)
                 for kind, idx in draws.items():
                     subset_rows += [(n, d, k, kind, s, row) for s, row in enumerate(idx)]
-    write_data(ctx.out / DATA_FILE, blocks)
-    n, d, k, kind, s, idx = zip(*subset_rows, strict=True)
-    pq.write_table(
-        pa.table(
-            {
-                "n": pa.array(n, pa.int32()),
-                "d": pa.array(d, pa.int32()),
-                "k": pa.array(k, pa.int32()),
-                "kind": pa.array(kind),
-                "subset": pa.array(s, pa.int32()),
-                "indices": pa.array([r.tolist() for r in idx], pa.list_(pa.int64())),
-            }
-        ),
-        ctx.out / SUBSETS_FILE,
-    )
-    write_json(
-        ctx.out / "provenance.json",
-        {
-            "source": "procedural (no download): numpy PCG64, one SeedSequence([seed, cell...]) per draw",
-            "model": "x ~ N(0, I_d); theta* = theta_norm * uniform unit vector; y ~ Bernoulli(sigmoid(x . theta*))",
-            "seed": p.seed,
-            "theta_norm": p.theta_norm,
-            "rows_per_d": {"train": n_max, "test": p.n_test},
-            "theta_star": theta_stars,
-        },
-    )
+    write_data(ctx.output(DATA_FILE), blocks)
+    write_table(ctx.output(SUBSETS_FILE), subsets_table(subset_rows))
+    write_json(ctx.output("provenance.json"), {
+        "source": "procedural (no download): numpy PCG64, one SeedSequence([seed, cell...]) per draw",
+        "model": "x ~ N(0, I_d); theta* = theta_norm * uniform unit vector; y ~ Bernoulli(sigmoid(x . theta*))",
+        "seed": p.seed,
+        "theta_norm": p.theta_norm,
+        "rows_per_d": {"train": n_max, "test": p.n_test},
+        "theta_star": theta_stars,
+    })
     return {"subsets": float(len(subset_rows)), "rows": float(sum(len(b[3]) for b in blocks))}

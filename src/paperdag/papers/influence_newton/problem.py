@@ -13,11 +13,10 @@ import pyarrow.parquet as pq
 import torch
 from torch import Tensor
 
-from .data import load_split, read_subsets, subset_indices
+from .data import load_split, subset_indices
 from .glm import Logistic, hessian
 
 LOSS = Logistic()
-FITS_FILE = "fits.parquet"
 
 
 @dataclass(frozen=True)
@@ -32,28 +31,29 @@ class Problem:
     H: Tensor
 
 
-def read_fits(folder: Path) -> dict[tuple[int, int], np.ndarray]:
-    """theta_hat by (n, d) from the train stage's fits table."""
-    t = pq.read_table(Path(folder) / FITS_FILE).to_pylist()
+def read_fits(path: Path) -> dict[tuple[int, int], np.ndarray]:
+    """theta_hat by (n, d) from the train stage's fits table at ``path``."""
+    t = pq.read_table(path).to_pylist()
     return {(r["n"], r["d"]): np.asarray(r["theta_hat"]) for r in t}
 
 
-def load_problem(data_dir: Path, theta_hat: np.ndarray, n: int, d: int, ridge: float, device: str) -> Problem:
+def load_problem(data: Path, theta_hat: np.ndarray, n: int, d: int, ridge: float, device: str) -> Problem:
     """The first n training rows of dimension d, with theta_hat and H = X^T diag(l''(X theta_hat)) X + ridge I."""
-    X, y = (torch.as_tensor(a, dtype=torch.float64, device=device) for a in load_split(data_dir, d, "train", n))
+    X, y = (torch.as_tensor(a, dtype=torch.float64, device=device) for a in load_split(data, d, "train", n))
     theta = torch.as_tensor(theta_hat, dtype=torch.float64, device=device)
     H = hessian(X, y, torch.ones(1, n, dtype=X.dtype, device=device), theta.unsqueeze(0), LOSS, ridge)[0]
     return Problem(n=n, d=d, X=X, y=y, theta_hat=theta, H=H)
 
 
-def problems(data_dir: Path, fits_dir: Path, ridge: float, device: str) -> Iterator[tuple[Problem, pa.Table]]:
-    """Each (n, d) problem of the subsets table with its rows of that table (all k and kinds)."""
-    subsets = read_subsets(data_dir)
-    fits = read_fits(fits_dir)
-    for n, d in sorted(fits):
-        rows = subsets.filter(pc.and_(pc.equal(subsets["n"], n), pc.equal(subsets["d"], d)))
+def problems(data: Path, subsets: Path, fits: Path, ridge: float, device: str) -> Iterator[tuple[Problem, pa.Table]]:
+    """Each (n, d) problem of the fits table with its rows of the subsets table (all k and kinds); the arguments
+    are the paths of the data, subsets and fits tables."""
+    table = pq.read_table(subsets)
+    theta_hats = read_fits(fits)
+    for n, d in sorted(theta_hats):
+        rows = table.filter(pc.and_(pc.equal(table["n"], n), pc.equal(table["d"], d)))
         if rows.num_rows:
-            yield load_problem(data_dir, fits[(n, d)], n, d, ridge, device), rows
+            yield load_problem(data, theta_hats[(n, d)], n, d, ridge, device), rows
 
 
 def cells(rows: pa.Table, device: str) -> Iterator[tuple[int, str, pa.Table, Tensor]]:

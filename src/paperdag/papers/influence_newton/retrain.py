@@ -7,24 +7,28 @@ at ||grad L_-T(theta_T)|| <= newton_tol (or at the float64 round-off floor, whos
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 
+from paperdag.io import write_table
 from paperdag.stage import StageContext
 
 from .attribution import estimate, removal_mask
 from .glm import newton
+from .params import Params
+from .prepare import DATA_FILE, SUBSETS_FILE
 from .problem import LOSS, cells, problems
+from .train import FITS_FILE
 
 ESTIMATES_FILE = "estimates.parquet"
 
 
-def retrain(ctx: StageContext) -> dict[str, float]:
+def retrain(ctx: StageContext[Params]) -> dict[str, float]:
     """estimates.parquet: n, d, k, kind, subset, theta_exact, theta_if, theta_ns, grad_norm, iterations."""
     p = ctx.params
+    grid = problems(ctx.input("prepare", DATA_FILE), ctx.input("prepare", SUBSETS_FILE), ctx.input("train", FITS_FILE),
+                    p.ridge, ctx.device)
     tables = []
-    for prob, subsets in ctx.progress(list(problems(ctx.inputs["prepare"], ctx.inputs["train"], p.ridge, ctx.device)),
-                                      desc="(n, d) problems"):
+    for prob, subsets in ctx.progress(list(grid), desc="(n, d) problems"):
         keys, masks, theta_if, theta_ns = [], [], [], []
         for _, _, rows, idx in cells(subsets, ctx.device):
             est = estimate(prob.X, prob.y, idx, prob.theta_hat, prob.H, LOSS)
@@ -40,6 +44,6 @@ def retrain(ctx: StageContext) -> dict[str, float]:
         table = table.append_column("grad_norm", pa.array(exact.grad_norm.cpu().numpy()))
         tables.append(table.append_column("iterations", pa.array(exact.iterations.cpu().numpy())))
     out = pa.concat_tables(tables)
-    pq.write_table(out, ctx.out / ESTIMATES_FILE)
+    write_table(ctx.output(ESTIMATES_FILE), out)
     return {"refits": float(out.num_rows), "max_grad_norm": float(max(out["grad_norm"].to_pylist())),
             "max_iterations": float(max(out["iterations"].to_pylist()))}

@@ -11,14 +11,17 @@ A failing cell is flagged in the table; evaluate leaves it out of every fit and 
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 
+from paperdag.io import write_table
 from paperdag.stage import StageContext
 
 from .attribution import estimate, removal_mask
 from .glm import gradient, hessian
+from .params import Params
+from .prepare import DATA_FILE, SUBSETS_FILE
 from .problem import LOSS, cells, problems
+from .train import FITS_FILE
 
 CERTIFICATE_FILE = "certificate.parquet"
 SCHEMA = pa.schema(
@@ -28,11 +31,12 @@ SCHEMA = pa.schema(
 )
 
 
-def verify(ctx: StageContext) -> dict[str, float]:
+def verify(ctx: StageContext[Params]) -> dict[str, float]:
     """certificate.parquet: per cell the gradient norm, the smallest eigenvalues, the threshold and ``passed``."""
     p = ctx.params
     rows = []
-    for prob, subsets in problems(ctx.inputs["prepare"], ctx.inputs["train"], p.ridge, ctx.device):
+    for prob, subsets in problems(ctx.input("prepare", DATA_FILE), ctx.input("prepare", SUBSETS_FILE),
+                                  ctx.input("train", FITS_FILE), p.ridge, ctx.device):
         ones = torch.ones(1, prob.n, dtype=prob.X.dtype, device=ctx.device)
         grad_norm = gradient(prob.X, prob.y, ones, prob.theta_hat.unsqueeze(0), LOSS, p.ridge).norm().item()
         for k, kind, _, idx in cells(subsets, ctx.device):
@@ -44,7 +48,7 @@ def verify(ctx: StageContext) -> dict[str, float]:
             passed = grad_norm <= p.cert_grad_tol and eig_hat > floor and eig_ns > floor
             rows.append(dict(n=prob.n, d=prob.d, k=k, kind=kind, subsets=idx.shape[0], grad_norm=grad_norm,
                              min_eig_hat=eig_hat, min_eig_ns=eig_ns, eig_floor=floor, passed=passed))
-    pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), ctx.out / CERTIFICATE_FILE)
+    write_table(ctx.output(CERTIFICATE_FILE), pa.Table.from_pylist(rows, schema=SCHEMA))
     failed = sum(not r["passed"] for r in rows)
     return {"cells": float(len(rows)), "failed_cells": float(failed),
             "max_grad_norm": max(r["grad_norm"] for r in rows)}

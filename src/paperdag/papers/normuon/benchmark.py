@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 from paperdag.common.transformer import GPT, GPTConfig
-from paperdag.papers.normuon.training import RunConfig, make_optimizers
+
+from .training import RunConfig, make_optimizers
 
 
 def _median_ms(fn: Callable[[], None], n: int) -> float:
@@ -53,3 +54,4 @@ def time_optimizer(
     main.zero_grad(set_to_none=True)
     aux.zero_grad(set_to_none=True)
     return {"optimizer_step_ms": opt_ms, "train_step_ms": _median_ms(full_step, n)}
+

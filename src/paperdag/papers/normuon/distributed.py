@@ -15,7 +15,7 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 
-from paperdag.papers.normuon.optim import NorMuon
+from .optim import NorMuon
 
 
 class DistributedNorMuon(NorMuon):

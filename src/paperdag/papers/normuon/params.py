@@ -1,41 +1,93 @@
-"""Parameters of the NorMuon reproduction (validated from params.yaml's ``normuon:`` block)."""
+"""Parameters of the NorMuon reproduction (params.yaml's ``normuon:`` block). No defaults: params.yaml is the one
+source of values."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from paperdag.params import ParamsModel
 
 
-class Params(ParamsModel):
-    seed: int = Field(0, ge=0, description="base seed; run k of every optimizer uses seed + k")
-    # corpus
-    corpus_packages: tuple[str, ...] = Field(
-        ("email", "json", "http", "logging", "urllib", "asyncio", "xml", "importlib"),
-        min_length=1,
-        description="standard-library packages (or modules) whose source files form the corpus, in this order",
+class CorpusParams(ParamsModel):
+    """The standard-library text corpus (``paperdag.common.corpus``)."""
+
+    packages: tuple[str, ...] = Field(
+        min_length=1, description="standard-library packages (or modules) whose source files form the corpus, in order"
     )
-    corpus_max_bytes: int = Field(1_500_000, ge=10_000, le=50_000_000)
-    val_fraction: float = Field(0.1, gt=0.0, lt=0.5, description="fraction of files (by path hash) held out")
-    # model
-    d_model: int = Field(128, ge=8, le=1024)
-    n_layer: int = Field(2, ge=1, le=24)
-    n_head: int = Field(4, ge=1, le=32)
-    context: int = Field(64, ge=8, le=1024)
-    # training (identical for every optimizer: same token budget steps * batch_size * context)
-    batch_size: int = Field(16, ge=1, le=1024)
-    steps: int = Field(400, ge=10, le=100_000)
-    warmup_steps: int = Field(20, ge=1)
-    final_lr_frac: float = Field(0.1, ge=0.0, le=1.0)
-    eval_every: int = Field(20, ge=1)
-    eval_batches: int = Field(4, ge=1, le=256)
-    n_seeds: int = Field(3, ge=2, le=16)
-    # optimizers
-    adamw_lrs: tuple[float, ...] = Field((3e-4, 1e-3, 3e-3, 1e-2), min_length=1, description="AdamW peak-lr sweep")
-    adamw_weight_decay: float = Field(0.1, ge=0.0, le=1.0)
-    muon_lr: float = Field(0.02, gt=0.0, le=1.0, description="peak lr of Muon and NorMuon (hidden matrices)")
-    muon_aux_lr: float = Field(3e-3, gt=0.0, le=1.0, description="AdamW lr for embeddings/head/norms in Muon runs")
-    muon_weight_decay: float = Field(0.0, ge=0.0, le=1.0)
-    normuon_beta2: float = Field(0.95, ge=0.0, lt=1.0)
-    # evaluation
-    bench_steps: int = Field(20, ge=2, le=1000, description="timed optimizer steps per optimizer in evaluate")
+    max_bytes: int = Field(ge=10_000, le=50_000_000, description="corpus size cap in bytes (whole files, in order)")
+    val_fraction: float = Field(gt=0.0, lt=0.5, description="fraction of files (by path hash) held out for validation")
+
+
+class ModelParams(ParamsModel):
+    """Shape of the tiny byte-level transformer shared by every optimizer."""
+
+    d_model: int = Field(ge=8, le=1024, description="residual stream width")
+    n_layer: int = Field(ge=1, le=24, description="transformer blocks")
+    n_head: int = Field(ge=1, le=32, description="attention heads per block (must divide d_model)")
+    context: int = Field(ge=8, le=1024, description="tokens (bytes) per training window")
+
+
+class TrainParams(ParamsModel):
+    """Budget and schedule, identical for every optimizer (same tokens: steps * batch_size * context)."""
+
+    batch_size: int = Field(ge=1, le=1024, description="windows per training and validation batch")
+    steps: int = Field(ge=10, le=100_000, description="optimizer steps per run")
+    warmup_steps: int = Field(ge=1, description="linear lr warm-up steps (then linear decay to final_lr_frac)")
+    final_lr_frac: float = Field(ge=0.0, le=1.0, description="lr at the last step as a fraction of the peak")
+    eval_every: int = Field(ge=1, description="steps between validation-loss and update row-CV evaluations")
+    eval_batches: int = Field(ge=1, le=256, description="fixed validation batches (drawn once with seed)")
+    n_seeds: int = Field(ge=2, le=16, description="runs per optimizer; run k uses seed + k")
+
+
+class AdamWParams(ParamsModel):
+    """The AdamW baseline (all parameters)."""
+
+    lrs: tuple[float, ...] = Field(min_length=1, description="peak-lr sweep, run on the first seed (best kept)")
+    weight_decay: float = Field(ge=0.0, le=1.0, description="decoupled weight decay of the hidden matrices")
+
+
+class MuonParams(ParamsModel):
+    """Muon and NorMuon on the hidden matrices, AdamW on embeddings, head and norms."""
+
+    lr: float = Field(gt=0.0, le=1.0, description="peak lr of Muon and NorMuon (hidden matrices), not swept")
+    aux_lr: float = Field(gt=0.0, le=1.0, description="peak lr of the AdamW on embeddings, head and norms")
+    weight_decay: float = Field(ge=0.0, le=1.0, description="decoupled weight decay of the hidden matrices")
+    normuon_beta2: float = Field(ge=0.0, lt=1.0, description="NorMuon's EMA rate of the per-row second moment")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    min_step_reduction_pct: float = Field(
+        ge=0.0, le=100.0, description="NorMuon must save more than this % of AdamW's steps to AdamW's final loss"
+    )
+    min_gain_over_muon_pp: float = Field(
+        ge=0.0, le=100.0, description="NorMuon's step reduction must exceed Muon's by at least this many points"
+    )
+    max_row_cv_ratio: float = Field(
+        gt=0.0, le=1.0, description="NorMuon's mean update row-norm CV must be below this fraction of Muon's"
+    )
+    min_final_loss_margin: float = Field(
+        ge=0.0, le=1.0, description="NorMuon's final val loss must be below AdamW's and Muon's by more than this (nats)"
+    )
+
+
+class Params(ParamsModel):
+    """Seed, corpus, model, training budget, the optimizers' rates, timing and claim thresholds."""
+
+    seed: int = Field(ge=0, description="base seed: run k of every optimizer uses seed + k; also the val batches")
+    corpus: CorpusParams
+    model: ModelParams
+    train: TrainParams
+    adamw: AdamWParams
+    muon: MuonParams
+    bench_steps: int = Field(ge=2, le=1000, description="timed optimizer steps per optimizer in evaluate")
+    claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        if self.model.d_model % self.model.n_head:
+            raise ValueError("model.n_head must divide model.d_model")
+        if self.train.warmup_steps >= self.train.steps:
+            raise ValueError("train.warmup_steps must be fewer than train.steps")
+        return self

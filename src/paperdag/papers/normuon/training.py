@@ -15,28 +15,64 @@ import torch
 
 from paperdag.common.corpus import sample_batch
 from paperdag.common.transformer import GPT, GPTConfig
-from paperdag.papers.normuon.optim import Muon, NorMuon, state_bytes
 
-OPTIMIZERS = ("adamw", "muon", "normuon")
+from .optim import Muon, NorMuon, state_bytes
+from .params import AdamWParams, ModelParams, MuonParams, TrainParams
+
 Batches = list[tuple[torch.Tensor, torch.Tensor]]
+Log = Callable[[str, float, int], None]  # (metric name, value, step)
 
 
 @dataclass(frozen=True)
 class RunConfig:
     """Hyper-parameters of one run. ``lr`` is the peak rate of the hidden matrices' optimizer; ``aux_lr`` that of
-    the AdamW handling embeddings, head and norms (for ``adamw`` runs both are ``lr``); ``beta2`` is NorMuon's."""
+    the AdamW handling embeddings, head and norms (for ``adamw`` runs both are ``lr``); ``beta2`` is NorMuon's
+    (None in AdamW runs)."""
 
     optimizer: str
     lr: float
     aux_lr: float
     weight_decay: float
+    beta2: float | None
     steps: int
     warmup: int
     final_lr_frac: float
     batch_size: int
     eval_every: int
     seed: int
-    beta2: float = 0.95
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One run's curves (evaluated at ``step``; ``row_cv`` is NaN at step 0) and its optimizer state sizes."""
+
+    config: RunConfig
+    step: list[int]
+    val_loss: list[float]
+    row_cv: list[float]
+    state_bytes: int
+    hidden_state_bytes: int
+
+
+def model_config(m: ModelParams) -> GPTConfig:
+    """The shared tiny transformer's shape (byte vocabulary)."""
+    return GPTConfig(context=m.context, n_layer=m.n_layer, n_head=m.n_head, d_model=m.d_model)
+
+
+def _config(optimizer: str, lr: float, aux_lr: float, wd: float, beta2: float | None, t: TrainParams,
+            seed: int) -> RunConfig:  # fmt: skip
+    return RunConfig(optimizer, lr, aux_lr, wd, beta2, steps=t.steps, warmup=t.warmup_steps,
+                     final_lr_frac=t.final_lr_frac, batch_size=t.batch_size, eval_every=t.eval_every, seed=seed)
+
+
+def adamw_config(t: TrainParams, adamw: AdamWParams, lr: float, seed: int) -> RunConfig:
+    """AdamW on every parameter at peak ``lr`` (weight decay on the hidden matrices only)."""
+    return _config("adamw", lr, lr, adamw.weight_decay, None, t, seed)
+
+
+def muon_config(t: TrainParams, muon: MuonParams, optimizer: str, seed: int) -> RunConfig:
+    """``optimizer`` ("muon" or "normuon") on the hidden matrices at ``muon.lr``; AdamW at ``muon.aux_lr`` elsewhere."""
+    return _config(optimizer, muon.lr, muon.aux_lr, muon.weight_decay, muon.normuon_beta2, t, seed)
 
 
 def make_optimizers(model: GPT, cfg: RunConfig) -> tuple[torch.optim.Optimizer, torch.optim.Optimizer]:
@@ -54,7 +90,7 @@ def make_optimizers(model: GPT, cfg: RunConfig) -> tuple[torch.optim.Optimizer, 
     elif cfg.optimizer == "normuon":
         main = NorMuon(hidden, lr=cfg.lr, weight_decay=cfg.weight_decay, beta2=cfg.beta2)
     else:
-        raise ValueError(f"unknown optimizer {cfg.optimizer!r} (known: {OPTIMIZERS})")
+        raise ValueError(f"unknown optimizer {cfg.optimizer!r} (known: adamw, muon, normuon)")
     return main, aux
 
 
@@ -92,8 +128,8 @@ def train_run(
     train_tokens: np.ndarray,
     val_batches: Batches,
     device: str,
-    log: Callable[[str, float, int], None],
-) -> dict[str, object]:
+    log: Log,
+) -> RunResult:
     """Train from the seed's initial weights; return the validation curve, row-CV curve and state size.
 
     At step 0 and every ``eval_every`` steps (and the last) the validation loss is measured and, for steps >= 1,
@@ -130,10 +166,4 @@ def train_run(
             cv_curve.append(float(np.mean(cvs)))
             log("val_loss", val_curve[-1], step)
             log("update_row_cv", cv_curve[-1], step)
-    return {
-        "step": steps_logged,
-        "val_loss": val_curve,
-        "row_cv": cv_curve,
-        "state_bytes": state_bytes(main) + state_bytes(aux),
-        "hidden_state_bytes": state_bytes(main),
-    }
+    return RunResult(cfg, steps_logged, val_curve, cv_curve, state_bytes(main) + state_bytes(aux), state_bytes(main))

@@ -1,0 +1,66 @@
+"""The shared language-model substrate (paperdag.common): byte tokenizer, stdlib corpus, tiny transformer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from paperdag.common.corpus import (
+    DOC_SEPARATOR,
+    collect_stdlib_corpus,
+    fixed_batches,
+    is_validation,
+    load_split_tokens,
+    write_corpus,
+)
+from paperdag.common.tokenizer import VOCAB_SIZE, decode, encode
+from paperdag.common.transformer import GPT, GPTConfig
+
+
+def test_tokenizer_round_trip() -> None:
+    text = "def f(x):\n    return 'é' * x\n"
+    assert decode(encode(text)) == text
+    assert len(encode(text)) == len(text.encode("utf-8")) and encode(text).max() < VOCAB_SIZE
+
+
+def test_corpus_split_deterministic(tmp_path: Path) -> None:
+    cols = collect_stdlib_corpus(["json", "email"], 150_000, 0.2)
+    assert cols == collect_stdlib_corpus(["json", "email"], 150_000, 0.2)
+    assert sum(cols["n_bytes"]) <= 150_000 and len(cols["path"]) > 3
+    assert all((s == "val") == is_validation(p, 0.2) for p, s in zip(cols["path"], cols["split"], strict=True))
+    assert all("test" not in p.split("/")[:-1] for p in cols["path"])
+    write_corpus(tmp_path / "c.parquet", cols)
+    train = load_split_tokens(tmp_path / "c.parquet", "train")
+    texts = [t for t, s in zip(cols["text"], cols["split"], strict=True) if s == "train"]
+    assert decode(train) == DOC_SEPARATOR.join(texts)
+
+
+def test_fixed_batches_are_shifted_windows_and_repeat_under_seed() -> None:
+    tokens = encode("abcdefghijklmnopqrstuvwxyz" * 10)
+    batches = fixed_batches(tokens, 3, 4, 8, seed=7)
+    for (x, y), (x2, y2) in zip(batches, fixed_batches(tokens, 3, 4, 8, seed=7), strict=True):
+        assert torch.equal(x, x2) and torch.equal(y, y2)
+        assert x.shape == y.shape == (4, 8)
+        torch.testing.assert_close(y[:, :-1], x[:, 1:])  # y is x shifted by one token
+        assert torch.equal((x[:, 1:] - x[:, :-1]) % 26, torch.ones(4, 7, dtype=torch.long))  # contiguous text
+
+
+def test_transformer_is_causal() -> None:
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(context=16, n_layer=1, n_head=2, d_model=16))
+    x = torch.randint(0, 256, (1, 16))
+    y = x.clone()
+    y[0, 10:] = (y[0, 10:] + 1) % 256
+    with torch.no_grad():
+        torch.testing.assert_close(model(x)[0, :10], model(y)[0, :10])
+        assert not torch.allclose(model(x)[0, 10:], model(y)[0, 10:])
+    assert len(model.hidden_matrices()) == 4
+
+
+def test_transformer_loss_at_init_is_near_uniform() -> None:
+    """With N(0, 0.02^2) weights the logits are near zero, so the cross-entropy is close to ln(vocab)."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(context=16, n_layer=1, n_head=2, d_model=16))
+    x = torch.randint(0, 256, (2, 16))
+    assert abs(model.loss(x, x).item() - torch.log(torch.tensor(256.0)).item()) < 0.05
