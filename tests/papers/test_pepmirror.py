@@ -1,8 +1,15 @@
-"""PepMirror: equivariance, chirality geometry, peptide stereochemistry and the export package."""
+"""PepMirror: equivariance, chirality geometry, peptide stereochemistry, the export package, the certificate and
+claim verdicts, and the re-verifier rejecting tampered artifacts. The platform contract (imports, params, smoke
+run, claims file) is checked for every paper by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import torch
 from Bio import SeqIO
@@ -10,15 +17,15 @@ from rdkit import Chem
 from rdkit.Chem import rdCIPLabeler
 
 from paperdag.papers.pepmirror import chem, data, geometry
+from paperdag.papers.pepmirror.certificates import judge
+from paperdag.papers.pepmirror.claims import claims
 from paperdag.papers.pepmirror.model import Denoiser, cross_channels
-from paperdag.papers.pepmirror.package import (
-    Candidate,
-    build_package,
-    check_pdb_chirality,
-    write_package,
-)
+from paperdag.papers.pepmirror.package import Candidate, build_package, check_pdb_chirality
+from paperdag.papers.pepmirror.params import CertificateParams, ClaimParams
+from paperdag.papers.pepmirror.reverify import VERIFIED_FILE, reverify
 
 torch.set_num_threads(1)
+BONDS = (1.2, 1.8)
 
 
 def _random_batch(rng: np.random.Generator, b: int = 2, length: int = 7, k: int = 10) -> dict[str, torch.Tensor]:
@@ -121,8 +128,9 @@ def d_candidate() -> tuple[Candidate, dict]:
 
 def test_export_package_parses_back(tmp_path, d_candidate) -> None:
     cand, atoms = d_candidate
-    files = build_package([cand], atoms, {})
-    write_package(tmp_path, files)
+    for name, blob in build_package([cand], atoms, {}, BONDS).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(blob)
     rec = next(SeqIO.parse(tmp_path / "candidates.fasta", "fasta"))
     assert "chirality=D" in rec.description and str(rec.seq) == cand.sequence.lower()
     mol = Chem.MolFromMolFile(str(tmp_path / "sdf/PM001.sdf"))
@@ -140,16 +148,16 @@ def test_export_package_parses_back(tmp_path, d_candidate) -> None:
 def test_export_rejects_bad_inputs(d_candidate) -> None:
     cand, atoms = d_candidate
     with pytest.raises(ValueError, match="empty design set"):
-        build_package([], atoms, {})
+        build_package([], atoms, {}, BONDS)
     with pytest.raises(ValueError, match="non-standard residue"):
-        build_package([Candidate("X", cand.target_id, "NLLQKB", cand.xyz, "v")], atoms, {})
+        build_package([Candidate("X", cand.target_id, "NLLQKB", cand.xyz, "v")], atoms, {}, BONDS)
     bad = cand.xyz.copy()
     bad[0, 1] = np.nan
     with pytest.raises(ValueError, match="malformed structure"):
-        build_package([Candidate("X", cand.target_id, cand.sequence, bad, "v")], atoms, {})
+        build_package([Candidate("X", cand.target_id, cand.sequence, bad, "v")], atoms, {}, BONDS)
     l_form = geometry.mirror(cand.xyz, cand.xyz[:, 1].mean(0))  # an L peptide must not pass as D
     with pytest.raises(ValueError, match="chirality check"):
-        build_package([Candidate("X", cand.target_id, cand.sequence, l_form, "v")], atoms, {})
+        build_package([Candidate("X", cand.target_id, cand.sequence, l_form, "v")], atoms, {}, BONDS)
     with pytest.raises(ValueError, match="malformed structure"):
         data.read_chains(data.data_dir() / "empty_atom.gro", "empty_atom.gro")
 
@@ -168,12 +176,62 @@ def test_refinement_is_reflection_equivariant() -> None:
     assert geometry.bond_lengths(y[0].numpy())[:, 0].std() < geometry.bond_lengths(x[0].numpy())[:, 0].std()
 
 
-def test_smoke_pipeline_end_to_end(tmp_path) -> None:
-    from paperdag.testing import run_smoke
+def test_certificate_verdicts() -> None:
+    p = CertificateParams(equiv_tol=1e-8, reflection_min_violation=1e-3)
+    exact = {"rotation_error": 1e-15, "reflection_error": 0.0, "improper_rotation_error": 1e-15}
+    broken = {"rotation_error": 1e-15, "reflection_error": 0.09, "improper_rotation_error": 0.09}
+    assert judge(exact, axial=False, p=p)["passes"] and judge(broken, axial=True, p=p)["passes"]
+    assert not judge(broken, axial=False, p=p)["passes"]  # a polar model must be reflection-equivariant
+    assert not judge(exact, axial=True, p=p)["passes"]  # an axial model that cannot tell the hands apart fails
+    assert not judge(broken | {"rotation_error": 1e-3}, axial=True, p=p)["passes"]
 
-    metrics = run_smoke("pepmirror", tmp_path)
-    ids = {c["id"] for c in metrics["claims"]}
-    assert {"equivariance_certificates", "polar_wrong_hand_on_mirrored_targets", "axial_requested_hand_majority",
-            "axial_quality_noninferior", "export_checks"} <= ids
-    assert metrics["metrics"]["export_n_exported"] >= 1
-    assert metrics["metrics"]["export_n_pass"] == metrics["metrics"]["export_n_exported"]
+
+def _measured(polar_l: float, axial_l: float, recovery_axial: float) -> dict[str, float]:
+    m = {f"{k}_{v}_mirrored": 1.0 for k in ("contacts", "buried_surface", "native_recovery", "clashes")
+         for v in ("polar", "axial")} | {"native_recovery_axial_mirrored": recovery_axial}
+    for v, ratio in (("polar", polar_l), ("axial", axial_l)):
+        m |= {f"L_ratio_{v}_mirrored_target": ratio, f"L_ratio_{v}_native_target": 0.5,
+              f"L_ratio_raw_{v}_mirrored_target": ratio, f"undefined_ratio_raw_{v}_mirrored_target": 0.0,
+              f"{v}_rotation_error": 0.0, f"{v}_reflection_error": 0.0}
+    return m
+
+
+def test_claims_follow_their_thresholds() -> None:
+    p = ClaimParams(near_zero=0.1, clear_majority=0.7, noninferiority_margin=0.1)
+    cert = CertificateParams(equiv_tol=1e-8, reflection_min_violation=1e-3)
+    ok = {"polar": True, "axial": True}
+
+    def verdicts(m: dict[str, float], passes: dict[str, bool], package: dict[str, int]) -> dict[str, bool]:
+        return {c.id: c.holds for c in claims(m, passes, package, p, cert)}
+
+    assert all(verdicts(_measured(0.05, 0.8, 0.95), ok, {"n_exported": 2, "n_pass": 2}).values())
+    wrong = verdicts(_measured(0.5, 0.6, 0.85), {"polar": True, "axial": False}, {"n_exported": 2, "n_pass": 1})
+    assert not any(wrong.values())
+    assert not verdicts(_measured(0.05, 0.8, 0.95), ok, {"n_exported": 0, "n_pass": 0})["export_checks"]
+
+
+@pytest.mark.slow
+def test_smoke_run_designs_certifies_and_exports(smoke_runs, tmp_path: Path) -> None:
+    runs = smoke_runs("pepmirror")
+    metrics = runs.metrics()
+    assert {c["id"] for c in metrics["claims"]} == {
+        "equivariance_certificates", "polar_wrong_hand_on_mirrored_targets", "axial_requested_hand_majority",
+        "axial_quality_noninferior", "export_checks"}
+    holds = {c["id"]: c["holds"] for c in metrics["claims"]}
+    assert holds["equivariance_certificates"] and holds["export_checks"]
+    m = metrics["metrics"]
+    assert m["export_n_exported"] >= 1 and m["export_n_pass"] == m["export_n_exported"]
+    assert m["polar_design_mirror_deviation_A"] < 1e-9  # polar designs on a mirrored target are exact mirror images
+    assert reverify(runs["verify"])[0] and reverify(runs["export"])[0]
+    export = shutil.copytree(runs["export"], tmp_path / "export")
+    sdf = next((export / "sdf").iterdir())
+    sdf.write_text(sdf.read_text().replace("D", "L", 1))
+    assert reverify(export) == (False, f"checksum mismatch: sdf/{sdf.name}")
+    verify = shutil.copytree(runs["verify"], tmp_path / "verify")
+    table = pq.read_table(verify / VERIFIED_FILE)
+    hands = table["residue_hands"].to_pylist()
+    i = next(i for i, h in enumerate(hands) if "L" in h)
+    hands[i] = hands[i].replace("L", "D", 1)  # one residue recorded with the wrong hand
+    column = table.schema.get_field_index("residue_hands")
+    pq.write_table(table.set_column(column, "residue_hands", pa.array(hands)), verify / VERIFIED_FILE)
+    assert not reverify(verify)[0]

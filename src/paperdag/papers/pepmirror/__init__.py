@@ -1,20 +1,20 @@
 """PepMirror: chirality-aware equivariant peptide design and a wet-lab-ready D-peptide candidate export.
 
-Paper: "D-peptide binders ... injecting axial features to E(3)-equivariant (polar) vector features ... cross-
-chirality generalization from homo-chiral (L-L) training data to hetero-chiral (D-L) design tasks" (ICML 2026;
-code https://github.com/YZY010418/PepMirror). Small-scale reproduction:
+Claim under test (ICML 2026; code https://github.com/YZY010418/PepMirror): injecting axial features into
+E(3)-equivariant (polar) vector features lets a model trained on homo-chiral (L-L) data design for hetero-chiral
+(D-L) tasks; a polar-only model cannot (it mirrors its designs with the target). Restated at small scale: on
+mirrored targets the axial model keeps a clear majority of L residues, the polar one ~none.
 
-- Method: a coordinate-space DDPM over the peptide's N, CA, C, CB atoms given a fixed pocket, whose denoiser is an
-  E(3)-equivariant message-passing network with polar vector channels (EGNN/GVP-style, ``model.py``), in two
-  variants: polar-only (reflection-equivariant) and polar + axial (cross products and commutators of vector
-  channels mixed back by a bias-free linear layer: rotation-equivariant, reflection-sensitive). Sequences come
-  from a contact-based residue classifier (``seqhead.py``). D-peptides for an L target are designed directly:
-  an L peptide on the mirrored target, mirrored back.
-- Certificates (``verify.py``): rotation/reflection equivariance errors in float64, the per-residue sign of
-  ((N - CA) x (C - CA)) . (CB - CA) of every design (L > 0, D < 0).
-- Export (``package.py``): FASTA / three-letter / order sheet / SMILES + InChIKey + SDF (RDKit, D stereocentres
-  checked by CIP) / PDB complexes with D residue names / manifest with checksums.
-- Data: PDB/mmCIF files shipped in the PyPI package MDAnalysisTests (see ``data.py``): 4E43 (HIV protease +
-  peptide), 3PWP, 3KPR, 1BD2 (MHC class I + peptide), the DSSP test chains, adenylate kinase, 1A28, 19HC,
-  1OSM, 5PTI. Citations: Ho et al. 2020 (DDPM), Satorras et al. 2021 (EGNN), Jing et al. 2021 (GVP).
+Methods: a coordinate-space DDPM (Ho et al. 2020) over the peptide's N, CA, C, CB atoms given a fixed pocket
+(diffusion.py), whose denoiser is an E(3)-equivariant message-passing network with polar vector channels (EGNN,
+Satorras et al. 2021; GVP, Jing et al. 2021) in two variants (model.py): polar-only (the baseline) and polar +
+axial (cross products of vector channels: rotation-equivariant, reflection-sensitive). Sequences come from a
+contact-based residue classifier (seqhead.py); D-peptides for an L target are designed as L peptides on the
+mirrored target, mirrored back (design.py, selection.py). Certificates: float64 equivariance errors
+(certificates.py) and the per-residue sign of ((N - CA) x (C - CA)) . (CB - CA) (geometry.py). Export: FASTA,
+order sheet, SMILES + InChIKey + SDF (RDKit, CIP-checked), PDB complexes with D residue names (package.py).
+
+Data: PDB/mmCIF files shipped in the PyPI package MDAnalysisTests (data.py): 4E43 (HIV protease + peptide),
+3PWP, 3KPR, 1BD2 (MHC class I + peptide), the DSSP test chains, adenylate kinase, 1A28, 19HC, 1OSM, 5PTI;
+prepare records the package version, files, chains and a content hash in provenance.json.
 """

@@ -11,11 +11,15 @@ polar model maps mirrored pocket + mirrored noise to the exact mirror image of i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 
+import numpy as np
 import torch
 from torch import Tensor
 
-from paperdag.papers.pepmirror.model import Denoiser
+from .batches import to_torch
+from .model import Denoiser
+from .params import TrainingParams
 
 OFFSET_SCALE = 1.5  # A per unit for the intra-residue N, C, CB offsets
 X0_MAX_NORM = 4.0  # x0 estimates clipped to 4 units (CA within 4 coord_scale of the pocket centre; offsets 6 A)
@@ -62,6 +66,30 @@ def ddpm_loss(model: Denoiser, batch: dict[str, Tensor], alpha_bar: Tensor, scal
     pred = model(from_state(xt, scale), batch["pep_mask"], batch["pos_feat"], t.to(x0) / T, batch["pocket_x"],
                  batch["pocket_aa"], batch["pocket_mask"])
     return ((pred - eps) ** 2 * mask).sum() / (mask.sum() * 12)
+
+
+def fit_denoiser(model: Denoiser, train: dict[str, np.ndarray], alpha_bar: Tensor, scale: float, p: TrainingParams,
+                 rng: np.random.Generator, device: str, log: Callable[[str, float, int], None],
+                 progress: Callable[[Iterable[int]], Iterable[int]]) -> list[float]:
+    """Adam on ``ddpm_loss`` over minibatches of the padded training arrays, gradients clipped to norm 1, learning
+    rate lr_s = lr (0.1 + 0.9 (1 + cos(pi s / steps)) / 2); returns the loss of every step and logs the 10-step mean
+    as ``train_loss`` every 10 steps."""
+    opt = torch.optim.Adam(model.parameters(), lr=p.lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s / p.steps)))
+    n_train = len(train["pep_mask"])
+    losses = []
+    for step in progress(range(p.steps)):
+        batch = to_torch(train, rng.integers(n_train, size=p.batch_size), device)
+        loss = ddpm_loss(model, batch, alpha_bar, scale)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        if step % 10 == 0:
+            log("train_loss", float(np.mean(losses[-10:])), step)
+    return losses
 
 
 @torch.no_grad()

@@ -56,3 +56,10 @@ def bond_lengths(xyz: np.ndarray) -> np.ndarray:
     return np.stack(
         [np.linalg.norm(n - ca, axis=-1), np.linalg.norm(c - ca, axis=-1), np.linalg.norm(cb - ca, axis=-1),
          np.concatenate([pep, [0.0]])], axis=-1)
+
+
+def backbone_ok(xyz: np.ndarray, bond_min: float, bond_max: float, max_peptide_bond: float) -> bool:
+    """bond_min < |N-CA|, |CA-C|, |CA-CB| < bond_max at every residue and |C_i - N_i+1| < max_peptide_bond."""
+    bonds = bond_lengths(xyz)
+    residues = ((bonds[:, :3] > bond_min) & (bonds[:, :3] < bond_max)).all()
+    return bool(residues and (bonds[:-1, 3] < max_peptide_bond).all())

@@ -95,6 +95,11 @@ class Denoiser(nn.Module):
         self.layers = nn.ModuleList(EquivariantLayer(hidden, channels, axial) for _ in range(n_layers))
         self.out = nn.Linear(channels, 4, bias=False)
 
+    @classmethod
+    def from_config(cls, config: dict) -> Denoiser:
+        """The denoiser a train stage's config.json describes (hidden, vec_channels, n_layers, axial)."""
+        return cls(config["hidden"], config["vec_channels"], config["n_layers"], config["axial"])
+
     def forward(self, pep_x: Tensor, pep_mask: Tensor, pos_feat: Tensor, t: Tensor, pocket_x: Tensor,
                 pocket_aa: Tensor, pocket_mask: Tensor) -> Tensor:
         """pep_x [B,P,4,3] (A, noisy), pos_feat [B,P,5], t [B] in [0,1], pocket_x [B,K,4,3], pocket_aa [B,K]

@@ -2,6 +2,7 @@
 
 ``build_package`` raises ValueError (one line) on an empty design set, a non-standard residue, a malformed
 structure, or any failed chirality / stereocentre / InChIKey check, before a single file exists.
+``recheck_package`` re-reads a written package with independent parsers (Biopython, RDKit, gemmi).
 """
 
 from __future__ import annotations
@@ -17,16 +18,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
+from Bio import SeqIO
 from rdkit import Chem
 from rdkit.Chem import AllChem
 
-from paperdag.papers.pepmirror import chem
-from paperdag.papers.pepmirror.data import AA1, AA3
-from paperdag.papers.pepmirror.geometry import (
-    bond_lengths,
-    carbonyl_oxygen,
-    residue_hand,
-)
+from . import chem
+from .data import AA1, AA3
+from .geometry import bond_lengths, carbonyl_oxygen, residue_hand
+
+MANIFEST_FILE = "candidate_manifest.json"
+ORDER_SHEET_FILE = "order_sheet.parquet"
+FASTA_FILE = "candidates.fasta"
+SDF_DIR = "sdf"
+COMPLEX_DIR = "complexes"
 
 DISCLAIMER = "computational prediction, not experimentally validated"
 NOTATION = ("one-letter codes: lower case = D-amino acid (g = glycine, achiral); termini H- (free amine) and "
@@ -45,15 +49,15 @@ class Candidate:
     scores: dict[str, float] = field(default_factory=dict)
 
 
-def validate_structure(c: Candidate) -> None:
-    """ValueError unless xyz is a finite [len(sequence), 4, 3] array with backbone bonds in 1.2-1.8 A."""
+def validate_structure(c: Candidate, bond_range: tuple[float, float]) -> None:
+    """ValueError unless xyz is a finite [len(sequence), 4, 3] array with N-CA, CA-C, CA-CB bonds in bond_range."""
     xyz = np.asarray(c.xyz, dtype=float)
     if xyz.shape != (len(c.sequence), 4, 3):
         raise ValueError(f"malformed structure {c.id}: coordinates {xyz.shape} for {len(c.sequence)} residues")
     if not np.isfinite(xyz).all():
         raise ValueError(f"malformed structure {c.id}: non-finite coordinates")
     bonds = bond_lengths(xyz)[:, :3]
-    if not ((bonds > 1.2) & (bonds < 1.8)).all():
+    if not ((bonds > bond_range[0]) & (bonds < bond_range[1])).all():
         raise ValueError(f"malformed structure {c.id}: backbone bond lengths {bonds.min():.2f}-{bonds.max():.2f} A")
 
 
@@ -126,14 +130,14 @@ def molecule_entry(c: Candidate) -> dict:
     return {"smiles": smiles, "inchikey": key_d, "inchikey_L": key_l, "sdf": block + props + "$$$$\n"}
 
 
-def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table], provenance: dict[str, dict]
-                  ) -> dict[str, bytes]:
+def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table], provenance: dict[str, dict],
+                  bond_range: tuple[float, float]) -> dict[str, bytes]:
     """Every file of the package (path -> bytes), candidate_manifest.json last with the SHA-256 of all others."""
     if not candidates:
         raise ValueError("export: empty design set (no candidate passed selection)")
     for c in candidates:
         chem.check_sequence(c.sequence)
-        validate_structure(c)
+        validate_structure(c, bond_range)
         if c.target_id not in target_atoms:
             raise ValueError(f"export: no target structure for {c.target_id}")
     files: dict[str, bytes] = {}
@@ -155,20 +159,20 @@ def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table]
                      f"model={c.model_version}\n{c.sequence.lower()}\n")
         three.append(f"{c.id}\t{chem.three_letter(c.sequence, 'D')}\n")
         sdf_all.append(mol["sdf"])
-        files[f"sdf/{c.id}.sdf"] = mol["sdf"].encode()
-        files[f"complexes/{c.id}.pdb"] = pdb.encode()
+        files[f"{SDF_DIR}/{c.id}.sdf"] = mol["sdf"].encode()
+        files[f"{COMPLEX_DIR}/{c.id}.pdb"] = pdb.encode()
         manifest_rows.append({"id": c.id, "rank": rank, "target_id": c.target_id,
                               "target_provenance": provenance.get(c.target_id, {}), "model_version": c.model_version,
-                              "peptide_chain": chain, "files": [f"sdf/{c.id}.sdf", f"complexes/{c.id}.pdb"]})
+                              "peptide_chain": chain, "files": [f"{SDF_DIR}/{c.id}.sdf", f"{COMPLEX_DIR}/{c.id}.pdb"]})
     table = pa.Table.from_pylist(rows)
-    files["candidates.fasta"] = "".join(fasta).encode()
+    files[FASTA_FILE] = "".join(fasta).encode()
     files["candidates_three_letter.txt"] = "".join(three).encode()
     files["candidates.sdf"] = "".join(sdf_all).encode()
     csv_buf, pq_buf = io.BytesIO(), io.BytesIO()
     pacsv.write_csv(table, csv_buf)
     pq.write_table(table, pq_buf)
     files["order_sheet.csv"] = csv_buf.getvalue()
-    files["order_sheet.parquet"] = pq_buf.getvalue()
+    files[ORDER_SHEET_FILE] = pq_buf.getvalue()
     manifest = {"disclaimer": DISCLAIMER, "notation": NOTATION, "pka_scale": chem.PKA_SCALE,
                 "structures": "backbone-level complexes (N, CA, C, O, CB); side chains not modelled",
                 "extinction_coefficient": "Pace et al. 1995, 280 nm, cysteines reduced",
@@ -176,13 +180,35 @@ def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table]
                 "checks": {"chirality_every_non_gly_residue_D": True, "cip_descriptors_match_D": True,
                            "inchikey_differs_from_L_enantiomer": True},
                 "sha256": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())}}
-    files["candidate_manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    files[MANIFEST_FILE] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
     return files
 
 
-def write_package(out: Path, files: dict[str, bytes]) -> None:
-    """Write a fully built package (the platform commits the stage folder atomically)."""
-    for rel, data in files.items():
-        path = Path(out) / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+def recheck_package(folder: Path) -> dict[str, int]:
+    """Re-read the written files (Biopython FASTA, RDKit SDF and SMILES, gemmi PDB) and count the candidates whose
+    every stereocentre is D, whose PDB residues are D, and whose InChIKey differs from the L-enantiomer's."""
+    sheet = pq.read_table(folder / ORDER_SHEET_FILE).to_pylist()
+    manifest = json.loads((folder / MANIFEST_FILE).read_text())
+    fasta = {r.id: str(r.seq) for r in SeqIO.parse(folder / FASTA_FILE, "fasta")}
+    ok = 0
+    for row, entry in zip(sheet, manifest["candidates"]):
+        seq = fasta[row["id"]]
+        mol = Chem.MolFromMolFile(str(folder / f"{SDF_DIR}/{row['id']}.sdf"))
+        smiles_mol = Chem.MolFromSmiles(row["isomeric_smiles"])
+        key = Chem.MolToInchiKey(mol)
+        key_l = Chem.MolToInchiKey(chem.peptide_mol(seq.upper(), "L"))
+        try:
+            check_pdb_chirality((folder / f"{COMPLEX_DIR}/{row['id']}.pdb").read_text(), entry["peptide_chain"],
+                                seq.upper())
+            pdb_ok = True
+        except ValueError:
+            pdb_ok = False
+        ok += int(seq.islower() and pdb_ok and key == row["inchikey"] == Chem.MolToInchiKey(smiles_mol)
+                  and key != key_l and not chem.stereo_problems(chem.peptide_mol(seq.upper(), "D"), seq.upper(), "D"))
+    return {"n_exported": len(sheet), "n_pass": ok}
+
+
+def checksum_mismatches(folder: Path) -> list[str]:
+    """Files whose SHA-256 differs from the one candidate_manifest.json records."""
+    sums = json.loads((folder / MANIFEST_FILE).read_text())["sha256"]
+    return [k for k, v in sums.items() if hashlib.sha256((folder / k).read_bytes()).hexdigest() != v]

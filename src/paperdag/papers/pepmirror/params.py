@@ -1,46 +1,113 @@
-"""PepMirror parameters (default profile = the small-scale reproduction in params.yaml)."""
+"""Parameters of pepmirror (its block of params.yaml). No defaults: params.yaml is the one source of values."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from paperdag.params import ParamsModel
 
 
+class DataParams(ParamsModel):
+    """Training segments and held-out targets cut from the MDAnalysisTests structures (data.py)."""
+
+    pocket_radius: float = Field(gt=4.0, le=20.0, description="pocket: residues with CA this close to a peptide CA (A)")
+    pocket_max: int = Field(ge=8, le=96, description="closest pocket residues kept (and the padded pocket size)")
+    min_pocket: int = Field(ge=1, le=96, description="segments with fewer pocket residues are dropped")
+    seg_min_len: int = Field(ge=3, le=12, description="shortest peptide segment cut from a chain (residues)")
+    seg_max_len: int = Field(ge=3, le=12, description="longest peptide segment cut from a chain (residues)")
+    seg_stride: int = Field(ge=1, le=50, description="residues between the starts of consecutive segments")
+    heldout_every: int = Field(ge=2, le=50, description="every k-th DSSP file is held out for segment targets")
+    n_segment_targets: int = Field(ge=0, le=20, description="held-out DSSP files that give one segment target each")
+    max_train_examples: int = Field(ge=0, le=1_000_000, description="training segments kept at random; 0 = all")
+
+
+class DenoiserParams(ParamsModel):
+    """The equivariant denoiser (model.py) and its coordinate-space DDPM (diffusion.py)."""
+
+    hidden: int = Field(ge=8, le=512, description="scalar channels per node")
+    vec_channels: int = Field(ge=4, le=64, description="vector channels per node")
+    n_layers: int = Field(ge=1, le=12, description="message-passing layers")
+    diffusion_steps: int = Field(ge=5, le=2000, description="DDPM steps T (cosine schedule)")
+    coord_scale: float = Field(gt=0.0, le=50.0, description="A per diffusion unit of the CA coordinates")
+
+
+class TrainingParams(ParamsModel):
+    """Adam on the DDPM loss with cosine learning-rate decay (diffusion.fit_denoiser)."""
+
+    steps: int = Field(ge=1, le=1_000_000, description="optimizer steps")
+    batch_size: int = Field(ge=1, le=1024, description="training examples per step")
+    lr: float = Field(gt=0.0, le=1.0, description="peak learning rate")
+
+
+class DesignParams(ParamsModel):
+    """Sampling designs on every held-out target and its mirror image (design.py)."""
+
+    n_samples: int = Field(ge=1, le=256, description="designs per target and per hand of the target")
+    refine_iters: int = Field(ge=1, le=2000, description="L-BFGS iterations of the chirality-neutral refinement")
+
+
+class SeqHeadParams(ParamsModel):
+    """The contact-based residue classifier (seqhead.py)."""
+
+    steps: int = Field(ge=1, le=1_000_000, description="Adam steps of the classifier")
+    lr: float = Field(gt=0.0, le=1.0, description="learning rate of the classifier")
+
+
+class CertificateParams(ParamsModel):
+    """Pass thresholds of the equivariance certificates (certificates.py)."""
+
+    equiv_tol: float = Field(gt=0.0, le=1e-3, description="max relative equivariance error (float64) to pass")
+    reflection_min_violation: float = Field(gt=0.0, le=1.0, description="axial must break f(Px)=Pf(x) by this much")
+
+
+class QualityParams(ParamsModel):
+    """In-silico quality of a design in its pocket (quality.py) and its backbone sanity window (geometry.py)."""
+
+    clash_dist: float = Field(gt=0.0, le=10.0, description="heavy-atom pairs closer than this clash (A)")
+    recovery_dist: float = Field(gt=0.0, le=20.0, description="a native CA is recovered by a design CA this close (A)")
+    bond_min: float = Field(gt=0.0, le=3.0, description="shortest sane N-CA, CA-C, CA-CB bond (A)")
+    bond_max: float = Field(gt=0.0, le=3.0, description="longest sane N-CA, CA-C, CA-CB bond (A)")
+    max_peptide_bond: float = Field(gt=0.0, le=5.0, description="longest sane peptide bond C_i-N_i+1 (A)")
+
+
+class ExportParams(ParamsModel):
+    """Selection of the wet-lab candidates (selection.py)."""
+
+    n_export: int = Field(ge=1, le=200, description="candidates exported in all")
+    per_target: int = Field(ge=1, le=50, description="candidates exported per target at most")
+    clash_penalty: float = Field(ge=0.0, le=1000.0, description="in-silico score = buried surface - this * clashes")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    near_zero: float = Field(ge=0.0, le=1.0, description="polar L-residue ratio on mirrored targets at most")
+    clear_majority: float = Field(ge=0.5, le=1.0, description="axial L-residue ratio on mirrored targets at least")
+    noninferiority_margin: float = Field(ge=0.0, le=1.0, description="relative margin of 'axial at least as good'")
+
+
 class Params(ParamsModel):
-    seed: int = 0
-    # data
-    pocket_radius: float = Field(10.0, gt=4.0, le=20.0, description="pocket: residues with CA within this of a peptide CA (A)")
-    pocket_max: int = Field(40, ge=8, le=96, description="closest pocket residues kept")
-    min_pocket: int = Field(12, ge=1, le=96)
-    seg_min_len: int = Field(6, ge=3, le=12)
-    seg_max_len: int = Field(12, ge=3, le=12)
-    seg_stride: int = Field(4, ge=1, le=50)
-    heldout_every: int = Field(5, ge=2, le=50, description="every k-th DSSP file is held out for segment targets")
-    n_segment_targets: int = Field(5, ge=0, le=20)
-    max_train_examples: int = Field(0, ge=0, description="0 = keep all training segments")
-    # model and diffusion
-    hidden: int = Field(48, ge=8, le=512)
-    vec_channels: int = Field(8, ge=4, le=64)
-    n_layers: int = Field(3, ge=1, le=12)
-    diffusion_steps: int = Field(100, ge=5, le=2000)
-    coord_scale: float = Field(6.0, gt=0.0, description="A per diffusion unit (coordinate-space DDPM)")
-    train_steps: int = Field(800, ge=1)
-    batch_size: int = Field(32, ge=1, le=1024)
-    lr: float = Field(2e-3, gt=0.0, le=1.0)
-    n_samples: int = Field(8, ge=1, le=256, description="designs per target and per hand of the target")
-    refine_iters: int = Field(100, ge=1, le=2000, description="L-BFGS iterations of the chirality-neutral refinement")
-    # sequence head
-    seq_train_steps: int = Field(400, ge=1)
-    seq_lr: float = Field(3e-3, gt=0.0, le=1.0)
-    # verify / export / evaluate
-    equiv_tol: float = Field(1e-8, gt=0.0, description="certificate: max relative equivariance error (float64)")
-    reflection_min_violation: float = Field(1e-3, gt=0.0, description="axial must break f(Px)=Pf(x) by this much")
-    clash_dist: float = Field(3.0, gt=0.0)
-    contact_dist: float = Field(8.0, gt=0.0)
-    recovery_dist: float = Field(3.0, gt=0.0)
-    n_export: int = Field(10, ge=1, le=200)
-    per_target_export: int = Field(2, ge=1, le=50)
-    near_zero: float = Field(0.10, ge=0.0, le=1.0, description="claim: polar L ratio on mirrored targets at most")
-    clear_majority: float = Field(0.70, ge=0.5, le=1.0, description="claim: axial requested-hand ratio at least")
-    noninferiority_margin: float = Field(0.10, ge=0.0, le=1.0, description="relative margin of 'at least as good'")
+    """Seed, data, denoiser, training, design, sequence head, certificates, quality, export and claim thresholds."""
+
+    seed: int = Field(ge=0, description="root of every random draw (stage RNGs and the shared design noise)")
+    data: DataParams
+    denoiser: DenoiserParams
+    training: TrainingParams
+    design: DesignParams
+    seqhead: SeqHeadParams
+    contact_dist: float = Field(gt=0.0, le=30.0, description="CB-CB contact cutoff of the classifier's features and "
+                                                              "of the contacts score (A)")
+    certificate: CertificateParams
+    quality: QualityParams
+    export: ExportParams
+    claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        if self.data.seg_min_len > self.data.seg_max_len:
+            raise ValueError("data.seg_min_len must not exceed data.seg_max_len")
+        if self.data.min_pocket > self.data.pocket_max:
+            raise ValueError("data.min_pocket must not exceed data.pocket_max")
+        if self.quality.bond_min >= self.quality.bond_max:
+            raise ValueError("quality.bond_min must be below quality.bond_max")
+        return self

@@ -1,39 +1,36 @@
-"""PepMirror DAG: prepare -> (train_polar | train_axial | train_seq) -> verify -> export -> evaluate."""
+"""The pepmirror DAG: prepare -> train_<variant> for each variant, train_seq -> verify -> export -> evaluate.
+Imported only by the registry."""
 
 from paperdag.dag import Pipeline, Resources, Stage
-from paperdag.papers.pepmirror.params import Params
 
-DATA = ("pocket_radius", "pocket_max", "min_pocket", "seg_min_len", "seg_max_len", "seg_stride", "heldout_every",
-        "n_segment_targets", "max_train_examples")
-MODEL = ("hidden", "vec_channels", "n_layers", "diffusion_steps", "coord_scale", "pocket_max", "train_steps",
-         "batch_size", "lr", "n_samples", "refine_iters")
+from .params import Params
+
+VARIANTS = ("polar", "axial")  # the reflection-equivariant baseline, then the method: one train function, two args
+TRAINED = tuple(f"train_{v}" for v in VARIANTS)
 TRAIN_OUT = ("model.safetensors", "config.json", "designs.parquet", "loss.png")
+EXPORT_OUT = ("candidate_manifest.json", "candidates.fasta", "candidates_three_letter.txt", "order_sheet.csv",
+              "order_sheet.parquet", "candidates.sdf", "sdf", "complexes")
 
 PIPELINE = Pipeline(
     slug="pepmirror",
     title="PepMirror: chirality-aware equivariant peptide design (polar vs polar+axial) and D-peptide export",
     params_model=Params,
     stages=(
-        Stage("prepare", "prepare", "prepare:prepare", params=DATA,
+        Stage("prepare", "prepare", "prepare:prepare", params=("data",),
               outputs=("examples.parquet", "target_atoms.parquet", "provenance.json")),
-        Stage("train_polar", "train", "train:train_polar", upstream=("prepare",), params=MODEL, outputs=TRAIN_OUT,
-              plots=("loss.png",), resources=Resources(cpus=1, gpus=0.5)),
-        Stage("train_axial", "train", "train:train_axial", upstream=("prepare",), params=MODEL, outputs=TRAIN_OUT,
-              plots=("loss.png",), resources=Resources(cpus=1, gpus=0.5)),
-        Stage("train_seq", "train", "seqhead:train_seq", upstream=("prepare",),
-              params=("contact_dist", "seq_train_steps", "seq_lr"), outputs=("seqhead.safetensors",)),
-        Stage("verify", "verify", "verify:verify", upstream=("prepare", "train_polar", "train_axial", "train_seq"),
-              params=("pocket_max", "equiv_tol", "reflection_min_violation", "contact_dist", "clash_dist",
-                      "recovery_dist"),
-              outputs=("certificates.json", "designs_verified.parquet")),
-        Stage("export", "export", "export:export", upstream=("prepare", "verify"),
-              params=("n_export", "per_target_export"),
-              outputs=("candidate_manifest.json", "candidates.fasta", "candidates_three_letter.txt", "order_sheet.csv",
-                       "order_sheet.parquet", "candidates.sdf")),
+        *(Stage(f"train_{v}", "train", "train:train", upstream=("prepare",),
+                params=("data", "denoiser", "training", "design"), outputs=TRAIN_OUT, plots=("loss.png",),
+                args={"variant": v}, resources=Resources(cpus=1, gpus=0.5)) for v in VARIANTS),
+        Stage("train_seq", "train", "train_seq:train_seq", upstream=("prepare",), params=("seqhead", "contact_dist"),
+              outputs=("seqhead.safetensors",)),
+        Stage("verify", "verify", "verify:verify", upstream=("prepare", *TRAINED, "train_seq"),
+              params=("data", "certificate", "quality", "contact_dist"),
+              outputs=("certificates.json", "designs_verified.parquet"), args={"variants": list(VARIANTS)}),
+        Stage("export", "export", "export:export", upstream=("prepare", "verify"), params=("export", "quality"),
+              outputs=EXPORT_OUT),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("verify", "export"),
-              params=("near_zero", "clear_majority", "noninferiority_margin", "equiv_tol",
-                      "reflection_min_violation"),
-              outputs=("metrics.json", "chirality.png"), plots=("chirality.png",)),
+              params=("claims", "certificate"), outputs=("metrics.json", "chirality.png"), plots=("chirality.png",),
+              args={"variants": list(VARIANTS)}),
     ),
-    reverify="evaluate:reverify",
+    reverify="reverify:reverify",
 )

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import hashlib
+from importlib.metadata import version
+
 import numpy as np
 import pyarrow as pa
 
 from paperdag.io import write_json, write_table
-from paperdag.papers.pepmirror import data
 from paperdag.stage import StageContext
 
+from . import data
+from .params import Params
 
-def prepare(ctx: StageContext) -> dict[str, float]:
+EXAMPLES_FILE = "examples.parquet"
+ATOMS_FILE = "target_atoms.parquet"
+PROVENANCE_FILE = "provenance.json"
+
+
+def prepare(ctx: StageContext[Params]) -> dict[str, float]:
     """Training examples (split=train) and design targets (split=target) into examples.parquet, the target
-    proteins' heavy atoms into target_atoms.parquet, file/chain/residue provenance into provenance.json."""
-    p = ctx.params
+    proteins' heavy atoms into target_atoms.parquet, package version, file/chain/residue provenance and the
+    examples' sha256 into provenance.json."""
+    p = ctx.params.data
     root = data.data_dir()
     dssp = sorted(f"dssp/{f.name}" for f in (root / "dssp").glob("*.pdb.gz") if f.name not in data.DSSP_SKIP)
     heldout_dssp = dssp[:: p.heldout_every]
@@ -38,14 +48,16 @@ def prepare(ctx: StageContext) -> dict[str, float]:
         keep = np.sort(ctx.rng.choice(len(rows), p.max_train_examples, replace=False))
         rows = [rows[i] for i in keep]
     examples = rows + targets
-    write_table(ctx.out / "examples.parquet", pa.Table.from_pylist(examples))
+    write_table(ctx.output(EXAMPLES_FILE), pa.Table.from_pylist(examples))
     atoms = []
     for t in targets:
         a = data.target_atoms(root / t["source_file"], t)
         atoms.append(pa.table(a | {"target_id": [t["id"]] * len(a["x"])}))
-    write_table(ctx.out / "target_atoms.parquet", pa.concat_tables(atoms))
-    write_json(ctx.out / "provenance.json", {
-        "package": "MDAnalysisTests (PyPI), folder data/", "train_files": train_files,
+    write_table(ctx.output(ATOMS_FILE), pa.concat_tables(atoms))
+    write_json(ctx.output(PROVENANCE_FILE), {
+        "package": "MDAnalysisTests (PyPI), folder data/", "version": version("MDAnalysisTests"),
+        "examples_sha256": hashlib.sha256(ctx.output(EXAMPLES_FILE).read_bytes()).hexdigest(),
+        "train_files": train_files,
         "train_complexes": [f"{f}:{c}" for f, c in data.TRAIN_COMPLEXES], "heldout_segment_files": heldout_dssp,
         "excluded": ["1hvr.pdb (homolog of held-out 4E43)", *data.DSSP_SKIP],
         "targets": [{k: t[k] for k in ("id", "kind", "source_file", "pep_chain", "pep_resseq", "pep_seq",

@@ -6,16 +6,20 @@ backbone's geometry, the residue types by contacts).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import numpy as np
-import pyarrow.parquet as pq
 import torch
-from safetensors.torch import save_file
 from torch import nn
 
-from paperdag.papers.pepmirror.batches import position_features
-from paperdag.stage import StageContext
+from .batches import position_features
+from .data import AA1
+from .params import SeqHeadParams
 
 N_FEAT = 20 + 4 + 1 + 5 + 2
+HIDDEN = 64
+BATCH = 256
+WEIGHT_DECAY = 1e-4
 
 
 def contact_features(pep: np.ndarray, pocket: np.ndarray, pocket_aa: np.ndarray, contact_dist: float) -> np.ndarray:
@@ -36,16 +40,14 @@ def contact_features(pep: np.ndarray, pocket: np.ndarray, pocket_aa: np.ndarray,
     return np.concatenate([by_type, shells, self_n, position_features(L)[:L], span], 1).astype(np.float32)
 
 
-def make_classifier(hidden: int = 64) -> nn.Module:
-    """MLP 32 -> hidden -> hidden -> 20 logits."""
-    return nn.Sequential(nn.Linear(N_FEAT, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(),
-                         nn.Linear(hidden, 20))
+def make_classifier() -> nn.Module:
+    """MLP 32 -> 64 -> 64 -> 20 logits."""
+    return nn.Sequential(nn.Linear(N_FEAT, HIDDEN), nn.SiLU(), nn.Linear(HIDDEN, HIDDEN), nn.SiLU(),
+                         nn.Linear(HIDDEN, 20))
 
 
 def rows_to_xy(rows: list[dict], contact_dist: float) -> tuple[np.ndarray, np.ndarray]:
     """Features and native residue indices of every peptide residue in ``rows``."""
-    from paperdag.papers.pepmirror.data import AA1
-
     xs, ys = [], []
     for r in rows:
         pep = np.asarray(r["pep_xyz"]).reshape(-1, 4, 3)
@@ -55,27 +57,26 @@ def rows_to_xy(rows: list[dict], contact_dist: float) -> tuple[np.ndarray, np.nd
     return np.concatenate(xs), np.concatenate(ys)
 
 
-def train_seq(ctx: StageContext) -> dict[str, float]:
-    """Cross-entropy training of the classifier on training peptides; accuracy on the held-out natives."""
-    p = ctx.params
-    rows = pq.read_table(ctx.inputs["prepare"] / "examples.parquet").to_pylist()
-    x, y = rows_to_xy([r for r in rows if r["split"] == "train"], p.contact_dist)
-    xt, yt = rows_to_xy([r for r in rows if r["split"] == "target"], p.contact_dist)
-    net = make_classifier().to(ctx.device)
-    opt = torch.optim.Adam(net.parameters(), lr=p.seq_lr, weight_decay=1e-4)
-    X, Y = torch.as_tensor(x, device=ctx.device), torch.as_tensor(y, device=ctx.device)
-    for step in ctx.progress(range(p.seq_train_steps), desc="seq head"):
-        idx = torch.as_tensor(ctx.rng.integers(len(X), size=256), device=ctx.device)
+def fit_classifier(x: np.ndarray, y: np.ndarray, p: SeqHeadParams, rng: np.random.Generator, device: str,
+                   log: Callable[[str, float, int], None], progress: Callable[[Iterable[int]], Iterable[int]]
+                   ) -> nn.Module:
+    """Adam (weight decay 1e-4) on the cross-entropy -mean_i log softmax(net(x_i))[y_i] over minibatches of 256
+    residues drawn with replacement; logs the minibatch loss as ``seq_loss`` every 20 steps."""
+    net = make_classifier().to(device)
+    opt = torch.optim.Adam(net.parameters(), lr=p.lr, weight_decay=WEIGHT_DECAY)
+    X, Y = torch.as_tensor(x, device=device), torch.as_tensor(y, device=device)
+    for step in progress(range(p.steps)):
+        idx = torch.as_tensor(rng.integers(len(X), size=BATCH), device=device)
         loss = nn.functional.cross_entropy(net(X[idx]), Y[idx])
         opt.zero_grad()
         loss.backward()
         opt.step()
         if step % 20 == 0:
-            ctx.log_metric("seq_loss", loss.item(), step)
-    save_file({k: v.detach().cpu().contiguous() for k, v in net.state_dict().items()}, str(ctx.out / "seqhead.safetensors"))
+            log("seq_loss", loss.item(), step)
+    return net
+
+
+def accuracy(net: nn.Module, x: np.ndarray, y: np.ndarray, device: str) -> float:
+    """Fraction of residues whose argmax class is the native one: mean_i [argmax net(x_i) = y_i]."""
     with torch.no_grad():
-        acc = (net(torch.as_tensor(xt, device=ctx.device)).argmax(1).cpu().numpy() == yt).mean()
-        train_acc = (net(X).argmax(1) == Y).float().mean().item()
-    majority = float((yt == np.bincount(y, minlength=20).argmax()).mean())
-    return {"seq_train_acc": train_acc, "seq_heldout_native_recovery": float(acc),
-            "seq_heldout_majority_class_baseline": majority}
+        return float((net(torch.as_tensor(x, device=device)).argmax(1).cpu().numpy() == y).mean())

@@ -1,0 +1,31 @@
+"""Figures, one function each, on matplotlib's object API (``paperdag.io.new_figure``; no pyplot state)."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from paperdag.io import new_figure
+
+
+def plot_loss(losses: list[float], title: str) -> Figure:
+    """The DDPM training loss, as a 20-step moving mean."""
+    fig, ax = new_figure(5, 3)
+    ax.plot(np.convolve(losses, np.ones(20) / 20, mode="valid"))
+    ax.set_xlabel("step")
+    ax.set_ylabel("DDPM loss (20-step mean)")
+    ax.set_title(title)
+    return fig
+
+
+def plot_chirality(native: dict[str, float], mirrored: dict[str, float]) -> Figure:
+    """Bars of the designs' L-residue ratio per variant (dict key), on native (L) and mirrored (D) targets."""
+    fig, ax = new_figure(5, 3)
+    x = np.arange(2)
+    for i, v in enumerate(native):
+        ax.bar(x + 0.35 * i, [native[v], mirrored[v]], 0.35, label=v)
+    ax.set_xticks(x + 0.175, ["native L target", "mirrored D target"])
+    ax.set_ylabel("L-residue ratio of designs")
+    ax.axhline(0.5, color="grey", lw=0.5)
+    ax.legend()
+    return fig

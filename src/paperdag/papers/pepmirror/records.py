@@ -1,0 +1,54 @@
+"""The verified record of one design: hand of every residue, assigned sequence, backbone sanity and in-silico
+quality in its pocket (a design on a mirrored target is scored against the mirrored pocket and native peptide)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import quality
+from .data import AA1
+from .geometry import backbone_ok, bond_lengths, chirality_volume, mirror, residue_hand
+from .params import QualityParams
+from .seqhead import contact_features
+
+IDEAL_BOND_A = 1.5  # reference of max_bond_dev_A
+
+
+def assign_sequence(net: torch.nn.Module, pep: np.ndarray, pocket: np.ndarray, pocket_aa: np.ndarray,
+                    contact_dist: float) -> tuple[str, float]:
+    """Argmax residue types of the contact classifier, argmax_a log softmax(net(features_i))_a, and the mean of
+    their log-probabilities."""
+    with torch.no_grad():
+        logp = torch.log_softmax(net(torch.as_tensor(contact_features(pep, pocket, pocket_aa, contact_dist))), -1)
+    best = logp.max(-1)
+    return "".join(AA1[i] for i in best.indices.tolist()), float(best.values.mean())
+
+
+def design_record(d: dict, target: dict, variant: str, net: torch.nn.Module, p: QualityParams, contact_dist: float
+                  ) -> dict:
+    """Chirality per residue (sign of ((N - CA) x (C - CA)) . (CB - CA)), assigned sequence and quality numbers of
+    one design row of designs.parquet (in its target's frame)."""
+    pep = np.asarray(d["xyz"]).reshape(-1, 4, 3)
+    pocket = np.asarray(target["pocket_xyz"]).reshape(-1, 4, 3)
+    native = np.asarray(target["pep_xyz"]).reshape(-1, 4, 3)
+    if d["target_hand"] == "D":
+        center = pocket[:, 1].mean(0)
+        pocket, native = mirror(pocket, center), mirror(native, center)
+    hands = residue_hand(pep)
+    seq, logp = assign_sequence(net, pep, pocket, np.asarray(target["pocket_aa"]), contact_dist)
+    return {
+        "variant": variant, "model_version": d["model_version"], "target_id": d["target_id"],
+        "target_index": d["target_index"], "target_hand": d["target_hand"], "sample": d["sample"],
+        "length": d["length"], "xyz": d["xyz"], "sequence": seq, "seq_logp": logp,
+        "residue_hands": "".join(hands.tolist()), "chirality_volumes": chirality_volume(pep).tolist(),
+        "n_L": int((hands == "L").sum()), "n_D": int((hands == "D").sum()), "n_undefined": int((hands == "?").sum()),
+        "L_ratio": float((hands == "L").mean()),
+        "raw_residue_hands": "".join(residue_hand(np.asarray(d["xyz_raw"]).reshape(-1, 4, 3)).tolist()),
+        "geometry_ok": backbone_ok(pep, p.bond_min, p.bond_max, p.max_peptide_bond),
+        "max_bond_dev_A": float(np.abs(bond_lengths(pep)[:, :3] - IDEAL_BOND_A).max()),
+        "contacts": quality.contacts(pep, pocket, contact_dist),
+        "buried_surface": quality.buried_surface(pep, pocket),
+        "clashes": quality.clashes(pep, pocket, p.clash_dist),
+        "native_recovery": quality.native_recovery(pep, native, p.recovery_dist),
+    }
