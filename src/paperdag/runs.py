@@ -62,6 +62,7 @@ class Execution:
     failed: dict[str, str] = field(default_factory=dict)  # label -> error
     skipped: set[str] = field(default_factory=set)  # labels not run because an upstream failed or was skipped
     verdicts: dict[str, dict[str, int]] = field(default_factory=dict)  # paper -> claim id -> holds (0/1)
+    ended: set[str] = field(default_factory=set)  # papers whose MLflow parent run is closed
 
     @classmethod
     def open(cls, names: list[str], profile: str = DEFAULT_PROFILE, trigger: str = "cli", force: bool = False,
@@ -93,13 +94,12 @@ class Execution:
         return execution
 
     def start_tracking(self) -> None:
-        """Open the MLflow parent run of each paper of this execution."""
+        """Track this execution in MLflow (opened lazily: nothing is imported until something is logged)."""
         from paperdag.tracking import Tracker
 
-        self.tracker = Tracker(self.project.root)
         provenance = self.plans[0].provenance if self.plans else {}
-        for p in self.pipelines:
-            self.tracker.start_execution(p.slug, self.profile, self.trigger, provenance)
+        self.tracker = Tracker(self.project.root, self.profile, self.trigger, provenance,
+                               {p.slug: p.title for p in self.pipelines})
 
     def pending(self) -> list[StagePlan]:
         """Stages that must run (requested and not cached)."""
@@ -130,25 +130,60 @@ class Execution:
             claims = publish_metrics(self.project, plan.pipeline, entry, self.profile, plan.key)["holds"]
             self.verdicts[plan.paper] = claims
         if self.tracker is not None:
-            inputs = {u: Path(p) for u, p in self.inputs(plan).items()}
-            self.tracker.log_stage(plan, manifest, entry, hit, inputs, claims=claims)
+            if hit:
+                self.tracker.cached(plan)
+            else:
+                inputs = {u: Path(p) for u, p in self.inputs(plan).items()}
+                self.tracker.stage(plan, manifest, entry, inputs, claims=claims)
+        self._maybe_end(plan.paper)
 
-    def fail(self, plan: StagePlan, error: BaseException | str) -> None:
+    def retry(self, plan: StagePlan, attempt: int, error: BaseException) -> None:
+        """Record a failed attempt that will be retried (a line, and a failed stage run in MLflow)."""
+        message = f"{type(error).__name__}: {error}"
+        _echo(f"  {plan.label:<36} retry {attempt + 1} after {message.splitlines()[0] if message else ''}")
+        if self.tracker is not None:
+            self.tracker.stage(plan, None, None, {}, error=message, attempt=attempt)
+
+    def fail(self, plan: StagePlan, error: BaseException | str, attempt: int = 0) -> None:
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         self.failed[plan.label] = message
         _echo(f"  {plan.label:<36} FAILED: {message.splitlines()[0] if message else ''}")
         if self.tracker is not None:
-            self.tracker.log_stage(plan, None, None, False, {}, error=message)
+            self.tracker.stage(plan, None, None, {}, error=message, attempt=attempt)
+        self._maybe_end(plan.paper)
+
+    def skip(self, plan: StagePlan) -> None:
+        """A stage not run because an upstream stage failed or was skipped."""
+        self.skipped.add(plan.label)
+        self._maybe_end(plan.paper)
+
+    def _outcome(self, paper: str) -> tuple[list[str], list[str]]:
+        """(labels of the paper's requested stages not yet settled, labels that failed or were skipped)."""
+        mine = [p.label for p in self.plans if p.run and p.paper == paper]
+        settled = {*self.done, *self.failed, *self.skipped}
+        return [l for l in mine if l not in settled], [l for l in mine if l in self.failed or l in self.skipped]
+
+    def _maybe_end(self, paper: str, status: str | None = None) -> None:
+        """Close the paper's MLflow parent run once each of its requested stages is settled (or with ``status``)."""
+        open_, bad = self._outcome(paper)
+        if self.tracker is None or paper in self.ended or (open_ and status is None):
+            return
+        self.ended.add(paper)
+        hits = [hit for label, hit in self.done.items() if label.startswith(f"{paper}.")]
+        self.tracker.end_paper(paper, status or ("FAILED" if bad else "FINISHED"),
+                               {"stages_run": hits.count(False), "cache_hits": hits.count(True)},
+                               self.verdicts.get(paper))
+
+    def abort(self) -> None:
+        """After an interrupt: mark the unfinished papers' MLflow parent runs KILLED (finished stages stay cached)."""
+        for p in self.pipelines:
+            self._maybe_end(p.slug, status="KILLED")
 
     def close(self) -> None:
         """End the MLflow parent runs and raise ``StageFailed`` naming every failed or skipped stage."""
         skipped = [p.label for p in self.plans if p.run and p.label not in self.done and p.label not in self.failed]
-        if self.tracker is not None:
-            for p in self.pipelines:
-                ok = not any(label.startswith(f"{p.slug}.") for label in [*self.failed, *skipped])
-                hits = [hit for label, hit in self.done.items() if label.startswith(f"{p.slug}.")]
-                self.tracker.end_execution(p.slug, ok, {"stages_run": hits.count(False), "cache_hits": hits.count(True)},
-                                           claims=self.verdicts.get(p.slug))
+        for p in self.pipelines:
+            self._maybe_end(p.slug, status="FAILED" if self._outcome(p.slug)[0] else None)
         if self.failed:
             first, error = next(iter(self.failed.items()))
             more = f"; {len(self.failed) - 1} more failed" if len(self.failed) > 1 else ""
@@ -194,34 +229,38 @@ def drive(execution: Execution, executor: Executor | None = None, retries: int =
     waiting = [p for p in execution.plans if p.run]
     running: dict[Future, tuple[StagePlan, int]] = {}
     requested = {p.label for p in waiting}
-    while waiting or running:
-        for plan in list(waiting):
-            ups = [f"{plan.paper}.{u}" for u in plan.upstream]
-            if execution.blocked_by(plan):
-                waiting.remove(plan)
-                execution.skipped.add(plan.label)
-            elif all(u in execution.done or u not in requested for u in ups):
-                waiting.remove(plan)
-                if plan.cached:
-                    execution.finish(plan, plan.manifest, hit=True)
+    try:
+        while waiting or running:
+            for plan in list(waiting):
+                ups = [f"{plan.paper}.{u}" for u in plan.upstream]
+                if execution.blocked_by(plan):
+                    waiting.remove(plan)
+                    execution.skip(plan)
+                elif all(u in execution.done or u not in requested for u in ups):
+                    waiting.remove(plan)
+                    if plan.cached:
+                        execution.finish(plan, plan.manifest, hit=True)
+                    else:
+                        running[executor.submit(execution, plan)] = (plan, 0)
+            if not running:
+                if waiting:
+                    raise RuntimeError(f"no stage can start among {[p.label for p in waiting]}")
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                plan, attempt = running.pop(future)
+                try:
+                    manifest, hit = future.result()
+                except Exception as e:  # noqa: BLE001 - any stage error is retried, then reported with its stage
+                    if attempt < retries:
+                        execution.retry(plan, attempt, e)
+                        running[executor.submit(execution, plan)] = (plan, attempt + 1)
+                    else:
+                        execution.fail(plan, e, attempt)
                 else:
-                    running[executor.submit(execution, plan)] = (plan, 0)
-        if not running:
-            if waiting:
-                raise RuntimeError(f"no stage can start among {[p.label for p in waiting]}")
-            break
-        finished, _ = wait(running, return_when=FIRST_COMPLETED)
-        for future in finished:
-            plan, attempt = running.pop(future)
-            try:
-                manifest, hit = future.result()
-            except Exception as e:  # noqa: BLE001 - any stage error is retried, then reported with its stage
-                if attempt < retries:
-                    _echo(f"  {plan.label:<36} retry {attempt + 1}/{retries} after {type(e).__name__}: {e}")
-                    running[executor.submit(execution, plan)] = (plan, attempt + 1)
-                else:
-                    execution.fail(plan, e)
-            else:
-                execution.finish(plan, manifest, hit)
+                    execution.finish(plan, manifest, hit)
+    except BaseException:
+        execution.abort()
+        raise
     execution.close()
     return execution

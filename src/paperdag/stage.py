@@ -64,9 +64,17 @@ class StageContext(Generic[P]):
             raise KeyError(f"{self.label} writes {name!r}, which is not among its declared outputs {list(self.outputs)}")
         return self.out / name
 
-    def log_metric(self, name: str, value: float, step: int | None = None) -> None:
-        """Record one point of a curve (e.g. validation loss at a training step)."""
-        self._curves.append({"name": name, "value": float(value), "step": 0 if step is None else int(step)})
+    def log_metric(self, name: str, value: float, step: int | None = None, run: str | None = None,
+                   params: dict[str, Any] | None = None) -> None:
+        """Record one point of a curve (e.g. validation loss at a training step).
+
+        A stage that trains several configurations labels each one's points with ``run`` (and its ``params``): in
+        MLflow each label becomes a child run with shared metric names, so configurations overlay in comparisons.
+        """
+        point: dict[str, Any] = {"name": name, "value": float(value), "step": 0 if step is None else int(step)}
+        if run is not None:
+            point |= {"run": run, "params": params or {}}
+        self._curves.append(point)
 
     def progress(self, items: Iterable[T], total: int | None = None, desc: str = "") -> Iterator[T]:
         """Yield ``items`` with a rich progress bar in a terminal, else (e.g. inside a Ray worker, whose output the

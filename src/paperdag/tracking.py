@@ -1,8 +1,19 @@
-"""MLflow tracking: one experiment per paper, a parent run per execution, a nested run per stage.
+"""MLflow tracking: one experiment per paper, a parent run per execution of a paper, a nested run per stage that ran.
+
+What users see: each paper's experiment (a model-development experiment described by the paper's title) holds a
+parent run per execution, named ``<paper> · <profile> · <trigger> · <commit> · <time>``, carrying the verdicts
+(``claims_holding``, ``claims_total``, ``claim.<id>`` 0/1 and the tag ``paperdag.claims = h/t``). Under it, a run per
+stage that was computed (or failed, or was retried), with its real start and end times, params, summary metrics,
+curves by step (a curve logged with a ``run`` label becomes a child run of its own with shared metric names, so
+configurations overlay in the compare view), its files as artifacts and its upstream files as datasets (Parquet
+with their schema) linked to the runs that produced them. A stage served from the store is not logged again: its
+output links to the run that produced it (``paperdag.producer_run_id``), so a cached re-run adds one parent run and
+no stage runs. A ``dvc repro`` groups its ``paperdag stage`` commands under one parent.
 
 All logging happens in the driver process through an explicit ``MlflowClient`` (never the fluent API, whose
-active-run stack is global), serialised by a lock, after the store and experiments were initialised once under a
-file lock (concurrent first use of a fresh sqlite store races on migrations otherwise). Ray workers never log.
+active-run stack is global), serialised by a lock, opened lazily (an execution that logs nothing never imports
+MLflow) after the store was initialised once under a file lock (concurrent first use of a fresh sqlite store races
+on migrations otherwise). Ray workers never log.
 
 Store: ``MLFLOW_TRACKING_URI`` if set, else ``sqlite:///<project>/mlflow.db`` with artifacts under
 ``<project>/mlartifacts/<paper>``; ``paperdag ui`` serves it.
@@ -15,6 +26,8 @@ import math
 import os
 import threading
 import time
+from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +37,7 @@ from paperdag import __version__
 from paperdag.stage import CURVES_FILE
 
 MAX_PARAM_CHARS = 6000
+EXPERIMENT_KIND = "custom_model_development"  # MLflow 3 opens such experiments on their runs, not on GenAI traces
 
 
 def tracking_uri(root: Path) -> str:
@@ -57,142 +71,255 @@ def claim_tags(claims: dict[str, int] | None) -> dict[str, str]:
     return {"paperdag.claims": f"{sum(claims.values())}/{len(claims)}"} if claims else {}
 
 
+def _ms(when: float | None = None) -> int:
+    return int((time.time() if when is None else when) * 1000)
+
+
+def stage_interval(manifest: dict[str, Any] | None) -> tuple[int, int]:
+    """(start, end) in epoch ms of the computation recorded in a manifest's ``run.timing`` (now, now without)."""
+    timing = (manifest or {}).get("run", {}).get("timing", {})
+    try:
+        start = datetime.fromisoformat(timing["started"]).timestamp()
+        return _ms(start), _ms(start + float(timing["seconds"]))
+    except (KeyError, TypeError, ValueError):
+        return _ms(), _ms()
+
+
+def dvc_session() -> str | None:
+    """An id of the ``dvc repro`` process this command runs under (DVC sets ``DVC_STAGE``), so its stages share one
+    parent run: the nearest ancestor process whose command line runs dvc, by pid and start time."""
+    if "DVC_STAGE" not in os.environ:
+        return None
+    try:
+        import psutil
+
+        proc = psutil.Process(os.getppid())
+        for _ in range(4):
+            if any("dvc" in Path(part).name for part in proc.cmdline()[:2]):
+                return f"dvc-{proc.pid}-{int(proc.create_time())}"
+            proc = proc.parent()
+            if proc is None:
+                break
+    except Exception:  # noqa: BLE001 - no grouping is better than a failed run
+        return None
+    return None
+
+
+def parquet_schema(path: Path) -> str:
+    """The MLflow dataset schema (``{"mlflow_colspec": [...]}``) of a Parquet file, read from its footer."""
+    import pyarrow.parquet as pq
+
+    cols = [{"name": f.name, "type": str(f.type)} for f in pq.read_schema(path)]
+    return json.dumps({"mlflow_colspec": cols})
+
+
 class Tracker:
-    """Logs executions and stages of papers to MLflow (see module docstring)."""
+    """Logs one execution's papers and stages to MLflow (see the module docstring)."""
 
-    def __init__(self, root: Path):
-        os.environ.setdefault("MLFLOW_ENABLE_ASYNC_LOGGING", "false")
-        from mlflow import MlflowClient
-
-        self.root = root
-        self.init_lock = root / "artifacts" / ".locks" / "mlflow-init.lock"
-        self.init_lock.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, root: Path, profile: str, trigger: str, provenance: dict[str, Any], titles: dict[str, str]):
+        self.root, self.profile, self.trigger = root, profile, trigger
+        self.provenance, self.titles = provenance, titles
         self.uri = tracking_uri(root)
-        self._lock = threading.Lock()
-        with FileLock(str(self.init_lock)):
-            self.client = MlflowClient(tracking_uri=self.uri)
-            self.client.search_experiments(max_results=1)  # creates/migrates the store once, under the lock
+        self.init_lock = root / "artifacts" / ".locks" / "mlflow-init.lock"
+        self._lock = threading.RLock()
+        self._client: Any = None
         self._experiments: dict[str, str] = {}
         self.parents: dict[str, str] = {}
+        self._runs_by_key: dict[str, str] = {}  # output key -> run that produced it, this execution
+        self._hits: dict[str, list[str]] = defaultdict(list)  # paper -> keys served from the store
+        self.session = dvc_session() if trigger == "dvc" else None
+        self.started = _ms()
+
+    @property
+    def client(self) -> Any:
+        """The MLflow client, created on first use (imports MLflow, creates or migrates the store under a lock)."""
+        if self._client is None:
+            os.environ.setdefault("MLFLOW_ENABLE_ASYNC_LOGGING", "false")
+            from mlflow import MlflowClient
+
+            self.init_lock.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self.init_lock)):
+                client = MlflowClient(tracking_uri=self.uri)
+                client.search_experiments(max_results=1)
+            self._client = client
+        return self._client
 
     def experiment(self, paper: str) -> str:
-        """The paper's experiment id, created on first use (artifacts under mlartifacts/<paper> locally)."""
+        """The paper's experiment id, created on first use as a model-development experiment described by the
+        paper's title (artifacts under mlartifacts/<paper> locally)."""
         if paper not in self._experiments:
+            tags = {"mlflow.experimentKind": EXPERIMENT_KIND, "mlflow.note.content": self.titles.get(paper, paper)}
+            client = self.client  # opened before taking the init lock, which opening takes too
             with FileLock(str(self.init_lock)):
-                found = self.client.get_experiment_by_name(paper)
+                found = client.get_experiment_by_name(paper)
                 if found is None:
                     location = None if "MLFLOW_TRACKING_URI" in os.environ else (self.root / "mlartifacts" / paper).as_uri()
-                    exp_id = self.client.create_experiment(paper, artifact_location=location)
+                    exp_id = client.create_experiment(paper, artifact_location=location, tags=tags)
                 else:
                     exp_id = found.experiment_id
+                    for k, v in tags.items():
+                        if found.tags.get(k) != v:
+                            client.set_experiment_tag(exp_id, k, v)
             self._experiments[paper] = exp_id
         return self._experiments[paper]
 
-    def start_execution(self, paper: str, profile: str, trigger: str, provenance: dict[str, Any]) -> str:
-        """A parent run for one execution of a paper's pipeline."""
-        tags = {
-            "mlflow.runName": f"{paper} [{profile}] {trigger}", "paperdag.profile": profile,
-            "paperdag.trigger": trigger, "paperdag.version": __version__,
-            "paperdag.git_commit": str(provenance.get("commit")), "paperdag.dirty": str(provenance.get("dirty")),
-        }
-        if provenance.get("commit"):
-            tags["mlflow.source.git.commit"] = provenance["commit"]
-        with self._lock:
-            run = self.client.create_run(self.experiment(paper), tags=tags)
-        self.parents[paper] = run.info.run_id
-        return run.info.run_id
+    # -- parent runs -------------------------------------------------------------------------------------------
+    def _parent_name(self, paper: str) -> str:
+        commit = (self.provenance.get("commit") or "no-git")[:7] + ("+dirty" if self.provenance.get("dirty") else "")
+        when = datetime.fromtimestamp(self.started / 1000).strftime("%Y-%m-%d %H:%M:%S")
+        return f"{paper} · {self.profile} · {self.trigger} · {commit} · {when}"
 
-    def end_execution(self, paper: str, ok: bool, metrics: dict[str, float] | None = None,
-                      claims: dict[str, int] | None = None) -> None:
-        """Close the paper's parent run with its counts and, when its metrics stage was recorded, its verdicts."""
+    def parent(self, paper: str, start_ms: int | None = None) -> str:
+        """The paper's parent run of this execution (of this ``dvc repro`` when grouped), created on first use."""
+        if paper in self.parents:
+            return self.parents[paper]
+        with self._lock:
+            exp = self.experiment(paper)
+            if self.session:
+                found = self.client.search_runs([exp], f"tags.`paperdag.session` = '{self.session}'", max_results=1)
+                if found:
+                    self.parents[paper] = found[0].info.run_id
+                    return self.parents[paper]
+            tags = {
+                "mlflow.runName": self._parent_name(paper), "paperdag.profile": self.profile,
+                "paperdag.trigger": self.trigger, "paperdag.version": __version__,
+                "paperdag.git_commit": str(self.provenance.get("commit")),
+                "paperdag.dirty": str(self.provenance.get("dirty")),
+                "mlflow.source.name": f"paperdag ({self.trigger})", "mlflow.source.type": "PROJECT",
+            }
+            if self.provenance.get("commit"):
+                tags["mlflow.source.git.commit"] = self.provenance["commit"]
+            if self.session:
+                tags["paperdag.session"] = self.session
+            run = self.client.create_run(exp, start_time=start_ms or self.started, tags=tags)
+            self.parents[paper] = run.info.run_id
+        return self.parents[paper]
+
+    def end_paper(self, paper: str, status: str, metrics: dict[str, float], claims: dict[str, int] | None) -> None:
+        """Close the paper's parent run (``FINISHED``, ``FAILED`` or ``KILLED``) with its counts and verdicts; a
+        paper whose every stage came from the store gets a parent run that links to the producing runs."""
         from mlflow.entities import Metric, RunTag
 
-        run_id = self.parents.pop(paper, None)
-        if run_id is None:
-            return
-        now = int(time.time() * 1000)
-        rows = {**(metrics or {}), **claim_metrics(claims or {})}
+        hits = self._hits.pop(paper, [])
         with self._lock:
+            run_id = self.parent(paper)
+            tags = claim_tags(claims)
+            if hits and not any(k in self._runs_by_key for k in hits):
+                tags["paperdag.cache"] = "hit"
+                tags["mlflow.note.content"] = f"All {len(hits)} stages served from the store; no stage recomputed."
+            now = _ms()
+            rows = {**metrics, **claim_metrics(claims or {})}
             self.client.log_batch(run_id, metrics=[Metric(k, float(v), now, 0) for k, v in rows.items()],
-                                  tags=[RunTag(k, v) for k, v in claim_tags(claims).items()])
-            self.client.set_terminated(run_id, "FINISHED" if ok else "FAILED")
+                                  tags=[RunTag(k, v) for k, v in tags.items()])
+            self.client.set_terminated(run_id, status, end_time=now)
+        self.parents.pop(paper, None)
 
+    # -- stage runs --------------------------------------------------------------------------------------------
     def producer_run(self, paper: str, key: str) -> str | None:
-        """The run that computed the output with this key (a cache hit links to it)."""
+        """The run that computed the output with this key (this execution's, else the first in the store)."""
+        if key in self._runs_by_key:
+            return self._runs_by_key[key]
         runs = self.client.search_runs(
             [self.experiment(paper)], f"tags.`paperdag.key` = '{key}' and tags.`paperdag.cache` = 'miss'",
             max_results=1, order_by=["attributes.start_time ASC"],
         )
         return runs[0].info.run_id if runs else None
 
-    def log_stage(self, plan: Any, manifest: dict[str, Any] | None, entry: Path | None, hit: bool,
-                  inputs: dict[str, Path], error: str | None = None, claims: dict[str, int] | None = None) -> str:
-        """A nested run for one stage: params, metrics (curves by step), artifacts, datasets, cache hit or miss, and
-        for the metrics stage its claims (``claim.<id>``, ``claims_holding``, ``claims_total``, a tag)."""
+    def cached(self, plan: Any) -> None:
+        """A stage served from the store: no run of its own (its producing run holds it)."""
+        self._hits[plan.paper].append(plan.key)
+
+    def stage(self, plan: Any, manifest: dict[str, Any] | None, entry: Path | None, inputs: dict[str, Path],
+              error: str | None = None, attempt: int = 0, claims: dict[str, int] | None = None) -> str:
+        """A nested run for a stage that was computed (or failed: ``error``; ``attempt`` > 0 for a retry): params,
+        summary metrics, curves by step, artifacts, input datasets; for the metrics stage its claims."""
         from mlflow.entities import Metric, Param
 
+        start, end = stage_interval(manifest) if error is None else (_ms(), _ms())
+        status = "miss" if error is None else "failed"
         tags = {
-            "mlflow.runName": plan.name, "mlflow.parentRunId": self.parents.get(plan.paper, ""),
-            "paperdag.paper": plan.paper, "paperdag.stage": plan.name, "paperdag.kind": plan.stage.kind,
-            "paperdag.key": plan.key, "paperdag.cache": "hit" if hit else ("failed" if error else "miss"),
-        }
-        if not tags["mlflow.parentRunId"]:
-            del tags["mlflow.parentRunId"]
-        tags |= claim_tags(claims)
+            "mlflow.runName": plan.name if not attempt else f"{plan.name} (attempt {attempt + 1})",
+            "mlflow.parentRunId": self.parent(plan.paper, start), "paperdag.paper": plan.paper,
+            "paperdag.stage": plan.name, "paperdag.kind": plan.stage.kind, "paperdag.key": plan.key,
+            "paperdag.cache": status, "paperdag.attempt": str(attempt + 1),
+        } | claim_tags(claims)
+        if error:
+            tags["paperdag.error"] = error[:5000]
         with self._lock:
-            if hit:
-                producer = self.producer_run(plan.paper, plan.key)
-                if producer:
-                    tags["paperdag.producer_run_id"] = producer
-                    tags["mlflow.note.content"] = f"Cache hit: output produced by run {producer}."
-            if error:
-                tags["paperdag.error"] = error[:5000]
-            run_id = self.client.create_run(self.experiment(plan.paper), tags=tags).info.run_id
+            run_id = self.client.create_run(self.experiment(plan.paper), start_time=start, tags=tags).info.run_id
             params = [Param(k, v) for k, v in flatten(plan.params).items()]
             params += [Param(f"args.{k}", v) for k, v in flatten(plan.stage.args).items()]
             params += [Param(f"upstream.{k}", v) for k, v in plan.upstream.items()]
-            now = int(time.time() * 1000)
-            metrics = self._metrics(manifest, entry) + [Metric(k, v, now, 0) for k, v in claim_metrics(claims or {}).items()]
-            chunks = max(math.ceil(len(params) / 100), math.ceil(len(metrics) / 900), 1)  # MLflow batch limits
-            for c in range(chunks):
-                self.client.log_batch(run_id, params=params[c * 100:(c + 1) * 100],
-                                      metrics=metrics[c * 900:(c + 1) * 900])
-            if entry is not None and not hit:
+            metrics = self._summary(manifest, end) + [Metric(k, v, end, 0) for k, v in claim_metrics(claims or {}).items()]
+            _log_batches(self.client, run_id, params, metrics)
+            if entry is not None and error is None:
                 self.client.log_artifacts(run_id, str(entry))
-                self._log_datasets(run_id, plan, inputs, entry)
-            self.client.set_terminated(run_id, "FAILED" if error else "FINISHED")
+                self._log_curves(run_id, plan, entry, start, end)
+                self._log_datasets(run_id, plan, inputs)
+                self._runs_by_key[plan.key] = run_id
+            self.client.set_terminated(run_id, "FAILED" if error else "FINISHED", end_time=end)
         return run_id
 
     @staticmethod
-    def _metrics(manifest: dict[str, Any] | None, entry: Path | None) -> list[Any]:
+    def _summary(manifest: dict[str, Any] | None, when: int) -> list[Any]:
         from mlflow.entities import Metric
 
         if manifest is None:
             return []
-        now = int(time.time() * 1000)
-        rows = [Metric(k, v, now, 0) for k, v in manifest.get("summary", {}).items()]
+        rows = [Metric(k, v, when, 0) for k, v in manifest.get("summary", {}).items()]
         seconds = manifest.get("run", {}).get("timing", {}).get("seconds")
         if seconds is not None:
-            rows.append(Metric("stage_seconds", seconds, now, 0))
-        curves = entry / CURVES_FILE if entry is not None else None
-        if curves is not None and curves.is_file():
-            for line in curves.read_text().splitlines():
-                point = json.loads(line)
-                rows.append(Metric(point["name"], point["value"], now, point["step"]))
+            rows.append(Metric("stage_seconds", seconds, when, 0))
         return rows
 
-    def _log_datasets(self, run_id: str, plan: Any, inputs: dict[str, Path], entry: Path) -> None:
-        """Parquet tables the stage read (upstream) and wrote, as MLflow datasets with their sha256 digests."""
+    def _log_curves(self, run_id: str, plan: Any, entry: Path, start: int, end: int) -> None:
+        """Curve points by step; points with a ``run`` label go to a child run per label (with its params)."""
+        from mlflow.entities import Metric, Param
+
+        curves = entry / CURVES_FILE
+        if not curves.is_file():
+            return
+        by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for line in curves.read_text().splitlines():
+            point = json.loads(line)
+            by_run[point.get("run") or ""].append(point)
+        for label, points in by_run.items():
+            target = run_id
+            if label:
+                tags = {"mlflow.runName": label, "mlflow.parentRunId": run_id, "paperdag.paper": plan.paper,
+                        "paperdag.stage": plan.name, "paperdag.curve_run": label}
+                target = self.client.create_run(self.experiment(plan.paper), start_time=start, tags=tags).info.run_id
+            params = [Param(k, v) for k, v in flatten(points[0].get("params") or {}).items()] if label else []
+            _log_batches(self.client, target, params,
+                         [Metric(p["name"], p["value"], end, p["step"]) for p in points])
+            if label:
+                self.client.set_terminated(target, "FINISHED", end_time=end)
+
+    def _log_datasets(self, run_id: str, plan: Any, inputs: dict[str, Path]) -> None:
+        """Each upstream file the stage could read, as an MLflow dataset (digest; Parquet schema), tagged with the
+        upstream stage and the run that produced it."""
         from mlflow.entities import Dataset, DatasetInput, InputTag
 
-        found = [(f"upstream:{name}", folder) for name, folder in inputs.items()] + [("output", entry)]
         datasets = []
-        for context, folder in found:
+        for name, folder in inputs.items():
             manifest = json.loads((folder / "manifest.json").read_text())
+            producer = self.producer_run(plan.paper, manifest["key"])
             for rel, meta in manifest["files"].items():
-                if rel.endswith(".parquet"):
-                    ds = Dataset(name=f"{manifest['stage']}/{rel}", digest=meta["sha256"][:16], source_type="local",
-                                 source=json.dumps({"uri": (folder / rel).as_uri()}))
-                    datasets.append(DatasetInput(ds, tags=[InputTag("mlflow.data.context", context)]))
+                if rel.startswith("_"):
+                    continue
+                schema = parquet_schema(folder / rel) if rel.endswith(".parquet") else None
+                ds = Dataset(name=f"{name}/{rel}", digest=meta["sha256"][:16], source_type="local",
+                             source=json.dumps({"uri": (folder / rel).as_uri()}), schema=schema)
+                tags = [InputTag("mlflow.data.context", "input"), InputTag("paperdag.upstream", name)]
+                if producer:
+                    tags.append(InputTag("paperdag.producer_run_id", producer))
+                datasets.append(DatasetInput(ds, tags=tags))
         if datasets:
             self.client.log_inputs(run_id, datasets=datasets)
+
+
+def _log_batches(client: Any, run_id: str, params: list[Any], metrics: list[Any]) -> None:
+    """``log_batch`` within MLflow's limits (100 params, 1000 entries per call)."""
+    chunks = max(math.ceil(len(params) / 100), math.ceil(len(metrics) / 900), 1)
+    for c in range(chunks):
+        client.log_batch(run_id, params=params[c * 100:(c + 1) * 100], metrics=metrics[c * 900:(c + 1) * 900])

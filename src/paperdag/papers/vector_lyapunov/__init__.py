@@ -1,63 +1,17 @@
-"""Neural vector Lyapunov-Razumikhin certificates for delayed interconnected systems (ICML 2026 abstract #1).
+"""Neural vector Lyapunov-Razumikhin certificates for delayed interconnected systems (ICML 2026 submission).
 
-Paper: learn and soundly verify neural vector Lyapunov-Razumikhin certificates giving scalable input-to-state
-stability (sISS) of discrete-time delayed interconnected systems, on reachability-constrained delay domains.
-Here, three procedurally generated systems (no dataset; all parameters in params.yaml), dt = 0.1:
-  * the mixed-autonomy platoon (optimal-velocity HDVs, CAVs with a neural residual controller, predecessor
-    following, delay tau steps): platoon.py, certificate.py, domain.py, train.py, certify.py, mono.py;
-  * a drone formation and a droop-controlled microgrid, rings of heterogeneous 2-state subsystems with delayed
-    feedback (network.py, netcert.py, netstages.py, neteval.py), verified for N up to 32 and tau in {1, 2, 3},
-    with the LMI quadratic baseline in lmi.py.
+Claim under test: neural vector Lyapunov-Razumikhin certificates, learned and soundly verified subsystem by subsystem
+on reachability-constrained delay domains, give scalable input-to-state stability (sISS) of discrete-time delayed
+interconnected systems, with verification time about linear in N where a monolithic certificate times out.
 
-Why the platoon cannot be certified in this form (and the networks can)
-----------------------------------------------------------------------
-With absolute velocity errors, a follower whose predecessor cruises at a constant error c has an equilibrium
-x_i = (c / kappa, c) (HDV) or (k_d c / k_s, c) (CAV, nominal law; any controller that holds a steady spacing
-behind a constant-speed predecessor has one): x_i(k+1) = x_i(k) with constant histories (delta = 0, inside every
-delay domain), so, scaling the query to level c_0, V_i(x_i) <= rho max(V_i(x_i), V_p(x_p))
-forces V_i(s_i(c)) <= rho min_e V_p(e, c) along the chain. An HDV-after-CAV row and a CAV-after-HDV row (present
-for N >= 3 with cav_period 2) give V_CAV(s_C) <= rho min V_HDV(., c) <= rho V_HDV(s_H) <= rho^2 V_CAV(s_C), which is
-impossible for c != 0 and any positive definite V with rho < 1 (velocity errors propagate with DC gain 1).
-Every platoon certificate is therefore refuted, as measured. The network systems have absolute feedback
-(formation anchor, grid tie), so no such equilibrium family exists and the strict condition can hold; there the
-certificates are proved.
+Methods: CEGIS of a vector certificate (per-type polyhedral/ReLU V and a comparison matrix with row sums rho < 1)
+and a certified residual controller (platoon/cegis.py, networks/cegis.py); sound verification by CROWN/IBP bounds
+(Zhang et al. 2018) with input branch and bound and the exact big-M MILP (Tjeng et al. 2019) on HiGHS (verifier/);
+the sISS argument is in platoon/__init__.py. Baselines: the same certificate on the full delay domain, a monolithic
+scalar certificate (platoon/monolithic.py), the LMI quadratic certificate (networks/lmi.py), the nominal linear and
+an uncertified neural controller (platoon/uncertified.py).
 
-Implemented sufficient condition (per follower i, verified compositionally)
--------------------------------------------------------------------------
-Notation: B = [-S, S] x [-E, E] state box; V_i >= 0 bias-free ReLU certificate, positive definite and positively
-homogeneous (certificate.py); c_0 <= min over the boundary of B of every V_type (exact MILP), so the level set
-Omega(c) = {V <= c} lies in (c / c_0) B; rows (c_ii, c_ij) >= 0 with c_ii + c_ij = rho < 1 (comparison matrix
-I - A with ||.||_inf = rho); Delta_i = exact bound of |x_i(k+1) - x_i(k)| over the full delay domain.
-For all z = (x, x^d, x_p, x_p^d, w) with x, x^d, x_p, x_p^d in B, |x - x^d| <= tau Delta_i,
-|x_p - x_p^d| <= tau Delta_{i-1} (reachability-constrained delay domain), |w| <= w_bar, and
-level(z) = max(V_i(x), V_i(x^d), V_p(x_p), V_p(x_p^d)) <= c_0:
-
-    (C)  V_i(f_i(z)) <= max( c_ii max(V_i(x), V_i(x^d)) + c_ij max(V_p(x_p), V_p(x_p^d)) + gamma_i |w| ,  rho c_0 )
-
-Why (C) implies sISS with N-independent constants. Let M(k) = max over followers i and theta in [0, 2 tau] of
-V_i(x_i(k - theta)) and lambda = max(M(k) / c_0, w_true / w_bar) <= 1 (w_true = actual disturbance bound).
-All states in the window lie in Omega(lambda c_0), inside lambda B, so every one-step increment is at most
-lambda Delta (the closed loop and all nets are positively homogeneous, and the OVM clip is inactive on B), hence
-the query at time k lies in lambda * (verified domain) with level <= lambda c_0. Scaling (C) by lambda
-(G_i(lambda z; lambda c_0) = lambda G_i(z; c_0)) gives, because max_{theta<=tau} V >= max over {0, tau},
-    V_i(x_i(k+1)) <= rho max(M(k), c_0 w_true / w_bar) + gamma w_true,
-a discrete Halanay inequality over windows of length 2 tau + 1, so for all k
-    M(k) <= rho^floor(k / (2 tau + 1)) M(0) + (rho c_0 / w_bar + gamma) w_true / (1 - rho),
-and Omega(c_0) is forward invariant when rho c_0 + gamma w_true <= c_0. With c_0 |x|_B <= V(x) <= c_1 |x|_B
-(|x|_B = max(|e_s| / S, |e_v| / E)) this is ISS of sup_i |x_i|_B with decay rho^(1/(2 tau + 1)) per step, overshoot
-c_1 / c_0 and gain (rho c_0 / w_bar + gamma) / (c_0 (1 - rho)): every constant is a per-type (or max over a fixed
-family of follower parameters) quantity, independent of N. The issue's condition (current V_i on the own term) is
-recovered with the own history max; the floor rho c_0 covers queries whose own level is far below the window max.
-
-Certificate class used by default: cert_hidden = 0, i.e. V(x) = ||W y||_1 + eps ||y||_1 (a one-hidden-layer ReLU
-net with tied weights, |t| = relu(t) + relu(-t): a polyhedral norm). With a ReLU hidden layer (cert_hidden > 0) the
-learned certificates kept violating (C) on sampled points in our runs; the polyhedral one reached zero sampled
-violations, but tends to very flat level sets (c_1 / c_0 large), which makes the level-set-restricted domain hard
-for branch and bound (see the claims).
-
-Verification (sound, no sampling): CROWN/IBP bounds through controller + dynamics + certificate with input-domain
-branch and bound (bab.py), exact big-M MILP (HiGHS) on unsettled cells (milp.py); floats are IEEE float64 without
-outward rounding. Baselines: the same vector certificate on the full delay domain (no reachability constraint),
-a monolithic scalar certificate over the whole platoon (mono.py), the nominal linear CAV controller and a neural
-controller trained only for performance (train.py). The monolithic baseline is run on the platoon only.
+Data: procedural, no download (stages/prepare.py): a mixed-autonomy platoon (optimal-velocity HDVs, CAVs) and two
+rings of heterogeneous 2-state subsystems with delayed feedback, a drone formation and a droop-controlled microgrid,
+dt = 0.1, parameters drawn from the ranges in params.yaml.
 """

@@ -1,92 +1,213 @@
-"""Parameters of the vector Lyapunov-Razumikhin reproduction (validated from params.yaml)."""
+"""Parameters of the vector Lyapunov-Razumikhin reproduction (its block of params.yaml). No defaults: params.yaml is
+the one source of values."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, model_validator
 
 from paperdag.params import ParamsModel
 
 
+def _ordered(r: tuple[float, float]) -> tuple[float, float]:
+    if r[0] > r[1]:
+        raise ValueError(f"a range (lo, hi) needs lo <= hi, got {r}")
+    return r
+
+
+Positive = Annotated[float, Field(gt=0.0, le=1e3)]
+Range = Annotated[tuple[Positive, Positive], AfterValidator(_ordered)]
+Box = tuple[Positive, Positive]
+Gain = Annotated[float, Field(ge=0.0, le=100.0)]
+Sizes = Annotated[list[Annotated[int, Field(ge=1, le=1024)]], Field(min_length=1)]
+RingSizes = Annotated[list[Annotated[int, Field(ge=3, le=1024)]], Field(min_length=1)]  # degree 2 at every node
+
+
+class PlatoonParams(ParamsModel):
+    """The procedural mixed-autonomy platoon (platoon/model.py): followers, delay, physics, verified box."""
+
+    n_grid: Sizes = Field(description="platoon sizes N (the platoon of N is the first N of max(n_grid) followers)")
+    tau: int = Field(ge=1, le=3, description="delay tau in steps of every vehicle's measurements")
+    cav_period: int = Field(ge=1, le=100, description="follower i (1-based) is a CAV iff i % cav_period == 0")
+    alpha_range: Range = Field(description="HDV optimal-velocity gain alpha_i ~ U(range)")
+    beta_range: Range = Field(description="HDV relative-velocity gain beta_i ~ U(range)")
+    v_max: Positive = Field(description="OVM maximum velocity [m/s]")
+    s_go: Positive = Field(description="OVM spacing at which V(s) reaches v_max [m]")
+    s_st: float = Field(ge=0.0, le=1e3, description="OVM standstill spacing (V(s) = 0 below) [m]")
+    v_star: Positive = Field(description="leader cruise velocity v* [m/s]")
+    s_bound: Positive = Field(description="state box half-width S of the spacing error [m]")
+    v_bound: Positive = Field(description="state box half-width E of the velocity error [m/s]")
+    w_bound: float = Field(ge=0.0, le=10.0, description="disturbance bound |w_i| <= w_bar [m/s^2]")
+    cav_gains: tuple[Gain, Gain, Gain] = Field(description="nominal CAV law gains (k_s, k_v, k_d)")
+
+    @model_validator(mode="after")
+    def _linear_on_box(self) -> PlatoonParams:
+        if self.s_go <= self.s_st:
+            raise ValueError("s_go must exceed s_st")
+        kappa = self.v_max / (self.s_go - self.s_st)
+        if kappa * self.s_bound > min(self.v_star, self.v_max - self.v_star):
+            raise ValueError("the optimal-velocity clip must be inactive on the spacing box (platoon/model.py): "
+                             "kappa * s_bound <= min(v_star, v_max - v_star)")
+        return self
+
+
+class CertificateParams(ParamsModel):
+    """The platoon's per-type certificate V (lyapunov.py) and comparison matrix (platoon/certificate.py)."""
+
+    hidden: int = Field(ge=0, le=1024, description="ReLU hidden units of V (0: the polyhedral norm ||W y||_1)")
+    feat: int = Field(ge=1, le=1024, description="features of V (rows of W)")
+    eps: Positive = Field(description="weight of the eps ||y||_1 term that makes V positive definite")
+    rho: float = Field(gt=0.0, lt=1.0, description="row sum c_ii + c_ij = rho < 1 of the comparison matrix")
+
+
+class PolicyParams(ParamsModel):
+    """The bias-free residual CAV controller pi(y) = u_scale W3 relu(W2 relu(W1 y))."""
+
+    hidden: int = Field(ge=1, le=1024, description="hidden units of both ReLU layers")
+    u_scale: Positive = Field(description="output scale of the residual acceleration [m/s^2]")
+
+
+class LearnerParams(ParamsModel):
+    """A sampled-loss Adam learner, L = mean over the level set of relu(G + m c_0) + lambda_gamma gamma + ...; the
+    ``learner`` group is shared by the platoon's certificates (vector CEGIS, monolithic baseline) and controllers
+    (the uncertified baseline uses its learning rate)."""
+
+    lr: Positive = Field(description="Adam learning rate")
+    batch: int = Field(ge=16, le=1_000_000, description="sampled queries per step")
+    margin: float = Field(ge=0.0, le=1.0, description="margin m of the loss relu(G + m c_0)")
+    lambda_gamma: float = Field(ge=0.0, le=100.0, description="weight of the ISS gains gamma in the loss")
+
+
+class CegisParams(ParamsModel):
+    """The platoon's CEGIS loop (platoon/cegis.py)."""
+
+    rounds: int = Field(ge=1, le=1000, description="rounds of training followed by verifier calls")
+    steps_per_round: int = Field(ge=1, le=100_000, description="Adam steps per round")
+    lambda_imit: float = Field(ge=0.0, le=100.0, description="weight of the residual controller's squared output")
+    lambda_shape: float = Field(ge=0.0, le=100.0, description="weight of the level-set shape term max V / min V")
+    c0_safety: float = Field(gt=0.0, le=1.0, description="factor on the sampled boundary minimum of V (estimate c_0)")
+    verify_per_round: int = Field(ge=1, le=1024, description="followers verified per round (round-robin)")
+    cells: int = Field(ge=1, le=10_000_000, description="branch-and-bound cells per verifier call")
+    time: Positive = Field(description="wall-clock budget of one verifier call [s]")
+    keep: int = Field(ge=1, le=100_000, description="counterexamples kept per verifier or falsifier call")
+
+
+class UncertifiedParams(ParamsModel):
+    """The uncertified neural controller baseline: performance-only BPTT through platoon rollouts."""
+
+    steps: int = Field(ge=1, le=100_000, description="Adam steps")
+    horizon: int = Field(ge=2, le=100_000, description="rollout length in steps")
+
+
+class MonolithicParams(ParamsModel):
+    """The monolithic scalar certificate baseline over the whole platoon (platoon/monolithic.py)."""
+
+    n_grid: Sizes = Field(description="platoon sizes N it is trained and verified for")
+    hidden: int = Field(ge=1, le=4096, description="ReLU hidden units of V")
+    feat: int = Field(ge=1, le=4096, description="features of V")
+    steps: int = Field(ge=1, le=100_000, description="Adam steps per N")
+    timeout: Positive = Field(description="wall-clock budget of one N's verification [s]")
+
+
+class BudgetParams(ParamsModel):
+    """Budget of the compositional verifier (verifier/bab.py), per unit (follower or subsystem)."""
+
+    max_cells: int = Field(ge=1, le=100_000_000, description="branch-and-bound cells before the rest go to the MILP")
+    max_depth: int = Field(ge=0, le=200, description="bisections of one cell before it goes to the MILP")
+    max_milp: int = Field(ge=0, le=100_000, description="MILPs per unit (further open cells stay unknown)")
+    milp_time: Positive = Field(description="wall-clock limit of one MILP [s]")
+    unit_time: Positive = Field(description="wall-clock budget of one unit's verification [s]")
+    stop_after_cex: int = Field(ge=0, le=100_000, description="stop a unit after this many counterexamples (0: never)")
+
+
+class NetworkParams(ParamsModel):
+    """The drone formation and droop microgrid rings (networks/model.py)."""
+
+    n_grid: RingSizes = Field(description="ring sizes N verified at the first delay (prefixes of max(n_grid) nodes)")
+    w_bound: float = Field(ge=0.0, le=10.0, description="disturbance bound |w_i| <= w_bar")
+    drone_kp_range: Range = Field(description="drone position gain kp_i ~ U(range)")
+    drone_kv_range: Range = Field(description="drone velocity gain kv_i ~ U(range)")
+    drone_kc: Positive = Field(description="drone consensus gain kc of each neighbour")
+    drone_box: Box = Field(description="drone state box (position error, velocity error)")
+    grid_b0: Positive = Field(description="microgrid susceptance b0 of each inverter's local tie")
+    grid_b: Positive = Field(description="microgrid line susceptance b between ring neighbours")
+    grid_inertia_range: Range = Field(description="inverter inertia M_i ~ U(range)")
+    grid_damping_range: Range = Field(description="inverter droop damping D_i ~ U(range)")
+    grid_box: Box = Field(description="microgrid state box (angle error, frequency error)")
+
+
+class DelayParams(ParamsModel):
+    """Which delays the network certificates are trained and verified for."""
+
+    taus: Annotated[list[Annotated[int, Field(ge=1, le=10)]], Field(min_length=1)] = Field(
+        description="delays tau in steps; the first is verified for every N in networks.n_grid")
+    tau_n: int = Field(ge=3, le=1024, description="ring size N of the delays after the first (and of the full-domain "
+                                                 "baseline)")
+
+
+class NetworkCertificateParams(ParamsModel):
+    """The networks' shared polyhedral certificate V(x) = ||W y||_1 + eps ||y||_1 and comparison row."""
+
+    feat: int = Field(ge=2, le=1024, description="features of V (rows of W)")
+    eps: Positive = Field(description="weight of the eps ||y||_1 term")
+    rho: float = Field(gt=0.0, lt=1.0, description="row sum c_s + c_n = rho < 1")
+
+
+class NetworkCegisParams(LearnerParams):
+    """The networks' CEGIS loop (networks/cegis.py) and its own learner."""
+
+    rounds: int = Field(ge=0, le=1000, description="training rounds (each checked by falsifier + MILP)")
+    steps: int = Field(ge=1, le=100_000, description="Adam steps per round")
+    milps: int = Field(ge=1, le=1024, description="most violated subsystems whose exact MILP worst case is solved")
+    cex_weight: int = Field(ge=1, le=1000, description="copies of each counterexample in the training set")
+    milp_time: Positive = Field(description="wall-clock limit of one worst-case MILP [s]")
+    keep: int = Field(ge=1, le=100_000, description="falsifier counterexamples kept per round")
+
+
+class EvaluationParams(ParamsModel):
+    """Closed-loop simulations and the dense falsification of reported certificates."""
+
+    sim_steps: int = Field(ge=10, le=100_000, description="steps of each closed-loop simulation")
+    n_sims: int = Field(ge=1, le=10_000, description="simulations per controller or certificate")
+    falsify_samples: int = Field(ge=1, le=10_000_000, description="uniform samples and gradient starts per follower "
+                                                                "(a tenth of it per network subsystem)")
+    falsify_steps: int = Field(ge=0, le=10_000, description="projected-gradient steps of the falsifier")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    slope_range: Range = Field(description="log-log slope of verification time against N counted as about linear")
+    control_tol: float = Field(ge=0.0, le=10.0, description="allowed relative excess of the certified "
+                               "controller's RMS spacing error and string ratio over the uncertified one")
+
+
 class Params(ParamsModel):
-    seed: int = 0
-    # platoon (procedural): followers, delay, physics, domain
-    n_grid: list[int] = Field(default=[2, 4, 8, 16], min_length=1)
-    tau: int = Field(default=1, ge=1, le=3)
-    dt: float = Field(default=0.1, gt=0, le=0.5)
-    cav_period: int = Field(default=2, ge=1)
-    alpha_range: tuple[float, float] = (0.5, 0.9)
-    beta_range: tuple[float, float] = (0.6, 1.0)
-    v_max: float = Field(default=30.0, gt=0)
-    s_go: float = Field(default=35.0, gt=0)
-    s_st: float = Field(default=5.0, ge=0)
-    v_star: float = Field(default=15.0, gt=0)
-    s_bound: float = Field(default=2.0, gt=0)
-    v_bound: float = Field(default=1.5, gt=0)
-    w_bound: float = Field(default=0.3, ge=0)
-    cav_gains: tuple[float, float, float] = (0.5, 1.0, 0.3)
-    # certificate and controller
-    cert_hidden: int = Field(default=0, ge=0)
-    cert_feat: int = Field(default=8, ge=1)
-    cert_eps: float = Field(default=0.05, gt=0)
-    rho: float = Field(default=0.995, gt=0, lt=1)
-    policy_hidden: int = Field(default=16, ge=1)
-    u_scale: float = Field(default=1.0, gt=0)
-    # CEGIS training
-    lr: float = Field(default=3e-3, gt=0)
-    batch: int = Field(default=1024, ge=16)
-    cegis_rounds: int = Field(default=4, ge=1)
-    steps_per_round: int = Field(default=300, ge=1)
-    margin: float = Field(default=0.03, ge=0)
-    lambda_imit: float = Field(default=1.0, ge=0)
-    lambda_gamma: float = Field(default=0.01, ge=0)
-    lambda_shape: float = Field(default=0.0, ge=0)
-    c0_safety: float = Field(default=0.95, gt=0, le=1)
-    cegis_verify_per_round: int = Field(default=2, ge=1)
-    cegis_cells: int = Field(default=2000, ge=1)
-    cegis_time: float = Field(default=3.0, gt=0)
-    cegis_keep: int = Field(default=64, ge=1)
-    # uncertified neural controller (performance-only BPTT)
-    perf_steps: int = Field(default=60, ge=1)
-    perf_horizon: int = Field(default=80, ge=2)
-    # monolithic baseline
-    mono_n_grid: list[int] = Field(default=[2, 4, 8, 16], min_length=1)
-    mono_hidden: int = Field(default=32, ge=1)
-    mono_feat: int = Field(default=16, ge=1)
-    mono_steps: int = Field(default=300, ge=1)
-    # verification
-    max_cells: int = Field(default=40000, ge=1)
-    max_depth: int = Field(default=40, ge=1)
-    max_milp: int = Field(default=40, ge=0)
-    milp_time: float = Field(default=10.0, gt=0)
-    vehicle_time: float = Field(default=60.0, gt=0)
-    mono_timeout: float = Field(default=30.0, gt=0)
-    stop_after_cex: int = Field(default=10, ge=0)
-    # network systems (drone formation, droop microgrid): rings of heterogeneous 2-state subsystems
-    net_n_grid: list[int] = Field(default=[4, 8, 16, 32], min_length=1)
-    net_taus: list[int] = Field(default=[1, 2, 3], min_length=1)
-    net_tau_n: int = Field(default=8, ge=3)
-    net_w_bound: float = Field(default=0.05, ge=0)
-    drone_kp_range: tuple[float, float] = (0.3, 0.5)
-    drone_kv_range: tuple[float, float] = (0.8, 1.2)
-    drone_kc: float = Field(default=0.02, gt=0)
-    drone_box: tuple[float, float] = (1.0, 1.0)
-    grid_b0: float = Field(default=0.5, gt=0)
-    grid_b: float = Field(default=0.05, gt=0)
-    grid_inertia_range: tuple[float, float] = (0.8, 1.2)
-    grid_damping_range: tuple[float, float] = (1.0, 1.4)
-    grid_box: tuple[float, float] = (0.5, 0.5)
-    net_rho: float = Field(default=0.995, gt=0, lt=1)
-    net_lr: float = Field(default=1e-3, gt=0)
-    net_rounds: int = Field(default=4, ge=0)
-    net_steps: int = Field(default=80, ge=1)
-    net_cegis_milps: int = Field(default=4, ge=1)
-    net_cex_weight: int = Field(default=8, ge=1)
-    net_margin: float = Field(default=0.02, ge=0)
-    net_max_cells: int = Field(default=1, ge=1)
-    net_milp_time: float = Field(default=20.0, gt=0)
-    net_subsystem_time: float = Field(default=60.0, gt=0)
-    # evaluation
-    sim_steps: int = Field(default=300, ge=10)
-    n_sims: int = Field(default=8, ge=1)
-    falsify_samples: int = Field(default=20000, ge=1)
-    falsify_steps: int = Field(default=30, ge=0)
+    """Seed, the systems, the certificates and their learners, the verifier budgets, evaluation and claims."""
+
+    seed: int = Field(ge=0, description="root of every random draw (each stage's RNG is seeded from (seed, stage))")
+    dt: float = Field(gt=0.0, le=0.5, description="Euler time step of every system [s]")
+    platoon: PlatoonParams
+    certificate: CertificateParams
+    policy: PolicyParams
+    learner: LearnerParams
+    cegis: CegisParams
+    uncertified: UncertifiedParams
+    monolithic: MonolithicParams
+    budget: BudgetParams
+    networks: NetworkParams
+    delays: DelayParams
+    network_certificate: NetworkCertificateParams
+    network_cegis: NetworkCegisParams
+    network_budget: BudgetParams
+    evaluation: EvaluationParams
+    claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        if max(self.monolithic.n_grid) > max(self.platoon.n_grid):
+            raise ValueError("monolithic.n_grid must not exceed max(platoon.n_grid): its platoons are prefixes")
+        if self.delays.tau_n > max(self.networks.n_grid):
+            raise ValueError("delays.tau_n must not exceed max(networks.n_grid): its ring uses the drawn nodes")
+        return self

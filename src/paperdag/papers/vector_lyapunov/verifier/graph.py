@@ -26,10 +26,6 @@ class MaskedNet:
     relu: tuple[np.ndarray, ...]
 
     @property
-    def n_in(self) -> int:
-        return self.weights[0].shape[1]
-
-    @property
     def n_out(self) -> int:
         return self.weights[-1].shape[0]
 
@@ -40,22 +36,6 @@ class MaskedNet:
             h = h @ w.T + b
             h = np.where(m, np.maximum(h, 0.0), h)
         return h
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """Flat dict for safetensors: W{l}, b{l}, m{l}."""
-        out: dict[str, np.ndarray] = {}
-        for i, (w, b, m) in enumerate(zip(self.weights, self.biases, self.relu)):
-            out[f"W{i}"], out[f"b{i}"], out[f"m{i}"] = w, b, m.astype(np.int8)
-        return out
-
-    @staticmethod
-    def from_arrays(arrays: dict[str, np.ndarray]) -> MaskedNet:
-        n = len([k for k in arrays if k.startswith("W")])
-        return MaskedNet(
-            tuple(np.asarray(arrays[f"W{i}"], np.float64) for i in range(n)),
-            tuple(np.asarray(arrays[f"b{i}"], np.float64) for i in range(n)),
-            tuple(np.asarray(arrays[f"m{i}"]).astype(bool) for i in range(n)),
-        )
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,21 @@ with the piecewise-linear optimal velocity ``V(s) = clip(kappa (s - s_st), 0, v_
 (s_go - s_st)`` and equilibrium spacing ``s* = s_st + v*/kappa``. On the state box ``|e_s| <= S`` the clip is
 inactive whenever ``s_st <= s* - S`` and ``s* + S <= s_go`` (checked by ``Platoon.ovm_linear_on_box``), so there
 the HDV law is the linear ``alpha (kappa e_s^d - e_v^d) + beta (...)``: this is the map the verifier compiles,
-while simulations use the clipped law. HDV gains are heterogeneous, drawn uniformly from the configured ranges.
+while simulations use the clipped law (params.py rejects a box on which the clip is active). HDV gains are
+heterogeneous, drawn uniformly from the configured ranges.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
+
+from paperdag.io import to_jsonable
+
+from ..params import PlatoonParams
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,8 @@ class Platoon:
 
     def ovm_linear_on_box(self) -> bool:
         """The clip of V(s) is inactive for all spacing errors in [-S, S]."""
-        lo, hi = self.kappa * (self.s_star - self.box[0] - self.s_st), self.kappa * (self.s_star + self.box[0] - self.s_st)
+        lo = self.kappa * (self.s_star - self.box[0] - self.s_st)
+        hi = self.kappa * (self.s_star + self.box[0] - self.s_st)
         return bool(lo >= 0.0 and hi <= self.v_max)
 
     def first(self, n: int) -> Platoon:
@@ -61,17 +68,30 @@ class Platoon:
         return Platoon(self.is_cav[:n], self.alpha[:n], self.beta[:n], self.dt, self.tau, self.kappa, self.v_star,
                        self.v_max, self.s_st, self.box, self.w_bound, self.gains)
 
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready fields (arrays as lists); ``from_json`` restores them."""
+        return to_jsonable(self.__dict__)
 
-def make_platoon(p: dict, n: int, rng: np.random.Generator) -> Platoon:
-    """Draw a platoon of n followers: vehicle i (1-based) is a CAV iff i % cav_period == 0."""
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> Platoon:
+        d = dict(d)
+        for k in ("is_cav", "alpha", "beta"):
+            d[k] = np.asarray(d[k], dtype=bool if k == "is_cav" else np.float64)
+        d["box"], d["gains"] = tuple(d["box"]), tuple(d["gains"])
+        return Platoon(**d)
+
+
+def make_platoon(p: PlatoonParams, dt: float, n: int, rng: np.random.Generator) -> Platoon:
+    """Draw a platoon of n followers: vehicle i (1-based) is a CAV iff i % cav_period == 0, HDV gains
+    alpha_i ~ U(alpha_range), beta_i ~ U(beta_range)."""
     idx = np.arange(1, n + 1)
     return Platoon(
-        is_cav=(idx % p["cav_period"] == 0),
-        alpha=rng.uniform(*p["alpha_range"], size=n),
-        beta=rng.uniform(*p["beta_range"], size=n),
-        dt=p["dt"], tau=p["tau"], kappa=p["v_max"] / (p["s_go"] - p["s_st"]), v_star=p["v_star"],
-        v_max=p["v_max"], s_st=p["s_st"], box=(p["s_bound"], p["v_bound"]), w_bound=p["w_bound"],
-        gains=tuple(p["cav_gains"]),
+        is_cav=(idx % p.cav_period == 0),
+        alpha=rng.uniform(*p.alpha_range, size=n),
+        beta=rng.uniform(*p.beta_range, size=n),
+        dt=dt, tau=p.tau, kappa=p.v_max / (p.s_go - p.s_st), v_star=p.v_star,
+        v_max=p.v_max, s_st=p.s_st, box=(p.s_bound, p.v_bound), w_bound=p.w_bound,
+        gains=tuple(p.cav_gains),
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
+from .bounds import box_layer_bounds
 from .graph import MaskedNet
 
 
@@ -128,3 +129,12 @@ def maximize(
     z = np.array(h.getSolution().col_value[: len(lo)]) if has_sol else None
     value = info.objective_function_value if has_sol else None
     return MilpResult(float(bound), value, z, status, len(binaries))
+
+
+def solve_on_box(net: MaskedNet, lo: np.ndarray, up: np.ndarray, objective: np.ndarray,
+                 input_rows: list[tuple[np.ndarray, float, float]] = (),
+                 output_rows: list[tuple[np.ndarray, float, float]] = (), time_limit: float = 30.0,
+                 sense: str = "max") -> MilpResult:
+    """``maximize`` with the big-M constants from the box's CROWN layer bounds (``bounds.box_layer_bounds``)."""
+    return maximize(net, lo, up, box_layer_bounds(net, lo, up), objective, list(input_rows), list(output_rows),
+                    time_limit, sense)

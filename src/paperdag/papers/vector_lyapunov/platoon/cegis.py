@@ -1,4 +1,4 @@
-"""CEGIS synthesis of the vector certificate (+ certified residual controller), and the neural baselines.
+"""CEGIS synthesis of the platoon's vector certificate (+ certified residual controller).
 
 Learner loss on sampled queries z of random followers (x in B, delta within the delay domain, w in the bound),
 restricted to the level set {level_i(z) <= c_0}:
@@ -6,18 +6,22 @@ restricted to the level set {level_i(z) <= c_0}:
         + lambda_shape sum_type (max_dB V / min_dB V)
 (margin m; the imitation term keeps the controller close to the nominal one; the shape term keeps the level sets
 from degenerating into thin slabs, i.e. keeps the overshoot constant c_1 / c_0 of the sISS bound small), with
-c_0 = min of V on boundary samples. After every round the verifier (``bab.verify`` with a small budget, on followers taken round-robin) and a
-projected-gradient falsifier return counterexamples, which join the training set for the following rounds."""
+c_0 = min of V on boundary samples. After every round the verifier (``bab.verify`` with a small budget, on
+followers taken round-robin) and a projected-gradient falsifier return counterexamples, which join the training set
+for the following rounds."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from . import bab
-from .certificate import Cert, Policy, VectorCert, decrease, split_query
+from ..lyapunov import Cert
+from ..params import CegisParams, LearnerParams
+from ..runtime import Log
+from ..verifier import bab
+from .certificate import Policy, VectorCert, decrease, split_query
 from .domain import query_box, reach_bounds, vector_property
-from .platoon import Platoon, policy_input, simulate, step
+from .model import Platoon, policy_input
 
 
 def sample_box(pl: Platoon, idx: np.ndarray, delta: np.ndarray | None, gen: torch.Generator) -> torch.Tensor:
@@ -65,30 +69,30 @@ def falsify(vc: VectorCert, policy: Policy | None, pl: Platoon, delta, c_0: floa
     return idx, z.detach(), torch.where(level <= c_0, G, torch.full_like(G, -np.inf)).detach()
 
 
-def train_vector(pl: Platoon, p, reach: bool, gen: torch.Generator, log) -> tuple[VectorCert, Policy, dict]:
-    """CEGIS: ``p.cegis_rounds`` rounds of ``p.steps_per_round`` Adam steps, each followed by verifier calls."""
-    vc = VectorCert(pl.box, p.cert_hidden, p.cert_feat, p.cert_eps, p.rho)
-    policy = Policy(p.policy_hidden, p.u_scale)
-    opt = torch.optim.Adam([*vc.parameters(), *policy.parameters()], lr=p.lr)
+def train_vector(pl: Platoon, vc: VectorCert, policy: Policy, learner: LearnerParams, p: CegisParams, reach: bool,
+                 gen: torch.Generator, log: Log) -> dict[str, float]:
+    """CEGIS on the reachability-constrained (``reach``) or full delay domain, training ``vc`` and ``policy`` in
+    place: ``p.rounds`` rounds of ``p.steps_per_round`` Adam steps on L, each followed by verifier calls."""
+    opt = torch.optim.Adam([*vc.parameters(), *policy.parameters()], lr=learner.lr)
     cex_idx, cex_z = np.zeros(0, int), torch.zeros(0, 9, dtype=torch.float64)
     n_cex, step_no, c_0 = [], 0, 1.0
-    for rnd in range(p.cegis_rounds):
+    for rnd in range(p.rounds):
         delta = reach_bounds(policy, pl) if reach else None
         for _ in range(p.steps_per_round):
             vb = [boundary_values(V, pl.box, 2048, gen) for V in vc.V]
             c_0 = p.c0_safety * min(float(v.detach().min()) for v in vb)  # sampled min overestimates c_0
             loss_shape = sum(v.max() / v.min() for v in vb)
-            idx = torch.randint(pl.n, (p.batch,), generator=gen).numpy()
+            idx = torch.randint(pl.n, (learner.batch,), generator=gen).numpy()
             z = sample_box(pl, idx, delta, gen)
             if len(cex_idx):
                 idx, z = np.concatenate([idx, cex_idx]), torch.cat([z, cex_z])
             G, level = decrease(vc, policy, pl, idx, z, c_0)
             inside = level.detach() <= c_0
-            loss_dec = (torch.relu(G + p.margin * c_0) * inside).sum() / inside.sum().clamp(min=1)
+            loss_dec = (torch.relu(G + learner.margin * c_0) * inside).sum() / inside.sum().clamp(min=1)
             cav = torch.as_tensor(pl.is_cav[idx])
             _, xd, _, xpd, _ = split_query(z)
             loss_imit = (policy(policy_input(pl, xd, xpd[:, 1])).squeeze(-1) ** 2 * cav).mean()
-            loss = (loss_dec + p.lambda_imit * loss_imit + p.lambda_gamma * vc.gamma().sum()
+            loss = (loss_dec + p.lambda_imit * loss_imit + learner.lambda_gamma * vc.gamma().sum()
                     + p.lambda_shape * loss_shape)
             opt.zero_grad()
             loss.backward()
@@ -99,44 +103,17 @@ def train_vector(pl: Platoon, p, reach: bool, gen: torch.Generator, log) -> tupl
         # verifier + falsifier: counterexamples join the training set
         delta = reach_bounds(policy, pl) if reach else None
         new = []
-        for i in range(rnd % pl.n, pl.n, max(1, pl.n // p.cegis_verify_per_round)):
+        for i in range(rnd % pl.n, pl.n, max(1, pl.n // p.verify_per_round)):
             prop = vector_property(vc, policy, pl, i, delta, c_0)
-            res = bab.verify(prop, max_cells=p.cegis_cells, max_milp=0, time_budget=p.cegis_time)
-            new += [(i, z) for z in res.counterexamples[: p.cegis_keep]]
+            res = bab.verify(prop, max_cells=p.cells, max_milp=0, time_budget=p.time)
+            new += [(i, z) for z in res.counterexamples[: p.keep]]
         fi, fz, fG = falsify(vc, policy, pl, delta, c_0, 512, 20, gen)
-        bad = torch.nonzero(fG > 0).flatten()[: p.cegis_keep]
+        bad = torch.nonzero(fG > 0).flatten()[: p.keep]
         new += [(int(fi[k]), fz[k].numpy()) for k in bad]
         n_cex.append(len(new))
         log("cegis_counterexamples", len(new), rnd)
         if new:
             cex_idx = np.concatenate([cex_idx, [i for i, _ in new]])
             cex_z = torch.cat([cex_z, torch.as_tensor(np.stack([z for _, z in new]))])
-    return vc, policy, {"final_loss": float(loss.detach()), "cegis_counterexamples_last": n_cex[-1],
-                        "cegis_counterexamples_total": int(sum(n_cex)), "c0_estimate": c_0}
-
-
-def train_uncertified(pl: Platoon, p, gen: torch.Generator, log) -> Policy:
-    """Neural CAV controller trained only for performance: BPTT through delayed, disturbed platoon rollouts,
-    minimising mean (e_s/S)^2 + (e_v/E)^2 + mean (u_res)^2 over random initial errors and disturbances."""
-    policy = Policy(p.policy_hidden, p.u_scale)
-    opt = torch.optim.Adam(policy.parameters(), lr=p.lr)
-    S, E = pl.box
-    scale = torch.tensor([S, E], dtype=torch.float64)
-    for it in range(p.perf_steps):
-        x0 = (2 * torch.rand(pl.n, 2, generator=gen, dtype=torch.float64) - 1) * scale * 0.5
-        w = (2 * torch.rand(p.perf_horizon, pl.n, generator=gen, dtype=torch.float64) - 1) * pl.w_bound
-        lead = torch.zeros(p.perf_horizon, dtype=torch.float64)
-        traj = simulate(pl, x0, w, lead, policy)
-        cost = ((traj / scale) ** 2).sum(-1).mean()
-        opt.zero_grad()
-        cost.backward()
-        opt.step()
-        log("perf_cost", float(cost.detach()), it)
-    return policy
-
-
-def mono_step(pl: Platoon, X: torch.Tensor, Xd: torch.Tensor, w: torch.Tensor, policy) -> torch.Tensor:
-    """X^+ [B, N, 2] of the whole platoon (leader at equilibrium)."""
-    zero = torch.zeros_like(X[:, :1])
-    xp, xpd = torch.cat([zero, X[:, :-1]], 1), torch.cat([zero, Xd[:, :-1]], 1)
-    return step(pl, np.arange(pl.n), X, Xd, xp, xpd, w, policy)
+    return {"final_loss": float(loss.detach()), "cegis_counterexamples_last": n_cex[-1],
+            "cegis_counterexamples_total": int(sum(n_cex)), "c0_estimate": c_0}

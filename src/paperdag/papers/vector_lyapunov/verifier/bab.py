@@ -6,8 +6,8 @@ Each cell: (1) tighten z_b from the coupling constraints, (2) CROWN upper bound 
 region expressions: cells where some condition provably fails are settled as ``outside``), (3) if the bound is
 <= threshold the cell is ``proved``; else evaluate the exact network at the maximiser of the CROWN linear bound and
 the cell centre: a feasible point above the threshold refutes (``refuted``, a counterexample); otherwise bisect the
-input dimension chosen by strong branching (``choose_split``). Cells still open at ``max_depth`` or when the cell budget is
-spent go to the exact MILP (``proved_milp`` / ``refuted`` / ``unknown``). Nothing is ever settled by sampling.
+input dimension chosen by strong branching (``choose_split``). Cells still open at ``max_depth`` or when the cell
+budget is spent go to the exact MILP (``proved_milp`` / ``refuted`` / ``unknown``). Nothing is ever settled by sampling.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .bounds import box_layer_bounds, output_bounds
+from .bounds import output_bounds
 from .graph import MaskedNet
-from .milp import maximize
+from .milp import MilpResult, solve_on_box
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def _project(prop: Property, z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> n
     return z
 
 
-def milp_cell(prop: Property, lo: np.ndarray, hi: np.ndarray, time_limit: float):
+def milp_cell(prop: Property, lo: np.ndarray, hi: np.ndarray, time_limit: float) -> MilpResult:
     """Exact MILP of max objective . out over one cell (couplings and region conditions as linear rows; big-M
     constants from the cell's CROWN layer bounds)."""
     rows = []
@@ -104,10 +104,10 @@ def milp_cell(prop: Property, lo: np.ndarray, hi: np.ndarray, time_limit: float)
         rows.append((coef, l, u))
     out_rows = [(coef, value, np.inf) if sense == ">=" else (coef, -np.inf, value)
                 for coef, value, sense in prop.regions]
-    return maximize(prop.net, lo, hi, box_layer_bounds(prop.net, lo, hi), prop.objective, rows, out_rows, time_limit)
+    return solve_on_box(prop.net, lo, hi, prop.objective, rows, out_rows, time_limit)
 
 
-def worst_case(prop: Property, time_limit: float):
+def worst_case(prop: Property, time_limit: float) -> MilpResult:
     """MILP over the whole domain: proven upper bound of the objective and the best point found (CEGIS oracle)."""
     lo, hi = tighten(prop, prop.lo, prop.hi)
     return milp_cell(prop, lo, hi, time_limit)

@@ -1,10 +1,10 @@
 """Baseline: quadratic vector certificate V_P(x) = sqrt(x^T P x) from an LMI (cvxpy), for the linear networks.
 
-LMI: the smallest contraction rate t of the delay-compensated closed loop M_i = I + dt (T_i - tau dt A1_i T_i)
-(x^+ = M_i x + dt A1_i eps + dt e_v (s + w), A1_i = [[0, 0], [a1_i, b1_i]], T_i the drift of ``network.py``) that one P
-serves for every subsystem:  M_i^T P M_i <= t P (all i), P >= I, by bisection on t (each step an SDP feasibility
-problem). For the quadratic norm every term of condition (N) of ``netcert.py`` has a closed form, so the
-certificate is checked soundly by the triangle inequality on the level set {V_P <= c_0}, c_0 = min over the
+LMI: the smallest contraction rate t of the delay-compensated closed loop M_i = I + dt (T_i - tau dt A1_i T_i) (x^+
+= M_i x + dt A1_i eps + dt e_v (s + w), A1_i = [[0, 0], [a1_i, b1_i]], T_i the drift of ``domain.delay_matrix``)
+that one P serves for every subsystem:  M_i^T P M_i <= t P (all i), P >= I, by bisection on t (each step an SDP
+feasibility problem). For the quadratic norm every term of condition (N) of ``certificate.py`` has a closed form, so
+the certificate is checked soundly by the triangle inequality on the level set {V_P <= c_0}, c_0 = min over the
 boundary of B of V_P = min_d b_d / sqrt((P^-1)_dd) (so the level set lies in B), in units of c_0:
 
     sup V_P(x^+) / c_0 <= ||M_i||_P + dt (|a1_i| eps_q + |b1_i| eps_v) ||e_v||_P / c_0 + dt ||e_v||_P G_i kappa_P
@@ -21,7 +21,8 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .network import Network, delay_matrix, reachable_delay
+from .domain import delay_matrix, reachable_delay
+from .model import Network
 
 
 def _dual(P_inv: np.ndarray, l) -> float:

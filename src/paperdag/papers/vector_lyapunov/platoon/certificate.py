@@ -1,9 +1,7 @@
-"""Neural certificates, the comparison matrix, and the per-subsystem decrease function F_i (torch and compiled).
+"""The platoon's vector certificate, the comparison matrix, and the per-follower decrease function (torch and
+compiled).
 
-Certificate (positive definite by construction, bias-free so positively homogeneous):
-    V(x) = || W2 relu(W1 y) + W3 y ||_1 + eps ||y||_1,   y = x / (S, E)
-so V(0) = 0, V(x) >= eps ||y||_1 > 0 for x != 0 and V(lambda x) = lambda V(x) for lambda >= 0.
-One V per vehicle type (HDV, CAV), shared by identical followers.
+Certificate: one ``lyapunov.Cert`` V per vehicle type (HDV, CAV) on y = x / (S, E), shared by identical followers.
 
 Comparison matrix rows (one per (own type, predecessor type) pair, predecessor in {leader, HDV, CAV}):
     (c_ii, c_ij) = rho * softmax(logits),   so c_ii, c_ij >= 0 and c_ii + c_ij = rho < 1
@@ -14,7 +12,7 @@ Decrease function of follower i at window level c_0, on the query z = (x, delta,
     R_i(z) = c_ii max(V_i(x), V_i(x^d)) + c_ij max(V_p(x_p), V_p(x_p^d)) + gamma_i |w|
     G_i(z) = V_i(f_i(x, x^d, x_p, x_p^d, w)) - max(R_i(z), rho c_0)
     level_i(z) = max(V_i(x), V_i(x^d), V_p(x_p), V_p(x_p^d))
-(the verified property is G_i <= 0 where level_i <= c_0; see ``paperdag.papers.vector_lyapunov`` for why).
+(the verified property is G_i <= 0 where level_i <= c_0; see the docstring of this subpackage for why).
 """
 
 from __future__ import annotations
@@ -23,44 +21,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from .graph import Builder, MaskedNet, Sym
-from .platoon import Platoon, accel, step
+from ..lyapunov import Cert
+from ..params import CertificateParams, PolicyParams
+from ..verifier.graph import Builder, MaskedNet, Sym
+from .model import Platoon, accel, step
 
 HDV, CAV = 0, 1
 LEADER_PRED = 0  # predecessor kinds: 0 leader, 1 HDV, 2 CAV
 Q_DIM = 9  # x(2) delta(2) x_p(2) delta_p(2) w(1)
-
-
-class Cert(nn.Module):
-    """V(x) = ||W2 relu(W1 y) + W3 y||_1 + eps ||y||_1, y = x / scale (bias-free, positive definite).
-
-    The linear skip W3 (initialised to a random +-1 mixing) makes V start as a polyhedral norm instead of
-    vanishing on the cone where every ReLU is off; hidden = 0 keeps only it (a polyhedral norm, |.| = 2 ReLUs)."""
-
-    def __init__(self, scale: list[float], hidden: int, feat: int, eps: float):
-        super().__init__()
-        d = len(scale)
-        self.register_buffer("scale", torch.tensor(scale, dtype=torch.float64))
-        self.l1 = nn.Linear(d, hidden, bias=False, dtype=torch.float64) if hidden else None
-        self.l2 = nn.Linear(hidden, feat, bias=False, dtype=torch.float64) if hidden else None
-        self.skip = nn.Linear(d, feat, bias=False, dtype=torch.float64)
-        with torch.no_grad():
-            self.skip.weight.copy_(torch.sign(torch.randn(feat, d, dtype=torch.float64)) / feat)
-        self.eps = eps
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = x / self.scale
-        phi = self.skip(y) if self.l1 is None else self.l2(torch.relu(self.l1(y))) + self.skip(y)
-        return phi.abs().sum(-1) + self.eps * y.abs().sum(-1)
-
-    def compile(self, b: Builder, x: Sym) -> Sym:
-        """The same function traced into a Builder."""
-        y = b.linear(x, np.diag(1.0 / self.scale.numpy()))
-        phi = b.linear(y, self.skip.weight.detach().numpy())
-        if self.l1 is not None:
-            phi = b.add(b.mlp(y, [self.l1.weight.detach().numpy(), self.l2.weight.detach().numpy()]), phi)
-        k, d = len(phi), len(y)
-        return b.add(b.linear(b.abs(phi), np.ones((1, k))), b.linear(b.abs(y), self.eps * np.ones((1, d))))
 
 
 class Policy(nn.Module):
@@ -99,6 +67,12 @@ class VectorCert(nn.Module):
 
     def gamma(self) -> torch.Tensor:
         return torch.exp(self.log_gamma)
+
+
+def build_models(cert: CertificateParams, policy: PolicyParams, box: tuple[float, float]) -> tuple[VectorCert, Policy]:
+    """A fresh vector certificate and residual controller (in this order: both draw from torch's global RNG)."""
+    vc = VectorCert(box, cert.hidden, cert.feat, cert.eps, cert.rho)
+    return vc, Policy(policy.hidden, policy.u_scale)
 
 
 def kinds(pl: Platoon) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,132 @@
+"""Network certificate artifacts: the sound constants of a certificate (c_0, kappa, Delta, eps, by exact MILPs),
+verification of condition (N) subsystem by subsystem (branch and bound + MILP, ``bab.verify``; the MILP is exact, so
+each subsystem is proved or refuted with a concrete counterexample), the certificate folder (verifier/folder.py),
+and its re-verification from the folder alone."""
+
+from __future__ import annotations
+
+import time
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from paperdag.io import load_tensors, read_json, read_table
+
+from ..lyapunov import Cert, level_constants
+from ..params import BudgetParams, NetworkCertificateParams
+from ..verifier import bab
+from ..verifier.folder import (COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE, WEIGHTS_FILE, judge_reverification,
+                               write_certificate_folder)
+from ..verifier.graph import Builder
+from ..verifier.milp import solve_on_box
+from .certificate import NetworkCert, compile_network_query, network_decrease
+from .domain import network_box, reachable_delay
+from .model import Network
+
+
+def kappa_of(V: Cert, channel: tuple[float, float], c_0: float, box: np.ndarray) -> float:
+    """Sound upper bound of max {|k . y| : V(y) <= 1} (exact MILP on the box B / c_0, which contains the unit
+    level set because V >= c_0 on the boundary of B and V is homogeneous)."""
+    b = Builder(2)
+    x = b.input([0, 1])
+    net = b.build(b.cat(b.linear(x, [list(channel)]), V.compile(b, x)))
+    hi = box / c_0
+    unit_ball = [(np.array([0.0, 1.0]), -np.inf, 1.0)]  # V(y) <= 1
+    return float(solve_on_box(net, -hi, hi, np.array([1.0, 0.0]), [], unit_ball).bound)
+
+
+def constants(nc: NetworkCert, net: Network) -> tuple[float, float, float, np.ndarray, np.ndarray]:
+    """(c_0, c_1, kappa, Delta [N, 2], eps [N, 2]): c_0 = min of V on the boundary of B (exact MILP), kappa and the
+    dual norms of ``domain.reachable_delay`` by exact MILPs (``kappa_of``)."""
+    box = np.array(net.box)
+    c_0, c_1 = level_constants(nc.V, box)
+    dual = cache(lambda l: kappa_of(nc.V, l, c_0, box))
+    kappa = dual(net.channel)
+    bounds = [reachable_delay(net, i, dual, c_0, kappa, net.w_bound) for i in range(net.n)]
+    return c_0, c_1, kappa, np.array([d for d, _ in bounds]), np.array([e for _, e in bounds])
+
+
+def network_property(nc: NetworkCert, net: Network, i: int, eps, c_0: float, kappa: float) -> bab.Property:
+    """G_i <= 0 where V(x), V(x^d) <= c_0; eps None = full delay domain."""
+    lo, hi, couplings = network_box(net, i, eps, c_0, kappa)
+    regions = ((np.eye(3)[1], c_0, "<="), (np.eye(3)[2], c_0, "<="))
+    return bab.Property(compile_network_query(nc, net, i, c_0, kappa, eps is not None), np.eye(3)[0], 0.0, lo, hi,
+                        couplings, regions)
+
+
+def verify_network(nc: NetworkCert, net: Network, reach: bool, budget: BudgetParams) -> dict:
+    """Verify (N) for every subsystem (on the reachability-constrained delay domain if ``reach``, else the full one);
+    summary with per-subsystem verdicts, cells and the sISS constants."""
+    t0 = time.perf_counter()
+    c_0, c_1, kappa, delta, eps = constants(nc, net)
+    t_const = time.perf_counter() - t0
+    rows, cex, per = [], [], []
+    for i in range(net.n):
+        prop = network_property(nc, net, i, eps if reach else None, c_0, kappa)
+        res = bab.verify(prop, budget.max_cells, budget.max_depth, max_milp=budget.max_milp,
+                         milp_time=budget.milp_time, time_budget=budget.unit_time, stop_after_cex=budget.stop_after_cex)
+        rows += [{"subsystem": i} | r for r in res.rows]
+        for z in res.counterexamples:
+            G, _, _ = network_decrease(nc, net, np.array([i]), torch.as_tensor(z[None]), c_0, kappa, reach)
+            cex.append({"subsystem": i, "z": z.tolist(), "G_compiled": float(prop.net(z[None])[0, 0]),
+                        "G_torch": float(G.detach()[0])})
+        per.append({"subsystem": i, "verified": res.verified, "seconds": res.seconds, "cells": len(res.rows),
+                    "milp_cells": res.count("proved_milp"), "refuted_cells": res.count("refuted"),
+                    "unknown_cells": res.count("unknown")})
+    c_s, c_n = (float(c) for c in nc.row().detach())
+    gamma = float(nc.gamma().detach())
+    summary = {"system": net.system, "n": net.n, "tau": net.tau, "reach": reach,
+               "verified": all(q["verified"] for q in per), "per_subsystem": per, "c_0": c_0, "c_1": c_1,
+               "kappa": kappa, "delta": delta.tolist(), "eps": eps.tolist(), "rho": nc.rho, "c_s": c_s, "c_n": c_n,
+               "gamma": gamma, "constants_seconds": t_const,
+               "w_certified": float(min(net.w_bound, (1 - nc.rho) * c_0 / gamma))}
+    return {"summary": summary, "rows": rows, "counterexamples": cex}
+
+
+def write_network_certificate(out: Path, nc: NetworkCert, net: Network, arch: NetworkCertificateParams,
+                              budget: BudgetParams, result: dict) -> None:
+    """The certificate folder of ``verify_network``'s ``result`` (meta.kind = "network")."""
+    meta = {"kind": "network", "network": net.to_json(), "arch": arch.model_dump(), "budget": budget.model_dump(),
+            "reach": result["summary"]["reach"]}
+    write_certificate_folder(out, nc.state_dict(), meta, "subsystem", result["rows"], result["counterexamples"],
+                             ("z", "G_compiled", "G_torch"), result["summary"])
+
+
+def load_network_cert(path: Path, arch: NetworkCertificateParams, box: tuple[float, float]) -> NetworkCert:
+    """A certificate saved as a state dict (``train_network`` stage, or a certificate folder's weights)."""
+    nc = NetworkCert(box, arch)
+    nc.load_state_dict(load_tensors(path))
+    return nc
+
+
+def load_certificate_folder(folder: Path) -> tuple[NetworkCert, Network, dict]:
+    """(certificate, network, meta) of a network certificate folder."""
+    meta = read_json(folder / META_FILE)
+    net = Network.from_json(meta["network"])
+    return load_network_cert(folder / WEIGHTS_FILE, NetworkCertificateParams(**meta["arch"]), net.box), net, meta
+
+
+def reverify_network(cert_dir: Path) -> tuple[bool, str]:
+    """Re-verify a network certificate folder from its weights: recompute c_0, kappa and eps, rerun branch and bound
+    + MILP for every subsystem and re-evaluate every stored counterexample; ok iff freshly proved with
+    c_s + c_n < 1 and in agreement with the stored verdict."""
+    nc, net, meta = load_certificate_folder(cert_dir)
+    stored = read_json(cert_dir / SUMMARY_FILE)
+    fresh = verify_network(nc, net, meta["reach"], BudgetParams(**meta["budget"]))["summary"]
+    cex = read_table(cert_dir / COUNTEREXAMPLES_FILE).to_pylist()
+    real = 0
+    for c in cex:
+        with torch.no_grad():
+            G, vx, vxd = network_decrease(nc, net, np.array([c["subsystem"]]),
+                                          torch.tensor([c["z"]], dtype=torch.float64), fresh["c_0"], fresh["kappa"],
+                                          meta["reach"])
+        real += bool(float(G[0]) > 0 and max(float(vx[0]), float(vxd[0])) <= fresh["c_0"] + 1e-9)
+    per = fresh["per_subsystem"]
+    msg = (f"{net.system} N={net.n} tau={net.tau}: {sum(q['verified'] for q in per)}/{len(per)} subsystems proved "
+           f"({sum(q['refuted_cells'] for q in per)} refuted cells, {sum(q['unknown_cells'] for q in per)} unknown) "
+           f"on the {'reachability-constrained' if meta['reach'] else 'full'} delay domain; "
+           f"row (c_s, c_n)=({fresh['c_s']:.4f}, {fresh['c_n']:.4f}), c_0={fresh['c_0']:.4g}")
+    return judge_reverification(msg, fresh["verified"], stored["verified"], fresh["c_s"] + fresh["c_n"] < 1.0, real,
+                                len(cex))

@@ -1,0 +1,147 @@
+"""Evaluation of the network systems: scaling of compositional verification in N, the delays, the full-domain and
+LMI baselines, dense falsification of every verified certificate, and the sISS bound along closed-loop simulations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from paperdag.io import read_json
+
+from ..params import EvaluationParams
+from ..scaling import loglog_slope, prefix_scaling
+from ..verifier.folder import SUMMARY_FILE
+from .cegis import falsify_network, sample_queries
+from .certificate import network_decrease
+from .certify import load_certificate_folder
+from .model import SYSTEMS, simulate_network
+
+
+def falsify_folder(folder: Path, n: int, steps: int, seed: int) -> dict[str, float]:
+    """n uniform queries per subsystem + n projected-gradient starts on the certificate's own domain (c_0, kappa
+    and eps as the verifier computed them, from summary.json)."""
+    nc, net, meta = load_certificate_folder(folder)
+    s = read_json(folder / SUMMARY_FILE)
+    c_0, kappa, eps = s["c_0"], s["kappa"], np.array(s["eps"]) if meta["reach"] else None
+    g = torch.Generator().manual_seed(seed)
+    violations, worst = 0, -np.inf
+    with torch.no_grad():
+        for i in range(net.n):
+            idx = np.full(n, i)
+            G, vx, vxd = network_decrease(nc, net, idx, sample_queries(net, nc, idx, eps, c_0, kappa, g), c_0, kappa,
+                                          eps is not None)
+            G = torch.where((vx <= c_0) & (vxd <= c_0), G, -torch.inf)
+            violations += int((G > 0).sum())
+            worst = max(worst, float(G.max()) / c_0)
+    _, _, G = falsify_network(nc, net, eps, c_0, kappa, n, steps, g)
+    return {"violations": violations + int((G > 0).sum()), "worst_G_over_c0": max(worst, float(G.max()) / c_0)}
+
+
+def siss_simulation(folder: Path, steps: int, n_sims: int, seed: int) -> dict[str, float]:
+    """Closed loop of the certified network from random initial states on 0.9 of the level set {V <= c_0}
+    (constant pre-history). Two consequences of the certificate, as ratios that must stay <= 1:
+    without disturbance  M(k) <= rho^floor(k / (2 tau + 1)) M(0) for k >= 1  (M(k) = max_i V(x_i(k)));
+    with |w| <= w_cert = (1 - rho) c_0 / gamma the level set is forward invariant, M(k) <= c_0."""
+    nc, net, _ = load_certificate_folder(folder)
+    s = read_json(folder / SUMMARY_FILE)
+    c_0, rho = s["c_0"], s["rho"]
+    w_cert = min(net.w_bound, (1 - rho) * c_0 / s["gamma"])
+    g = torch.Generator().manual_seed(seed)
+    decay, invariance = 0.0, 0.0
+    with torch.no_grad():
+        k = torch.arange(steps + 1)
+        envelope = rho ** (k // (2 * net.tau + 1)).double()
+        for _ in range(n_sims):
+            x0 = torch.randn(net.n, 2, generator=g, dtype=torch.float64)
+            x0 *= (0.9 * c_0 / nc.V(x0))[:, None]
+            M = nc.V(simulate_network(net, x0, torch.zeros(steps, net.n, dtype=torch.float64))).max(-1).values
+            decay = max(decay, float((M[1:] / (envelope[1:] * M[0])).max()))  # k >= 1 (k = 0 is 1 by definition)
+            ws = (2 * torch.rand(steps, net.n, generator=g, dtype=torch.float64) - 1) * w_cert
+            invariance = max(invariance, float(nc.V(simulate_network(net, x0, ws)).max() / c_0))
+    return {"decay_ratio": decay, "invariance_ratio": invariance, "w_cert": w_cert}
+
+
+@dataclass(frozen=True)
+class LevelSet:
+    """Subsystem state grid (q, v), the neural certificate's values V on it and its level c_0, the LMI quadratic
+    norm sqrt(x^T P x) and its level (None where the LMI is infeasible), and subsystem 0's trajectory [T, 2]."""
+
+    q: np.ndarray
+    v: np.ndarray
+    V: np.ndarray
+    c_0: float
+    quadratic: np.ndarray | None
+    quadratic_c_0: float | None
+    trajectory: np.ndarray
+
+
+def level_set(folder: Path, lmi: dict | None, seed: int) -> LevelSet:
+    """The level sets of a certificate folder and of its LMI baseline (``lmi``: its lmi.json row), and the closed
+    loop from a random point on the neural level set's edge (300 undisturbed steps)."""
+    nc, net, _ = load_certificate_folder(folder)
+    c_0 = read_json(folder / SUMMARY_FILE)["c_0"]
+    S, E = net.box
+    q, v = np.meshgrid(np.linspace(-S, S, 201), np.linspace(-E, E, 201))
+    x = np.stack([q, v], -1)
+    with torch.no_grad():
+        V = nc.V(torch.as_tensor(x)).numpy()
+    quadratic = None
+    if lmi and lmi["P"] is not None:
+        quadratic = np.sqrt(np.einsum("...i,ij,...j->...", x, np.array(lmi["P"]), x))
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        x0 = torch.randn(net.n, 2, generator=g, dtype=torch.float64)
+        x0 *= (c_0 / nc.V(x0))[:, None]
+        traj = simulate_network(net, x0, torch.zeros(300, net.n, dtype=torch.float64))[:, 0].numpy()
+    return LevelSet(q, v, V, c_0, quadratic, lmi["c_0"] if quadratic is not None else None, traj)
+
+
+@dataclass(frozen=True)
+class NetworkResults:
+    """What the network claims are judged on. ``scaling``/``slopes``: per system, the first delay's
+    reachability-constrained certificate by N (``prefix_scaling``); ``runs``: every verified network's summary by
+    name; ``neural``/``lmi``: verdict per ``<system>_tau<tau>``; ``full_refuted``: per system, the full-domain
+    baseline refuted while the reachability-constrained certificate is verified; ``falsified``/``simulated``: per
+    verified certificate, ``falsify_folder`` and ``siss_simulation``."""
+
+    scaling: dict[str, dict[str, list]]
+    slopes: dict[str, float]
+    runs: dict[str, dict]
+    neural: dict[str, bool]
+    lmi: dict[str, bool]
+    full_refuted: list[bool]
+    falsified: dict[str, dict[str, float]]
+    simulated: dict[str, dict[str, float]]
+
+    def metrics(self) -> dict[str, float | bool]:
+        out: dict[str, float | bool] = {}
+        for name, r in self.runs.items():
+            out[f"{name}_verified"] = r["verified"]
+            out[f"{name}_seconds"] = r["constants_seconds"] + sum(q["seconds"] for q in r["per_subsystem"])
+        return out | {f"{s}_loglog_slope": v for s, v in self.slopes.items()} | {
+            "network_falsify_violations": sum(v["violations"] for v in self.falsified.values()),
+            "network_certificates_verified": len(self.falsified)}
+
+
+def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], folder: Callable[[str, str], Path],
+                      n_grid: list[int], taus: list[int], ev: EvaluationParams, seed: int) -> NetworkResults:
+    """``runs``/``lmi``: per system, the verify stage's run summaries and LMI rows; ``folder(system, name)``: a
+    certificate folder. Falsification uses a tenth of ``ev.falsify_samples`` per subsystem."""
+    scal, slopes, by_name, neural, lmi_ok, full_refuted, verified = {}, {}, {}, {}, {}, [], []
+    for system in SYSTEMS:
+        named = {r["name"]: r for r in runs[system]}
+        main = named[f"{system}_tau{taus[0]}_reach"]
+        scal[system] = prefix_scaling(main["per_subsystem"], main["constants_seconds"], n_grid)
+        slopes[system] = loglog_slope(scal[system]["n"], scal[system]["seconds"])
+        neural |= {f"{system}_tau{tau}": named[f"{system}_tau{tau}_reach"]["verified"] for tau in taus}
+        lmi_ok |= {f"{system}_tau{row['tau']}": row["verified"] for row in lmi[system]}
+        full_refuted.append(not named[f"{system}_tau{taus[0]}_full"]["verified"] and main["verified"])
+        by_name |= named
+        verified += [folder(system, name) for name, r in named.items() if r["verified"]]
+    falsified = {f.name: falsify_folder(f, ev.falsify_samples // 10, ev.falsify_steps, seed) for f in verified}
+    simulated = {f.name: siss_simulation(f, ev.sim_steps, ev.n_sims, seed) for f in verified}
+    return NetworkResults(scal, slopes, by_name, neural, lmi_ok, full_refuted, falsified, simulated)

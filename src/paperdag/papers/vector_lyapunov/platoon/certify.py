@@ -1,0 +1,138 @@
+"""Platoon certificate artifacts: verify a vector certificate follower by follower, write its certificate folder
+(verifier/folder.py), load it back, and re-verify it from the folder alone."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from paperdag.io import load_tensors, read_json, read_table, save_tensors
+
+from ..lyapunov import level_constants
+from ..params import BudgetParams, CertificateParams, PolicyParams
+from ..verifier import bab
+from ..verifier.folder import (COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE, WEIGHTS_FILE, judge_reverification,
+                               write_certificate_folder)
+from .certificate import Policy, VectorCert, build_models, decrease
+from .domain import reach_bounds, vector_property
+from .model import Platoon
+
+
+def arch_json(cert: CertificateParams, policy: PolicyParams) -> dict:
+    """The architecture stored beside the weights (train info and certificate meta)."""
+    return {"certificate": cert.model_dump(), "policy": policy.model_dump()}
+
+
+def model_tensors(vc: VectorCert, policy: Policy) -> dict[str, torch.Tensor]:
+    """Both models' state dicts as one flat tensor dict (``cert.*``, ``policy.*``)."""
+    return ({f"cert.{k}": v for k, v in vc.state_dict().items()}
+            | {f"policy.{k}": v for k, v in policy.state_dict().items()})
+
+
+def save_models(path: Path, vc: VectorCert, policy: Policy) -> None:
+    """Both models in one safetensors file (``model_tensors``)."""
+    save_tensors(path, model_tensors(vc, policy))
+
+
+def load_models(path: Path, arch: dict, pl: Platoon) -> tuple[VectorCert, Policy]:
+    """The models saved by ``save_models`` (architecture as written by ``arch_json``)."""
+    vc, policy = build_models(CertificateParams(**arch["certificate"]), PolicyParams(**arch["policy"]), pl.box)
+    t = load_tensors(path)
+    vc.load_state_dict({k[5:]: v for k, v in t.items() if k.startswith("cert.")})
+    policy.load_state_dict({k[7:]: v for k, v in t.items() if k.startswith("policy.")})
+    return vc, policy
+
+
+def load_trained(weights_path: Path, info_path: Path, pl: Platoon) -> tuple[VectorCert, Policy, dict]:
+    """(certificate, controller, architecture) of a training run: its weights and its info JSON (with "arch")."""
+    arch = read_json(info_path)["arch"]
+    return *load_models(weights_path, arch, pl), arch
+
+
+def verify_vector(vc: VectorCert, policy: Policy, pl: Platoon, reach: bool, budget: BudgetParams,
+                  progress: Callable[[Iterable[int]], Iterable[int]] = iter) -> dict:
+    """Verify condition (C) for every follower of ``pl`` compositionally (Delta, c_0 and c_1 by exact MILPs, then
+    branch and bound + MILP per follower); returns summary, cell rows and counterexamples."""
+    t0 = time.perf_counter()
+    delta = reach_bounds(policy, pl)
+    box = np.array(pl.box)
+    consts = [level_constants(V, box) for V in vc.V]
+    c_0, c_1 = min(c[0] for c in consts), max(c[1] for c in consts)
+    t_const = time.perf_counter() - t0
+    rows, cex, per = [], [], []
+    for i in progress(range(pl.n)):
+        prop = vector_property(vc, policy, pl, i, delta if reach else None, c_0)
+        res = bab.verify(prop, budget.max_cells, budget.max_depth, max_milp=budget.max_milp,
+                         milp_time=budget.milp_time, time_budget=budget.unit_time,
+                         stop_after_cex=budget.stop_after_cex)
+        rows += [{"vehicle": i} | r for r in res.rows]
+        for z in res.counterexamples:
+            G, level = decrease(vc, policy, pl, np.array([i]), torch.as_tensor(z[None]), c_0)
+            cex.append({"vehicle": i, "z": z.tolist(), "G_compiled": float(prop.net(z[None])[0, 0]),
+                        "G_torch": float(G.detach()[0]), "level": float(level.detach()[0])})
+        per.append({"vehicle": i, "verified": res.verified, "seconds": res.seconds, "cells": len(res.rows),
+                    "milp_cells": res.count("proved_milp"), "refuted_cells": res.count("refuted"),
+                    "unknown_cells": res.count("unknown")})
+    gamma = float(vc.gamma().max().detach())
+    summary = {
+        "verified": all(p["verified"] for p in per), "reach": reach, "per_vehicle": per,
+        "c_0": c_0, "c_1": c_1, "rho": vc.rho, "gamma_max": gamma, "delta": delta.tolist(),
+        "rows_sum_max": float(vc.rows().sum(-1).max().detach()), "constants_seconds": t_const,
+        "w_certified": float(min(pl.w_bound, (1 - vc.rho) * c_0 / gamma)),
+        "ovm_linear_on_box": pl.ovm_linear_on_box(),
+    }
+    return {"summary": summary, "rows": rows, "counterexamples": cex}
+
+
+def write_certificate(out: Path, vc: VectorCert, policy: Policy, pl: Platoon, arch: dict, budget: BudgetParams,
+                      result: dict) -> None:
+    """The certificate folder of ``verify_vector``'s ``result``."""
+    meta = {"platoon": pl.to_json(), "arch": arch, "budget": budget.model_dump(), "reach": result["summary"]["reach"]}
+    write_certificate_folder(out, model_tensors(vc, policy), meta, "vehicle", result["rows"],
+                             result["counterexamples"], ("z", "G_compiled", "G_torch", "level"), result["summary"])
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A verified (or refuted) platoon certificate as read back from its folder."""
+
+    pl: Platoon
+    vc: VectorCert
+    policy: Policy
+    reach: bool
+    budget: BudgetParams
+    summary: dict
+
+
+def load_certificate(meta_path: Path, weights_path: Path, summary_path: Path) -> Certificate:
+    """The certificate of a folder's meta.json, weights and summary.json."""
+    meta = read_json(meta_path)
+    pl = Platoon.from_json(meta["platoon"])
+    vc, policy = load_models(weights_path, meta["arch"], pl)
+    return Certificate(pl, vc, policy, meta["reach"], BudgetParams(**meta["budget"]), read_json(summary_path))
+
+
+def reverify_platoon(cert_dir: Path) -> tuple[bool, str]:
+    """Re-verify a platoon certificate folder from its weights: recompute Delta and c_0, rerun branch and bound +
+    MILP for every follower, and re-evaluate every stored counterexample with the torch model. ok iff the certificate
+    is freshly proved for every follower with rho < 1 and matches the stored verdict."""
+    cert = load_certificate(cert_dir / META_FILE, cert_dir / WEIGHTS_FILE, cert_dir / SUMMARY_FILE)
+    fresh = verify_vector(cert.vc, cert.policy, cert.pl, cert.reach, cert.budget)["summary"]
+    cex = read_table(cert_dir / COUNTEREXAMPLES_FILE).to_pylist()
+    real = 0
+    for c in cex:
+        G, level = decrease(cert.vc, cert.policy, cert.pl, np.array([c["vehicle"]]),
+                            torch.tensor([c["z"]], dtype=torch.float64), fresh["c_0"])
+        real += bool(float(G.detach()[0]) > 0 and float(level.detach()[0]) <= fresh["c_0"])
+    per = fresh["per_vehicle"]
+    msg = (f"{sum(p['verified'] for p in per)}/{len(per)} followers proved "
+           f"({sum(p['refuted_cells'] for p in per)} refuted cells, {sum(p['unknown_cells'] for p in per)} unknown) "
+           f"on the {'reachability-constrained' if cert.reach else 'full'} delay domain; rho={fresh['rho']}, "
+           f"c_0={fresh['c_0']:.4g}")
+    return judge_reverification(msg, fresh["verified"], cert.summary["verified"], fresh["rows_sum_max"] < 1.0, real,
+                                len(cex))

@@ -1,0 +1,63 @@
+"""Figures, one function each, on matplotlib's object API (``paperdag.io.new_figure``; no pyplot state)."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from paperdag.io import new_figure
+
+from .networks.evaluation import LevelSet
+from .platoon.evaluation import PlatoonResults
+
+
+def verification_scaling(platoon: PlatoonResults, networks: dict[str, dict[str, list]]) -> Figure:
+    """Verification time (left) and branch-and-bound cells (right) against N, log-log: the network systems' and the
+    platoon's vector certificates, the platoon's full-domain and monolithic baselines."""
+    fig, ax = new_figure(9, 3.5, ncols=2)
+    scal, full, mono = platoon.reach, platoon.full, platoon.monolithic
+    for system, sc in networks.items():
+        ok = "verified" if all(sc["verified"]) else "not verified"
+        ax[0].plot(sc["n"], sc["seconds"], "D-", label=f"{system}, vector + reach ({ok})")
+    ax[0].plot(scal["n"], scal["seconds"], "o-", color="C2", label="platoon, vector + reach (refuted)")
+    ax[0].plot(full["n"], full["seconds"], "s--", color="C3", label="platoon, vector, full delay domain")
+    ax[0].plot([m["n"] for m in mono], [m["seconds"] for m in mono], "^:", color="C4", label="platoon, monolithic")
+    ax[1].plot(scal["n"], scal["cells"], "o-", color="C2", label="platoon, vector + reach")
+    ax[1].plot(full["n"], full["cells"], "s--", color="C3", label="platoon, vector, full")
+    ax[1].plot([m["n"] for m in mono], [m["cells"] for m in mono], "^:", color="C4",
+               label="platoon, monolithic (until timeout)")
+    for a, label in zip(ax, ("verification time [s]", "cells")):
+        a.set_xscale("log", base=2)
+        a.set_yscale("log")
+        a.set_xlabel("N followers")
+        a.set_ylabel(label)
+        a.legend(fontsize=7)
+    ax[1].set_title("branch-and-bound cells (networks: one MILP per subsystem)", fontsize=8)
+    return fig
+
+
+def control_performance(control: dict[str, dict[str, float]]) -> Figure:
+    """RMS spacing error and string-stability ratio per platoon controller."""
+    fig, ax = new_figure(5, 3.5)
+    names = list(control)
+    x = np.arange(len(names))
+    ax.bar(x - 0.2, [control[k]["rms_spacing"] for k in names], 0.4, label="RMS spacing error [m]")
+    ax.bar(x + 0.2, [control[k]["string_ratio"] for k in names], 0.4, label="string ratio")
+    ax.set_xticks(x, names)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def network_certificates(level_sets: dict[str, LevelSet], tau: int) -> Figure:
+    """Per system, the verified level set {V <= c_0} of the neural certificate (solid), the LMI quadratic
+    certificate's level set (dashed) and subsystem 0's closed-loop trajectory from the neural level set's edge."""
+    fig, axes = new_figure(9, 4, ncols=2)
+    for ax, (system, ls) in zip(axes, level_sets.items()):
+        ax.contour(ls.q, ls.v, ls.V, levels=[ls.c_0], colors="C0")
+        if ls.quadratic is not None:
+            ax.contour(ls.q, ls.v, ls.quadratic, levels=[ls.quadratic_c_0], colors="C1", linestyles="--")
+        ax.plot(ls.trajectory[:, 0], ls.trajectory[:, 1], color="C2", lw=1)
+        ax.set_title(f"{system}, tau={tau}: neural (solid), LMI (dashed), trajectory", fontsize=8)
+        ax.set_xlabel("q (position / angle error)")
+        ax.set_ylabel("v (velocity / frequency error)")
+    return fig

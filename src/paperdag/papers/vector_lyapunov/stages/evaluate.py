@@ -1,0 +1,66 @@
+"""Stage ``evaluate``: the platoon's and the networks' results (platoon/evaluation.py, networks/evaluation.py), the
+claims (claims.py), tables and figures (plots.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from paperdag.claims import write_metrics
+from paperdag.io import read_json, save_figure, write_table
+from paperdag.stage import StageContext
+
+from ..claims import network_claims, platoon_claims
+from ..networks.evaluation import evaluate_networks, level_set
+from ..networks.model import SYSTEMS
+from ..params import Params
+from ..platoon.certify import Certificate, load_certificate
+from ..platoon.evaluation import evaluate_platoon
+from ..platoon.uncertified import load_uncertified
+from ..plots import control_performance, network_certificates, verification_scaling
+from ..verifier.folder import META_FILE, SUMMARY_FILE, WEIGHTS_FILE
+from .train_uncertified import POLICY_FILE
+from .verify_monolithic import MONO_RESULTS_FILE
+from .verify_network import LMI_FILE, RUNS_FILE, VERIFIED_DIR
+
+
+def _certificate(ctx: StageContext[Params], stage: str) -> Certificate:
+    return load_certificate(ctx.input(stage, META_FILE), ctx.input(stage, WEIGHTS_FILE), ctx.input(stage, SUMMARY_FILE))
+
+
+def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
+    """metrics.json (metrics and claims), scaling/monolithic/control tables and the three figures."""
+    p = ctx.params
+    platoon = evaluate_platoon(_certificate(ctx, "verify"), _certificate(ctx, "verify_full"),
+                               read_json(ctx.input("verify_monolithic", MONO_RESULTS_FILE)),
+                               load_uncertified(ctx.input("train_uncert", POLICY_FILE), p.policy), p.platoon.n_grid,
+                               p.evaluation, p.seed)
+    runs = {s: read_json(ctx.input(f"verify_{s}", RUNS_FILE))["runs"] for s in SYSTEMS}
+    lmi = {s: read_json(ctx.input(f"verify_{s}", LMI_FILE)) for s in SYSTEMS}
+
+    def folder(system: str, name: str) -> Path:
+        return ctx.input(f"verify_{system}", f"{VERIFIED_DIR}/{name}")
+
+    networks = evaluate_networks(runs, lmi, folder, p.networks.n_grid, p.delays.taus, p.evaluation, p.seed)
+
+    scal, full, mono, control = platoon.reach, platoon.full, platoon.monolithic, platoon.control
+    write_table(ctx.output("scaling.parquet"), {
+        "n": scal["n"], "vector_seconds": scal["seconds"], "vector_cells": scal["cells"],
+        "vector_verified": scal["verified"], "full_seconds": full["seconds"], "full_cells": full["cells"],
+        "full_verified": full["verified"]})
+    write_table(ctx.output("monolithic.parquet"), {k: [m[k] for m in mono] for k in
+                                                  ("n", "seconds", "cells", "verified", "timed_out")})
+    write_table(ctx.output("control.parquet"), {"controller": list(control),
+                                               "rms_spacing": [v["rms_spacing"] for v in control.values()],
+                                               "string_ratio": [v["string_ratio"] for v in control.values()]})
+    tau = p.delays.taus[0]
+    level_sets = {s: level_set(folder(s, f"{s}_tau{tau}_reach"), next((r for r in lmi[s] if r["tau"] == tau), None),
+                               p.seed) for s in SYSTEMS}
+    save_figure(verification_scaling(platoon, networks.scaling), ctx.output("verification_scaling.png"))
+    save_figure(control_performance(control), ctx.output("control_performance.png"))
+    save_figure(network_certificates(level_sets, tau), ctx.output("network_certificates.png"))
+
+    metrics = platoon.metrics() | networks.metrics()
+    claims = platoon_claims(platoon, p.claims) + network_claims(networks, p.networks.n_grid, p.delays.taus,
+                                                               p.delays.tau_n, p.claims)
+    write_metrics(ctx.out, metrics, claims)
+    return {k: float(v) for k, v in metrics.items()}

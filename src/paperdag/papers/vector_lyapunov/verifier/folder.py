@@ -1,0 +1,52 @@
+"""A certificate folder: what a verification writes so that it can be re-checked from the artifact alone.
+
+``weights.safetensors`` (the certificate and controller), ``meta.json`` (system, architecture, domain kind,
+verifier budget), ``cells.parquet`` (every leaf cell of every unit's branch and bound: box, status, bound),
+``counterexamples.parquet`` and ``summary.json`` (per-unit verdicts and the constants of the sISS bound). A unit is a
+platoon follower or a network subsystem.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from paperdag.io import save_tensors, write_json, write_table
+
+WEIGHTS_FILE = "weights.safetensors"
+META_FILE = "meta.json"
+CELLS_FILE = "cells.parquet"
+COUNTEREXAMPLES_FILE = "counterexamples.parquet"
+SUMMARY_FILE = "summary.json"
+
+
+def write_certificate_folder(out: Path, tensors: dict[str, torch.Tensor], meta: dict, unit: str, cells: list[dict],
+                             counterexamples: list[dict], cex_columns: tuple[str, ...], summary: dict) -> None:
+    """Write the five files; ``cells`` rows carry the unit index under ``unit`` (as do the counterexamples)."""
+    out.mkdir(parents=True, exist_ok=True)
+    save_tensors(out / WEIGHTS_FILE, tensors)
+    write_json(out / META_FILE, meta)
+    write_table(out / CELLS_FILE, {
+        unit: [r[unit] for r in cells], "status": [r["status"] for r in cells],
+        "depth": [int(r["depth"]) for r in cells], "bound": [r["bound"] for r in cells],
+        "lo": [r["lo"] for r in cells], "hi": [r["hi"] for r in cells]})
+    write_table(out / COUNTEREXAMPLES_FILE, {k: [c[k] for c in counterexamples] for k in (unit, *cex_columns)})
+    write_json(out / SUMMARY_FILE, summary)
+
+
+def judge_reverification(message: str, fresh_verified: bool, stored_verified: bool, contracts: bool, confirmed: int,
+                         stored_cex: int) -> tuple[bool, str]:
+    """(ok, message) of a re-verification: ok iff the certificate is freshly proved, its comparison rows contract,
+    the stored verdict agrees and every stored counterexample is a real violation; the message says what disagrees."""
+    problems = []
+    if fresh_verified != stored_verified:
+        problems.append(f"verdict differs from the stored one ({stored_verified})")
+    if not contracts:
+        problems.append("comparison rows do not contract")
+    if confirmed != stored_cex:
+        problems.append(f"{stored_cex - confirmed} stored counterexamples are not violations")
+    message += f"; {confirmed}/{stored_cex} stored counterexamples confirmed"
+    if problems:
+        message += "; " + "; ".join(problems)
+    return bool(fresh_verified and not problems), message
