@@ -49,4 +49,4 @@ def test_dvc_repro_shares_the_store(toy_project, tmp_path):
     _dvc("repro", "--force", cwd=root)
     assert [executions(log, s) for s in ("prepare", "train_a", "train_b", "evaluate")] == [1, 1, 2, 2]
     shown = _dvc("metrics", "show", cwd=root).stdout
-    assert "metrics/toy.json" in shown and "claims_holding" in shown and "holds.ratio" in shown
+    assert "metrics/summary/toy.json" in shown and "claims_holding" in shown and "holds.ratio" in shown

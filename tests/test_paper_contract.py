@@ -175,6 +175,9 @@ def test_smoke_run_writes_every_output_and_the_claims_contract(pipeline, smoke_r
     assert len({c["id"] for c in claims}) == len(claims), "claim ids are unique"
     assert all(isinstance(v, int | float | bool) for v in metrics["metrics"].values()), "metrics are scalars"
     json.dumps(metrics, allow_nan=False)
+    assert not set(pipeline.headline) - set(metrics["metrics"]), "headline names metrics the paper reports"
+    summary = json.loads((runs.project.root / "metrics" / "summary" / f"{pipeline.slug}.json").read_text())
+    assert summary["claims_total"] == len(claims) and set(summary["holds"]) == {c["id"] for c in claims}
 
 
 @pytest.mark.slow

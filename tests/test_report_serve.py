@@ -14,9 +14,25 @@ def test_report_lists_claims_with_verdicts(toy_project):
     assert paperdag("report", cwd=toy_project.root).returncode == 0
     page = (toy_project.root / "reports/index.html").read_text()
     assert "Toy pipeline" in page and "b is twice a" in page and '<span class="yes">yes</span>' in page
-    assert "Not run yet" in page  # toy_cluster has no metrics
+    assert "not run yet" in page  # toy_cluster has no metrics
+    assert "<td>claims holding</td>" in page.replace("<th>", "<td>").replace("</th>", "</td>")
     summary = (toy_project.root / "reports/summary.md").read_text()
-    assert "| ratio | b is twice a | 2 | 2 | yes |" in summary
+    assert "| ratio | b is twice a | 2 | 2 | yes |" in summary and "| toy | 1/1 | default |" in summary
+
+
+def test_report_survives_a_corrupt_metrics_file(toy_project):
+    drive(Execution.open(["toy"], track=False))
+    toy_project.metrics_path("toy").write_text('{"claims": [')
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    assert "toy.json is unreadable (JSONDecodeError" in (toy_project.root / "reports/index.html").read_text()
+
+
+def test_measured_values_are_short_and_never_cut_inside_a_number():
+    from paperdag.report import fmt
+
+    assert fmt({"estimate": 0.123456789, "ci95": [0.1, 0.15]}) == "estimate 0.1235; ci95 [0.1, 0.15]"
+    long = fmt(list(range(1000)))
+    assert len(long) < 200 and long.endswith("(957 more)]") and ", 42, ..." in long
 
 
 def test_deployments_from_the_schedules_file():

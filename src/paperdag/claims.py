@@ -1,8 +1,9 @@
 """The claims contract every paper's evaluate stage fulfils.
 
-``metrics/<slug>.json`` = ``{"paper", "title", "profile", "metrics": {...}, "claims": [{"id", "statement",
-"paper_value", "measured", "holds"}]}``. A claim restates the paper for our scale and ``holds`` is computed by code
-from measured numbers; a claim that does not hold is reported as not holding.
+``metrics/<slug>.json`` = ``{"paper", "title", "profile", "key", "claims_holding", "claims_total", "holds",
+"metrics": {...}, "claims": [{"id", "statement", "paper_value", "measured", "holds", "reason"}]}``. A claim
+restates the paper for our scale and ``holds`` is computed by code from measured numbers; a claim that does not
+hold is reported as not holding, with a one-line ``reason`` where the numbers alone do not say why.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Claim:
     paper_value: Any
     measured: Any
     holds: bool
+    reason: str = ""
 
 
 def write_metrics(out: Path, metrics: dict[str, Any], claims: list[Claim]) -> None:

@@ -98,10 +98,20 @@ def run(
         from flows.papers import run_execution
 
         run_execution(execution, ray_address=ray_address, retries=retries)
+    _summarise(execution, time.perf_counter() - t0)
+
+
+def _summarise(execution, seconds: float) -> None:  # noqa: ANN001 - an Execution
+    """The end of a run: each paper's verdict, where the results are, and a refreshed report."""
+    from paperdag.report import write_report
+
     for slug, holds in execution.verdicts.items():
         console.print(f"  {slug}: {sum(holds.values())}/{len(holds)} claims hold (metrics/{slug}.json)")
-    console.print(f"[bold green]ok[/bold green] in {time.perf_counter() - t0:.1f}s; "
-                  f"metrics in metrics/, outputs in artifacts/")
+    report = write_report(execution.project)[0]
+    where = [f"report {report.relative_to(execution.project.root)}"]
+    if execution.tracker is not None and execution.tracker.parents_logged:
+        where.append(f"MLflow: `paperdag ui` ({execution.tracker.uri})")
+    console.print(f"[bold green]ok[/bold green] in {seconds:.1f}s; {'; '.join(where)}")
 
 
 @app.command()

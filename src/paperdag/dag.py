@@ -76,6 +76,8 @@ class Pipeline:
     output folder; the platform publishes it as ``metrics/<slug>.json``.
     reverify: optional ``"module:function"`` taking a certificate folder and returning ``(ok, message)``; it backs
     ``paperdag verify <slug> [PATH]``, so a reviewer re-checks a certificate with one command.
+    headline: names of metrics (keys of ``metrics.json``'s ``metrics``) that ``dvc metrics show`` lists beside the
+    verdicts (a few: the table stays readable).
     """
 
     slug: str
@@ -84,6 +86,7 @@ class Pipeline:
     stages: tuple[Stage, ...]
     metrics_stage: str = "evaluate"
     reverify: str | None = None
+    headline: tuple[str, ...] = ()
     package: str = ""  # the science package; defaults to paperdag.papers.<slug>
 
     def __post_init__(self) -> None:

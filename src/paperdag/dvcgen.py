@@ -3,7 +3,9 @@
 Each stage runs ``paperdag stage <paper> <stage>``, depends on the science files its function imports and on its
 upstream outputs, declares its params slice, outputs its ``artifacts/<paper>/<stage>`` folder (``cache: false``:
 paperdag's content-addressed store is the cache, so ``dvc repro`` deleting an out never loses work), and the
-metrics stage also declares ``metrics/<paper>.json``. Plots are listed in the top-level ``plots`` section.
+metrics stage also declares ``metrics/<paper>.json`` (an out) and ``metrics/summary/<paper>.json`` (its DVC metrics:
+verdicts and headline numbers, so ``dvc metrics show`` stays readable). Plots are listed in the top-level ``plots``
+section.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def render_dvc_yaml(root: Path) -> str:
                 "outs": [{out: {"cache": False}}],
             }
             if stage.name == pipeline.metrics_stage:
-                entry["metrics"] = [{f"metrics/{pipeline.slug}.json": {"cache": False}}]
+                entry["outs"].append({f"metrics/{pipeline.slug}.json": {"cache": False}})
+                entry["metrics"] = [{f"metrics/summary/{pipeline.slug}.json": {"cache": False}}]
             stages[dvc_stage_name(pipeline.slug, stage.name)] = entry
             plots += [f"{out}/{p}" for p in stage.plots]
     doc = {"stages": stages}

@@ -227,12 +227,32 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
     return manifest | {"run": run}, False
 
 
+def round_floats(value: Any, digits: int = 6) -> Any:
+    """Every float in a JSON value rounded to ``digits`` significant digits (so float noise does not churn git)."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, dict):
+        return {k: round_floats(v, digits) for k, v in value.items()}
+    if isinstance(value, list):
+        return [round_floats(v, digits) for v in value]
+    return value
+
+
+def summary_path(project: Project, slug: str) -> Path:
+    """The paper's DVC metrics file: its verdicts and headline numbers, flat (``dvc metrics show``/``diff``)."""
+    return project.root / "metrics" / "summary" / f"{slug}.json"
+
+
 def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: str, key: str) -> dict[str, Any]:
-    """Copy the metrics stage's ``metrics.json`` to ``metrics/<slug>.json``, adding paper, title, profile and the
-    verdicts as flat keys DVC shows (``claims_holding``, ``claims_total``, ``holds.<id>`` as 0/1); returns it."""
+    """Copy the metrics stage's ``metrics.json`` to ``metrics/<slug>.json`` (adding paper, title, profile, key and the
+    verdicts: ``claims_holding``, ``claims_total``, ``holds.<id>`` 0/1), and its DVC summary to
+    ``metrics/summary/<slug>.json`` (verdicts and the pipeline's headline metrics); floats to 6 significant digits."""
     body = read_json(entry / METRICS_FILE)
     holds = {c["id"]: int(bool(c["holds"])) for c in body.get("claims", [])}
-    doc = {"paper": pipeline.slug, "title": pipeline.title, "profile": profile, "key": key,
-           "claims_holding": sum(holds.values()), "claims_total": len(holds), "holds": holds, **body}
+    verdicts = {"claims_holding": sum(holds.values()), "claims_total": len(holds), "holds": holds}
+    doc = round_floats({"paper": pipeline.slug, "title": pipeline.title, "profile": profile, "key": key,
+                        **verdicts, **body})
+    headline = {k: doc["metrics"][k] for k in pipeline.headline if k in doc.get("metrics", {})}
     write_json_atomic(project.metrics_path(pipeline.slug), doc)
+    write_json_atomic(summary_path(project, pipeline.slug), {**verdicts, **headline})
     return doc

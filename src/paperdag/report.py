@@ -1,5 +1,11 @@
-"""``paperdag report``: every paper's claims, metrics and plots in reports/index.html (static, offline: plots are
-embedded) and reports/summary.md (plots copied to reports/plots/, so the folder stands alone)."""
+"""``paperdag report`` (also refreshed by ``paperdag run``): every paper's claims, metrics and plots in
+reports/index.html (static, offline: plots are embedded) and reports/summary.md (plots copied to reports/plots/, so
+the folder stands alone).
+
+The page opens with a summary table (paper, claims holding, profile, commit, date of the metrics stage's run), then
+per paper its claims (statement, the paper's value, ours in short rounded form, the verdict and, for a claim that
+does not hold, its reason), its metrics, and its figures with captions.
+"""
 
 from __future__ import annotations
 
@@ -7,84 +13,159 @@ import base64
 import html
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paperdag.dag import registry
-from paperdag.project import Project
+from paperdag.dag import Pipeline, registry
 from paperdag.io import write_text_atomic
+from paperdag.project import Project
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;width:100%}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;
 vertical-align:top}th{background:#f3f3f3}.yes{color:#176f2c;font-weight:bold}.no{color:#b00020;font-weight:bold}
-img{max-width:48%;margin:4px;border:1px solid #ddd}code{background:#f6f6f6;padding:1px 3px}"""
+figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{color:#555;font-size:90%}
+code{background:#f6f6f6;padding:1px 3px}.why{color:#b00020;font-size:90%}"""
+MAX_CHARS = 160  # a measured value longer than this is cut at an item boundary
 
 
-def _fmt(value: Any) -> str:
+def fmt(value: Any) -> str:
+    """A short readable form: floats to 4 significant digits, mappings as ``k v; ...``, lists as ``[a, b]``; long
+    values are cut between items (never inside a number)."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
     if isinstance(value, float):
         return f"{value:.4g}"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, default=str)[:300]
-    return str(value)
+    if isinstance(value, dict):
+        items = [f"{k} {fmt(v)}" for k, v in value.items()]
+        sep, left, right = "; ", "", ""
+    elif isinstance(value, list | tuple):
+        items, sep, left, right = [fmt(v) for v in value], ", ", "[", "]"
+    else:
+        return str(value)
+    text, kept = "", 0
+    for item in items:
+        if len(text) + len(item) > MAX_CHARS and kept:
+            return f"{left}{text}{sep}... ({len(items) - kept} more){right}"
+        text, kept = f"{text}{sep}{item}" if kept else item, kept + 1
+    return f"{left}{text}{right}"
 
 
-def _paper_data(project: Project) -> list[tuple[Any, dict | None, list[Path]]]:
-    rows = []
-    for pipeline in registry().values():
-        path = project.metrics_path(pipeline.slug)
-        metrics = json.loads(path.read_text()) if path.is_file() else None
-        plots = [project.view(pipeline.slug, s.name) / p for s in pipeline.order() for p in s.plots]
-        rows.append((pipeline, metrics, [p for p in plots if p.is_file()]))
-    return rows
+@dataclass
+class PaperResult:
+    """What the report shows of one paper: its metrics file (or why there is none usable), run facts and plots."""
+
+    pipeline: Pipeline
+    metrics: dict[str, Any] | None
+    problem: str
+    run: dict[str, Any]
+    plots: list[tuple[str, Path]]  # (caption, file)
+
+    @property
+    def holding(self) -> str:
+        claims = (self.metrics or {}).get("claims", [])
+        return f"{sum(bool(c.get('holds')) for c in claims)}/{len(claims)}" if self.metrics else "-"
+
+
+def _result(project: Project, pipeline: Pipeline) -> PaperResult:
+    path = project.metrics_path(pipeline.slug)
+    metrics, problem, run = None, "", {}
+    if path.is_file():
+        try:
+            metrics = json.loads(path.read_text())
+            if not isinstance(metrics, dict) or not isinstance(metrics.get("claims"), list):
+                raise ValueError("no claims list")
+        except (OSError, ValueError) as e:
+            metrics, problem = None, f"{path.name} is unreadable ({type(e).__name__}: {e}); re-run the paper"
+        if metrics and metrics.get("key"):
+            run_file = project.store().local_path(pipeline.slug, pipeline.metrics_stage, metrics["key"]) / "run.json"
+            try:
+                run = json.loads(run_file.read_text())
+            except (OSError, ValueError):
+                run = {}
+    else:
+        problem = f"not run yet: paperdag run {pipeline.slug}"
+    plots = [(f"{s.name}: {p}", project.view(pipeline.slug, s.name) / p) for s in pipeline.order() for p in s.plots]
+    return PaperResult(pipeline, metrics, problem, run, [(c, p) for c, p in plots if p.is_file()])
+
+
+def results(project: Project) -> list[PaperResult]:
+    return [_result(project, p) for p in registry().values()]
+
+
+def _summary_rows(rows: list[PaperResult]) -> list[list[str]]:
+    out = []
+    for r in rows:
+        prov, timing = r.run.get("provenance", {}), r.run.get("timing", {})
+        commit = (prov.get("commit") or "")[:7] + ("+dirty" if prov.get("dirty") else "")
+        out.append([r.pipeline.slug, r.holding, str((r.metrics or {}).get("profile", "-")), commit or "-",
+                    str(timing.get("started", "-"))[:16].replace("T", " ")])
+    return out
+
+
+SUMMARY_HEAD = ["paper", "claims holding", "profile", "commit", "date (UTC)"]
+CLAIM_HEAD = ["claim", "statement", "paper", "measured", "holds"]
 
 
 def render_html(project: Project) -> str:
-    """The report page: per paper, a claims table (holds / does not hold), metrics, and embedded plots."""
+    """The report page (see the module docstring)."""
+    rows = results(project)
     parts = [f"<!doctype html><meta charset=utf-8><title>paperdag report</title><style>{CSS}</style>",
-             "<h1>paperdag: claims reproduced at laptop scale</h1>"]
-    for pipeline, metrics, plots in _paper_data(project):
-        parts.append(f"<h2 id={pipeline.slug}>{html.escape(pipeline.title)} <code>{pipeline.slug}</code></h2>")
-        if metrics is None:
-            parts.append("<p>Not run yet: <code>paperdag run " + pipeline.slug + "</code></p>")
+             "<h1>paperdag: claims reproduced at laptop scale</h1><table><tr>"
+             + "".join(f"<th>{h}</th>" for h in SUMMARY_HEAD) + "</tr>"]
+    for r, cells in zip(rows, _summary_rows(rows), strict=True):
+        parts.append(f"<tr><td><a href='#{r.pipeline.slug}'>{html.escape(cells[0])}</a></td>"
+                     + "".join(f"<td>{html.escape(c)}</td>" for c in cells[1:]) + "</tr>")
+    parts.append("</table>")
+    for r in rows:
+        p = r.pipeline
+        parts.append(f"<h2 id={p.slug}>{html.escape(p.title)} <code>{p.slug}</code></h2>")
+        if r.metrics is None:
+            parts.append(f"<p>{html.escape(r.problem)}</p>")
             continue
-        claims = metrics.get("claims", [])
-        held = sum(bool(c["holds"]) for c in claims)
-        parts.append(f"<p>Profile <b>{html.escape(str(metrics.get('profile')))}</b>: {held}/{len(claims)} claims "
-                     "hold at this scale.</p><table><tr><th>claim</th><th>statement</th><th>paper</th>"
-                     "<th>measured</th><th>holds</th></tr>")
-        for c in claims:
-            verdict = '<span class="yes">yes</span>' if c["holds"] else '<span class="no">no</span>'
-            parts.append(f"<tr><td>{html.escape(c['id'])}</td><td>{html.escape(c['statement'])}</td>"
-                         f"<td>{html.escape(_fmt(c.get('paper_value')))}</td>"
-                         f"<td>{html.escape(_fmt(c['measured']))}</td><td>{verdict}</td></tr>")
+        parts.append(f"<p>Profile <b>{html.escape(str(r.metrics.get('profile')))}</b>: {r.holding} claims hold "
+                     "at this scale.</p><table><tr>" + "".join(f"<th>{h}</th>" for h in CLAIM_HEAD) + "</tr>")
+        for c in r.metrics["claims"]:
+            holds, reason = bool(c.get("holds")), c.get("reason") or ""
+            verdict = '<span class="yes">yes</span>' if holds else '<span class="no">no</span>'
+            why = f"<div class=why>{html.escape(reason)}</div>" if reason and not holds else ""
+            parts.append(f"<tr><td>{html.escape(str(c.get('id')))}</td><td>{html.escape(str(c.get('statement')))}</td>"
+                         f"<td>{html.escape(fmt(c.get('paper_value')))}</td>"
+                         f"<td>{html.escape(fmt(c.get('measured')))}</td><td>{verdict}{why}</td></tr>")
         parts.append("</table><details><summary>metrics</summary><table>")
-        for k, v in sorted(metrics.get("metrics", {}).items()):
-            parts.append(f"<tr><td>{html.escape(k)}</td><td>{html.escape(_fmt(v))}</td></tr>")
+        for k, v in sorted(r.metrics.get("metrics", {}).items()):
+            parts.append(f"<tr><td>{html.escape(k)}</td><td>{html.escape(fmt(v))}</td></tr>")
         parts.append("</table></details>")
-        for plot in plots:
+        for caption, plot in r.plots:
             data = base64.b64encode(plot.read_bytes()).decode()
-            parts.append(f'<img alt="{html.escape(plot.name)}" src="data:image/png;base64,{data}">')
+            parts.append(f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
+                         f"<figcaption>{html.escape(caption)}</figcaption></figure>")
     return "\n".join(parts) + "\n"
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
 def render_markdown(project: Project) -> str:
     """The same content as Markdown, with plots linked as ``plots/<paper>-<file>`` (copied by ``write_report``)."""
-    lines = ["# paperdag: claims reproduced at laptop scale", ""]
-    for pipeline, metrics, plots in _paper_data(project):
-        lines += [f"## {pipeline.title} (`{pipeline.slug}`)", ""]
-        if metrics is None:
-            lines += [f"Not run yet: `paperdag run {pipeline.slug}`", ""]
+    rows = results(project)
+    lines = ["# paperdag: claims reproduced at laptop scale", "", _md_row(SUMMARY_HEAD),
+             _md_row(["---"] * len(SUMMARY_HEAD)), *(_md_row(c) for c in _summary_rows(rows)), ""]
+    for r in rows:
+        lines += [f"## {r.pipeline.title} (`{r.pipeline.slug}`)", ""]
+        if r.metrics is None:
+            lines += [r.problem, ""]
             continue
-        claims = metrics.get("claims", [])
-        lines += [f"Profile **{metrics.get('profile')}**: {sum(bool(c['holds']) for c in claims)}/{len(claims)} "
-                  "claims hold.", "", "| claim | statement | paper | measured | holds |", "|---|---|---|---|---|"]
-        for c in claims:
-            cells = [c["id"], c["statement"], _fmt(c.get("paper_value")), _fmt(c["measured"]),
-                     "yes" if c["holds"] else "**no**"]
-            lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+        lines += [f"Profile **{r.metrics.get('profile')}**: {r.holding} claims hold.", "", _md_row(CLAIM_HEAD),
+                  _md_row(["---"] * len(CLAIM_HEAD))]
+        for c in r.metrics["claims"]:
+            reason = c.get("reason") or ""
+            verdict = "yes" if c.get("holds") else "**no**" + (f" ({reason})" if reason else "")
+            lines.append(_md_row([str(c.get("id")), str(c.get("statement")), fmt(c.get("paper_value")),
+                                  fmt(c.get("measured")), verdict]))
         lines.append("")
-        lines += [f"![{p.name}](plots/{pipeline.slug}-{p.name})" for p in plots]
-        lines.append("")
+        lines += [f"![{caption}](plots/{r.pipeline.slug}-{p.name})\n*{caption}*\n" for caption, p in r.plots]
     return "\n".join(lines)
 
 
@@ -92,9 +173,9 @@ def write_report(project: Project) -> list[Path]:
     """Write reports/index.html and reports/summary.md atomically; returns their paths."""
     folder = project.root / "reports"
     (folder / "plots").mkdir(parents=True, exist_ok=True)
-    for pipeline, _, plots in _paper_data(project):
-        for plot in plots:
-            shutil.copyfile(plot, folder / "plots" / f"{pipeline.slug}-{plot.name}")
+    for r in results(project):
+        for _, plot in r.plots:
+            shutil.copyfile(plot, folder / "plots" / f"{r.pipeline.slug}-{plot.name}")
     paths = [folder / "index.html", folder / "summary.md"]
     write_text_atomic(paths[0], render_html(project))
     write_text_atomic(paths[1], render_markdown(project))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from paperdag.store import Store, materialize
 
 
 def _echo(line: str) -> None:
-    """A progress line on stderr (one per finished stage)."""
+    """A progress line on stderr."""
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
 
@@ -63,6 +64,15 @@ class Execution:
     skipped: set[str] = field(default_factory=set)  # labels not run because an upstream failed or was skipped
     verdicts: dict[str, dict[str, int]] = field(default_factory=dict)  # paper -> claim id -> holds (0/1)
     ended: set[str] = field(default_factory=set)  # papers whose MLflow parent run is closed
+    t0: float = field(default_factory=time.monotonic)
+
+    def progress(self, plan: StagePlan, status: str, settled: bool = True) -> None:
+        """One line per event: ``  paper.stage  status  [k/N] HH:MM:SS +elapsed`` (k counts settled stages)."""
+        total = sum(p.run for p in self.plans)
+        k = len({*self.done, *self.failed, *self.skipped})
+        count = f"[{k}/{total}]" if settled else " " * (2 * len(str(total)) + 3)
+        elapsed = int(time.monotonic() - self.t0)
+        _echo(f"  {plan.label:<36} {status:<22} {count} {time.strftime('%H:%M:%S')} +{elapsed // 60}:{elapsed % 60:02d}")
 
     @classmethod
     def open(cls, names: list[str], profile: str = DEFAULT_PROFILE, trigger: str = "cli", force: bool = False,
@@ -124,7 +134,7 @@ class Execution:
             materialize(entry, self.project.view(plan.paper, plan.name))
         self.done[plan.label] = hit
         seconds = manifest.get("run", {}).get("timing", {}).get("seconds", 0.0)
-        _echo(f"  {plan.label:<36} {'cached' if hit else f'done in {seconds:.1f}s'}")
+        self.progress(plan, "cached" if hit else f"done in {seconds:.1f}s")
         claims = None
         if plan.name == plan.pipeline.metrics_stage:
             claims = publish_metrics(self.project, plan.pipeline, entry, self.profile, plan.key)["holds"]
@@ -140,14 +150,14 @@ class Execution:
     def retry(self, plan: StagePlan, attempt: int, error: BaseException) -> None:
         """Record a failed attempt that will be retried (a line, and a failed stage run in MLflow)."""
         message = f"{type(error).__name__}: {error}"
-        _echo(f"  {plan.label:<36} retry {attempt + 1} after {message.splitlines()[0] if message else ''}")
+        self.progress(plan, f"retry {attempt + 1} after {message.splitlines()[0] if message else ''}", settled=False)
         if self.tracker is not None:
             self.tracker.stage(plan, None, None, {}, error=message, attempt=attempt)
 
     def fail(self, plan: StagePlan, error: BaseException | str, attempt: int = 0) -> None:
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         self.failed[plan.label] = message
-        _echo(f"  {plan.label:<36} FAILED: {message.splitlines()[0] if message else ''}")
+        self.progress(plan, f"FAILED: {message.splitlines()[0] if message else ''}")
         if self.tracker is not None:
             self.tracker.stage(plan, None, None, {}, error=message, attempt=attempt)
         self._maybe_end(plan.paper)
@@ -155,6 +165,7 @@ class Execution:
     def skip(self, plan: StagePlan) -> None:
         """A stage not run because an upstream stage failed or was skipped."""
         self.skipped.add(plan.label)
+        self.progress(plan, f"skipped ({self.blocked_by(plan)} did not finish)")
         self._maybe_end(plan.paper)
 
     def _outcome(self, paper: str) -> tuple[list[str], list[str]]:
@@ -229,6 +240,28 @@ def drive(execution: Execution, executor: Executor | None = None, retries: int =
     waiting = [p for p in execution.plans if p.run]
     running: dict[Future, tuple[StagePlan, int]] = {}
     requested = {p.label for p in waiting}
+
+    def submit(plan: StagePlan, attempt: int) -> None:
+        if attempt == 0:
+            execution.progress(plan, "started", settled=False)
+        future = executor.submit(execution, plan)
+        running[future] = (plan, attempt)
+        if future.done():  # a local executor ran it already: record it before starting the next
+            settle(future)
+
+    def settle(future: Future) -> None:
+        plan, attempt = running.pop(future)
+        try:
+            manifest, hit = future.result()
+        except Exception as e:  # noqa: BLE001 - any stage error is retried, then reported with its stage
+            if attempt < retries:
+                execution.retry(plan, attempt, e)
+                submit(plan, attempt + 1)
+            else:
+                execution.fail(plan, e, attempt)
+        else:
+            execution.finish(plan, manifest, hit)
+
     try:
         while waiting or running:
             for plan in list(waiting):
@@ -241,24 +274,14 @@ def drive(execution: Execution, executor: Executor | None = None, retries: int =
                     if plan.cached:
                         execution.finish(plan, plan.manifest, hit=True)
                     else:
-                        running[executor.submit(execution, plan)] = (plan, 0)
-            if not running:
+                        submit(plan, 0)
+            if not running:  # plans are in topological order, so one pass starts everything that can start
                 if waiting:
                     raise RuntimeError(f"no stage can start among {[p.label for p in waiting]}")
                 break
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
-                plan, attempt = running.pop(future)
-                try:
-                    manifest, hit = future.result()
-                except Exception as e:  # noqa: BLE001 - any stage error is retried, then reported with its stage
-                    if attempt < retries:
-                        execution.retry(plan, attempt, e)
-                        running[executor.submit(execution, plan)] = (plan, attempt + 1)
-                    else:
-                        execution.fail(plan, e, attempt)
-                else:
-                    execution.finish(plan, manifest, hit)
+                settle(future)
     except BaseException:
         execution.abort()
         raise

@@ -22,6 +22,7 @@ Store: ``MLFLOW_TRACKING_URI`` if set, else ``sqlite:///<project>/mlflow.db`` wi
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import threading
@@ -127,6 +128,7 @@ class Tracker:
         self.parents: dict[str, str] = {}
         self._runs_by_key: dict[str, str] = {}  # output key -> run that produced it, this execution
         self._hits: dict[str, list[str]] = defaultdict(list)  # paper -> keys served from the store
+        self.parents_logged = 0
         self.session = dvc_session() if trigger == "dvc" else None
         self.started = _ms()
 
@@ -135,6 +137,8 @@ class Tracker:
         """The MLflow client, created on first use (imports MLflow, creates or migrates the store under a lock)."""
         if self._client is None:
             os.environ.setdefault("MLFLOW_ENABLE_ASYNC_LOGGING", "false")
+            for name in ("mlflow", "alembic"):  # store creation and migration chatter
+                logging.getLogger(name).setLevel(logging.WARNING)
             from mlflow import MlflowClient
 
             self.init_lock.parent.mkdir(parents=True, exist_ok=True)
@@ -193,6 +197,7 @@ class Tracker:
                 tags["paperdag.session"] = self.session
             run = self.client.create_run(exp, start_time=start_ms or self.started, tags=tags)
             self.parents[paper] = run.info.run_id
+            self.parents_logged += 1
         return self.parents[paper]
 
     def end_paper(self, paper: str, status: str, metrics: dict[str, float], claims: dict[str, int] | None) -> None:

@@ -10,6 +10,7 @@ SOLVER = ("ridge", "newton_tol", "newton_max_iter")
 PIPELINE = Pipeline(
     slug="influence_newton",
     title="Influence functions vs a single Newton step for data attribution (logistic regression, Gaussian features)",
+    headline=("ratio_min", "ratio_max", "cells_failed_certificate"),
     params_model=Params,
     stages=(
         Stage("prepare", "prepare", fn="prepare:prepare", params=DATA,

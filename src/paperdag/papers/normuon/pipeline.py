@@ -19,6 +19,7 @@ def _rates(optimizer: str) -> str:
 PIPELINE = Pipeline(
     slug="normuon",
     title="NorMuon: neuron-wise normalized Muon vs Muon and AdamW on a tiny byte-level transformer",
+    headline=("adamw_final_val_loss_mean", "muon_final_val_loss_mean", "normuon_final_val_loss_mean"),
     params_model=Params,
     stages=(
         Stage("prepare", "prepare", "prepare:prepare", params=("corpus",),

@@ -14,6 +14,7 @@ EXPORT_OUT = ("candidate_manifest.json", "candidates.fasta", "candidates_three_l
 PIPELINE = Pipeline(
     slug="pepmirror",
     title="PepMirror: chirality-aware equivariant peptide design (polar vs polar+axial) and D-peptide export",
+    headline=("L_ratio_axial_native_target", "D_ratio_axial_mirrored_target", "export_n_pass"),
     params_model=Params,
     stages=(
         Stage("prepare", "prepare", "prepare:prepare", params=("data",),

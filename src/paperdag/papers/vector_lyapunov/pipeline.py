@@ -15,6 +15,7 @@ ONE = Resources(cpus=1)
 PIPELINE = Pipeline(
     slug="vector_lyapunov",
     title="Neural vector Lyapunov-Razumikhin certificates for delayed interconnected systems",
+    headline=("network_certificates_verified", "c_0", "gamma_max"),
     params_model=Params,
     reverify="reverify:reverify",
     stages=(
