@@ -44,6 +44,8 @@ class StageContext(Generic[P]):
     inputs: dict[str, Path] = field(default_factory=dict)  # upstream stage -> its (read-only) output folder
     upstream_outputs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _curves: list[dict[str, Any]] = field(default_factory=list)
+    _t0: float = field(default_factory=time.monotonic)
+    _last_report: float = field(default_factory=time.monotonic)
 
     def input(self, stage: str, name: str) -> Path:
         """The path of ``name`` (a file or folder, or a path inside a declared folder) in upstream ``stage``'s output.
@@ -87,14 +89,19 @@ class StageContext(Generic[P]):
             yield from track(items, total=total, description=f"{self.label} {desc}", transient=True,
                              console=Console(stderr=True))
             return
-        last = time.monotonic()
         for i, item in enumerate(items, 1):
             yield item
-            now = time.monotonic()
-            if now - last > 5.0:
-                last = now
-                of = f"/{total}" if total else ""
-                print(f"[{self.label}] {desc} {i}{of}", file=sys.stderr, flush=True)
+            self.report(desc, i, total)
+
+    def report(self, desc: str, done: int, total: int | None = None) -> None:
+        """A ``[label] desc done/total (elapsed)`` line on stderr, at most every 5 s: for long loops that
+        ``progress`` cannot wrap (e.g. a training loop inside science code, through a callback)."""
+        now = time.monotonic()
+        if now - self._last_report < 5.0:
+            return
+        self._last_report = now
+        of = f"/{total}" if total else ""
+        print(f"[{self.label}] {desc} {done}{of} ({int(now - self._t0)}s)", file=sys.stderr, flush=True)
 
     def flush_curves(self) -> None:
         """Write the logged curve points to ``out/_curves.jsonl`` (called by the platform after the stage)."""

@@ -7,7 +7,9 @@ baseline slightly) and the other seeds are trained at that rate; Muon and NorMuo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -15,9 +17,10 @@ from paperdag.common.transformer import GPTConfig
 
 from .analysis import Curves
 from .params import AdamWParams, MuonParams, TrainParams
-from .training import Batches, Log, RunConfig, RunResult, adamw_config, muon_config, train_run
+from .training import Batches, RunConfig, RunResult, adamw_config, muon_config, train_run
 
 CURVE_COLUMNS = ("step", "val_loss", "row_cv")
+RunLog = Callable[[str, float, int, str, dict[str, Any]], None]  # (metric, value, step, run label, run params)
 
 
 @dataclass(frozen=True)
@@ -28,13 +31,15 @@ class Trainer:
     tokens: np.ndarray
     val: Batches
     device: str
-    log: Log
+    log: RunLog
 
     def __call__(self, cfg: RunConfig) -> RunResult:
-        """``train_run``, its curve points logged as ``<optimizer>/lr<lr>/seed<seed>/<metric>``."""
-        tag = f"{cfg.optimizer}/lr{cfg.lr:g}/seed{cfg.seed}"
+        """``train_run``, its curve points logged under the run label ``<optimizer> lr=<lr> seed=<seed>`` with
+        shared metric names, so runs of different optimizers can be overlaid."""
+        label = f"{cfg.optimizer} lr={cfg.lr:g} seed={cfg.seed}"
+        params = {"optimizer": cfg.optimizer, "lr": cfg.lr, "seed": cfg.seed}
         return train_run(self.model, cfg, self.tokens, self.val, self.device,
-                         lambda metric, v, s: self.log(f"{tag}/{metric}", v, s))  # fmt: skip
+                         lambda metric, v, s: self.log(metric, v, s, label, params))  # fmt: skip
 
 
 def adamw_runs(trainer: Trainer, t: TrainParams, adamw: AdamWParams, seed: int) -> tuple[list[RunResult], list[bool]]:

@@ -23,7 +23,11 @@ def train(ctx: StageContext[Params], optimizer: str) -> dict[str, float]:
     tokens = load_split_tokens(corpus, "train")
     val = fixed_batches(load_split_tokens(corpus, "val"), p.train.eval_batches, p.train.batch_size, p.model.context,
                         seed=p.seed)  # the same fixed validation batches for every optimizer
-    trainer = Trainer(model_config(p.model), tokens, val, ctx.device, ctx.log_metric)
+    def log(metric: str, value: float, step: int, run: str, params: dict) -> None:
+        ctx.log_metric(metric, value, step, run=run, params=params)
+        ctx.report(run, step, p.train.steps)
+
+    trainer = Trainer(model_config(p.model), tokens, val, ctx.device, log)
     if optimizer == "adamw":
         runs, selected = adamw_runs(trainer, p.train, p.adamw, p.seed)
     else:
