@@ -3,6 +3,9 @@
     python benchmarks/orchestration.py overhead    # ms per trivial stage: Prefect+Ray vs local loop vs direct calls
     python benchmarks/orchestration.py cached      # fully cached `paperdag run all` vs no-op `dvc repro`
     python benchmarks/orchestration.py parallel    # `run all --profile smoke --force`: Ray in parallel vs one by one
+    python benchmarks/orchestration.py tracking    # cost of tracking where users feel it, as ratios (issue targets)
+
+`cached` and `tracking` need an up-to-date workspace: `paperdag run all`, then `dvc repro`.
 """
 
 from __future__ import annotations
@@ -112,5 +115,21 @@ def parallel() -> None:
                          "speedup": round(local_s / ray_s, 2)})
 
 
+def tracking() -> None:
+    """Targets: a store hit through `paperdag stage` (what `dvc repro` runs) at most 5x a bare `import paperdag.cli`;
+    a fully cached `paperdag run all` with MLflow tracking on no slower than `dvc repro`'s no-op."""
+    os.environ["PAPERDAG_TRACKING"] = "on"
+    bare = _wall([sys.executable, "-c", "import paperdag.cli"], repeats=5)
+    stage = _wall([str(BIN / "paperdag"), "stage", "influence_newton", "evaluate"], repeats=5)
+    run_all = _wall([str(BIN / "paperdag"), "run", "all"])
+    repro = _wall([str(BIN / "dvc"), "repro"])
+    _record("tracking", {
+        "bare import s": bare, "paperdag stage (store hit) s": stage, "stage hit / bare import": round(stage / bare, 2),
+        "paperdag run all (cached, tracked) s": run_all, "dvc repro (no-op) s": repro,
+        "run all cached tracked / dvc repro no-op": round(run_all / repro, 2),
+    })
+
+
 if __name__ == "__main__":
-    {"overhead": overhead, "cached": cached, "parallel": parallel}[sys.argv[1] if len(sys.argv) > 1 else "overhead"]()
+    modes = {"overhead": overhead, "cached": cached, "parallel": parallel, "tracking": tracking}
+    modes[sys.argv[1] if len(sys.argv) > 1 else "overhead"]()

@@ -4,6 +4,7 @@ touches, and shares the store with the CLI (DVC deleting an out before its comma
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +17,8 @@ pytestmark = pytest.mark.slow
 BIN = str(Path(sys.executable).parent)
 
 
-def _dvc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": BIN + os.pathsep + os.environ["PATH"]}
+def _dvc(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": BIN + os.pathsep + os.environ["PATH"], **(env or {})}
     result = subprocess.run([str(Path(BIN) / "dvc"), *args], cwd=cwd, env=env, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -32,8 +33,14 @@ def test_dvc_repro_shares_the_store(toy_project, tmp_path):
     _dvc("init", "-q", cwd=root)
     assert paperdag("dvc", "--write", cwd=root).returncode == 0
 
-    _dvc("repro", cwd=root)
+    _dvc("repro", cwd=root, env={"PAPERDAG_TRACKING": "on"})
     assert [executions(log, s) for s in ("prepare", "train_a", "train_b", "evaluate")] == [1, 1, 1, 1]
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{root / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name("toy").experiment_id])
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    assert len(parents) == 1 and len(runs) == 5, "one dvc repro: one parent run, a stage run per DVC stage"
     assert (root / "metrics/toy.json").is_file()
     assert "Stage 'toy-prepare' didn't change" in _dvc("repro", cwd=root).stdout
 
@@ -50,3 +57,18 @@ def test_dvc_repro_shares_the_store(toy_project, tmp_path):
     assert [executions(log, s) for s in ("prepare", "train_a", "train_b", "evaluate")] == [1, 1, 2, 2]
     shown = _dvc("metrics", "show", cwd=root).stdout
     assert "metrics/summary/toy.json" in shown and "claims_holding" in shown and "holds.ratio" in shown
+
+
+def test_outs_of_a_recompute_elsewhere_leave_dvc_status_clean(toy_project, tmp_path):
+    """dvc.lock from one clone, the stages recomputed from scratch in another: identical outs, nothing to do."""
+    root = toy_project.root
+    params = toy_project.params_path
+    params.write_text(params.read_text().split("toy_cluster:")[0])
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    _dvc("init", "-q", cwd=root)
+    assert paperdag("dvc", "--write", cwd=root).returncode == 0
+    _dvc("repro", cwd=root)
+    other = tmp_path / "clone"  # same depth as root, so dvc.yaml's relative deps match
+    shutil.copytree(root, other, ignore=shutil.ignore_patterns("artifacts", "mlflow.db"))
+    assert paperdag("run", "toy", "--local", cwd=other).returncode == 0
+    assert "up to date" in _dvc("status", cwd=other).stdout
