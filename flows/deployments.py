@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from paperdag.errors import ParamsError
+from paperdag.errors import ParamsError, UsageError
 from paperdag.dag import get_pipeline
 
 
@@ -67,8 +67,22 @@ def build_deployments(config: Path) -> list[Any]:
     ]
 
 
+def require_api() -> str:
+    """The configured Prefect API URL; a one-line UsageError when there is none (serving against the temporary
+    API a bare run starts would register schedules nothing keeps)."""
+    from prefect.settings import PREFECT_API_URL
+
+    url = PREFECT_API_URL.value()
+    if not url:
+        raise UsageError("paperdag serve needs a Prefect API: run `prefect server start --host 127.0.0.1` and set "
+                         "PREFECT_API_URL=http://127.0.0.1:4200/api")
+    return url
+
+
 def serve_deployments(config: Path) -> None:
     """Register the deployments with the Prefect API and serve them until interrupted."""
+    require_api()
+    deployments = build_deployments(config)
     from prefect import serve
 
-    serve(*build_deployments(config))
+    serve(*deployments)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from conftest import REPO, paperdag
@@ -55,3 +59,11 @@ def test_bad_schedules_file(tmp_path):
     bad.write_text("deployments:\n  - name: x\n")
     with pytest.raises(ParamsError, match="invalid deployments"):
         load_specs(bad)
+
+
+def test_serve_without_a_prefect_api_refuses_in_one_line(toy_project):
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    result = subprocess.run([sys.executable, "-c", "from paperdag.cli import main; main()", "serve", "--config",
+                             str(REPO / "schedules.yaml")], cwd=toy_project.root, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "needs a Prefect API" in result.stderr
