@@ -7,9 +7,12 @@ from __future__ import annotations
 from functools import cache
 from importlib import metadata
 
-from packaging.requirements import Requirement
+from typing import TYPE_CHECKING
 
 from paperdag.errors import PaperdagError
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 
 class MissingExtra(PaperdagError):
@@ -21,6 +24,8 @@ class MissingExtra(PaperdagError):
 @cache
 def extra_requirements(extra: str) -> tuple[Requirement, ...]:
     """The requirements the installed paperdag declares for ``extra`` (empty when paperdag is not installed)."""
+    from packaging.requirements import Requirement
+
     try:
         declared = metadata.requires("paperdag") or []
     except metadata.PackageNotFoundError:

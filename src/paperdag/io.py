@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# numpy and pyarrow are imported where used: the CLI's planning path (e.g. a store hit under `dvc repro`) reads and
+# writes JSON only and stays fast.
 
 
 def write_table(path: Path, columns: dict[str, Any] | pa.Table) -> None:
     """Write a table (dict of equal-length columns, lists/arrays allowed as cells) to Parquet."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     table = columns if isinstance(columns, pa.Table) else pa.table(
         {k: (list(v) if isinstance(v, np.ndarray) and v.ndim > 1 else v) for k, v in columns.items()}
     )
@@ -28,6 +35,8 @@ def write_table(path: Path, columns: dict[str, Any] | pa.Table) -> None:
 
 def read_table(path: Path) -> pa.Table:
     """Read a Parquet table."""
+    import pyarrow.parquet as pq
+
     return pq.read_table(path)
 
 
@@ -67,6 +76,9 @@ def to_jsonable(value: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_jsonable(v) for v in value]
+    np = sys.modules.get("numpy")  # without numpy loaded there can be no numpy values
+    if np is None:
+        return value
     if isinstance(value, np.ndarray):
         return to_jsonable(value.tolist())
     if isinstance(value, np.bool_):

@@ -14,9 +14,11 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 
 T = TypeVar("T")
 P = TypeVar("P")

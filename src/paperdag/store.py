@@ -27,7 +27,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-import pyarrow.fs as pafs
 from filelock import FileLock
 
 MANIFEST = "manifest.json"
@@ -68,11 +67,13 @@ class Store:
         self.remote = _is_uri(root)
         self.local_dir = Path(local_dir)
         if self.remote:
+            import pyarrow.fs as pafs  # only remote stores need pyarrow's filesystems (local ones stay import-light)
+
             self.fs, base = pafs.FileSystem.from_uri(root)
             self.base = base.rstrip("/") + "/.store"
         else:
             path = Path(root.removeprefix("file://")).resolve()
-            self.fs, self.base = pafs.LocalFileSystem(), str(path / ".store")
+            self.fs, self.base = None, str(path / ".store")
         self.root = root
 
     # -- paths ---------------------------------------------------------------------------------------------------
@@ -87,6 +88,8 @@ class Store:
         if not (cached / MANIFEST).is_file():
             tmp = cached.with_name(f".tmp-{key}-{uuid.uuid4().hex[:8]}")
             tmp.mkdir(parents=True)
+            import pyarrow.fs as pafs
+
             pafs.copy_files(self._entry(paper, stage, key), str(tmp), source_filesystem=self.fs,
                             destination_filesystem=pafs.LocalFileSystem())
             if not (cached / MANIFEST).is_file():
@@ -100,6 +103,8 @@ class Store:
     def _read_json(self, paper: str, stage: str, key: str, name: str) -> dict[str, Any] | None:
         path = f"{self._entry(paper, stage, key)}/{name}"
         try:
+            if not self.remote:
+                return json.loads(Path(path).read_bytes())
             with self.fs.open_input_stream(path) as f:
                 return json.loads(f.read())
         except (FileNotFoundError, OSError, json.JSONDecodeError):
@@ -162,6 +167,8 @@ class Store:
         os.replace(folder, target)
 
     def _upload(self, folder: Path, target: str) -> None:
+        import pyarrow.fs as pafs
+
         local = pafs.LocalFileSystem()
         self.fs.create_dir(target, recursive=True)
         for path in sorted(folder.rglob("*"), key=lambda p: p.name == MANIFEST):  # manifest last

@@ -203,9 +203,11 @@ class Tracker:
     def end_paper(self, paper: str, status: str, metrics: dict[str, float], claims: dict[str, int] | None) -> None:
         """Close the paper's parent run (``FINISHED``, ``FAILED`` or ``KILLED``) with its counts and verdicts; a
         paper whose every stage came from the store gets a parent run that links to the producing runs."""
+        hits = self._hits.pop(paper, [])
+        if paper not in self.parents and self.trigger == "dvc":
+            return  # a dvc stage served from the store: its producing run holds it, and dvc repro stays fast
         from mlflow.entities import Metric, RunTag
 
-        hits = self._hits.pop(paper, [])
         with self._lock:
             run_id = self.parent(paper)
             tags = claim_tags(claims)
