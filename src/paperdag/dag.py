@@ -48,6 +48,9 @@ class Stage:
     outputs: files (or folders) the stage must write into its output folder (checked after it runs); downstream
         stages read them with ``ctx.input(stage, name)``.
     plots: PNG files among the outputs, shown by DVC, MLflow and the report.
+    data_plots: JSON/CSV tables among the outputs that DVC renders and diffs across revisions (``dvc plots show``,
+        ``dvc plots diff``), each with its DVC plot properties, e.g. ``{"val_loss.json": {"x": "step", "y":
+        ["adamw", "muon"]}}``.
     args: keyword arguments for ``fn`` (JSON values), part of the cache key: a fan-out over variants is one
         function declared several times, e.g. ``Stage("train_a", ..., args={"variant": "a"})``.
     """
@@ -61,6 +64,7 @@ class Stage:
     plots: tuple[str, ...] = ()
     resources: Resources = field(default_factory=Resources)
     args: dict[str, Any] = field(default_factory=dict)
+    data_plots: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def module(self) -> str:
@@ -105,8 +109,9 @@ class Pipeline:
                 raise ValueError(f"{where}: params {sorted(unknown)} not in {self.params_model.__name__}")
             if ":" not in s.fn or s.module in DECLARATIONS:
                 raise ValueError(f"{where}: fn {s.fn!r} must be 'module:function' outside {DECLARATIONS}")
-            if not set(s.plots) <= set(s.outputs):
-                raise ValueError(f"{where}: plots {sorted(set(s.plots) - set(s.outputs))} are not declared outputs")
+            if not {*s.plots, *s.data_plots} <= set(s.outputs):
+                undeclared = sorted({*s.plots, *s.data_plots} - set(s.outputs))
+                raise ValueError(f"{where}: plots {undeclared} are not declared outputs")
             if len(set(s.outputs)) != len(s.outputs) or any(o.startswith(("/", ".")) for o in s.outputs):
                 raise ValueError(f"{where}: outputs must be distinct relative names, got {s.outputs}")
         if self.metrics_stage not in names:

@@ -43,7 +43,7 @@ def render_dvc_yaml(root: Path) -> str:
     """
     params_file = read_params_file(root / "params.yaml")
     stages: dict[str, dict] = {}
-    plots: list[str] = []
+    plots: list[str | dict] = []
     for pipeline in configured(params_file):
         present = set(params_file[pipeline.slug])
         for stage in pipeline.order():
@@ -65,6 +65,7 @@ def render_dvc_yaml(root: Path) -> str:
                 entry["metrics"] = [{f"metrics/summary/{pipeline.slug}.json": {"cache": False}}]
             stages[dvc_stage_name(pipeline.slug, stage.name)] = entry
             plots += [f"{out}/{p}" for p in stage.plots]
+            plots += [{f"{out}/{p}": dict(props)} for p, props in stage.data_plots.items()]
     doc = {"stages": stages}
     if plots:
         doc["plots"] = plots

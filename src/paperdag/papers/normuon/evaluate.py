@@ -14,16 +14,18 @@ from .claims import claims
 from .params import Params
 from .plots import plot_curves
 from .prepare import CORPUS_FILE
-from .runs import run_metrics, selected_curves, selected_record
+from .runs import mean_curve_rows, run_metrics, selected_curves, selected_record
 from .train import CURVES_FILE, RUNS_FILE
 from .training import adamw_config, model_config, muon_config
 
 TIMING_FILE = "timing.json"
 CURVES_PLOT = "curves.png"
+VAL_LOSS_TABLE = "val_loss.json"
 
 
 def evaluate(ctx: StageContext[Params], optimizers: list[str]) -> dict[str, float]:
-    """metrics.json (comparison, state sizes, step times, claims), timing.json and curves.png."""
+    """metrics.json (comparison, state sizes, step times, claims), timing.json, curves.png and val_loss.json (the
+    seed-mean validation curve of each optimizer by step, for ``dvc plots``)."""
     p = ctx.params
     curves = {n: selected_curves(read_table(ctx.input(f"train_{n}", CURVES_FILE)).to_pydict()) for n in optimizers}
     records = {n: read_json(ctx.input(f"train_{n}", RUNS_FILE)) for n in optimizers}
@@ -38,6 +40,7 @@ def evaluate(ctx: StageContext[Params], optimizers: list[str]) -> dict[str, floa
               for n, cfg in configs.items()}  # fmt: skip
     write_json(ctx.output(TIMING_FILE), timing)
     save_figure(plot_curves(curves, comparison.final["adamw"]), ctx.output(CURVES_PLOT))
+    write_json(ctx.output(VAL_LOSS_TABLE), mean_curve_rows(curves, "val_loss"))
 
     metrics = comparison_metrics(comparison) | run_metrics(records, comparison.seeds[0])
     metrics |= {f"{n}_{k}": v for n in optimizers for k, v in timing[n].items()}

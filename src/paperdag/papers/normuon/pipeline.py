@@ -28,7 +28,9 @@ PIPELINE = Pipeline(
                 outputs=TRAIN_OUT, args={"optimizer": o}, resources=Resources(cpus=1, gpus=0.3)) for o in OPTIMIZERS),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *(f"train_{o}" for o in OPTIMIZERS)),
               params=(*SHARED, "adamw", "muon", "bench_steps", "claims"),
-              outputs=("metrics.json", "timing.json", "curves.png"), plots=("curves.png",),
+              outputs=("metrics.json", "timing.json", "curves.png", "val_loss.json"), plots=("curves.png",),
+              data_plots={"val_loss.json": {"x": "step", "y": list(OPTIMIZERS), "title": "validation loss (mean over "
+                                            "seeds)", "y_label": "val_loss"}},
               args={"optimizers": list(OPTIMIZERS)}),
     ),
 )  # fmt: skip

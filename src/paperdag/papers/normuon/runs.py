@@ -90,6 +90,18 @@ def selected_curves(table: dict[str, list]) -> Curves:
     return out
 
 
+def mean_curve_rows(curves: dict[str, Curves], metric: str) -> list[dict[str, float]]:
+    """Rows ``{"step", <optimizer>: mean over seeds of ``metric``}``, one per evaluation step shared by all runs."""
+    steps = sorted(set.intersection(*(set(run["step"]) for c in curves.values() for run in c.values())))
+    rows = []
+    for step in steps:
+        row = {"step": step}
+        for name, by_seed in curves.items():
+            row[name] = float(np.mean([run[metric][run["step"].index(step)] for run in by_seed.values()]))
+        rows.append(row)
+    return rows
+
+
 def selected_record(records: list[dict]) -> dict:
     """The first selected run's record (the chosen lr; state sizes are the same for every run)."""
     return next(r for r in records if r["selected"])
