@@ -47,4 +47,19 @@ def new_paper(project: Project, slug: str, title: str) -> list[Path]:
     write_text_atomic(test_file, _render("test_paper.py", slug, title))
     separator = "" if params_text.endswith("\n") or not params_text else "\n"
     write_text_atomic(project.params_path, params_text + separator + _render("params.yaml", slug, title))
-    return [*written, test_file, project.params_path]
+    written += [test_file, project.params_path]
+    if _add_extra(project.root / "pyproject.toml", slug):
+        written.append(project.root / "pyproject.toml")
+    return written
+
+
+def _add_extra(pyproject: Path, slug: str) -> bool:
+    """Declare the paper's (empty) optional extra and add it to ``all``; False when there is no such pyproject."""
+    text = pyproject.read_text() if pyproject.is_file() else ""
+    found = re.search(r'(?m)^all = \["paperdag\[([A-Za-z0-9_,]+)\]"\]', text)
+    if not found:
+        return False
+    extras = f"{found.group(1)},{slug}"
+    write_text_atomic(pyproject, text.replace(found.group(0), f'{slug} = []  # the paper\'s third-party stack\n'
+                                                                f'all = ["paperdag[{extras}]"]'))
+    return True
