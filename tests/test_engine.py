@@ -192,3 +192,11 @@ def test_missing_extra_is_one_line_naming_it(toy_project, monkeypatch):
     with pytest.raises(extras.MissingExtra, match=r"no-such-dist-xyz missing.*pip install 'paperdag\[toy\]'") as err:
         Execution.open(["toy"], force=True, track=False)
     assert err.value.exit_code == 2 and "\n" not in str(err.value)
+
+
+def test_a_broken_tracking_store_warns_once_and_the_run_goes_on(toy_project, capsys):
+    (toy_project.root / "mlflow.db").write_bytes(b"SQLite format 3\x00 truncated")
+    execution = drive(Execution.open(["toy"], profile="smoke", track=True))
+    assert len(execution.done) == 4
+    err = capsys.readouterr().err
+    assert err.count("warning: MLflow tracking off for the rest of this run") == 1

@@ -21,13 +21,16 @@ Store: ``MLFLOW_TRACKING_URI`` if set, else ``sqlite:///<project>/mlflow.db`` wi
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
 import os
+import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -114,6 +117,26 @@ def parquet_schema(path: Path) -> str:
     return json.dumps({"mlflow_colspec": cols})
 
 
+def best_effort(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A tracking call that never stops a run: on the first MLflow error (an unreadable store, a locked database)
+    it warns once, in one line, and the run goes on untracked."""
+
+    @functools.wraps(method)
+    def call(self: Tracker, *args: Any, **kwargs: Any) -> Any:
+        if self.broken:
+            return None
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - tracking must not fail a run
+            self.broken = True
+            first = (str(e).strip().splitlines() or [""])[0][:200]
+            print(f"warning: MLflow tracking off for the rest of this run ({self.uri}: {type(e).__name__}: {first})",
+                  file=sys.stderr, flush=True)
+            return None
+
+    return call
+
+
 class Tracker:
     """Logs one execution's papers and stages to MLflow (see the module docstring)."""
 
@@ -130,6 +153,7 @@ class Tracker:
         self._hits: dict[str, list[str]] = defaultdict(list)  # paper -> keys served from the store
         self.parents_logged = 0
         self.session = dvc_session() if trigger == "dvc" else None
+        self.broken = False
         self.started = _ms()
 
     @property
@@ -200,6 +224,7 @@ class Tracker:
             self.parents_logged += 1
         return self.parents[paper]
 
+    @best_effort
     def end_paper(self, paper: str, status: str, metrics: dict[str, float], claims: dict[str, int] | None) -> None:
         """Close the paper's parent run (``FINISHED``, ``FAILED`` or ``KILLED``) with its counts and verdicts; a
         paper whose every stage came from the store gets a parent run that links to the producing runs."""
@@ -236,6 +261,7 @@ class Tracker:
         """A stage served from the store: no run of its own (its producing run holds it)."""
         self._hits[plan.paper].append(plan.key)
 
+    @best_effort
     def stage(self, plan: Any, manifest: dict[str, Any] | None, entry: Path | None, inputs: dict[str, Path],
               error: str | None = None, attempt: int = 0, claims: dict[str, int] | None = None) -> str:
         """A nested run for a stage that was computed (or failed: ``error``; ``attempt`` > 0 for a retry): params,
