@@ -34,6 +34,9 @@ def test_run_on_prefect_and_ray_in_parallel_then_cached(toy_project, tmp_path):
 
     starts = [datetime.fromisoformat(t["started"]) for t in timing.values()]
     assert abs((starts[0] - starts[1]).total_seconds()) < 2.0, "independent stages should run at the same time"
+    assert "[toy.train_a] a line from the stage" in first.stderr, "worker output reaches the driver"
+    assert "pid=" not in first.stderr and "\x1b[" not in first.stderr, "no Ray prefixes or colour codes off a tty"
+    assert "[4/4]" in first.stderr and "toy: 1/1 claims hold" in first.stderr
 
     second = paperdag("run", "toy", "--profile", "smoke", cwd=toy_project.root, env=env)
     assert second.returncode == 0, second.stderr[-3000:]

@@ -1,6 +1,7 @@
 """Toy stages: deterministic, cheap, each writing a Parquet table or the metrics file."""
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -34,6 +35,7 @@ def prepare(ctx: StageContext) -> dict[str, float]:
 
 def train(ctx: StageContext, variant: str) -> dict[str, float]:
     _maybe_fail(ctx, f"train_{variant}")
+    print(f"[{ctx.label}] a line from the stage", file=sys.stderr, flush=True)
     scale = getattr(ctx.params, f"scale_{variant}")
     x = read_table(ctx.input("prepare", "data.parquet"))["x"].to_numpy()
     for step in range(3):
