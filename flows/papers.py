@@ -5,11 +5,24 @@ each stage with its declared resources. Cached stages are recorded without a tas
 loop (each attempt is a task run), then reported; its upstream outputs stay cached and its descendants do not run.
 The CLI plans once and hands its opened ``Execution`` to the flow (``run_execution``); a scheduled deployment opens
 its own.
+
+Interrupted (SIGINT/SIGTERM, see ``paperdag.lifetime``), the loop cancels the Ray tasks in flight and the flow
+ends within seconds. Without a configured Prefect API, the CLI's run uses a temporary API server that paperdag
+starts: on 127.0.0.1, in a session of its own (a Ctrl-C in the terminal reaches paperdag, which then stops the
+server, instead of killing the server under a running flow) and killed by the kernel if paperdag dies. During a
+CLI run Prefect's own console lines about flow and task runs are left out (paperdag prints one line per stage and
+one summary; the full traceback of a failed stage is in its log file); they still reach the Prefect API and UI.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import subprocess
+import sys
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import Future
 
 from prefect import flow
@@ -31,6 +44,10 @@ class PrefectRayExecutor:
 
     def __init__(self, ray_address: str | None = None):
         self.ray = RayExecutor(ray_address)
+
+    def cancel(self) -> int:
+        """Stop the stages in flight (the loop calls this when interrupted); their Prefect tasks then end."""
+        return self.ray.cancel()
 
     def submit(self, execution: Execution, plan: StagePlan) -> Future[tuple[dict, bool]]:
         settled: Future[tuple[dict, bool]] = Future()
@@ -67,7 +84,92 @@ def run_execution(execution: Execution, ray_address: str | None = None, retries:
     token = uuid.uuid4().hex
     _OPENED[token] = execution
     try:
-        return run_papers([p.slug for p in execution.pipelines], profile=execution.profile,
-                          ray_address=ray_address, retries=retries, trigger=execution.trigger, opened=token)
+        with _quiet_run_logs():
+            start_api_server()
+            try:
+                return run_papers([p.slug for p in execution.pipelines], profile=execution.profile,
+                                  ray_address=ray_address, retries=retries, trigger=execution.trigger, opened=token)
+            finally:
+                _drain()
     finally:
         _OPENED.pop(token, None)
+
+
+def _drain(timeout_s: float = 3.0) -> None:
+    """Send Prefect's queued logs and events now, while the API server is up (it stops at exit, possibly before
+    Prefect's own exit-time drain, which then prints connection errors)."""
+    try:
+        from prefect.events.worker import EventsWorker
+        from prefect.logging.handlers import APILogWorker
+
+        APILogWorker.drain_all(timeout=timeout_s)
+        EventsWorker.drain_all(timeout=timeout_s)
+    except Exception:  # noqa: BLE001 - best effort: the run's outcome is already decided
+        pass
+
+
+class _RunLogFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.name.startswith(("prefect.flow_runs", "prefect.task_runs"))
+
+
+@contextlib.contextmanager
+def _quiet_run_logs() -> Iterator[None]:
+    """Leave Prefect's flow- and task-run records out of the console (its API handler still sends them)."""
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    quiet = _RunLogFilter()
+    handlers = [h for name in ("", "prefect") for h in logging.getLogger(name).handlers
+                if isinstance(h, PrefectConsoleHandler)]
+    for handler in handlers:
+        handler.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(quiet)
+
+
+def _die_with_parent() -> None:  # runs in the forked child, before exec
+    if _PRCTL is not None:
+        _PRCTL(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+
+
+try:
+    import ctypes
+
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+except (OSError, AttributeError):
+    _PRCTL = None
+
+
+def start_api_server() -> str | None:
+    """Start the temporary Prefect API this process's flows will use, unless an API is configured; returns its
+    URL. Prefect's own temporary server, started the way paperdag needs it (see the module docstring)."""
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():
+        return None
+    for var in ("no_proxy", "NO_PROXY"):  # an HTTP proxy in the environment must not carry loopback calls
+        hosts = [h for h in os.environ.get(var, "").split(",") if h]
+        os.environ[var] = ",".join(hosts + [h for h in ("127.0.0.1", "localhost") if h not in hosts])
+
+    class LoopbackServer(SubprocessASGIServer):
+        def _run_uvicorn_command(self) -> subprocess.Popen:
+            import prefect
+            from prefect.settings import get_current_settings
+
+            return subprocess.Popen(
+                [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory",
+                 "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
+                 "--log-level", "error", "--lifespan", "on"],
+                env={**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
+                     "PREFECT__SERVER_FINAL": "1",
+                     **get_current_settings().to_environment_variables(exclude_unset=True)},
+                start_new_session=True, preexec_fn=_die_with_parent,
+            )
+
+    server = LoopbackServer()  # registered as the temporary server Prefect's clients use (one per process)
+    server.start()
+    return server.api_url

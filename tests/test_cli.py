@@ -38,6 +38,8 @@ def _one_line_error(result, code: int) -> str:
     (["dvc"], 2, "exactly one of --write or --check"),
     (["dvc", "--write", "--check"], 2, "exactly one of --write or --check"),
     (["new", "Bad-Slug"], 2, "lowercase Python identifier"),
+    (["list", "toy"], 2, "unexpected extra argument"),
+    (["ui", "--port", "0"], 2, "--port"),
 ])
 def test_bad_input_is_a_one_line_error(toy_project, args, code, words):
     assert words in _one_line_error(paperdag(*args, cwd=toy_project.root), code)
@@ -68,6 +70,46 @@ def test_bad_profile_overlay_is_named(toy_project):
     params = toy_project.params_path
     params.write_text(params.read_text().replace("      n: 10", "      n: ten"))
     assert "toy.profiles.smoke.n" in _one_line_error(paperdag("run", "toy", "-p", "smoke", cwd=toy_project.root), 2)
+
+
+@pytest.mark.parametrize("old, new, words", [
+    ("    smoke:\n      n: 10\n", "    smoke:\n", "toy.profiles.smoke is empty"),
+    ("    smoke:\n      n: 10\n", "    smoke: {}\n", "toy.profiles.smoke is empty"),
+    ("toy:\n  seed: 0\n  n: 50\n  scale_a: 1.0\n  scale_b: 2.0\n  sleep: 0.0\n", "toy:\n",
+     "section for paper 'toy' sets no params"),
+])
+def test_an_empty_overlay_or_section_is_an_error_not_a_full_run(toy_project, old, new, words):
+    params = toy_project.params_path
+    assert old in params.read_text()
+    params.write_text(params.read_text().replace(old, new))
+    assert words in _one_line_error(paperdag("run", "toy", "-p", "smoke", cwd=toy_project.root), 2)
+    assert not (toy_project.root / "artifacts").exists()
+
+
+def test_an_empty_paper_section_is_an_error(toy_project):
+    params = toy_project.params_path
+    params.write_text("toy:\ntoy_cluster:\n  seed: 0\n")
+    assert "section for paper 'toy' is empty" in _one_line_error(paperdag("run", "toy", cwd=toy_project.root), 2)
+
+
+@pytest.mark.parametrize("paper", ["vector_lyapunov", "pepmirror"])
+def test_verify_on_a_folder_of_garbage_is_one_line_and_exit_1(tmp_path, paper):
+    from paperdag.extras import missing_packages
+
+    if missing_packages(paper):
+        pytest.skip(f"paperdag[{paper}] is not installed")
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "meta.json").write_text('{"kind": ')
+    (garbage / "weights.safetensors").write_bytes(os.urandom(512))
+    (garbage / "designs_verified.parquet").write_bytes(os.urandom(512))
+    env = {k: v for k, v in os.environ.items() if k != "PAPERDAG_EXTRA_PIPELINES"}
+    result = subprocess.run([sys.executable, "-c", "from paperdag.cli import main; main()", "verify", paper,
+                             str(garbage)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [l for l in (result.stdout + result.stderr).splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith(("error: ", "REFUTED ")), lines
 
 
 def test_outside_a_project(tmp_path):

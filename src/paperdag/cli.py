@@ -14,7 +14,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from paperdag.errors import PaperdagError
+from paperdag.errors import Interrupted, PaperdagError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Research papers as cached, versioned pipelines (Prefect + Ray, DVC, MLflow).")
@@ -87,6 +87,7 @@ def run(
 
         check_reachable(ray_address)
     execution = Execution.open(papers, profile=profile, force=force, only=only or (), track=False)
+    execution.store.prepare()  # a read-only artifacts/ is one line before anything else is printed
     pending = execution.pending()
     console.print(f"[bold]paperdag run[/bold] {', '.join(p.slug for p in execution.pipelines)} "
                   f"[dim](profile {profile}: {len(pending)} to run, "
@@ -96,8 +97,10 @@ def run(
     if not pending or local:
         drive(execution, LocalExecutor(), retries=retries)
     else:
+        from paperdag.lifetime import start_watchdog
         from paperdag.ray_exec import connect
 
+        start_watchdog()  # Ray's and Prefect's processes end with this one, however it ends (SIGKILL included)
         connect(ray_address)  # in the main thread, before Prefect starts its API
         from flows.papers import run_execution
 
@@ -180,8 +183,20 @@ def verify(paper: str, path: Optional[Path] = typer.Argument(None, help="Certifi
     folder = path or Project.find().view(paper, "verify")
     if not folder.is_dir():
         raise PaperdagError(f"no certificate folder at {folder}")
-    ok, message = resolve_fn(pipeline.package, pipeline.reverify)(folder)
-    out.print(("[green]VERIFIED[/green] " if ok else "[red]REFUTED[/red] ") + message)
+    from rich.markup import escape
+
+    from paperdag.extras import require_extra
+
+    require_extra(pipeline.slug)
+    reverify = resolve_fn(pipeline.package, pipeline.reverify)
+    try:
+        ok, message = reverify(folder)
+    except Exception as e:  # noqa: BLE001 - whatever the folder holds, the answer is one line and exit 1
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        raise PaperdagError(f"{folder} holds no readable {paper} certificate ({type(e).__name__}: {first}); "
+                            f"nothing was verified") from None
+    out.print(("[green]VERIFIED[/green] " if ok else "[red]REFUTED[/red] ") + escape(" ".join(str(message).split())),
+              soft_wrap=True)
     raise typer.Exit(0 if ok else 1)
 
 
@@ -199,23 +214,27 @@ def new(slug: str = typer.Argument(..., help="The new paper's slug: a lowercase 
 
 
 @app.command()
-def ui(port: int = typer.Option(5000, help="Port on 127.0.0.1.")) -> None:
+def ui(port: int = typer.Option(5000, min=1, max=65535, help="Port to serve on."),
+       host: str = typer.Option("127.0.0.1", help="Interface to bind: this machine only unless told otherwise "
+                                                  "(0.0.0.0 exposes the tracking store to the network).")) -> None:
     """Start the MLflow UI on the project's tracking store."""
     from paperdag.project import Project
     from paperdag.tracking import tracking_uri
 
     project = Project.find()
     uri = tracking_uri(project.root)
-    console.print(f"MLflow UI on http://127.0.0.1:{port} (store {uri})")
+    console.print(f"MLflow UI on http://{host}:{port} (store {uri})")
     os.execvp(sys.executable, [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
-                               "--host", "127.0.0.1", "--port", str(port)])
+                               "--host", host, "--port", str(port)])
 
 
 @app.command()
 def serve(config: Path = typer.Option(Path("schedules.yaml"), help="Deployments and their cron schedules.")) -> None:
     """Register deployments with cron schedules from the config file and serve them (needs a Prefect API)."""
     from flows.deployments import serve_deployments
+    from paperdag.lifetime import start_watchdog
 
+    start_watchdog()  # the flow runs it starts end with it
     serve_deployments(config)
 
 
@@ -231,25 +250,63 @@ def _click_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
+def _dispatch() -> tuple[int, str | None]:
+    """Run the app; returns its exit code and the one-line error to print (if any)."""
+    try:
+        code = app(standalone_mode=False)
+    except Interrupted as e:
+        return e.exit_code, None
+    except PaperdagError as e:
+        return e.exit_code, f"error: {e}"
+    except typer.Exit as e:
+        return e.exit_code, None
+    except typer.Abort:
+        return 130, None
+    except _click_errors() as e:
+        return e.exit_code, (f"error: {e.format_message()}" if e.format_message() else None)  # no_args_is_help
+    except OSError as e:  # the environment: a read-only or full disk, a missing file
+        where = f": {e.filename}" if e.filename else ""
+        return 1, f"error: {e.strerror or e}{where}"
+    except Exception as e:  # noqa: BLE001 - a bug or an unforeseen environment: one line, the traceback in a file
+        if os.environ.get("PAPERDAG_DEBUG"):
+            raise
+        return 1, f"error: {type(e).__name__}: {_first_line(e)} (unexpected; traceback in {_save_traceback(e)})"
+    return (code if isinstance(code, int) else 0), None
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [""])[0][:300]
+
+
+def _save_traceback(e: BaseException) -> str:
+    """Write an unexpected error's traceback to a file in the temp folder; returns its path."""
+    import tempfile
+    import traceback
+
+    fd, path = tempfile.mkstemp(prefix="paperdag-error-", suffix=".log")
+    with os.fdopen(fd, "w") as f:
+        f.write(f"paperdag {' '.join(sys.argv[1:])}\n\n{''.join(traceback.format_exception(e))}")
+    return path
+
+
 def main() -> None:
     """Entry point: runs the app and turns known errors into one-line messages with their exit codes.
 
-    Usage errors exit 2, a failed stage or refuted certificate 1, an interrupt 130. SIGTERM exits through Python's
-    normal shutdown, so atexit hooks (Prefect stopping its temporary API server, Ray shutting down) run and nothing
-    is left behind; stage outputs are atomic either way."""
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    Usage errors exit 2, a failed stage or refuted certificate 1. SIGINT and SIGTERM end the run within a few seconds
+    with one ``interrupted: ...`` line and exit 130 / 143, however the run unwinds (see ``paperdag.lifetime``);
+    in-flight Ray tasks are cancelled, finished stages stay cached, and helper processes never outlive this one."""
+    from paperdag import lifetime
+
+    lifetime.install_signal_handlers()
     try:
-        code = app(standalone_mode=False)
-    except PaperdagError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(e.exit_code)
-    except (typer.Exit, typer.Abort, KeyboardInterrupt) as e:
-        if isinstance(e, typer.Exit):
-            sys.exit(e.exit_code)
-        print("interrupted: finished stages stay cached; unfinished ones left nothing behind", file=sys.stderr)
-        sys.exit(130)
-    except _click_errors() as e:
-        if e.format_message():  # no_args_is_help has printed the help and has no message
-            print(f"error: {e.format_message()}", file=sys.stderr)
-        sys.exit(e.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+        code, line = _dispatch()
+    except BaseException:  # noqa: BLE001 - a signal's unwinding (Prefect's TerminationSignal, Ray's SystemExit(15))
+        if lifetime.received(wait_s=0.5) is None:
+            raise
+        code, line = 1, None
+    signum = lifetime.received() or (signal.SIGINT if code == 130 else None)  # typer turns KeyboardInterrupt to 130
+    if signum is not None:
+        lifetime.exit_interrupted(signum)
+    if line:
+        print(line, file=sys.stderr)
+    sys.exit(code)

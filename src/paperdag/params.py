@@ -62,12 +62,30 @@ def deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
 
 def _validate(model: type[BaseModel], values: dict[str, Any], path: Path, slug: str, where: str) -> BaseModel:
     try:
-        return model(**values)
+        validated = model(**values)
     except ValidationError as e:
         err = e.errors()[0]
         key = ".".join(str(p) for p in err["loc"]) or "(section)"
         got = f" (got {err['input']!r})" if err["type"] != "missing" and "input" in err else ""
         raise ParamsError(f"{path}: {slug}{where}.{key}: {err['msg']}{got}") from None
+    unset = _unset(validated)
+    if unset:
+        raise ParamsError(f"{path}: {slug}{where}.{unset[0]}: not set (params.yaml is the one source of values; "
+                          f"a model default is never used silently)")
+    return validated
+
+
+def _unset(values: BaseModel, prefix: str = "") -> list[str]:
+    """Dotted names of the fields (in sub-models too) that took their model default instead of a params.yaml value."""
+    missing = []
+    for name in type(values).model_fields:
+        if name not in values.model_fields_set:
+            missing.append(f"{prefix}{name}")
+        else:
+            child = getattr(values, name)
+            if isinstance(child, BaseModel):
+                missing += _unset(child, f"{prefix}{name}.")
+    return missing
 
 
 def load_params(data: dict[str, Any], slug: str, model: type[BaseModel], profile: str, path: Path) -> BaseModel:
@@ -76,9 +94,14 @@ def load_params(data: dict[str, Any], slug: str, model: type[BaseModel], profile
     The base section is validated even when a profile overrides a bad key, so a broken default never hides.
     """
     section = data.get(slug)
+    if slug in data and (section is None or section == {}):
+        raise ParamsError(f"{path}: the section for paper {slug!r} is empty (it must set every param)")
     if not isinstance(section, dict):
         raise ParamsError(f"{path}: no section for paper {slug!r}")
     base = {k: v for k, v in section.items() if k != PROFILES_KEY}
+    if not base:
+        raise ParamsError(f"{path}: the section for paper {slug!r} sets no params, only {PROFILES_KEY} (it must set "
+                          f"every param)")
     profiles = section.get(PROFILES_KEY) or {}
     if not isinstance(profiles, dict):
         raise ParamsError(f"{path}: {slug}.{PROFILES_KEY} must be a mapping of profile name to overlay")
@@ -88,7 +111,10 @@ def load_params(data: dict[str, Any], slug: str, model: type[BaseModel], profile
     if profile not in profiles:
         known = ", ".join([DEFAULT_PROFILE, *sorted(profiles)])
         raise UsageError(f"paper {slug!r} has no profile {profile!r} (profiles: {known})")
-    overlay = profiles[profile] or {}
+    overlay = profiles[profile]
+    if overlay is None or overlay == {}:
+        raise ParamsError(f"{path}: {slug}.{PROFILES_KEY}.{profile} is empty (an overlay sets at least one key; "
+                          f"without one it would silently be the default profile)")
     if not isinstance(overlay, dict):
         raise ParamsError(f"{path}: {slug}.{PROFILES_KEY}.{profile} must be a mapping")
     return _validate(model, deep_merge(base, overlay), path, slug, f".{PROFILES_KEY}.{profile}")

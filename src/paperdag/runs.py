@@ -155,12 +155,36 @@ class Execution:
             self.tracker.stage(plan, None, None, {}, error=message, attempt=attempt)
 
     def fail(self, plan: StagePlan, error: BaseException | str, attempt: int = 0) -> None:
+        """Record a stage that failed for good: its first error line (and the log file holding the full traceback)
+        goes into the run's one-line summary, the whole message to MLflow."""
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        self.failed[plan.label] = message
-        self.progress(plan, f"FAILED: {message.splitlines()[0] if message else ''}")
+        first = message.strip().splitlines()[0] if message.strip() else type(error).__name__
+        log = None if isinstance(error, str) else self.stage_log(plan, error, attempt)
+        self.failed[plan.label] = f"{first} (traceback: {log})" if log else first
+        self.progress(plan, f"FAILED: {first}")
         if self.tracker is not None:
             self.tracker.stage(plan, None, None, {}, error=message, attempt=attempt)
         self._maybe_end(plan.paper)
+
+    def stage_log(self, plan: StagePlan, error: BaseException, attempt: int = 0) -> str | None:
+        """Write the stage's full traceback to ``artifacts/.logs/<paper>/<stage>.log``; returns its path as the user
+        will type it (relative to the working folder when inside it), or None if it cannot be written."""
+        from datetime import datetime, timezone
+
+        from paperdag.errors import traceback_text
+
+        path = self.project.artifacts / ".logs" / plan.paper / f"{plan.name}.log"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            path.write_text(f"{plan.label} failed (attempt {attempt + 1}, key {plan.key[:12]}, {when})\n\n"
+                            f"{traceback_text(error)}")
+        except OSError:
+            return None
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)
 
     def skip(self, plan: StagePlan) -> None:
         """A stage not run because an upstream stage failed or was skipped."""
@@ -237,6 +261,7 @@ def drive(execution: Execution, executor: Executor | None = None, retries: int =
     output is already in the store). Cached stages are recorded without being submitted.
     """
     executor = executor or LocalExecutor()
+    execution.store.prepare()  # one line if artifacts/ is not writable; stale scratch of killed runs is removed
     waiting = [p for p in execution.plans if p.run]
     running: dict[Future, tuple[StagePlan, int]] = {}
     requested = {p.label for p in waiting}
@@ -283,6 +308,12 @@ def drive(execution: Execution, executor: Executor | None = None, retries: int =
             for future in finished:
                 settle(future)
     except BaseException:
+        cancel = getattr(executor, "cancel", None)
+        if running and cancel is not None:  # interrupted: stop the stages in flight (finished ones stay cached)
+            try:
+                cancel()
+            except Exception:  # noqa: BLE001 - best effort while unwinding; the driver's exit stops the rest
+                pass
         execution.abort()
         raise
     execution.close()

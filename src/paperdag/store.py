@@ -5,6 +5,11 @@ Layout under the artifact root (a local folder or any pyarrow.fs URI such as ``s
     .store/<paper>/<stage>/<key>/            a complete output: the stage's files + manifest.json + run.json
     .store/<paper>/<stage>/.tmp-<key>-<id>/  an output being written (never counts)
 
+A scratch folder (``.tmp-*`` and ``.trash-*`` in the store, ``scratch/.tmp-*`` for a remote store, a view's
+``.<stage>.tmp-*``/``.old-*``) exists only while its writer holds the output's lock, and its name starts with the
+output's key, so one whose lock nobody holds was left by a killed process: ``prepare``, run before each scheduling
+loop, removes those.
+
 An entry counts only when its ``manifest.json`` exists and every file it lists has the recorded sha256, so a crash
 or Ctrl-C mid-stage never leaves an output that counts as done, and a corrupted output is recomputed. Entries are
 written to a temporary folder and renamed into place (manifest written last, so stores without atomic rename stay
@@ -22,12 +27,15 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
+
+from paperdag.errors import PaperdagError
 
 MANIFEST = "manifest.json"
 RUN_FILE = "run.json"  # the facts of the run that produced an entry (time, host, versions): kept out of the views
@@ -56,6 +64,41 @@ def _is_uri(root: str) -> bool:
     return "://" in root and not root.startswith("file://")
 
 
+class StoreUnavailable(PaperdagError):
+    """The artifact root cannot be used: an unknown URI scheme, an unreachable filesystem, a read-only folder
+    (exit code 2: fix the environment and rerun; nothing was written)."""
+
+    exit_code = 2
+
+
+def _filesystem(root: str) -> tuple[Any, str]:
+    """``pyarrow.fs.FileSystem.from_uri(root)``, its errors as one line naming the artifact root."""
+    import pyarrow.fs as pafs
+
+    try:
+        return pafs.FileSystem.from_uri(root)
+    except Exception as e:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ValueError for a bad root
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        if "Unrecognized filesystem type" in first:
+            raise StoreUnavailable(f"artifact root {root!r} (PAPERDAG_ARTIFACT_ROOT) has an unknown scheme "
+                                   f"{root.split('://', 1)[0]!r}: use a folder or a pyarrow.fs URI (s3://, gs://, "
+                                   f"hdfs://, abfs://)") from None
+        raise StoreUnavailable(f"artifact root {root!r} (PAPERDAG_ARTIFACT_ROOT) cannot be opened: {first}") from None
+
+
+def _not_writable(folder: Path, e: OSError) -> StoreUnavailable:
+    return StoreUnavailable(f"{folder} is not writable ({e.strerror or e}): paperdag keeps its locks and outputs "
+                            f"there; make it writable or set PAPERDAG_ARTIFACT_ROOT")
+
+
+def _key_prefix(name: str, marker: str) -> str | None:
+    """The 16-hex-digit key prefix after ``marker`` in a scratch folder's name (None: not a name paperdag gives)."""
+    _, found, rest = name.partition(marker)
+    prefix = rest.split("-", 1)[0]
+    ok = found and len(prefix) == 16 and all(c in "0123456789abcdef" for c in prefix)
+    return prefix if ok else None
+
+
 class Store:
     """Stage outputs by (paper, stage, key), on the local disk or a pyarrow filesystem.
 
@@ -67,9 +110,7 @@ class Store:
         self.remote = _is_uri(root)
         self.local_dir = Path(local_dir)
         if self.remote:
-            import pyarrow.fs as pafs  # only remote stores need pyarrow's filesystems (local ones stay import-light)
-
-            self.fs, base = pafs.FileSystem.from_uri(root)
+            self.fs, base = _filesystem(root)  # only remote stores import pyarrow's filesystems
             self.base = base.rstrip("/") + "/.store"
         else:
             path = Path(root.removeprefix("file://")).resolve()
@@ -137,9 +178,76 @@ class Store:
     def lock(self, paper: str, stage: str, key: str) -> Iterator[None]:
         """An exclusive file lock for one output, held while it is checked, computed and committed."""
         path = self.local_dir / ".locks" / f"{paper}.{stage}.{key[:24]}.lock"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path)):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(path))
+            lock.acquire()
+        except OSError as e:  # a read-only or full disk, no permission
+            raise _not_writable(path.parent, e) from None
+        try:
             yield
+        finally:
+            lock.release()
+
+    def prepare(self) -> int:
+        """Before a run: one line (``StoreUnavailable``) if the lock folder or a local store is not writable, then
+        ``sweep``; returns how many stale scratch folders were removed."""
+        for folder in [self.local_dir / ".locks"] + ([] if self.remote else [Path(self.base)]):
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                fd, probe = tempfile.mkstemp(prefix=".probe-", dir=folder)
+                os.close(fd)
+                os.unlink(probe)
+            except OSError as e:
+                raise _not_writable(folder, e) from None
+        return self.sweep()
+
+    def sweep(self) -> int:
+        """Remove scratch folders whose writer is gone: no process holds the lock of the output they were for."""
+        candidates: list[tuple[Path, str]] = []  # (folder, glob of the lock files it may belong to)
+        if not self.remote:
+            # A store outside this project's artifacts/ may be shared with other projects, whose locks live in
+            # their own folders: there, only scratch older than a day is judged stale.
+            shared = not Path(self.base).is_relative_to(self.local_dir.resolve())
+            for stage_dir in Path(self.base).glob("*/*"):
+                paper, stage = stage_dir.parent.name, stage_dir.name
+                for tmp in stage_dir.glob(".*"):
+                    prefix = _key_prefix(tmp.name, ".tmp-") or _key_prefix(tmp.name, ".trash-")
+                    if not prefix or not tmp.name.startswith((".tmp-", ".trash-")):
+                        continue
+                    try:
+                        if shared and time.time() - tmp.stat().st_mtime < 86400:
+                            continue
+                    except OSError:
+                        continue
+                    candidates.append((tmp, f"{paper}.{stage}.{prefix}*.lock"))
+        for tmp in (self.local_dir / "scratch").glob(".tmp-*"):
+            if prefix := _key_prefix(tmp.name, ".tmp-"):
+                candidates.append((tmp, f"*.{prefix}*.lock"))
+        for paper_dir in self.local_dir.glob("[!.]*"):
+            for tmp in paper_dir.glob(".*"):
+                for marker in (".tmp-", ".old-"):
+                    stage = tmp.name[1:].partition(marker)[0]
+                    if stage and (prefix := _key_prefix(tmp.name, marker)):
+                        candidates.append((tmp, f"{paper_dir.name}.{stage}.{prefix}*.lock"))
+                        break
+        removed = 0
+        for tmp, pattern in candidates:
+            if tmp.is_dir() and not self._held(pattern):
+                shutil.rmtree(tmp, ignore_errors=True)
+                removed += not tmp.exists()
+        return removed
+
+    def _held(self, pattern: str) -> bool:
+        """Whether some process holds a lock file matching ``pattern`` (each tried once, without waiting)."""
+        for path in (self.local_dir / ".locks").glob(pattern):
+            lock = FileLock(str(path), timeout=0)
+            try:
+                lock.acquire()
+            except (Timeout, OSError):
+                return True  # held, or cannot tell: keep the folder
+            lock.release()
+        return False
 
     def scratch(self, paper: str, stage: str, key: str) -> Path:
         """A new empty local folder for a stage to write into (same filesystem as the store when local)."""
@@ -189,7 +297,7 @@ def materialize(entry: Path, view: Path) -> None:
     if (view / MANIFEST).is_file() and (view / MANIFEST).read_text() == manifest_text:
         return
     view.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{view.name}.tmp-", dir=view.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{view.name}.tmp-{entry.name[:16]}-", dir=view.parent))
     tmp.chmod(0o755)
     try:
         for path in entry.rglob("*"):
@@ -206,7 +314,7 @@ def materialize(entry: Path, view: Path) -> None:
                 shutil.copy2(path, dest)
         old = None
         if view.exists():
-            old = view.with_name(f".{view.name}.old-{uuid.uuid4().hex[:8]}")
+            old = view.with_name(f".{view.name}.old-{entry.name[:16]}-{uuid.uuid4().hex[:8]}")
             os.replace(view, old)
         os.replace(tmp, view)
         if old is not None:
