@@ -62,6 +62,7 @@ def build_deployments(config: Path) -> list[Any]:
             name=spec.name, schedule=Cron(spec.cron, timezone=spec.timezone),
             parameters={"papers": spec.papers, "profile": spec.profile, "ray_address": spec.ray_address,
                         "trigger": "schedule"},
+            tags=[*(f"paper:{p}" for p in spec.papers), f"profile:{spec.profile}", "trigger:schedule"],
         )
         for spec in load_specs(config)
     ]

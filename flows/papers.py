@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future
 
-from prefect import flow
+from prefect import flow, tags
 from prefect.futures import PrefectFuture
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
@@ -64,7 +64,39 @@ def _settle(future: PrefectFuture, settled: Future) -> None:
         settled.set_exception(e)
 
 
-@flow(name="paperdag", task_runner=ThreadPoolTaskRunner(max_workers=32))
+def _flow_run_name() -> str:
+    """``<papers> · <profile> · <trigger>``, from the flow run's parameters (CLI runs and deployments alike)."""
+    from prefect.runtime import flow_run
+
+    p = flow_run.parameters
+    return f"{'+'.join(p.get('papers') or [])} · {p.get('profile', DEFAULT_PROFILE)} · {p.get('trigger', 'schedule')}"
+
+
+def claims_markdown(execution: Execution, slug: str) -> str:
+    """The paper's verdicts as a Markdown table with where to look next (a Prefect artifact)."""
+    import json
+
+    doc = json.loads(execution.project.metrics_path(slug).read_text())
+    rows = [f"| {c['id']} | {'yes' if c['holds'] else '**no**'} | {str(c['statement'])[:120]} |" for c in doc["claims"]]
+    return "\n".join([f"### {doc['title']}", "",
+                      f"**{doc['claims_holding']}/{doc['claims_total']} claims hold** (profile {doc['profile']}).",
+                      "", "| claim | holds | statement |", "|---|---|---|", *rows, "",
+                      f"Full table: `metrics/{slug}.json`, `reports/index.html`; runs: `paperdag ui`."])
+
+
+def _publish_claims(execution: Execution) -> None:
+    """A Markdown artifact per paper with its verdicts (the flow run's Artifacts tab), and a log line each."""
+    from prefect import get_run_logger
+    from prefect.artifacts import create_markdown_artifact
+
+    log = get_run_logger()
+    for slug, holds in execution.verdicts.items():
+        log.info("%s: %d/%d claims hold", slug, sum(holds.values()), len(holds))
+        create_markdown_artifact(markdown=claims_markdown(execution, slug), key=f"claims-{slug.replace('_', '-')}",
+                                 description=f"{slug}: claims holding at profile {execution.profile}")
+
+
+@flow(name="paperdag", task_runner=ThreadPoolTaskRunner(max_workers=32), flow_run_name=_flow_run_name)
 def run_papers(papers: list[str], profile: str = DEFAULT_PROFILE, force: bool = False, only: list[str] | None = None,
                ray_address: str | None = None, retries: int = 1, trigger: str = "schedule",
                opened: str | None = None) -> dict[str, bool]:
@@ -74,9 +106,22 @@ def run_papers(papers: list[str], profile: str = DEFAULT_PROFILE, force: bool = 
     """
     execution = _OPENED.pop(opened) if opened else Execution.open(papers, profile=profile, trigger=trigger,
                                                                   force=force, only=only or ())
+    _announce()
     executor = PrefectRayExecutor(ray_address) if execution.pending() else None
-    drive(execution, executor, retries)
+    try:
+        drive(execution, executor, retries)
+    finally:
+        _publish_claims(execution)
     return dict(execution.done)
+
+
+def _announce() -> None:
+    """With a Prefect server configured (not the temporary one), say where this flow run is in its UI."""
+    from prefect.runtime import flow_run
+    from prefect.settings import PREFECT_UI_URL
+
+    if PREFECT_UI_URL.value() and os.environ.get("PREFECT_API_URL"):
+        print(f"Prefect flow run: {flow_run.ui_url}", file=sys.stderr, flush=True)
 
 
 def run_execution(execution: Execution, ray_address: str | None = None, retries: int = 1) -> dict[str, bool]:
@@ -87,8 +132,10 @@ def run_execution(execution: Execution, ray_address: str | None = None, retries:
         with _quiet_run_logs():
             start_api_server()
             try:
-                return run_papers([p.slug for p in execution.pipelines], profile=execution.profile,
-                                  ray_address=ray_address, retries=retries, trigger=execution.trigger, opened=token)
+                slugs = [p.slug for p in execution.pipelines]
+                with tags(*(f"paper:{s}" for s in slugs), f"profile:{execution.profile}", f"trigger:{execution.trigger}"):
+                    return run_papers(slugs, profile=execution.profile, ray_address=ray_address, retries=retries,
+                                      trigger=execution.trigger, opened=token)
             finally:
                 _drain()
     finally:
@@ -111,6 +158,11 @@ def _drain(timeout_s: float = 3.0) -> None:
 class _RunLogFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return not record.name.startswith(("prefect.flow_runs", "prefect.task_runs"))
+
+
+class _ServerNoticeFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "prefect" and record.levelno < logging.WARNING)
 
 
 @contextlib.contextmanager
@@ -170,6 +222,11 @@ def start_api_server() -> str | None:
                 start_new_session=True, preexec_fn=_die_with_parent,
             )
 
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    for handler in (h for name in ("", "prefect") for h in logging.getLogger(name).handlers):
+        if isinstance(handler, PrefectConsoleHandler):  # its start/stop notices (the stop comes at exit)
+            handler.addFilter(_ServerNoticeFilter())
     server = LoopbackServer()  # registered as the temporary server Prefect's clients use (one per process)
     server.start()
     return server.api_url

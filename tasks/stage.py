@@ -7,7 +7,7 @@ cross the task boundary, never tensors.
 
 from __future__ import annotations
 
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from paperdag.engine import StagePlan
@@ -17,5 +17,13 @@ from paperdag.store import Store
 
 @task(cache_policy=NO_CACHE, retries=0)
 def run_stage(store: Store, plan: StagePlan, inputs: dict[str, str], executor: RayExecutor) -> tuple[dict, bool]:
-    """Execute ``plan`` on Ray; returns ``(manifest, cache_hit)`` (a hit if a concurrent run produced it)."""
-    return executor.run(store, plan, inputs)
+    """Execute ``plan`` on Ray; returns ``(manifest, cache_hit)`` (a hit if a concurrent run produced it). Its
+    outcome goes to the task run's log, which the Prefect UI shows."""
+    log = get_run_logger()
+    log.info("%s: key %s, resources %s", plan.label, plan.key[:12], plan.resources)
+    manifest, hit = executor.run(store, plan, inputs)
+    timing = manifest.get("run", {}).get("timing", {})
+    log.info("%s: %s; files %s; summary %s", plan.label,
+             "served from the store" if hit else f"computed in {timing.get('seconds', 0):.1f}s on "
+             f"{manifest.get('run', {}).get('device', '?')}", sorted(manifest["files"]), manifest.get("summary"))
+    return manifest, hit

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
 
@@ -104,3 +105,55 @@ def test_prefect_path_plans_once_and_retries_in_the_loop(toy_project, tmp_path):
     assert "store.verify calls: 4" in result.stderr  # the 4 entries checked while planning, none again
     assert "toy.train_b" in result.stderr and "retry 1 after ValueError: train_b was told to fail" in result.stderr
     assert executions(tmp_path / "log", "train_b") == 3 and executions(tmp_path / "log", "evaluate") == 1
+
+
+@pytest.fixture
+def prefect_server(tmp_path):
+    """A Prefect server on 127.0.0.1 for one test (stopped afterwards), as users run one for the UI."""
+    import signal
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_UI_ENABLED": "false"}
+    env.pop("PREFECT_API_URL", None)
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1",
+                             "--port", str(port)], env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/api"
+    try:
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(f"{url}/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("prefect server did not start")
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+
+
+def test_prefect_ui_shows_named_tagged_runs_with_logs_and_a_claims_artifact(toy_project, prefect_server):
+    result = paperdag("run", "toy", cwd=toy_project.root, env={"PREFECT_API_URL": prefect_server})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"Prefect flow run: {prefect_server.removesuffix('/api')}/flow-runs/flow-run/" in result.stderr
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings({PREFECT_API_URL: prefect_server}), get_client(sync_client=True) as client:
+        runs = client.read_flow_runs()
+        assert len(runs) == 1
+        run = runs[0]
+        assert run.name == "toy · default · cli" and {"paper:toy", "profile:default"} <= set(run.tags)
+        logs = client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run.id])))
+        messages = "\n".join(log.message for log in logs)
+        assert "toy.train_a: computed in" in messages and "toy: 1/1 claims hold" in messages
+        artifacts = client.read_latest_artifacts()
+        assert any(a.key == "claims-toy" and "1/1 claims hold" in a.data for a in artifacts)

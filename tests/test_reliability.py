@@ -296,12 +296,15 @@ class FakeServer:
                                          ("closed", "unreachable")])
 def test_ray_address_that_is_not_a_ray_head(toy_project, kind, words):
     server = FakeServer(kind)
-    if kind == "closed":
+    port = server.port
+    if kind == "closed":  # a port bound but not listening: refused, and no other process can take it meanwhile
         server.close()
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        port = server.getsockname()[1]
     try:
         t0 = time.monotonic()
-        result = paperdag("run", "toy", cwd=toy_project.root, env={"RAY_ADDRESS": f"127.0.0.1:{server.port}"},
-                          timeout=60)
+        result = paperdag("run", "toy", cwd=toy_project.root, env={"RAY_ADDRESS": f"127.0.0.1:{port}"}, timeout=60)
         assert time.monotonic() - t0 < 20
     finally:
         server.close()

@@ -37,7 +37,7 @@ out = Console(highlight=False)
 
 for _var, _value in {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1", "RAY_USAGE_STATS_ENABLED": "0",
                      "MLFLOW_ENABLE_TELEMETRY": "false", "DVC_NO_ANALYTICS": "1",
-                     "PREFECT_LOGGING_LEVEL": "WARNING",
+                     "PREFECT_LOGGING_LEVEL": "INFO",  # stage logs reach the Prefect UI; the console filters them
                      # stage output reaches the driver as it is: progress lines carry their [paper.stage] label, so no
                      # "(_run_remote pid=...)" prefix, no deduplication of repeated lines, no colour codes off a tty
                      "RAY_DISABLE_WORKER_LOG_PREFIX": "1", "RAY_DEDUP_LOGS": "0",
