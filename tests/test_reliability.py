@@ -23,6 +23,12 @@ INTERRUPTED = "interrupted: "
 
 
 # -- helpers -------------------------------------------------------------------------------------------------------
+def _interruptible() -> None:
+    """In the child before exec: SIGINT back to its default, as a terminal gives it. A test run started in the
+    background inherits SIGINT ignored, and a Python process honours an inherited ignore (so would paperdag)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Run:
     """``paperdag ...`` started in its own session (so a group signal is a terminal's Ctrl-C), always reaped."""
 
@@ -30,7 +36,8 @@ class Run:
         self.stderr_path = cwd.parent / f"stderr-{time.time_ns()}.txt"
         self._err = open(self.stderr_path, "w")
         self.proc = subprocess.Popen([*PAPERDAG, *args], cwd=cwd, env={**os.environ, **(env or {})},
-                                     stdout=subprocess.DEVNULL, stderr=self._err, start_new_session=True)
+                                     stdout=subprocess.DEVNULL, stderr=self._err, start_new_session=True,
+                                     preexec_fn=_interruptible)
         self.seen: dict[int, float] = {}  # every descendant seen: pid -> create time
 
     def descendants(self) -> list[psutil.Process]:
