@@ -4,6 +4,7 @@ run, claims file) is checked for every paper by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -16,12 +17,13 @@ from Bio import SeqIO
 from rdkit import Chem
 from rdkit.Chem import rdCIPLabeler
 
-from paperdag.papers.pepmirror import chem, data, geometry
+from paperdag.papers.pepmirror import chem, data, fullatom, geometry, seqhead
 from paperdag.papers.pepmirror.certificates import judge
 from paperdag.papers.pepmirror.claims import claims
+from paperdag.papers.pepmirror.fullatom import FullAtomResult
 from paperdag.papers.pepmirror.model import Denoiser, cross_channels
-from paperdag.papers.pepmirror.package import Candidate, build_package, check_pdb_chirality
-from paperdag.papers.pepmirror.params import CertificateParams, ClaimParams
+from paperdag.papers.pepmirror.package import Candidate, build_package, check_pdb_chirality, recheck_package
+from paperdag.papers.pepmirror.params import CertificateParams, ClaimParams, FullAtomParams
 from paperdag.papers.pepmirror.reverify import VERIFIED_FILE, reverify
 
 torch.set_num_threads(1)
@@ -109,26 +111,29 @@ def test_peptide_properties() -> None:
     assert props["mono_mass_da"] == pytest.approx(74.048, abs=1e-3)
 
 
+FA_PARAMS = FullAtomParams(shell=6.0, ph=7.0, cutoff_nm=1.0, restraint_k=1000.0, min_tolerance=10.0,
+                           max_iterations=50, clash_overlap=0.5, hbond_dist=2.5, hbond_angle=120.0)
+
+
 @pytest.fixture(scope="module")
-def d_candidate() -> tuple[Candidate, dict]:
-    """The native 4E43 peptide, mirrored to D, placed in its real L pocket."""
+def d_candidate() -> tuple[Candidate, dict, FullAtomResult, np.ndarray]:
+    """The mirror image of the 4E43 complex: a D peptide (the native sequence) on a D-protein 'target', so that
+    its mirror space is the real L complex; with its full-atom model (small shell, short minimisation)."""
     root = data.data_dir()
     ex = data.complex_example(data.read_chains(root / "4E43.pdb", "4E43.pdb"), "C", 10.0, 40, "target")
-    import pyarrow as pa
-
-    atoms = {ex["id"]: pa.table(data.target_atoms(root / "4E43.pdb", ex))}
     pep = np.asarray(ex["pep_xyz"]).reshape(-1, 4, 3)
     center = np.asarray(ex["pocket_xyz"]).reshape(-1, 4, 3)[:, 1].mean(0)
-    # mirror the peptide through a plane through its own centroid: a D peptide at the same site
-    cand = Candidate("PM001", ex["id"], ex["pep_seq"], geometry.mirror(pep, pep[:, 1].mean(0)), "test-v0",
-                     {"in_silico": 1.0})
-    assert np.isfinite(center).all()
-    return cand, atoms
+    table = pa.table(data.target_atoms(root / "4E43.pdb", ex))
+    xyz = geometry.mirror(np.stack([table[k].to_numpy() for k in "xyz"], 1), center)
+    table = table.set_column(table.schema.get_field_index("x"), "x", pa.array(xyz[:, 0]))
+    cand = Candidate("PM001", ex["id"], ex["pep_seq"], geometry.mirror(pep, center), "test-v0", {"in_silico": 1.0})
+    model = fullatom.full_atom(cand.xyz, cand.sequence, table, center, FA_PARAMS, seed=0)
+    return cand, {ex["id"]: table}, model, center
 
 
 def test_export_package_parses_back(tmp_path, d_candidate) -> None:
-    cand, atoms = d_candidate
-    for name, blob in build_package([cand], atoms, {}, BONDS).items():
+    cand, atoms, model, _ = d_candidate
+    for name, blob in build_package([cand], atoms, {}, BONDS, [model]).items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(blob)
     rec = next(SeqIO.parse(tmp_path / "candidates.fasta", "fasta"))
@@ -143,21 +148,134 @@ def test_export_package_parses_back(tmp_path, d_candidate) -> None:
     assert " DLE " in pdb and " DAL " not in pdb and " DSG " in pdb
     check_pdb_chirality(pdb, "P", cand.sequence)
     assert "not experimentally validated" in (tmp_path / "candidate_manifest.json").read_text()
+    for ext in ("pdb", "cif"):  # every chiral CA of the full-atom files is D (parsed by hand, not by the pipeline)
+        vols = _peptide_ca_volumes((tmp_path / f"fullatom/PM001.{ext}").read_text(), "P")
+        assert len(vols) == sum(a != "G" for a in cand.sequence) and all(v < -1.5 for v in vols.values())
+    assert recheck_package(tmp_path) == {"n_exported": 1, "n_pass": 1}
+
+
+def _peptide_ca_volumes(text: str, chain: str) -> dict[int, float]:
+    """((N - CA) x (C - CA)) . (CB - CA) of every peptide residue with a CB, read from PDB columns or mmCIF
+    atom_site rows by hand (no structure library), keyed by residue number."""
+    atoms: dict[int, dict[str, np.ndarray]] = {}
+    if text.startswith("data_"):
+        lines = text.splitlines()
+        keys = [ln.split(".", 1)[1].strip() for ln in lines if ln.startswith("_atom_site.")]
+        for ln in lines:
+            f = ln.split()
+            if ln.startswith(("ATOM", "HETATM")) and len(f) == len(keys):
+                row = dict(zip(keys, f))
+                if row["auth_asym_id"] == chain:
+                    xyz = np.array([float(row[f"Cartn_{k}"]) for k in "xyz"])
+                    atoms.setdefault(int(row["auth_seq_id"]), {})[row["label_atom_id"].strip('"')] = xyz
+    else:
+        for ln in text.splitlines():
+            if ln.startswith(("ATOM", "HETATM")) and ln[21] == chain:
+                xyz = np.array([float(ln[30:38]), float(ln[38:46]), float(ln[46:54])])
+                atoms.setdefault(int(ln[22:26]), {})[ln[12:16].strip()] = xyz
+    return {k: float(np.cross(a["N"] - a["CA"], a["C"] - a["CA"]) @ (a["CB"] - a["CA"]))
+            for k, a in atoms.items() if "CB" in a}
+
+
+def test_fullatom_mirror_energy_and_d_stereocentres(d_candidate) -> None:
+    """The mirror-space (L peptide) complex and the exported D complex have the same amber14 energy to double
+    precision (OpenMM Reference platform); every stereocentre of the exported files is D; an L copy is rejected."""
+    import openmm as mm
+    from openmm import app
+
+    cand, _, model, center = d_candidate
+    ff = app.ForceField(fullatom.FORCEFIELD)
+    system = ff.createSystem(model.complex.topology, nonbondedMethod=app.CutoffNonPeriodic, constraints=None)
+
+    def energy(xyz: np.ndarray) -> float:
+        ctx = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+        ctx.setPositions(xyz / 10.0)
+        return ctx.getState(getEnergy=True).getPotentialEnergy()._value
+
+    e_l, e_d = energy(geometry.mirror(model.native_xyz, center)), energy(model.native_xyz)
+    assert abs(e_l - e_d) <= 1e-9 * abs(e_l)
+    assert model.record["mirror_energy_rel_diff"] < 1e-9 and model.record["clashes_after"] <= model.record[
+        "clashes_before"]
+    pdb, cif, chain = model.texts("PM001", "test")
+    vols = _peptide_ca_volumes(pdb, chain)
+    assert vols == pytest.approx(_peptide_ca_volumes(cif, chain), abs=1e-2)
+    assert len(vols) == 6 and all(v < -1.5 for v in vols.values())
+    n = fullatom.check_fullatom_chirality(pdb, chain, cand.sequence, geometry.CHIRAL_EPS)
+    assert n == fullatom.check_fullatom_chirality(cif, chain, cand.sequence, geometry.CHIRAL_EPS) == 6
+    l_copy = FullAtomResult(model.record, model.complex, geometry.mirror(model.native_xyz, center), model.numbering)
+    with pytest.raises(ValueError, match="CA is not D"):
+        fullatom.check_fullatom_chirality(l_copy.texts("PM001", "L")[0], chain, cand.sequence, geometry.CHIRAL_EPS)
+
+
+def test_beta_carbon_signs_match_pdbfixer_l_templates() -> None:
+    from pathlib import Path as P
+
+    import pdbfixer
+
+    for aa, subs in fullatom.L_BETA_SUBSTITUENTS.items():
+        xyz = {ln[12:16].strip(): np.array([float(ln[30:38]), float(ln[38:46]), float(ln[46:54])])
+               for ln in (P(pdbfixer.__file__).parent / f"templates/{data.AA3[data.AA1.index(aa)]}.pdb").open()
+               if ln.startswith(("ATOM", "HETATM"))}
+        a, b, c = (xyz[k] - xyz["CB"] for k in subs)
+        assert np.sign(np.cross(a, b) @ c) == fullatom.L_BETA_SIGN[aa]
+
+
+def test_nerf_placement_against_gemmi() -> None:
+    import gemmi
+
+    rng = np.random.default_rng(3)
+    a, b, c = rng.normal(size=(3, 3)) * 2
+    for bond, angle, torsion in ((1.33, 116.2, 180.0), (1.52, 110.0, -60.0), (1.0, 95.0, 33.0)):
+        d = fullatom.place(a, b, c, bond, angle, torsion)
+        pos = [gemmi.Position(*v) for v in (a, b, c, d)]
+        assert np.linalg.norm(d - c) == pytest.approx(bond)
+        assert np.degrees(gemmi.calculate_angle(pos[1], pos[2], pos[3])) == pytest.approx(angle)
+        assert np.degrees(gemmi.calculate_dihedral(*pos)) == pytest.approx(torsion if torsion < 180 else -180.0,
+                                                                           abs=1e-6) or torsion == 180.0
+        assert fullatom.dihedral(a, b, c, d) == pytest.approx(np.degrees(gemmi.calculate_dihedral(*pos)))
+
+
+def test_sequence_features_ignore_rotation_and_reflection() -> None:
+    """A complex and its rotated mirror image get the same features, so a design and its mirror image get the
+    same sequence; the sin terms really carry the backbone's dihedrals (they change with the hand alone)."""
+    root = data.data_dir()
+    ex = data.complex_example(data.read_chains(root / "4E43.pdb", "4E43.pdb"), "C", 10.0, 32, "target")
+    pep = np.asarray(ex["pep_xyz"]).reshape(-1, 4, 3)
+    pocket = np.asarray(ex["pocket_xyz"]).reshape(-1, 4, 3)
+    aa = np.asarray(ex["pocket_aa"])
+    q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(3, 3)))
+    move = lambda x: (x @ geometry.MIRROR.T) @ q.T + 3.0
+    f = seqhead.residue_features(pep, pocket, aa)
+    assert f.shape == (len(pep), seqhead.N_FEAT)
+    assert np.allclose(seqhead.residue_features(move(pep), move(pocket), aa), f, atol=1e-5)
+    swapped = pep.copy()
+    swapped[:, 3] = 2 * pep[:, 1] - pep[:, 3]  # CB reflected through CA: every residue changes hand
+    assert not np.allclose(seqhead.residue_features(swapped, pocket, aa)[:, :6], f[:, :6])
+
+
+def test_sequence_baselines_by_hand() -> None:
+    y_train = np.array([0, 0, 0, 1, 2, -1])  # 3 A, 1 R, 1 N; Laplace-smoothed p = (4, 2, 2, 1 x 17) / 25
+    y_test = np.array([[0, 1, -1], [3, -1, -1]])
+    b = seqhead.baselines(y_train, y_test)
+    assert b["majority_class"] == "A" and b["majority_recovery"] == pytest.approx(1 / 3)
+    assert b["composition_perplexity"] == pytest.approx(np.exp(-(np.log(4 / 25) + np.log(2 / 25) + np.log(1 / 25)) / 3))
+    logp = np.log(np.full((2, 3, 20), 1 / 20))
+    assert seqhead.recovery_perplexity(logp, y_test)["perplexity"] == pytest.approx(20.0)
 
 
 def test_export_rejects_bad_inputs(d_candidate) -> None:
-    cand, atoms = d_candidate
+    cand, atoms, model, _ = d_candidate
     with pytest.raises(ValueError, match="empty design set"):
-        build_package([], atoms, {}, BONDS)
+        build_package([], atoms, {}, BONDS, [])
     with pytest.raises(ValueError, match="non-standard residue"):
-        build_package([Candidate("X", cand.target_id, "NLLQKB", cand.xyz, "v")], atoms, {}, BONDS)
+        build_package([Candidate("X", cand.target_id, "NLLQKB", cand.xyz, "v")], atoms, {}, BONDS, [model])
     bad = cand.xyz.copy()
     bad[0, 1] = np.nan
     with pytest.raises(ValueError, match="malformed structure"):
-        build_package([Candidate("X", cand.target_id, cand.sequence, bad, "v")], atoms, {}, BONDS)
+        build_package([Candidate("X", cand.target_id, cand.sequence, bad, "v")], atoms, {}, BONDS, [model])
     l_form = geometry.mirror(cand.xyz, cand.xyz[:, 1].mean(0))  # an L peptide must not pass as D
     with pytest.raises(ValueError, match="chirality check"):
-        build_package([Candidate("X", cand.target_id, cand.sequence, l_form, "v")], atoms, {}, BONDS)
+        build_package([Candidate("X", cand.target_id, cand.sequence, l_form, "v")], atoms, {}, BONDS, [model])
     with pytest.raises(ValueError, match="malformed structure"):
         data.read_chains(data.data_dir() / "empty_atom.gro", "empty_atom.gro")
 
@@ -186,18 +304,26 @@ def test_certificate_verdicts() -> None:
     assert not judge(broken | {"rotation_error": 1e-3}, axial=True, p=p)["passes"]
 
 
-def _measured(polar_l: float, axial_l: float, recovery_axial: float) -> dict[str, float]:
+def _measured(polar_l: float, axial_l: float, recovery_axial: float, native: float = 0.95) -> dict[str, float]:
     m = {f"{k}_{v}_mirrored": 1.0 for k in ("contacts", "buried_surface", "native_recovery", "clashes")
          for v in ("polar", "axial")} | {"native_recovery_axial_mirrored": recovery_axial}
+    m |= {"seq_recovery": 0.2, "seq_majority_recovery": 0.1, "seq_recovery_gain_ci_low": 0.05,
+          "seq_recovery_gain_ci_high": 0.15, "seq_perplexity": 14.0, "seq_composition_perplexity": 18.0,
+          "seq_nll_gain_ci_low": 0.1, "seq_nll_gain_ci_high": 0.4, "seq_recovery_real_complexes": 0.2,
+          "fullatom_n": 2.0, "fullatom_max_clashes_before": 9.0, "fullatom_max_clashes_after": 0.0,
+          "fullatom_median_interaction_before": 1e4, "fullatom_median_interaction_after": -500.0,
+          "fullatom_max_interaction_after": -300.0, "fullatom_mean_buried_surface_after": 900.0,
+          "fullatom_mean_hbonds_after": 4.0, "fullatom_max_mirror_energy_rel_diff": 1e-13}
     for v, ratio in (("polar", polar_l), ("axial", axial_l)):
-        m |= {f"L_ratio_{v}_mirrored_target": ratio, f"L_ratio_{v}_native_target": 0.5,
+        m |= {f"L_ratio_{v}_mirrored_target": ratio, f"L_ratio_{v}_native_target": native,
               f"L_ratio_raw_{v}_mirrored_target": ratio, f"undefined_ratio_raw_{v}_mirrored_target": 0.0,
               f"{v}_rotation_error": 0.0, f"{v}_reflection_error": 0.0}
     return m
 
 
 def test_claims_follow_their_thresholds() -> None:
-    p = ClaimParams(near_zero=0.1, clear_majority=0.7, noninferiority_margin=0.1)
+    p = ClaimParams(native_hand_min=0.9, near_zero=0.1, clear_majority=0.7, noninferiority_margin=0.1,
+                    mirror_energy_rel_tol=1e-9)
     cert = CertificateParams(equiv_tol=1e-8, reflection_min_violation=1e-3)
     ok = {"polar": True, "axial": True}
 
@@ -205,9 +331,17 @@ def test_claims_follow_their_thresholds() -> None:
         return {c.id: c.holds for c in claims(m, passes, package, p, cert)}
 
     assert all(verdicts(_measured(0.05, 0.8, 0.95), ok, {"n_exported": 2, "n_pass": 2}).values())
-    wrong = verdicts(_measured(0.5, 0.6, 0.85), {"polar": True, "axial": False}, {"n_exported": 2, "n_pass": 1})
+    bad = _measured(0.5, 0.6, 0.85, native=0.5) | {"seq_nll_gain_ci_low": -0.1, "fullatom_max_interaction_after": 9.0}
+    wrong = verdicts(bad, {"polar": True, "axial": False}, {"n_exported": 2, "n_pass": 1})
     assert not any(wrong.values())
     assert not verdicts(_measured(0.05, 0.8, 0.95), ok, {"n_exported": 0, "n_pass": 0})["export_checks"]
+    untrained = claims(_measured(0.05, 0.8, 0.95, native=0.52), ok, {"n_exported": 2, "n_pass": 2}, p, cert)
+    by_id = {c.id: c for c in untrained}  # a polar model that never learned the hand cannot confirm mirroring
+    assert not by_id["native_hand_sanity"].holds and not by_id["polar_wrong_hand_on_mirrored_targets"].holds
+    assert "never learned the native hand" in by_id["polar_wrong_hand_on_mirrored_targets"].reason
+    worse = _measured(0.05, 0.8, 0.95) | {"seq_recovery_gain_ci_low": -0.01, "fullatom_max_clashes_after": 1.0}
+    v = verdicts(worse, ok, {"n_exported": 2, "n_pass": 2})
+    assert not v["sequence_head_beats_baselines"] and not v["fullatom_candidates_energy_checked"]
 
 
 @pytest.mark.slow
@@ -215,14 +349,22 @@ def test_smoke_run_designs_certifies_and_exports(smoke_runs, tmp_path: Path) -> 
     runs = smoke_runs("pepmirror")
     metrics = runs.metrics()
     assert {c["id"] for c in metrics["claims"]} == {
-        "equivariance_certificates", "polar_wrong_hand_on_mirrored_targets", "axial_requested_hand_majority",
-        "axial_quality_noninferior", "export_checks"}
+        "equivariance_certificates", "native_hand_sanity", "polar_wrong_hand_on_mirrored_targets",
+        "axial_requested_hand_majority", "axial_quality_noninferior", "sequence_head_beats_baselines",
+        "fullatom_candidates_energy_checked", "export_checks"}
     holds = {c["id"]: c["holds"] for c in metrics["claims"]}
     assert holds["equivariance_certificates"] and holds["export_checks"]
     m = metrics["metrics"]
     assert m["export_n_exported"] >= 1 and m["export_n_pass"] == m["export_n_exported"]
     assert m["polar_design_mirror_deviation_A"] < 1e-9  # polar designs on a mirrored target are exact mirror images
     assert reverify(runs["verify"])[0] and reverify(runs["export"])[0]
+    assert m["fullatom_n"] == m["export_n_exported"] and m["fullatom_max_mirror_energy_rel_diff"] < 1e-9
+    manifest = json.loads((runs["export"] / "candidate_manifest.json").read_text())
+    for entry in manifest["candidates"]:  # every chiral CA in the exported full-atom files is D
+        for ext in ("pdb", "cif"):
+            text = (runs["export"] / f"fullatom/{entry['id']}.{ext}").read_text()
+            vols = _peptide_ca_volumes(text, entry["fullatom_peptide_chain"])
+            assert vols and all(v < -geometry.CHIRAL_EPS for v in vols.values())
     export = shutil.copytree(runs["export"], tmp_path / "export")
     sdf = next((export / "sdf").iterdir())
     sdf.write_text(sdf.read_text().replace("D", "L", 1))

@@ -1,5 +1,5 @@
-"""Stage ``evaluate``: the measured numbers (summary.py), the package re-read from its files (package.py), the
-claims (claims.py) and the chirality figure (plots.py)."""
+"""Stage ``evaluate``: the measured numbers (summary.py, the sequence head's held-out evaluation), the package
+re-read from its files (package.py), the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -8,23 +8,31 @@ from paperdag.io import read_json, read_table, save_figure
 from paperdag.stage import StageContext
 
 from .claims import claims
-from .package import MANIFEST_FILE, recheck_package
+from .package import FULLATOM_TABLE, MANIFEST_FILE, recheck_package
 from .params import Params
-from .plots import plot_chirality
+from .plots import plot_chirality, plot_fullatom
 from .reverify import CERTIFICATES_FILE, VERIFIED_FILE
-from .summary import summarize
+from .summary import summarize, summarize_fullatom
+from .train_seq import SEQ_EVAL_FILE
 
 CHIRALITY_PLOT = "chirality.png"
+FULLATOM_PLOT = "fullatom.png"
 
 
 def evaluate(ctx: StageContext[Params], variants: list[str]) -> dict[str, float]:
-    """metrics.json with the claims; chirality.png (L-residue ratio per variant and target hand)."""
+    """metrics.json with the claims; chirality.png (L-residue ratio per variant and target hand); fullatom.png
+    (interaction energy and clashes of each candidate before and after minimisation)."""
     certs = read_json(ctx.input("verify", CERTIFICATES_FILE))
     m = summarize(read_table(ctx.input("verify", VERIFIED_FILE)).to_pandas(), certs, variants)
+    seq = read_json(ctx.input("train_seq", SEQ_EVAL_FILE))
+    m |= {k: float(v) for k, v in seq.items() if k.startswith("seq_")}
+    energies = read_table(ctx.input("export", FULLATOM_TABLE)).to_pandas()
+    m |= summarize_fullatom(energies)
     package = recheck_package(ctx.input("export", MANIFEST_FILE).parent)
     m |= {f"export_{k}": v for k, v in package.items()}
     passes = {v: certs[v]["passes"] for v in variants}
     write_metrics(ctx.out, m, claims(m, passes, package, ctx.params.claims, ctx.params.certificate))
     save_figure(plot_chirality({v: m[f"L_ratio_{v}_native_target"] for v in variants},
                                {v: m[f"L_ratio_{v}_mirrored_target"] for v in variants}), ctx.output(CHIRALITY_PLOT))
+    save_figure(plot_fullatom(energies), ctx.output(FULLATOM_PLOT))
     return m

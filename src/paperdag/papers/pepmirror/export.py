@@ -1,5 +1,6 @@
 """Stage ``export``: the wet-lab package of ranked D-peptides for the held-out L targets (selection.py picks the
-candidates, package.py builds and validates every file in memory)."""
+candidates, fullatom.py builds and minimises their full-atom complexes, package.py builds and validates every file
+in memory)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pyarrow.compute as pc
 from paperdag.io import read_json, read_table
 from paperdag.stage import StageContext
 
+from .fullatom import full_atom
 from .package import build_package
 from .params import Params
 from .prepare import ATOMS_FILE, EXAMPLES_FILE, PROVENANCE_FILE
@@ -17,7 +19,8 @@ from .selection import select_candidates
 
 
 def export(ctx: StageContext[Params]) -> dict[str, float]:
-    """candidate_manifest.json, FASTA, three-letter list, order sheet (CSV + Parquet), SDF and PDB complexes."""
+    """candidate_manifest.json, FASTA, three-letter list, order sheet (CSV + Parquet), SDF, backbone PDB complexes,
+    full-atom complexes (PDB + mmCIF) and their energies (fullatom_energies.parquet)."""
     p = ctx.params
     centers = {r["id"]: np.asarray(r["pocket_xyz"]).reshape(-1, 4, 3)[:, 1].mean(0)
                for r in read_table(ctx.input("prepare", EXAMPLES_FILE)).to_pylist() if r["split"] == "target"}
@@ -26,10 +29,14 @@ def export(ctx: StageContext[Params]) -> dict[str, float]:
     target_atoms = {t: atoms.filter(pc.equal(atoms["target_id"], t)) for t in centers}
     designs = read_table(ctx.input("verify", VERIFIED_FILE)).to_pylist()
     candidates, counts = select_candidates(designs, centers, p.export)
-    files = build_package(candidates, target_atoms, provenance, (p.quality.bond_min, p.quality.bond_max))
+    seed = int(ctx.rng.integers(2**30))
+    models = [full_atom(c.xyz, c.sequence, target_atoms[c.target_id], centers[c.target_id], p.fullatom, seed)
+              for c in ctx.progress(candidates, desc="full-atom minimisation")]
+    files = build_package(candidates, target_atoms, provenance, (p.quality.bond_min, p.quality.bond_max), models)
     for name, blob in files.items():
         path = ctx.output(name)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(blob)
     return {"n_candidates": len(candidates), "n_targets_covered": len({c.target_id for c in candidates}),
-            **{f"n_{k}": v for k, v in counts.items()}}
+            **{f"n_{k}": v for k, v in counts.items()},
+            "max_mirror_energy_rel_diff": max(m.record["mirror_energy_rel_diff"] for m in models)}

@@ -1,9 +1,10 @@
 """E(3)-equivariant denoiser with polar vector channels (EGNN/GVP-style) and optional axial (pseudo)vectors.
 
-Nodes are residues at their CA. Peptide nodes carry vector channels initialised with the (noisy) N-CA, C-CA and
-CB-CA offsets; pocket nodes carry CB-CA and residue-type scalars and stay fixed (only peptide nodes are updated).
-Polar layers use only relative positions, dot products and linear channel mixing, so f(Qx) = Q f(x) for every
-orthogonal Q, reflections included. The axial variant adds, after each layer,
+Nodes are residues at their CA. Every node carries vector channels initialised with its N-CA, C-CA and CB-CA
+offsets (noisy for the peptide); pocket nodes also carry residue-type scalars and stay fixed (only peptide nodes
+are updated). Polar layers use only relative positions, dot products (including the Gram matrix of two nodes'
+frames and its determinant, see frame_gram) and linear channel mixing, so f(Qx) = Q f(x) for every orthogonal Q,
+reflections included. The axial variant adds, after each layer,
     V <- V + W_ax [ v_c x v_c+1 ,  (v_c . v_c+1)(v_c x v_c+1) ]_c      (W_ax bias-free, v = V / rms|V|),
 cross products being pseudovectors: (Pa) x (Pb) = det(P) P (a x b), rotation-equivariant but not
 reflection-equivariant, so the network can represent absolute chirality.
@@ -18,6 +19,8 @@ N_RBF = 16
 N_OFFSET = 7  # sequence offsets -3..3 without 0, plus "further apart or pocket"
 POS_FEATS = 5
 TIME_FEATS = 8
+N_FRAME = 10  # frame_gram features per edge
+FRAME_SCALE = 1.5  # A: bond-length scale of the frame vectors
 
 
 def rbf(d: Tensor, d_max: float = 20.0) -> Tensor:
@@ -40,14 +43,30 @@ def cross_channels(v: Tensor) -> Tensor:
     return torch.cat([a, (v * nxt).sum(-1, keepdim=True) * a], dim=-2)
 
 
+def frame_gram(vp: Tensor, v: Tensor) -> Tensor:
+    """Invariants relating two nodes' frames F = first 3 vector channels (N, C, CB offsets at the input):
+    G_ij = F_i^T F_j / FRAME_SCALE^2 (9 numbers) and tanh(det G_ij); vp [B,P,C,3], v [B,M,C,3] -> [B,P,M,10].
+
+    det G_ij = det F_i det F_j is a product of two pseudoscalars (the two chirality volumes), so it is a true
+    scalar: unchanged by every rotation and reflection. It tells a polar network whether residue i has the same hand
+    as node j (a pocket residue: L on a native target) without any absolute notion of hand."""
+    fi, fj = vp[:, :, :3] / FRAME_SCALE, v[:, :, :3] / FRAME_SCALE
+    g = torch.einsum("bpcx,bmdx->bpmcd", fi, fj)
+    det = (g[..., 0, 0] * (g[..., 1, 1] * g[..., 2, 2] - g[..., 1, 2] * g[..., 2, 1])
+           - g[..., 0, 1] * (g[..., 1, 0] * g[..., 2, 2] - g[..., 1, 2] * g[..., 2, 0])
+           + g[..., 0, 2] * (g[..., 1, 0] * g[..., 2, 1] - g[..., 1, 1] * g[..., 2, 0]))  # cofactors: smooth
+    return torch.cat([g.flatten(-2).tanh(), det.tanh()[..., None]], -1)
+
+
 class EquivariantLayer(nn.Module):
     """One message-passing update of peptide nodes (scalars h, vectors V) from all nodes."""
 
     def __init__(self, hidden: int, channels: int, axial: bool):
         super().__init__()
-        edge_in = 2 * hidden + N_RBF + N_OFFSET + 1 + 2 * channels
+        edge_in = 2 * hidden + N_RBF + N_OFFSET + 1 + 2 * channels + N_FRAME
         self.edge = nn.Sequential(nn.Linear(edge_in, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU())
-        self.node = nn.Sequential(nn.Linear(2 * hidden + channels, hidden), nn.SiLU(), nn.Linear(hidden, hidden))
+        self.node = nn.Sequential(nn.Linear(2 * hidden + channels + N_FRAME, hidden), nn.SiLU(),
+                                  nn.Linear(hidden, hidden))
         self.coef = nn.Linear(hidden, 2 * channels)
         self.gate = nn.Linear(hidden, channels)
         self.mix = nn.Linear(channels, channels, bias=False)
@@ -57,7 +76,8 @@ class EquivariantLayer(nn.Module):
                 ) -> tuple[Tensor, Tensor]:
         """h [B,M,H], v [B,M,C,3], x [B,M,3]; edges from all M senders to the first n_pep receivers.
 
-        m_ij = phi_e(h_i, h_j, rbf|r_ij|, e_ij, V_i.r^_ij, V_j.r^_ij);  h_i += phi_h(h_i, mean_j m_ij, |V_i|);
+        m_ij = phi_e(h_i, h_j, rbf|r_ij|, e_ij, V_i.r^_ij, V_j.r^_ij, frame_gram(V_i, V_j));
+        h_i += phi_h(h_i, mean_j m_ij, |V_i|, frame_gram(V_i, V_i));
         V_ic += mean_j (a_ijc r^_ij + b_ijc V_jc);  V_i += sigmoid(g(h_i)) * W_mix V_i;  [+ axial term].
         """
         hp, vp, xp = h[:, :n_pep], v[:, :n_pep], x[:, :n_pep]
@@ -68,11 +88,12 @@ class EquivariantLayer(nn.Module):
         dots_j = torch.einsum("bmcx,bpmx->bpmc", v, unit)
         B, P, M = dist.shape
         feats = torch.cat([hp[:, :, None].expand(B, P, M, -1), h[:, None].expand(B, P, M, -1), rbf(dist),
-                           edge_attr, dots_i, dots_j], -1)
+                           edge_attr, dots_i, dots_j, frame_gram(vp, v)], -1)
         w = edge_mask[..., None]
         msg = self.edge(feats) * w
         count = w.sum(2).clamp(min=1.0)
-        hp = hp + self.node(torch.cat([hp, msg.sum(2) / count, vp.norm(dim=-1)], -1))
+        own = frame_gram(vp[:, :, None].flatten(0, 1), vp[:, :, None].flatten(0, 1)).view(B, P, -1)
+        hp = hp + self.node(torch.cat([hp, msg.sum(2) / count, vp.norm(dim=-1), own], -1))
         coef = self.coef(msg) * w
         c = v.shape[2]
         vec = torch.einsum("bpmc,bpmx->bpcx", coef[..., :c], unit) + torch.einsum("bpmc,bmcx->bpcx", coef[..., c:], v)
@@ -111,7 +132,7 @@ class Denoiser(nn.Module):
         v_p = torch.zeros(B, P, C, 3, dtype=pep_x.dtype, device=pep_x.device)
         v_p[:, :, :3] = (pep_x[:, :, [0, 2, 3]] - ca_p[:, :, None]) * pep_mask[..., None, None]
         v_k = torch.zeros(B, pocket_x.shape[1], C, 3, dtype=pep_x.dtype, device=pep_x.device)
-        v_k[:, :, 0] = (pocket_x[:, :, 3] - ca_k) * pocket_mask[..., None]
+        v_k[:, :, :3] = (pocket_x[:, :, [0, 2, 3]] - ca_k[:, :, None]) * pocket_mask[..., None, None]
         v = torch.cat([v_p, v_k], 1)
         tf = time_features(t)[:, None].expand(B, P, -1)
         h_p = self.pep_embed(torch.cat([pos_feat, tf], -1))

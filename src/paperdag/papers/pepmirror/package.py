@@ -24,13 +24,17 @@ from rdkit.Chem import AllChem
 
 from . import chem
 from .data import AA1, AA3
-from .geometry import bond_lengths, carbonyl_oxygen, residue_hand
+from .fullatom import FullAtomResult, check_fullatom_chirality
+from .geometry import CHIRAL_EPS, bond_lengths, carbonyl_oxygen, residue_hand
 
 MANIFEST_FILE = "candidate_manifest.json"
 ORDER_SHEET_FILE = "order_sheet.parquet"
 FASTA_FILE = "candidates.fasta"
 SDF_DIR = "sdf"
 COMPLEX_DIR = "complexes"
+FULLATOM_DIR = "fullatom"
+FULLATOM_TABLE = "fullatom_energies.parquet"
+FULLATOM_REPORTED = ("interaction", "clashes", "buried_surface", "hbonds")  # on the order sheet, after minimisation
 
 DISCLAIMER = "computational prediction, not experimentally validated"
 NOTATION = ("one-letter codes: lower case = D-amino acid (g = glycine, achiral); termini H- (free amine) and "
@@ -130,22 +134,38 @@ def molecule_entry(c: Candidate) -> dict:
     return {"smiles": smiles, "inchikey": key_d, "inchikey_L": key_l, "sdf": block + props + "$$$$\n"}
 
 
+def fullatom_files(c: Candidate, result: FullAtomResult) -> tuple[dict[str, bytes], str, int]:
+    """The full-atom complex of one candidate as PDB and mmCIF (D residue codes), both re-parsed and checked
+    (check_fullatom_chirality); returns the files, the peptide chain and the number of stereocentres checked."""
+    pdb, cif, chain = result.texts(c.id, f"PEPMIRROR {c.id} full-atom complex, amber14-minimised; {DISCLAIMER}")
+    n = check_fullatom_chirality(pdb, chain, c.sequence, CHIRAL_EPS)
+    if check_fullatom_chirality(cif, chain, c.sequence, CHIRAL_EPS) != n:
+        raise ValueError(f"full-atom check {c.id}: PDB and mmCIF disagree")
+    return {f"{FULLATOM_DIR}/{c.id}.pdb": pdb.encode(), f"{FULLATOM_DIR}/{c.id}.cif": cif.encode()}, chain, n
+
+
 def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table], provenance: dict[str, dict],
-                  bond_range: tuple[float, float]) -> dict[str, bytes]:
-    """Every file of the package (path -> bytes), candidate_manifest.json last with the SHA-256 of all others."""
+                  bond_range: tuple[float, float], fullatom: list[FullAtomResult]) -> dict[str, bytes]:
+    """Every file of the package (path -> bytes), candidate_manifest.json last with the SHA-256 of all others;
+    ``fullatom`` holds each candidate's full-atom model (fullatom.full_atom), in the same order."""
     if not candidates:
         raise ValueError("export: empty design set (no candidate passed selection)")
+    if len(fullatom) != len(candidates):
+        raise ValueError(f"export: {len(fullatom)} full-atom models for {len(candidates)} candidates")
     for c in candidates:
         chem.check_sequence(c.sequence)
         validate_structure(c, bond_range)
         if c.target_id not in target_atoms:
             raise ValueError(f"export: no target structure for {c.target_id}")
     files: dict[str, bytes] = {}
-    rows, fasta, three, sdf_all, manifest_rows = [], [], [], [], []
-    for rank, c in enumerate(candidates, 1):
+    rows, fasta, three, sdf_all, manifest_rows, energies = [], [], [], [], [], []
+    for rank, (c, fa) in enumerate(zip(candidates, fullatom), 1):
         mol = molecule_entry(c)
         pdb, chain = complex_pdb(c, target_atoms[c.target_id])
         check_pdb_chirality(pdb, chain, c.sequence)
+        fa_files, fa_chain, n_stereo = fullatom_files(c, fa)
+        files |= fa_files
+        energies.append({"id": c.id, "target_id": c.target_id, **fa.record})
         props = chem.properties(c.sequence)
         flags = chem.risk_flags(c.sequence)
         rows.append({"rank": rank, "id": c.id, "sequence": c.sequence.lower(), "length": len(c.sequence),
@@ -154,7 +174,9 @@ def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table]
                      "risk_flags": ";".join(flags), "n_risk_flags": len(flags),
                      **{f"score_{k}": float(v) for k, v in c.scores.items()}, "target_id": c.target_id,
                      "model_version": c.model_version, "isomeric_smiles": mol["smiles"], "inchikey": mol["inchikey"],
-                     "inchikey_L_enantiomer": mol["inchikey_L"], "chirality_check": "pass", "stereo_check": "pass"})
+                     "inchikey_L_enantiomer": mol["inchikey_L"], "chirality_check": "pass", "stereo_check": "pass",
+                     **{f"fullatom_{k}_after": float(fa.record[f"{k}_after"]) for k in FULLATOM_REPORTED},
+                     "fullatom_stereocentres_D": n_stereo, "fullatom_check": "pass"})
         fasta.append(f">{c.id} rank={rank} chirality=D termini=H-/-NH2 target={c.target_id} "
                      f"model={c.model_version}\n{c.sequence.lower()}\n")
         three.append(f"{c.id}\t{chem.three_letter(c.sequence, 'D')}\n")
@@ -163,7 +185,9 @@ def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table]
         files[f"{COMPLEX_DIR}/{c.id}.pdb"] = pdb.encode()
         manifest_rows.append({"id": c.id, "rank": rank, "target_id": c.target_id,
                               "target_provenance": provenance.get(c.target_id, {}), "model_version": c.model_version,
-                              "peptide_chain": chain, "files": [f"{SDF_DIR}/{c.id}.sdf", f"{COMPLEX_DIR}/{c.id}.pdb"]})
+                              "peptide_chain": chain, "fullatom_peptide_chain": fa_chain,
+                              "fullatom": {k: v for k, v in fa.record.items()},
+                              "files": [f"{SDF_DIR}/{c.id}.sdf", f"{COMPLEX_DIR}/{c.id}.pdb", *fa_files]})
     table = pa.Table.from_pylist(rows)
     files[FASTA_FILE] = "".join(fasta).encode()
     files["candidates_three_letter.txt"] = "".join(three).encode()
@@ -173,20 +197,30 @@ def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table]
     pq.write_table(table, pq_buf)
     files["order_sheet.csv"] = csv_buf.getvalue()
     files[ORDER_SHEET_FILE] = pq_buf.getvalue()
+    fa_buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(energies), fa_buf)
+    files[FULLATOM_TABLE] = fa_buf.getvalue()
     manifest = {"disclaimer": DISCLAIMER, "notation": NOTATION, "pka_scale": chem.PKA_SCALE,
-                "structures": "backbone-level complexes (N, CA, C, O, CB); side chains not modelled",
+                "structures": {COMPLEX_DIR: "backbone-level complexes (N, CA, C, O, CB) on the whole target",
+                               FULLATOM_DIR: "full-atom complexes (PDB and mmCIF, hydrogens included): side chains "
+                                             "from PDBFixer templates, amber14 (ff14SB) minimisation in mirror space "
+                                             "(L peptide on the mirrored receptor), mirrored back; receptor = target "
+                                             "residues near the peptide, cut ends capped with ACE/NME",
+                               "energy_units": "kJ/mol (amber14, no solvent model, reaction field beyond the cutoff)"},
                 "extinction_coefficient": "Pace et al. 1995, 280 nm, cysteines reduced",
                 "candidates": manifest_rows,
                 "checks": {"chirality_every_non_gly_residue_D": True, "cip_descriptors_match_D": True,
-                           "inchikey_differs_from_L_enantiomer": True},
+                           "inchikey_differs_from_L_enantiomer": True,
+                           "fullatom_every_stereocentre_D_in_pdb_and_mmcif": True},
                 "sha256": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())}}
     files[MANIFEST_FILE] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
     return files
 
 
 def recheck_package(folder: Path) -> dict[str, int]:
-    """Re-read the written files (Biopython FASTA, RDKit SDF and SMILES, gemmi PDB) and count the candidates whose
-    every stereocentre is D, whose PDB residues are D, and whose InChIKey differs from the L-enantiomer's."""
+    """Re-read the written files (Biopython FASTA, RDKit SDF and SMILES, gemmi PDB and mmCIF) and count the
+    candidates whose every stereocentre is D, whose backbone and full-atom (PDB and mmCIF) residues are D, and whose
+    InChIKey differs from the L-enantiomer's."""
     sheet = pq.read_table(folder / ORDER_SHEET_FILE).to_pylist()
     manifest = json.loads((folder / MANIFEST_FILE).read_text())
     fasta = {r.id: str(r.seq) for r in SeqIO.parse(folder / FASTA_FILE, "fasta")}
@@ -200,8 +234,11 @@ def recheck_package(folder: Path) -> dict[str, int]:
         try:
             check_pdb_chirality((folder / f"{COMPLEX_DIR}/{row['id']}.pdb").read_text(), entry["peptide_chain"],
                                 seq.upper())
+            for ext in ("pdb", "cif"):
+                check_fullatom_chirality((folder / f"{FULLATOM_DIR}/{row['id']}.{ext}").read_text(),
+                                         entry["fullatom_peptide_chain"], seq.upper(), CHIRAL_EPS)
             pdb_ok = True
-        except ValueError:
+        except (ValueError, KeyError, OSError):
             pdb_ok = False
         ok += int(seq.islower() and pdb_ok and key == row["inchikey"] == Chem.MolToInchiKey(smiles_mol)
                   and key != key_l and not chem.stereo_problems(chem.peptide_mol(seq.upper(), "D"), seq.upper(), "D"))

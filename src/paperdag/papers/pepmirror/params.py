@@ -47,10 +47,13 @@ class DesignParams(ParamsModel):
 
 
 class SeqHeadParams(ParamsModel):
-    """The contact-based residue classifier (seqhead.py)."""
+    """The sequence head (seqhead.py) and its held-out evaluation (train_seq.py)."""
 
-    steps: int = Field(ge=1, le=1_000_000, description="Adam steps of the classifier")
-    lr: float = Field(gt=0.0, le=1.0, description="learning rate of the classifier")
+    steps: int = Field(ge=25, le=1_000_000, description="Adam steps at most (early-stopped on validation files)")
+    lr: float = Field(gt=0.0, le=1.0, description="learning rate")
+    seeds: int = Field(ge=1, le=10, description="heads trained with different seeds (metrics are their mean)")
+    val_every: int = Field(ge=2, le=50, description="every k-th training source file is the validation set")
+    n_bootstrap: int = Field(ge=100, le=100_000, description="cluster-bootstrap resamples of the held-out files")
 
 
 class CertificateParams(ParamsModel):
@@ -78,16 +81,39 @@ class ExportParams(ParamsModel):
     clash_penalty: float = Field(ge=0.0, le=1000.0, description="in-silico score = buried surface - this * clashes")
 
 
+class FullAtomParams(ParamsModel):
+    """Full-atom models of the exported candidates (fullatom.py): OpenMM amber14 in mirror space, mirrored back."""
+
+    shell: float = Field(gt=4.0, le=30.0, description="receptor residues with a heavy atom this close to the "
+                                                      "peptide backbone are modelled (A)")
+    ph: float = Field(ge=0.0, le=14.0, description="pH of the protonation states (OpenMM Modeller)")
+    cutoff_nm: float = Field(gt=0.5, le=3.0, description="nonbonded cutoff, reaction field beyond (nm)")
+    restraint_k: float = Field(ge=0.0, le=1e6, description="harmonic restraint of receptor heavy atoms "
+                                                           "(kJ/mol/nm^2)")
+    min_tolerance: float = Field(gt=0.0, le=1000.0, description="minimiser stops below this RMS force "
+                                                               "(kJ/mol/nm)")
+    max_iterations: int = Field(ge=0, le=100_000, description="minimiser iterations at most (0 = until converged)")
+    clash_overlap: float = Field(ge=0.0, le=2.0, description="heavy atoms closer than r_i + r_j - this clash (A)")
+    hbond_dist: float = Field(gt=1.0, le=4.0, description="H-bond: hydrogen-acceptor distance below (A)")
+    hbond_angle: float = Field(ge=90.0, le=180.0, description="H-bond: donor-H-acceptor angle above (degrees)")
+
+
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
+    native_hand_min: float = Field(ge=0.5, le=1.0, description="L-residue ratio on native targets a denoiser must "
+                                                               "reach (sanity: it learned the native hand)")
     near_zero: float = Field(ge=0.0, le=1.0, description="polar L-residue ratio on mirrored targets at most")
     clear_majority: float = Field(ge=0.5, le=1.0, description="axial L-residue ratio on mirrored targets at least")
     noninferiority_margin: float = Field(ge=0.0, le=1.0, description="relative margin of 'axial at least as good'")
+    mirror_energy_rel_tol: float = Field(gt=0.0, le=1e-2, description="mirrored-back full-atom energy equals the "
+                                                                      "mirror-space one to this relative precision "
+                                                                      "(both in double precision)")
 
 
 class Params(ParamsModel):
-    """Seed, data, denoiser, training, design, sequence head, certificates, quality, export and claim thresholds."""
+    """Seed, data, denoiser, training, design, sequence head, certificates, quality, export, full-atom models and
+    claim thresholds."""
 
     seed: int = Field(ge=0, description="root of every random draw (stage RNGs and the shared design noise)")
     data: DataParams
@@ -95,11 +121,11 @@ class Params(ParamsModel):
     training: TrainingParams
     design: DesignParams
     seqhead: SeqHeadParams
-    contact_dist: float = Field(gt=0.0, le=30.0, description="CB-CB contact cutoff of the classifier's features and "
-                                                              "of the contacts score (A)")
+    contact_dist: float = Field(gt=0.0, le=30.0, description="CB-CB contact cutoff of the contacts score (A)")
     certificate: CertificateParams
     quality: QualityParams
     export: ExportParams
+    fullatom: FullAtomParams
     claims: ClaimParams
 
     @model_validator(mode="after")

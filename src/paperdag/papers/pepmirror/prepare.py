@@ -20,9 +20,10 @@ PROVENANCE_FILE = "provenance.json"
 
 
 def prepare(ctx: StageContext[Params]) -> dict[str, float]:
-    """Training examples (split=train) and design targets (split=target) into examples.parquet, the target
-    proteins' heavy atoms into target_atoms.parquet, package version, file/chain/residue provenance and the
-    examples' sha256 into provenance.json."""
+    """Training examples (split=train), design targets (split=target: the real complexes and one segment of each
+    of the first n_segment_targets held-out files) and every segment of the held-out files (split=heldout: the
+    sequence head's test set) into examples.parquet, the target proteins' heavy atoms into target_atoms.parquet,
+    package version, file/chain/residue provenance and the examples' sha256 into provenance.json."""
     p = ctx.params.data
     root = data.data_dir()
     dssp = sorted(f"dssp/{f.name}" for f in (root / "dssp").glob("*.pdb.gz") if f.name not in data.DSSP_SKIP)
@@ -39,15 +40,17 @@ def prepare(ctx: StageContext[Params]) -> dict[str, float]:
                                          "train"))
     targets = [data.complex_example(data.read_chains(root / f, f), chain, p.pocket_radius, p.pocket_max, "target")
                for f, chain in data.HELDOUT_COMPLEXES]
-    for f in heldout_dssp[: p.n_segment_targets]:
-        pool = data.cut_segments(data.read_chains(root / f, f), ctx.rng, stride=p.seg_stride, split="target",
+    heldout = []
+    for k, f in enumerate(heldout_dssp):
+        pool = data.cut_segments(data.read_chains(root / f, f), ctx.rng, stride=p.seg_stride, split="heldout",
                                  prefix=f, **cut)
-        if pool:
-            targets.append(pool[int(ctx.rng.integers(len(pool)))])
+        heldout += pool
+        if pool and k < p.n_segment_targets:
+            targets.append(pool[int(ctx.rng.integers(len(pool)))] | {"split": "target"})
     if p.max_train_examples and len(rows) > p.max_train_examples:
         keep = np.sort(ctx.rng.choice(len(rows), p.max_train_examples, replace=False))
         rows = [rows[i] for i in keep]
-    examples = rows + targets
+    examples = rows + targets + heldout
     write_table(ctx.output(EXAMPLES_FILE), pa.Table.from_pylist(examples))
     atoms = []
     for t in targets:
@@ -63,6 +66,6 @@ def prepare(ctx: StageContext[Params]) -> dict[str, float]:
         "targets": [{k: t[k] for k in ("id", "kind", "source_file", "pep_chain", "pep_resseq", "pep_seq",
                                        "pocket_chain", "pocket_resseq")} for t in targets],
     })
-    return {"n_train": len(rows), "n_targets": len(targets),
+    return {"n_train": len(rows), "n_targets": len(targets), "n_heldout_segments": len(heldout),
             "mean_train_length": float(np.mean([r["length"] for r in rows])),
             "mean_pocket_size": float(np.mean([r["n_pocket"] for r in examples]))}

@@ -4,28 +4,16 @@ quality in its pocket (a design on a mirrored target is scored against the mirro
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from . import quality
-from .data import AA1
 from .geometry import backbone_ok, bond_lengths, chirality_volume, mirror, residue_hand
 from .params import QualityParams
-from .seqhead import contact_features
+from .seqhead import SequenceHead, assign_sequence
 
 IDEAL_BOND_A = 1.5  # reference of max_bond_dev_A
 
 
-def assign_sequence(net: torch.nn.Module, pep: np.ndarray, pocket: np.ndarray, pocket_aa: np.ndarray,
-                    contact_dist: float) -> tuple[str, float]:
-    """Argmax residue types of the contact classifier, argmax_a log softmax(net(features_i))_a, and the mean of
-    their log-probabilities."""
-    with torch.no_grad():
-        logp = torch.log_softmax(net(torch.as_tensor(contact_features(pep, pocket, pocket_aa, contact_dist))), -1)
-    best = logp.max(-1)
-    return "".join(AA1[i] for i in best.indices.tolist()), float(best.values.mean())
-
-
-def design_record(d: dict, target: dict, variant: str, net: torch.nn.Module, p: QualityParams, contact_dist: float
+def design_record(d: dict, target: dict, variant: str, net: SequenceHead, p: QualityParams, contact_dist: float
                   ) -> dict:
     """Chirality per residue (sign of ((N - CA) x (C - CA)) . (CB - CA)), assigned sequence and quality numbers of
     one design row of designs.parquet (in its target's frame)."""
@@ -36,7 +24,7 @@ def design_record(d: dict, target: dict, variant: str, net: torch.nn.Module, p: 
         center = pocket[:, 1].mean(0)
         pocket, native = mirror(pocket, center), mirror(native, center)
     hands = residue_hand(pep)
-    seq, logp = assign_sequence(net, pep, pocket, np.asarray(target["pocket_aa"]), contact_dist)
+    seq, logp = assign_sequence(net, pep, pocket, np.asarray(target["pocket_aa"]))
     return {
         "variant": variant, "model_version": d["model_version"], "target_id": d["target_id"],
         "target_index": d["target_index"], "target_hand": d["target_hand"], "sample": d["sample"],

@@ -2,7 +2,8 @@
 
 Per variant v and target hand (native L / mirrored D): the L- and D-residue ratios n_L / n and n_D / n over all
 residues of the refined designs, the same L and undefined ('?') ratios of the raw samples, the mean quality scores
-on mirrored targets, the fraction of sane backbones and of all-L designs, and the certificate numbers.
+on mirrored targets, the fraction of sane backbones and of all-L designs, and the certificate numbers; the full-atom
+candidates' energies, clashes, buried surface and H-bonds (before / after minimisation) in ``summarize_fullatom``.
 """
 
 from __future__ import annotations
@@ -31,4 +32,19 @@ def summarize(designs: pd.DataFrame, certs: dict[str, dict], variants: list[str]
         m |= {f"{v}_{k}": certs[v][k] for k in ("rotation_error", "reflection_error", "design_mirror_deviation_A")}
         m[f"all_L_design_fraction_{v}_mirrored"] = float(mirrored["residue_hands"].map(lambda r: set(r) == {"L"})
                                                          .mean())
+    return m
+
+
+def summarize_fullatom(table: pd.DataFrame) -> dict[str, float]:
+    """Count, medians / maxima / means over the exported candidates (fullatom_energies.parquet)."""
+    m: dict[str, float] = {"fullatom_n": float(len(table))}
+    for when in ("before", "after"):
+        m[f"fullatom_median_interaction_{when}"] = float(table[f"interaction_{when}"].median())
+        m[f"fullatom_max_interaction_{when}"] = float(table[f"interaction_{when}"].max())
+        m[f"fullatom_max_clashes_{when}"] = float(table[f"clashes_{when}"].max())
+        m[f"fullatom_mean_clashes_{when}"] = float(table[f"clashes_{when}"].mean())
+        m[f"fullatom_mean_buried_surface_{when}"] = float(table[f"buried_surface_{when}"].mean())
+        m[f"fullatom_mean_hbonds_{when}"] = float(table[f"hbonds_{when}"].mean())
+    m["fullatom_favourable_fraction"] = float((table["interaction_after"] < 0).mean())
+    m["fullatom_max_mirror_energy_rel_diff"] = float(table["mirror_energy_rel_diff"].max())
     return m

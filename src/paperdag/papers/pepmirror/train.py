@@ -43,5 +43,5 @@ def train(ctx: StageContext[Params], variant: str) -> dict[str, float]:
     designs = design_targets(model.eval(), targets, p.denoiser, p.design, p.data.pocket_max, p.seed, ctx.device,
                              version)
     write_table(ctx.output(DESIGNS_FILE), pa.Table.from_pylist(designs))
-    save_figure(plot_loss(losses, version), ctx.output(LOSS_PLOT))
+    save_figure(plot_loss(losses, f"{variant} denoiser: training loss"), ctx.output(LOSS_PLOT))
     return {"final_loss": float(np.mean(losses[-50:])), "n_designs": len(designs)}

@@ -16,7 +16,7 @@ from .params import Params
 from .prepare import EXAMPLES_FILE
 from .records import design_record
 from .reverify import CERTIFICATES_FILE, VERIFIED_FILE
-from .seqhead import make_classifier
+from .seqhead import SequenceHead
 from .train import CONFIG_FILE, DESIGNS_FILE, WEIGHTS_FILE
 from .train_seq import SEQHEAD_FILE
 
@@ -25,7 +25,7 @@ def verify(ctx: StageContext[Params], variants: list[str]) -> dict[str, float]:
     """certificates.json (verdicts with their numbers) and designs_verified.parquet (one row per design)."""
     p = ctx.params
     targets = [r for r in read_table(ctx.input("prepare", EXAMPLES_FILE)).to_pylist() if r["split"] == "target"]
-    net = make_classifier()
+    net = SequenceHead()
     net.load_state_dict(load_tensors(ctx.input("train_seq", SEQHEAD_FILE)))
     net.eval()
     certs, records, summary = {}, [], {}
