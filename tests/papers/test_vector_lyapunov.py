@@ -6,6 +6,8 @@ tests/test_paper_contract.py."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -17,22 +19,26 @@ from paperdag.papers.vector_lyapunov.networks.cegis import quadratic_init
 from paperdag.papers.vector_lyapunov.networks.certificate import (NetworkCert, compile_network_query,
                                                                   network_decrease)
 from paperdag.papers.vector_lyapunov.networks.certify import constants, verify_network, write_network_certificate
-from paperdag.papers.vector_lyapunov.networks.domain import delay_matrix
+from paperdag.papers.vector_lyapunov.networks.domain import delay_matrix, pieces, reachable_delay
 from paperdag.papers.vector_lyapunov.networks.evaluation import NetworkResults
-from paperdag.papers.vector_lyapunov.networks.lmi import check_quadratic, lmi_certificate
+from paperdag.papers.vector_lyapunov.networks.lmi import check_quadratic, joint_drift_quadratic, lmi_certificate
 from paperdag.papers.vector_lyapunov.networks.model import (draw_parameters, make_network, simulate_network,
                                                             step_network, subsystem_step)
+from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, block_init, compile_mono, dynamics,
+                                                                 mono_constants, mono_decrease)
 from paperdag.papers.vector_lyapunov.params import (BudgetParams, ClaimParams, NetworkCertificateParams,
                                                     NetworkParams, PlatoonParams)
 from paperdag.papers.vector_lyapunov.platoon.certificate import Policy, VectorCert, compile_query, decrease
 from paperdag.papers.vector_lyapunov.platoon.model import make_platoon
 from paperdag.papers.vector_lyapunov.reverify import reverify
 from paperdag.papers.vector_lyapunov.stages.verify_network import VERIFIED_DIR
-from paperdag.papers.vector_lyapunov.verifier import bab
+from paperdag.papers.vector_lyapunov.lyapunov import level_constants, norm_rows
+from paperdag.papers.vector_lyapunov.verifier import bab, lp
 from paperdag.papers.vector_lyapunov.verifier.bounds import ibp, layer_bounds, output_bounds
 from paperdag.papers.vector_lyapunov.verifier.folder import SUMMARY_FILE
 from paperdag.papers.vector_lyapunov.verifier.graph import Builder
-from paperdag.papers.vector_lyapunov.verifier.milp import maximize, mirrored_pairs
+from paperdag.papers.vector_lyapunov.verifier.milp import maximize, mirrored_pairs, solve_on_box
+from paperdag.testing import run_stages
 
 PLATOON = PlatoonParams(n_grid=[4], tau=1, cav_period=2, alpha_range=(0.5, 0.9), beta_range=(0.6, 1.0), v_max=30.0,
                         s_go=35.0, s_st=5.0, v_star=15.0, s_bound=2.0, v_bound=1.5, w_bound=0.3,
@@ -40,7 +46,7 @@ PLATOON = PlatoonParams(n_grid=[4], tau=1, cav_period=2, alpha_range=(0.5, 0.9),
 NETWORKS = NetworkParams(n_grid=[3], w_bound=0.05, drone_kp_range=(0.3, 0.5), drone_kv_range=(0.8, 1.2),
                          drone_kc=0.02, drone_box=(1.0, 1.0), grid_b0=0.5, grid_b=0.05, grid_inertia_range=(0.8, 1.2),
                          grid_damping_range=(1.0, 1.4), grid_box=(0.5, 0.5))
-BUDGET = BudgetParams(max_cells=1, max_depth=40, max_milp=10, milp_time=20.0, unit_time=60.0, stop_after_cex=5)
+BUDGET = BudgetParams(max_cells=1, max_depth=40, max_milp=10, milp_nodes=5000, stop_after_cex=5)
 
 
 def norm_net(k: float):
@@ -162,14 +168,15 @@ def _arch(feat: int, rho: float) -> NetworkCertificateParams:
 
 
 def test_network_query_compiles_exactly_and_step_matches_simulation():
-    net = _drones()
+    net = _drones(tau=2)
     nc = NetworkCert(net.box, _arch(6, 0.99))
     torch.nn.init.normal_(nc.V.skip.weight)
     z = torch.as_tensor(np.random.default_rng(2).uniform(-1, 1, size=(400, 6)))
-    for reach in (True, False):
+    for j in pieces(net, True) + pieces(net, False):
+        hist = None if j is None else np.full(400, j)
         for i in range(net.n):
-            G, vx, vxd = network_decrease(nc, net, np.full(400, i), z, 0.4, 1.7, reach)
-            y = compile_network_query(nc, net, i, 0.4, 1.7, reach)(z.numpy())
+            G, vx, vxd = network_decrease(nc, net, np.full(400, i), hist, z, 0.4, 1.7)
+            y = compile_network_query(nc, net, i, j, 0.4, 1.7)(z.numpy())
             assert np.allclose(y, torch.stack([G, vx, vxd], 1).detach().numpy(), atol=1e-12)
     # the per-subsystem step (channel s = sum_j g_ij k . x_j^d) is the whole-network step
     X, Xd = torch.randn(net.n, 2, dtype=torch.float64), torch.randn(net.n, 2, dtype=torch.float64)
@@ -178,31 +185,37 @@ def test_network_query_compiles_exactly_and_step_matches_simulation():
     assert torch.allclose(step_network(net, X, Xd, w), subsystem_step(net, np.arange(net.n), X, Xd, s, w))
 
 
-def test_dual_norm_and_delay_bounds_are_sound_against_simulation():
-    net = _drones(n=4, tau=2)
+@pytest.mark.parametrize("system", ["drones", "microgrid"])
+def test_delay_domain_contains_simulated_histories_from_a_constant_pre_history(system):
+    """Every state of closed-loop runs that start from a constant pre-history and stay in the level set: the
+    increments are within Delta and, at every step k (the first tau steps included), the delayed state lies in
+    piece j = min(k, tau) of the certified domain, |x(k - tau) - D_ij x(k)| <= eps_ij; the dual norms (exact MILPs)
+    against sampling."""
+    net = make_network(NETWORKS, 0.1, system, 4, 3, draw_parameters(NETWORKS, system, 4, np.random.default_rng(0)))
     nc = NetworkCert(net.box, _arch(8, 0.995))
     quadratic_init(nc, net)
-    c_0, _, kappa, delta, eps = constants(nc, net)
+    k = constants(nc, net)
     y = torch.as_tensor(np.random.default_rng(0).normal(size=(5000, 2)))
     ratio = (y @ torch.tensor(net.channel, dtype=torch.float64)).abs() / nc.V(y).detach()
-    assert float(ratio.max()) <= kappa + 1e-9 and float(ratio.max()) > 0.97 * kappa
-    # trajectories that stay in the level set: increments within Delta, delayed states within D x + eps
+    assert float(ratio.max()) <= k.kappa + 1e-9 and float(ratio.max()) > 0.97 * k.kappa
     with torch.no_grad():
         g, checked = torch.Generator().manual_seed(0), 0
         for _ in range(20):
             x0 = torch.randn(net.n, 2, generator=g, dtype=torch.float64)
-            x0 *= (0.9 * c_0 / nc.V(x0))[:, None]
+            x0 *= (0.9 * k.c_0 / nc.V(x0))[:, None]
             w = (2 * torch.rand(60, net.n, generator=g, dtype=torch.float64) - 1) * net.w_bound
             traj = simulate_network(net, x0, w)
-            if not bool((nc.V(traj) <= c_0).all()):
+            if not bool((nc.V(traj) <= k.c_0).all()):
                 continue  # the bounds assume the window stays in the level set
             checked += 1
-            inc = (traj[1:] - traj[:-1]).abs().amax((0, 1)).numpy()
-            assert np.all(inc <= delta.max(0) + 1e-12)
-            for i in range(net.n):
-                D = torch.as_tensor(delay_matrix(net, i, True))
-                res = traj[:-net.tau, i] - traj[net.tau:, i] @ D.T  # x^d - D x along the trajectory
-                assert np.all(res[2 * net.tau:].abs().amax(0).numpy() <= eps[i] + 1e-12)
+            inc = (traj[1:] - traj[:-1]).abs().amax(0).numpy()
+            assert np.all(inc <= k.delta + 1e-12)
+            for step in range(len(traj)):
+                j = min(step, net.tau)
+                xd = traj[max(step - net.tau, 0)]  # x(k - tau), the constant pre-history before time 0
+                for i in range(net.n):
+                    res = xd[i] - torch.as_tensor(delay_matrix(net, i, j)) @ traj[step, i]
+                    assert np.all(res.abs().numpy() <= k.eps[i, j] + 1e-12), (step, i)
     assert checked >= 10
 
 
@@ -233,7 +246,7 @@ def test_milp_cuts_pair_every_absolute_value_of_a_query():
     net = _drones()
     nc = NetworkCert(net.box, _arch(8, 0.995))
     quadratic_init(nc, net)
-    q = compile_network_query(nc, net, 0, 0.3, 1.2, True)
+    q = compile_network_query(nc, net, 0, 1, 0.3, 1.2)
     units = list(np.nonzero(q.relu[0])[0])
     pairs = mirrored_pairs(q.weights[0], q.biases[0], units)
     assert len(pairs) == len(units) // 2  # the first layer holds only |.| units: relu(t) and relu(-t) for each t
@@ -241,32 +254,130 @@ def test_milp_cuts_pair_every_absolute_value_of_a_query():
         assert np.array_equal(q.weights[0][i], -q.weights[0][j]) and q.biases[0][i] == -q.biases[0][j]
 
 
+def test_decision_milp_agrees_with_the_exact_maximum():
+    net = random_net(0)
+    lo, hi = -np.ones(3), np.ones(3)
+    exact = solve_on_box(net, lo, hi, np.eye(3)[0])
+    above = solve_on_box(net, lo, hi, np.eye(3)[0], target=exact.bound + 0.1)  # nothing above: proved
+    assert above.status == "Infeasible" and exact.bound < above.bound <= exact.bound + 0.1
+    below = solve_on_box(net, lo, hi, np.eye(3)[0], target=exact.bound - 0.1)  # a violation exists: found
+    assert below.z is not None and net(below.z[None])[0, 0] > exact.bound - 0.1 - 1e-6
+    tight = solve_on_box(net, lo, hi, np.eye(3)[0], node_limit=1)  # a spent node budget keeps a valid bound
+    assert tight.bound >= exact.bound - 1e-6 and tight.nodes <= 1
+
+
+def test_polyhedral_norm_lps_match_sampling_and_the_milp():
+    V = NetworkCert((1.0, 0.5), _arch(6, 0.99)).V
+    torch.nn.init.normal_(V.skip.weight)
+    K = norm_rows(V)
+    x = np.random.default_rng(0).normal(size=(2000, 2))
+    assert np.allclose(np.abs(x @ K.T).sum(1), V(torch.as_tensor(x)).detach().numpy())
+    c_0, _ = level_constants(V, np.array([1.0, 0.5]))
+    lo_face = np.array([1.0, -0.5])
+    v_min, _ = lp.minimize_norm(K, lo_face, np.array([1.0, 0.5]))
+    assert c_0 <= v_min + 1e-6
+    for l in (np.array([1.0, 0.0]), np.array([0.3, -1.2])):
+        v, _ = lp.maximize_linear(l, -np.array([1.0, 0.5]) / c_0, np.array([1.0, 0.5]) / c_0, [(K, np.eye(2), 1.0)])
+        y = x / V(torch.as_tensor(x)).detach().numpy()[:, None]  # on the unit sphere of V
+        assert (y @ l).max() <= v + 1e-9 and (y @ l).max() > 0.97 * v
+
+
+def test_monolithic_query_compiles_exactly_and_its_block_init_is_the_sum_of_subsystem_norms():
+    for system in ("drones", "microgrid"):
+        net = make_network(NETWORKS, 0.1, system, 3, 2, draw_parameters(NETWORKS, system, 3,
+                                                                       np.random.default_rng(1)))
+        arch = _arch(4, 0.99)
+        mc = MonoNetCert(net, arch)
+        block_init(mc, net, arch)
+        nc = NetworkCert(net.box, arch)
+        quadratic_init(nc, net)
+        X = torch.as_tensor(np.random.default_rng(3).normal(size=(50, 2 * net.n)))
+        assert torch.allclose(mc.V(X), sum(nc.V(X[:, 2 * i:2 * i + 2]) for i in range(net.n)))
+        k = mono_constants(mc, net)
+        Z = torch.as_tensor(np.random.default_rng(4).uniform(-1, 1, size=(300, 5 * net.n)))
+        for j in range(net.tau + 1):
+            G, vx, vxd = mono_decrease(mc, net, j, Z, k.c_0)
+            y = compile_mono(mc, net, j, k.c_0)(Z.numpy())
+            assert np.allclose(y, torch.stack([G, vx, vxd], 1).detach().numpy(), atol=1e-12)
+        # the monolithic step is the network step (the channel inside, exactly)
+        X, Xd = torch.randn(net.n, 2, dtype=torch.float64), torch.randn(net.n, 2, dtype=torch.float64)
+        w = torch.randn(net.n, dtype=torch.float64)
+        D, Ax, Ad, Bw = (torch.as_tensor(m) for m in dynamics(net, 0))
+        nxt = Ax @ X.reshape(-1) + Ad @ Xd.reshape(-1) + Bw @ w
+        assert torch.allclose(nxt, step_network(net, X, Xd, w).reshape(-1))
+
+
 def test_lmi_baseline_contracts_and_its_check_is_sound_against_sampling():
     net = _drones(n=4, tau=2)
     P, rate = lmi_certificate(net)
     assert P is not None and rate < 1.0
     check = check_quadratic(net, P, 0.995, True)
+    L = np.linalg.cholesky(P)
     for i, row in enumerate(check["per_subsystem"]):
-        M = np.eye(2) + net.dt * (np.array([[0, 1], [net.a0[i], 0]]) + np.array([[0, 0], [net.a1[i], net.b1[i]]])
-                                  @ delay_matrix(net, i, True))
-        assert np.all(np.linalg.eigvalsh(rate * P - M.T @ P @ M) >= -1e-6)
-        L = np.linalg.cholesky(P)
-        x = np.random.default_rng(i).normal(size=(2000, 2))
-        growth = np.linalg.norm(x @ M.T @ L, axis=1) / np.linalg.norm(x @ L, axis=1)
-        assert growth.max() <= row["contraction"] + 1e-9
+        for j in pieces(net, True):
+            M = np.eye(2) + net.dt * (np.array([[0, 1], [net.a0[i], 0]])
+                                      + np.array([[0, 0], [net.a1[i], net.b1[i]]]) @ delay_matrix(net, i, j))
+            assert np.all(np.linalg.eigvalsh(rate * P - M.T @ P @ M) >= -1e-6)
+            x = np.random.default_rng(i).normal(size=(2000, 2))
+            growth = np.linalg.norm(x @ M.T @ L, axis=1) / np.linalg.norm(x @ L, axis=1)
+            assert growth.max() <= row["bound"] + 1e-9
+    # the joint drift (an SOCP) bounds sampled points of its domain
+    _, eps0 = reachable_delay(net, 0, lambda l: float(np.sqrt(np.asarray(l) @ np.linalg.inv(P) @ np.asarray(l))),
+                              1.0, 1.0, 0.0)
+    drift = joint_drift_quadratic(net, 0, L, eps0)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(20000, 2))
+    x /= np.linalg.norm(x @ L, axis=1, keepdims=True) * rng.uniform(1, 2, size=(20000, 1))
+    j = net.tau
+    xd = x @ delay_matrix(net, 0, j).T + rng.uniform(-1, 1, size=(20000, 2)) * eps0[j]
+    inside = np.linalg.norm(xd @ L, axis=1) <= 1
+    val = np.abs(net.a0[0] * x[:, 0] + net.a1[0] * xd[:, 0] + net.b1[0] * xd[:, 1])[inside]
+    assert val.max() <= drift
+
+
+def _cert_bytes(folder):
+    return {f.name: f.read_bytes() for f in sorted(folder.iterdir()) if f.is_file()}
+
+
+@pytest.mark.slow
+def test_verification_is_deterministic_under_cpu_load(tmp_path):
+    """Same key, same certificates: the smoke verification of the drone ring twice in fresh projects, the second
+    time with a busy process competing for the CPU, gives byte-identical certificate folders and verdicts."""
+    first = run_stages("vector_lyapunov", ["verify_drones"], root=tmp_path / "a")
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        second = run_stages("vector_lyapunov", ["verify_drones"], root=tmp_path / "b")
+    finally:
+        busy.kill()
+        busy.wait()
+    folders = sorted((first["verify_drones"] / VERIFIED_DIR).iterdir())
+    assert folders
+    for folder in folders:
+        assert _cert_bytes(folder) == _cert_bytes(second["verify_drones"] / VERIFIED_DIR / folder.name), folder.name
+    verdicts = [{k: v for k, v in r.summaries["verify_drones"].items()} for r in (first, second)]
+    assert verdicts[0] == verdicts[1]
 
 
 def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
-    scal = {"n": [4, 8], "seconds": [1.0, 2.0], "cells": [4, 8], "verified": [True, True]}
+    scal = {"n": [4, 8], "bounds": [10, 20], "seconds": [1.0, 2.0], "cells": [4, 8], "milp_nodes": [6, 12],
+            "verified": [True, True]}
+    case = {"verified": True, "n": 8, "refuted": 0, "unknown": 0, "max_violation_G_over_c0": None}
+    work = {"lp_iterations": 10, "seconds": 1.0}
+    mono = [{"n": 2, "mono": {"verified": True, "outcome": "proved", **work}, "comp": {"verified": True, **work}},
+            {"n": 4, "mono": {"verified": False, "outcome": "unknown", **work | {"lp_iterations": 99}},
+             "comp": {"verified": True, **work}}]
     results = NetworkResults(
-        scaling={"drones": scal, "microgrid": scal | {"seconds": [1.0, 8.0]}},
+        scaling={"drones": scal, "microgrid": scal | {"bounds": [10, 80]}},
         slopes={"drones": 1.0, "microgrid": 3.0}, runs={}, neural={"drones_tau1": True, "microgrid_tau1": True},
-        lmi={"drones_tau1": True, "microgrid_tau1": False}, full_refuted=[True, True],
-        falsified={"drones_tau1_reach": {"violations": 1}},
-        simulated={"drones_tau1_reach": {"decay_ratio": 0.9, "invariance_ratio": 0.5}})
+        lmi={"drones_tau1": True, "microgrid_tau1": False}, cases={"drones_tau1": case, "microgrid_tau1": case},
+        full_refuted=[True, True], falsified={"drones_tau1_reach": {"violations": 1}},
+        simulated={"drones_tau1_reach": {"decay_ratio": 0.9, "invariance_ratio": 0.5}},
+        monolithic={"drones": mono, "microgrid": [r | {"mono": r["mono"] | {"verified": True}} for r in mono]})
     thresholds = ClaimParams(slope_range=(0.5, 1.5), control_tol=0.1)
     verdicts = {c.id: c.holds for c in network_claims(results, [4, 8], [1], 8, thresholds)}
-    assert verdicts == {"drones_verified_all_n": True, "drones_time_linear": True, "microgrid_verified_all_n": True,
-                        "microgrid_time_linear": False, "network_delays_verified": True,
+    assert verdicts == {"drones_verified_all_n": True, "drones_work_linear": True, "microgrid_verified_all_n": True,
+                        "microgrid_work_linear": False, "network_delays_verified": True,
                         "network_reachability_needed": True, "neural_beats_lmi": True,
-                        "network_certificates_hold": False}
+                        "network_certificates_hold": False, "drones_monolithic_fails_beyond_small_n": True,
+                        "drones_monolithic_more_work": False, "microgrid_monolithic_fails_beyond_small_n": False,
+                        "microgrid_monolithic_more_work": False}

@@ -76,3 +76,12 @@ def level_constants(V: Cert, box: np.ndarray, exact: bool = True) -> tuple[float
     C = torch.tensor([[1.0], [-1.0]], dtype=torch.float64)
     ub = output_bounds(net, lo, hi, C)[0].numpy()
     return float((-ub[:-1, 1]).min()), float(ub[-1, 0])
+
+
+def norm_rows(V: Cert) -> np.ndarray:
+    """K with V(x) = sum_r |(K x)_r| for a certificate with no hidden layer (a polyhedral norm): the rows of
+    W diag(1 / scale) and eps diag(1 / scale)."""
+    if V.l1 is not None:
+        raise ValueError("norm_rows needs a certificate without hidden layer (a polyhedral norm)")
+    inv = np.diag(1.0 / V.scale.numpy())
+    return np.concatenate([V.skip.weight.detach().numpy() @ inv, V.eps * inv])

@@ -70,8 +70,8 @@ class PolicyParams(ParamsModel):
 
 class LearnerParams(ParamsModel):
     """A sampled-loss Adam learner, L = mean over the level set of relu(G + m c_0) + lambda_gamma gamma + ...; the
-    ``learner`` group is shared by the platoon's certificates (vector CEGIS, monolithic baseline) and controllers
-    (the uncertified baseline uses its learning rate)."""
+    ``learner`` group is shared by the platoon's certificate (vector CEGIS) and controllers (the uncertified
+    baseline uses its learning rate)."""
 
     lr: Positive = Field(description="Adam learning rate")
     batch: int = Field(ge=16, le=1_000_000, description="sampled queries per step")
@@ -88,8 +88,8 @@ class CegisParams(ParamsModel):
     lambda_shape: float = Field(ge=0.0, le=100.0, description="weight of the level-set shape term max V / min V")
     c0_safety: float = Field(gt=0.0, le=1.0, description="factor on the sampled boundary minimum of V (estimate c_0)")
     verify_per_round: int = Field(ge=1, le=1024, description="followers verified per round (round-robin)")
-    cells: int = Field(ge=1, le=10_000_000, description="branch-and-bound cells per verifier call")
-    time: Positive = Field(description="wall-clock budget of one verifier call [s]")
+    cells: int = Field(ge=1, le=10_000_000, description="branch-and-bound cells per verifier call (its whole "
+                       "budget: no MILP, no clock)")
     keep: int = Field(ge=1, le=100_000, description="counterexamples kept per verifier or falsifier call")
 
 
@@ -101,23 +101,26 @@ class UncertifiedParams(ParamsModel):
 
 
 class MonolithicParams(ParamsModel):
-    """The monolithic scalar certificate baseline over the whole platoon (platoon/monolithic.py)."""
+    """The monolithic baseline on the network rings (networks/monolithic.py): one certificate over the whole ring,
+    trained with the networks' learner and verified by the same verifier and budget (N times the per-property one)."""
 
-    n_grid: Sizes = Field(description="platoon sizes N it is trained and verified for")
-    hidden: int = Field(ge=1, le=4096, description="ReLU hidden units of V")
-    feat: int = Field(ge=1, le=4096, description="features of V")
-    steps: int = Field(ge=1, le=100_000, description="Adam steps per N")
-    timeout: Positive = Field(description="wall-clock budget of one N's verification [s]")
+    n_grid: Annotated[list[Annotated[int, Field(ge=2, le=1024)]], Field(min_length=1)] = Field(
+        description="ring sizes N (first N drawn nodes; N = 2: one neighbour each) at the first delay")
+    steps: int = Field(ge=0, le=100_000, description="Adam steps per N (constants recomputed every "
+                       "network_cegis.steps)")
 
 
 class BudgetParams(ParamsModel):
-    """Budget of the compositional verifier (verifier/bab.py), per unit (follower or subsystem)."""
+    """Deterministic budget of the verifier (verifier/bab.py) per verified property (a follower, or a subsystem's
+    piece of the delay domain; a piece of a monolithic ring certificate gets N times the cells and MILPs, what the
+    compositional certificate has for its N subsystems): counts only, never seconds, so a verdict is a function of
+    the certificate and the budget; a spent budget leaves cells unknown."""
 
     max_cells: int = Field(ge=1, le=100_000_000, description="branch-and-bound cells before the rest go to the MILP")
     max_depth: int = Field(ge=0, le=200, description="bisections of one cell before it goes to the MILP")
-    max_milp: int = Field(ge=0, le=100_000, description="MILPs per unit (further open cells stay unknown)")
-    milp_time: Positive = Field(description="wall-clock limit of one MILP [s]")
-    unit_time: Positive = Field(description="wall-clock budget of one unit's verification [s]")
+    max_milp: int = Field(ge=0, le=100_000, description="MILPs per property (further open cells stay unknown)")
+    milp_nodes: int = Field(ge=1, le=100_000_000, description="HiGHS branch-and-bound nodes of one MILP (one thread, "
+                            "fixed seed, no time limit); its dual bound is used when they run out")
     stop_after_cex: int = Field(ge=0, le=100_000, description="stop a unit after this many counterexamples (0: never)")
 
 
@@ -161,7 +164,8 @@ class NetworkCegisParams(LearnerParams):
     steps: int = Field(ge=1, le=100_000, description="Adam steps per round")
     milps: int = Field(ge=1, le=1024, description="most violated subsystems whose exact MILP worst case is solved")
     cex_weight: int = Field(ge=1, le=1000, description="copies of each counterexample in the training set")
-    milp_time: Positive = Field(description="wall-clock limit of one worst-case MILP [s]")
+    milp_nodes: int = Field(ge=1, le=100_000_000, description="HiGHS nodes of one worst-case MILP (deterministic "
+                            "budget; its dual bound is used when they run out)")
     keep: int = Field(ge=1, le=100_000, description="falsifier counterexamples kept per round")
 
 
@@ -206,8 +210,8 @@ class Params(ParamsModel):
 
     @model_validator(mode="after")
     def _design(self) -> Params:
-        if max(self.monolithic.n_grid) > max(self.platoon.n_grid):
-            raise ValueError("monolithic.n_grid must not exceed max(platoon.n_grid): its platoons are prefixes")
+        if max(self.monolithic.n_grid) > max(self.networks.n_grid):
+            raise ValueError("monolithic.n_grid must not exceed max(networks.n_grid): its rings use the drawn nodes")
         if self.delays.tau_n > max(self.networks.n_grid):
             raise ValueError("delays.tau_n must not exceed max(networks.n_grid): its ring uses the drawn nodes")
         return self

@@ -1,11 +1,13 @@
 """Network certificate artifacts: the sound constants of a certificate (c_0, kappa, Delta, eps, by exact MILPs),
-verification of condition (N) subsystem by subsystem (branch and bound + MILP, ``bab.verify``; the MILP is exact, so
-each subsystem is proved or refuted with a concrete counterexample), the certificate folder (verifier/folder.py),
-and its re-verification from the folder alone."""
+verification of condition (N) subsystem by subsystem and piece by piece of the delay domain (branch and bound + MILP,
+``bab.verify``, under a deterministic budget: each subsystem is proved, refuted with a concrete counterexample, or
+left unknown when the budget is spent), the certificate folder (verifier/folder.py), and its re-verification from
+the folder alone."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from ..verifier.folder import (COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE, WE
 from ..verifier.graph import Builder
 from ..verifier.milp import solve_on_box
 from .certificate import NetworkCert, compile_network_query, network_decrease
-from .domain import network_box, reachable_delay
+from .domain import delay_matrix, network_box, pieces, reachable_delay
 from .model import Network
 
 
@@ -37,52 +39,116 @@ def kappa_of(V: Cert, channel: tuple[float, float], c_0: float, box: np.ndarray)
     return float(solve_on_box(net, -hi, hi, np.array([1.0, 0.0]), [], unit_ball).bound)
 
 
-def constants(nc: NetworkCert, net: Network) -> tuple[float, float, float, np.ndarray, np.ndarray]:
-    """(c_0, c_1, kappa, Delta [N, 2], eps [N, 2]): c_0 = min of V on the boundary of B (exact MILP), kappa and the
-    dual norms of ``domain.reachable_delay`` by exact MILPs (``kappa_of``)."""
+@dataclass(frozen=True)
+class Constants:
+    """Sound constants of a network certificate: c_0 = min of V on the boundary of B and c_1 = max of V on B,
+    kappa = max {|k . y| : V(y) <= 1}, Delta [N, 2] and eps [N, tau + 1, 2] of the delay domain (``domain``), the
+    Razumikhin window they need, and the MILP work spent on them."""
+
+    c_0: float
+    c_1: float
+    kappa: float
+    delta: np.ndarray
+    eps: np.ndarray
+    window: int
+    milps: int
+    milp_nodes: int
+    drift: np.ndarray
+    drift_default: np.ndarray
+
+
+def joint_drift(V: Cert, net: Network, i: int, eps: np.ndarray, c_0: float) -> tuple[float, int, int]:
+    """(drift, MILPs, nodes): sound upper bound (exact MILP per piece j) of max |a0_i q + a1_i q^d + b1_i v^d| over
+    x, x^d in the level set {V <= c_0} with x^d in piece j of x's delay domain (|x^d - D_ij x| <= eps[j]), max over
+    j = 0 .. tau (the domain is symmetric under negation, so the maximum is the maximum of the absolute value)."""
+    best, milps, nodes = -np.inf, 0, 0
+    b_ = np.array(net.box)
+    for j in range(net.tau + 1):
+        b = Builder(4)
+        x = b.input([0, 1])
+        xd = b.add(b.linear(x, delay_matrix(net, i, j)), b.input([2, 3]))
+        drive = b.add(b.linear(x, [[net.a0[i], 0.0]]), b.linear(xd, [[net.a1[i], net.b1[i]]]))
+        q = b.build(b.cat(drive, V.compile(b, x), V.compile(b, xd)))
+        hi = np.concatenate([b_, eps[j]])
+        level = [(np.array([0.0, 1.0, 0.0]), -np.inf, c_0), (np.array([0.0, 0.0, 1.0]), -np.inf, c_0)]
+        r = solve_on_box(q, -hi, hi, np.array([1.0, 0.0, 0.0]), [], level)
+        best, milps, nodes = max(best, r.bound), milps + 1, nodes + r.nodes
+    return float(best), milps, nodes
+
+
+def constants(nc: NetworkCert, net: Network) -> Constants:
+    """c_0 and c_1 (exact MILPs, ``level_constants``), kappa and the dual norms of ``domain.increment_bound`` (exact
+    MILPs, ``kappa_of``), then the two-stage delay domain: eps^0 from the default increments (x, x^d independent in
+    the level set), the joint drift on eps^0's domain (``joint_drift``), and Delta, eps from it (window 5 tau + 1)."""
     box = np.array(net.box)
     c_0, c_1 = level_constants(nc.V, box)
     dual = cache(lambda l: kappa_of(nc.V, l, c_0, box))
     kappa = dual(net.channel)
-    bounds = [reachable_delay(net, i, dual, c_0, kappa, net.w_bound) for i in range(net.n)]
-    return c_0, c_1, kappa, np.array([d for d, _ in bounds]), np.array([e for _, e in bounds])
+    deltas, epss, drifts, defaults, milps, nodes = [], [], [], [], 0, 0
+    for i in range(net.n):
+        _, eps0 = reachable_delay(net, i, dual, c_0, kappa, net.w_bound)
+        drift, m, n = joint_drift(nc.V, net, i, eps0, c_0)
+        d, e = reachable_delay(net, i, dual, c_0, kappa, net.w_bound, drift)
+        deltas.append(d), epss.append(e), drifts.append(drift)
+        defaults.append(c_0 * (abs(net.a0[i]) * dual((1.0, 0.0)) + dual((float(net.a1[i]), float(net.b1[i])))))
+        milps, nodes = milps + m, nodes + n
+    return Constants(c_0, c_1, kappa, np.array(deltas), np.array(epss), 5 * net.tau + 1, milps, nodes,
+                     np.array(drifts), np.array(defaults))
 
 
-def network_property(nc: NetworkCert, net: Network, i: int, eps, c_0: float, kappa: float) -> bab.Property:
-    """G_i <= 0 where V(x), V(x^d) <= c_0; eps None = full delay domain."""
-    lo, hi, couplings = network_box(net, i, eps, c_0, kappa)
+def network_property(nc: NetworkCert, net: Network, i: int, j: int | None, eps: np.ndarray | None, c_0: float,
+                     kappa: float) -> bab.Property:
+    """G_i <= 0 where V(x), V(x^d) <= c_0, on piece j of the reachability-constrained domain (``eps`` [N, tau + 1,
+    2]) or, with j and eps None, on the full delay domain."""
+    lo, hi, couplings = network_box(net, i, None if j is None else eps[i, j], c_0, kappa)
     regions = ((np.eye(3)[1], c_0, "<="), (np.eye(3)[2], c_0, "<="))
-    return bab.Property(compile_network_query(nc, net, i, c_0, kappa, eps is not None), np.eye(3)[0], 0.0, lo, hi,
-                        couplings, regions)
+    return bab.Property(compile_network_query(nc, net, i, j, c_0, kappa), np.eye(3)[0], 0.0, lo, hi, couplings,
+                        regions)
+
+
+WORK = ("cells", "milps", "milp_nodes", "lp_iterations", "bounds")
 
 
 def verify_network(nc: NetworkCert, net: Network, reach: bool, budget: BudgetParams) -> dict:
-    """Verify (N) for every subsystem (on the reachability-constrained delay domain if ``reach``, else the full one);
-    summary with per-subsystem verdicts, cells and the sISS constants."""
+    """Verify (N) for every subsystem, on every piece j = 0 .. tau of the reachability-constrained delay domain if
+    ``reach``, else on the full one. Returns the summary (per-subsystem verdicts, deterministic work counts and the
+    sISS constants: a function of the certificate and the budget alone), the cell rows, the counterexamples and
+    ``timing`` (wall-clock seconds per subsystem and of the constants, reported beside the work, never in the
+    certificate folder)."""
     t0 = time.perf_counter()
-    c_0, c_1, kappa, delta, eps = constants(nc, net)
+    k = constants(nc, net)
+    c_0, kappa, eps = k.c_0, k.kappa, k.eps
     t_const = time.perf_counter() - t0
-    rows, cex, per = [], [], []
+    rows, cex, per, seconds = [], [], [], []
     for i in range(net.n):
-        prop = network_property(nc, net, i, eps if reach else None, c_0, kappa)
-        res = bab.verify(prop, budget.max_cells, budget.max_depth, max_milp=budget.max_milp,
-                         milp_time=budget.milp_time, time_budget=budget.unit_time, stop_after_cex=budget.stop_after_cex)
-        rows += [{"subsystem": i} | r for r in res.rows]
-        for z in res.counterexamples:
-            G, _, _ = network_decrease(nc, net, np.array([i]), torch.as_tensor(z[None]), c_0, kappa, reach)
-            cex.append({"subsystem": i, "z": z.tolist(), "G_compiled": float(prop.net(z[None])[0, 0]),
-                        "G_torch": float(G.detach()[0])})
-        per.append({"subsystem": i, "verified": res.verified, "seconds": res.seconds, "cells": len(res.rows),
-                    "milp_cells": res.count("proved_milp"), "refuted_cells": res.count("refuted"),
-                    "unknown_cells": res.count("unknown")})
+        work = dict.fromkeys(WORK, 0)
+        verified, counts, t_i = True, {"proved_milp": 0, "refuted": 0, "unknown": 0}, 0.0
+        for j in pieces(net, reach):
+            prop = network_property(nc, net, i, j, eps if reach else None, c_0, kappa)
+            res = bab.verify(prop, budget.max_cells, budget.max_depth, max_milp=budget.max_milp,
+                             milp_nodes=budget.milp_nodes, stop_after_cex=budget.stop_after_cex)
+            rows += [{"subsystem": i, "piece": -1 if j is None else j} | r for r in res.rows]
+            for z in res.counterexamples:
+                hist = None if j is None else np.array([j])
+                G, _, _ = network_decrease(nc, net, np.array([i]), hist, torch.as_tensor(z[None]), c_0, kappa)
+                cex.append({"subsystem": i, "piece": -1 if j is None else j, "z": z.tolist(),
+                            "G_compiled": float(prop.net(z[None])[0, 0]), "G_torch": float(G.detach()[0])})
+            verified &= res.verified
+            work = {k: work[k] + v for k, v in res.work().items()}
+            counts = {k: counts[k] + res.count(k) for k in counts}
+            t_i += res.seconds
+        per.append({"subsystem": i, "verified": verified, **work, "milp_cells": counts["proved_milp"],
+                    "refuted_cells": counts["refuted"], "unknown_cells": counts["unknown"]})
+        seconds.append(t_i)
     c_s, c_n = (float(c) for c in nc.row().detach())
     gamma = float(nc.gamma().detach())
     summary = {"system": net.system, "n": net.n, "tau": net.tau, "reach": reach,
-               "verified": all(q["verified"] for q in per), "per_subsystem": per, "c_0": c_0, "c_1": c_1,
-               "kappa": kappa, "delta": delta.tolist(), "eps": eps.tolist(), "rho": nc.rho, "c_s": c_s, "c_n": c_n,
-               "gamma": gamma, "constants_seconds": t_const,
+               "verified": all(q["verified"] for q in per), "per_subsystem": per, "c_0": c_0, "c_1": k.c_1,
+               "kappa": kappa, "delta": k.delta.tolist(), "eps": eps.tolist(), "rho": nc.rho, "c_s": c_s, "c_n": c_n,
+               "gamma": gamma, "window": k.window, "constants_work": {"milps": k.milps, "milp_nodes": k.milp_nodes},
                "w_certified": float(min(net.w_bound, (1 - nc.rho) * c_0 / gamma))}
-    return {"summary": summary, "rows": rows, "counterexamples": cex}
+    return {"summary": summary, "rows": rows, "counterexamples": cex,
+            "timing": {"constants_seconds": t_const, "seconds": seconds}}
 
 
 def write_network_certificate(out: Path, nc: NetworkCert, net: Network, arch: NetworkCertificateParams,
@@ -91,7 +157,7 @@ def write_network_certificate(out: Path, nc: NetworkCert, net: Network, arch: Ne
     meta = {"kind": "network", "network": net.to_json(), "arch": arch.model_dump(), "budget": budget.model_dump(),
             "reach": result["summary"]["reach"]}
     write_certificate_folder(out, nc.state_dict(), meta, "subsystem", result["rows"], result["counterexamples"],
-                             ("z", "G_compiled", "G_torch"), result["summary"])
+                             ("piece", "z", "G_compiled", "G_torch"), result["summary"], ("piece",))
 
 
 def load_network_cert(path: Path, arch: NetworkCertificateParams, box: tuple[float, float]) -> NetworkCert:
@@ -119,9 +185,9 @@ def reverify_network(cert_dir: Path) -> tuple[bool, str]:
     real = 0
     for c in cex:
         with torch.no_grad():
-            G, vx, vxd = network_decrease(nc, net, np.array([c["subsystem"]]),
-                                          torch.tensor([c["z"]], dtype=torch.float64), fresh["c_0"], fresh["kappa"],
-                                          meta["reach"])
+            hist = np.array([c["piece"]]) if meta["reach"] else None
+            G, vx, vxd = network_decrease(nc, net, np.array([c["subsystem"]]), hist,
+                                          torch.tensor([c["z"]], dtype=torch.float64), fresh["c_0"], fresh["kappa"])
         real += bool(float(G[0]) > 0 and max(float(vx[0]), float(vxd[0])) <= fresh["c_0"] + 1e-9)
     per = fresh["per_subsystem"]
     msg = (f"{net.system} N={net.n} tau={net.tau}: {sum(q['verified'] for q in per)}/{len(per)} subsystems proved "

@@ -1,5 +1,6 @@
-"""Evaluation of the network systems: scaling of compositional verification in N, the delays, the full-domain and
-LMI baselines, dense falsification of every verified certificate, and the sISS bound along closed-loop simulations."""
+"""Evaluation of the network systems: scaling of compositional verification in N, the delays, the full-domain, LMI
+and monolithic baselines, dense falsification of every verified certificate, and the sISS bound along closed-loop
+simulations."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from paperdag.io import read_json
+from paperdag.io import read_json, read_table
 
 from ..params import EvaluationParams
 from ..scaling import loglog_slope, prefix_scaling
-from ..verifier.folder import SUMMARY_FILE
+from ..verifier.folder import COUNTEREXAMPLES_FILE, SUMMARY_FILE
 from .cegis import falsify_network, sample_queries
 from .certificate import network_decrease
 from .certify import load_certificate_folder
@@ -22,8 +23,8 @@ from .model import SYSTEMS, simulate_network
 
 
 def falsify_folder(folder: Path, n: int, steps: int, seed: int) -> dict[str, float]:
-    """n uniform queries per subsystem + n projected-gradient starts on the certificate's own domain (c_0, kappa
-    and eps as the verifier computed them, from summary.json)."""
+    """n uniform queries per subsystem (over the pieces of its delay domain) + n projected-gradient starts on the
+    certificate's own domain (c_0, kappa and eps as the verifier computed them, from summary.json)."""
     nc, net, meta = load_certificate_folder(folder)
     s = read_json(folder / SUMMARY_FILE)
     c_0, kappa, eps = s["c_0"], s["kappa"], np.array(s["eps"]) if meta["reach"] else None
@@ -32,29 +33,32 @@ def falsify_folder(folder: Path, n: int, steps: int, seed: int) -> dict[str, flo
     with torch.no_grad():
         for i in range(net.n):
             idx = np.full(n, i)
-            G, vx, vxd = network_decrease(nc, net, idx, sample_queries(net, nc, idx, eps, c_0, kappa, g), c_0, kappa,
-                                          eps is not None)
+            hist = torch.randint(net.tau + 1, (n,), generator=g).numpy() if eps is not None else None
+            G, vx, vxd = network_decrease(nc, net, idx, hist, sample_queries(net, nc, idx, hist, eps, c_0, kappa, g),
+                                          c_0, kappa)
             G = torch.where((vx <= c_0) & (vxd <= c_0), G, -torch.inf)
             violations += int((G > 0).sum())
             worst = max(worst, float(G.max()) / c_0)
-    _, _, G = falsify_network(nc, net, eps, c_0, kappa, n, steps, g)
+    _, _, _, G = falsify_network(nc, net, eps, c_0, kappa, n, steps, g)
     return {"violations": violations + int((G > 0).sum()), "worst_G_over_c0": max(worst, float(G.max()) / c_0)}
 
 
 def siss_simulation(folder: Path, steps: int, n_sims: int, seed: int) -> dict[str, float]:
-    """Closed loop of the certified network from random initial states on 0.9 of the level set {V <= c_0}
-    (constant pre-history). Two consequences of the certificate, as ratios that must stay <= 1:
-    without disturbance  M(k) <= rho^floor(k / (2 tau + 1)) M(0) for k >= 1  (M(k) = max_i V(x_i(k)));
-    with |w| <= w_cert = (1 - rho) c_0 / gamma the level set is forward invariant, M(k) <= c_0."""
+    """Closed loop of the certified network from random initial states on 0.9 of the level set {V <= c_0} with a
+    constant pre-history (inside the certified domain: piece j = min(k, tau)). Two consequences of the certificate,
+    as ratios that must stay <= 1, with the certificate's Razumikhin window L (summary ``window``, 5 tau + 1):
+    without disturbance  M(k) <= rho^floor(k / L) M(0) for k >= 1  (M(k) = max_i V(x_i(k)), M(0) the window
+    maximum of the constant pre-history); with |w| <= w_cert = (1 - rho) c_0 / gamma the level set is forward
+    invariant, M(k) <= c_0."""
     nc, net, _ = load_certificate_folder(folder)
     s = read_json(folder / SUMMARY_FILE)
-    c_0, rho = s["c_0"], s["rho"]
+    c_0, rho, window = s["c_0"], s["rho"], s["window"]
     w_cert = min(net.w_bound, (1 - rho) * c_0 / s["gamma"])
     g = torch.Generator().manual_seed(seed)
     decay, invariance = 0.0, 0.0
     with torch.no_grad():
         k = torch.arange(steps + 1)
-        envelope = rho ** (k // (2 * net.tau + 1)).double()
+        envelope = rho ** (k // window).double()
         for _ in range(n_sims):
             x0 = torch.randn(net.n, 2, generator=g, dtype=torch.float64)
             x0 *= (0.9 * c_0 / nc.V(x0))[:, None]
@@ -62,7 +66,7 @@ def siss_simulation(folder: Path, steps: int, n_sims: int, seed: int) -> dict[st
             decay = max(decay, float((M[1:] / (envelope[1:] * M[0])).max()))  # k >= 1 (k = 0 is 1 by definition)
             ws = (2 * torch.rand(steps, net.n, generator=g, dtype=torch.float64) - 1) * w_cert
             invariance = max(invariance, float(nc.V(simulate_network(net, x0, ws)).max() / c_0))
-    return {"decay_ratio": decay, "invariance_ratio": invariance, "w_cert": w_cert}
+    return {"decay_ratio": decay, "invariance_ratio": invariance, "w_cert": w_cert, "window": window}
 
 
 @dataclass(frozen=True)
@@ -103,45 +107,93 @@ def level_set(folder: Path, lmi: dict | None, seed: int) -> LevelSet:
 @dataclass(frozen=True)
 class NetworkResults:
     """What the network claims are judged on. ``scaling``/``slopes``: per system, the first delay's
-    reachability-constrained certificate by N (``prefix_scaling``); ``runs``: every verified network's summary by
-    name; ``neural``/``lmi``: verdict per ``<system>_tau<tau>``; ``full_refuted``: per system, the full-domain
-    baseline refuted while the reachability-constrained certificate is verified; ``falsified``/``simulated``: per
-    verified certificate, ``falsify_folder`` and ``siss_simulation``."""
+    reachability-constrained certificate by N (``prefix_scaling``; slope of log work); ``runs``: every verified
+    network's summary by name; ``neural``/``lmi``: verdict per ``<system>_tau<tau>`` (``cases``: the neural one's
+    subsystems refuted / unknown and the largest violation G / c_0 its counterexamples show); ``full_refuted``: per
+    system, the full-domain baseline refuted while the reachability-constrained certificate is verified;
+    ``falsified``/``simulated``: per verified certificate, ``falsify_folder`` and ``siss_simulation``;
+    ``monolithic``: per system, per N, the monolithic and the compositional certificate's outcome and work."""
 
     scaling: dict[str, dict[str, list]]
     slopes: dict[str, float]
     runs: dict[str, dict]
     neural: dict[str, bool]
     lmi: dict[str, bool]
+    cases: dict[str, dict]
     full_refuted: list[bool]
     falsified: dict[str, dict[str, float]]
     simulated: dict[str, dict[str, float]]
+    monolithic: dict[str, list[dict]]
 
     def metrics(self) -> dict[str, float | bool]:
         out: dict[str, float | bool] = {}
         for name, r in self.runs.items():
             out[f"{name}_verified"] = r["verified"]
-            out[f"{name}_seconds"] = r["constants_seconds"] + sum(q["seconds"] for q in r["per_subsystem"])
+            out[f"{name}_bounds"] = sum(q["bounds"] for q in r["per_subsystem"])
+            out[f"{name}_seconds"] = r["timing"]["constants_seconds"] + sum(r["timing"]["seconds"])
+        for system, rows in self.monolithic.items():
+            for row in rows:
+                out[f"{system}_mono{row['n']}_verified"] = row["mono"]["verified"]
+                out[f"{system}_mono{row['n']}_lp_iterations"] = row["mono"]["lp_iterations"]
         return out | {f"{s}_loglog_slope": v for s, v in self.slopes.items()} | {
             "network_falsify_violations": sum(v["violations"] for v in self.falsified.values()),
-            "network_certificates_verified": len(self.falsified)}
+            "network_certificates_verified": len(self.falsified),
+            "network_delays_proved": sum(self.neural.values())}
 
 
-def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], folder: Callable[[str, str], Path],
-                      n_grid: list[int], taus: list[int], ev: EvaluationParams, seed: int) -> NetworkResults:
-    """``runs``/``lmi``: per system, the verify stage's run summaries and LMI rows; ``folder(system, name)``: a
-    certificate folder. Falsification uses a tenth of ``ev.falsify_samples`` per subsystem."""
-    scal, slopes, by_name, neural, lmi_ok, full_refuted, verified = {}, {}, {}, {}, {}, [], []
+def _case(run: dict, counterexamples: list[dict]) -> dict:
+    per = run["per_subsystem"]
+    worst = max([c["G_torch"] for c in counterexamples], default=None)
+    return {"verified": run["verified"], "n": run["n"], "refuted": sum(q["refuted_cells"] > 0 for q in per),
+            "unknown": sum(q["unknown_cells"] > 0 and q["refuted_cells"] == 0 for q in per),
+            "max_violation_G_over_c0": None if worst is None else worst / run["c_0"]}
+
+
+def monolithic_rows(mono: dict, main: dict, n_grid: list[int]) -> list[dict]:
+    """Per N of the monolithic baseline: its verification row and the compositional certificate's on the same ring
+    (the prefix of the first delay's run for N >= 3, where the prefix ring has exactly its queries; the verify_mono
+    stage's own run for smaller rings)."""
+    own = {r["n"]: r for r in mono["compositional"]}
+    per, seconds = main["per_subsystem"], main["timing"]["seconds"]
+    rows = []
+    for m in mono["monolithic"]:
+        n = m["n"]
+        if n in own:
+            comp = own[n]
+        else:
+            comp = {"n": n, "verified": all(q["verified"] for q in per[:n]),
+                    **{k: sum(q[k] for q in per[:n]) for k in ("cells", "milps", "milp_nodes", "lp_iterations",
+                                                              "bounds")},
+                    "seconds": main["timing"]["constants_seconds"] + sum(seconds[:n])}
+        rows.append({"n": n, "mono": m, "comp": comp})
+    return rows
+
+
+def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], mono: dict[str, dict],
+                      folder: Callable[[str, str], Path], n_grid: list[int], taus: list[int],
+                      mono_grid: list[int], ev: EvaluationParams, seed: int) -> NetworkResults:
+    """``runs``/``lmi``/``mono``: per system, the verify stage's run summaries and LMI rows and the verify_mono
+    stage's results; ``folder(system, name)``: a certificate folder. Falsification uses a tenth of
+    ``ev.falsify_samples`` per subsystem."""
+    scal, slopes, by_name, neural, lmi_ok, cases, full_refuted, verified, mono_rows = ({}, {}, {}, {}, {}, {}, [],
+                                                                                        [], {})
     for system in SYSTEMS:
         named = {r["name"]: r for r in runs[system]}
         main = named[f"{system}_tau{taus[0]}_reach"]
-        scal[system] = prefix_scaling(main["per_subsystem"], main["constants_seconds"], n_grid)
-        slopes[system] = loglog_slope(scal[system]["n"], scal[system]["seconds"])
-        neural |= {f"{system}_tau{tau}": named[f"{system}_tau{tau}_reach"]["verified"] for tau in taus}
+        scal[system] = prefix_scaling(main["per_subsystem"], main["timing"]["seconds"],
+                                      main["timing"]["constants_seconds"], n_grid)
+        slopes[system] = loglog_slope(scal[system]["n"], scal[system]["bounds"])
+        for tau in taus:
+            name = f"{system}_tau{tau}_reach"
+            neural[f"{system}_tau{tau}"] = named[name]["verified"]
+            cex = read_table(folder(system, name) / COUNTEREXAMPLES_FILE).to_pylist()
+            cases[f"{system}_tau{tau}"] = _case(named[name], cex)
         lmi_ok |= {f"{system}_tau{row['tau']}": row["verified"] for row in lmi[system]}
         full_refuted.append(not named[f"{system}_tau{taus[0]}_full"]["verified"] and main["verified"])
         by_name |= named
         verified += [folder(system, name) for name, r in named.items() if r["verified"]]
+        mono_rows[system] = monolithic_rows(mono[system], main, mono_grid)
     falsified = {f.name: falsify_folder(f, ev.falsify_samples // 10, ev.falsify_steps, seed) for f in verified}
     simulated = {f.name: siss_simulation(f, ev.sim_steps, ev.n_sims, seed) for f in verified}
-    return NetworkResults(scal, slopes, by_name, neural, lmi_ok, full_refuted, falsified, simulated)
+    return NetworkResults(scal, slopes, by_name, neural, lmi_ok, cases, full_refuted, falsified, simulated,
+                          mono_rows)

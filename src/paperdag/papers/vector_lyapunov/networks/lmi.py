@@ -1,19 +1,21 @@
 """Baseline: quadratic vector certificate V_P(x) = sqrt(x^T P x) from an LMI (cvxpy), for the linear networks.
 
-LMI: the smallest contraction rate t of the delay-compensated closed loop M_i = I + dt (T_i - tau dt A1_i T_i) (x^+
-= M_i x + dt A1_i eps + dt e_v (s + w), A1_i = [[0, 0], [a1_i, b1_i]], T_i the drift of ``domain.delay_matrix``)
-that one P serves for every subsystem:  M_i^T P M_i <= t P (all i), P >= I, by bisection on t (each step an SDP
-feasibility problem). For the quadratic norm every term of condition (N) of ``certificate.py`` has a closed form, so
-the certificate is checked soundly by the triangle inequality on the level set {V_P <= c_0}, c_0 = min over the
-boundary of B of V_P = min_d b_d / sqrt((P^-1)_dd) (so the level set lies in B), in units of c_0:
+LMI: the smallest contraction rate t of the delay-compensated closed loops M_ij = I + dt (A0_i + A1_i D_ij)
+(x^+ = M_ij x + dt A1_i eps + dt e_v (s + w), A1_i = [[0, 0], [a1_i, b1_i]], D_ij = I - j dt T_i of
+``domain.delay_matrix`` on piece j = 0 .. tau of the delay domain) that one P serves for every subsystem and piece:
+M_ij^T P M_ij <= t P (all i, j), P >= I, by bisection on t (each step an SDP feasibility problem). For the
+quadratic norm every term of condition (N) of ``certificate.py`` has a closed form, so the certificate is checked
+soundly by the triangle inequality on the level set {V_P <= c_0}, c_0 = min over the boundary of B of
+V_P = min_d b_d / sqrt((P^-1)_dd) (so the level set lies in B), in units of c_0:
 
-    sup V_P(x^+) / c_0 <= ||M_i||_P + dt (|a1_i| eps_q + |b1_i| eps_v) ||e_v||_P / c_0 + dt ||e_v||_P G_i kappa_P
+    sup V_P(x^+) / c_0 <= ||M_ij||_P + dt (|a1_i| eps_q + |b1_i| eps_v) ||e_v||_P / c_0 + dt ||e_v||_P G_i kappa_P
                        <= rho
 
 with ||M||_P = sigma_max(L^T M L^-T) (P = L L^T), kappa_P = ||k||_{P^-1} (dual norm), eps from the same
-reachability bounds as the neural certificate (Delta from P's dual norms), and the rows c_n = dt ||e_v||_P G_i kappa_P,
-c_s = rho - c_n, gamma = dt ||e_v||_P, which make (N) follow from the inequality. On the full delay domain x^d is
-free in the level set and the delay term is bounded by dt ||A1_i||_P ||x^d - x||_P <= 2 dt ||A1_i||_P c_0.
+two-stage reachability bounds as the neural certificate (Delta from P's dual norms, the joint drift by an SOCP),
+and the rows c_n = dt ||e_v||_P G_i kappa_P, c_s = rho - c_n, gamma = dt ||e_v||_P, which make (N) follow from
+the inequality. On the full delay domain x^d is free in the level set and the delay term is bounded by
+dt ||A1_i||_P ||x^d - x||_P <= 2 dt ||A1_i||_P c_0.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .domain import delay_matrix, reachable_delay
+from .domain import delay_matrix, pieces, reachable_delay
 from .model import Network
 
 
@@ -30,17 +32,18 @@ def _dual(P_inv: np.ndarray, l) -> float:
     return float(np.sqrt(l @ P_inv @ l))
 
 
-def _closed_loop(net: Network, i: int, reach: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(M_i, A1_i) with x^+ = M_i x + dt A1_i eps + dt e_v (s + w) and x^d = D_i x + eps."""
+def _closed_loop(net: Network, i: int, j: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(M_ij, A1_i) with x^+ = M_ij x + dt A1_i eps + dt e_v (s + w) and x^d = D_ij x + eps (piece j of the
+    reachability-constrained domain; None: the full one)."""
     A0 = np.array([[0.0, 1.0], [net.a0[i], 0.0]])
     A1 = np.array([[0.0, 0.0], [net.a1[i], net.b1[i]]])
-    return np.eye(2) + net.dt * (A0 + A1 @ delay_matrix(net, i, reach)), A1
+    return np.eye(2) + net.dt * (A0 + A1 @ delay_matrix(net, i, j)), A1
 
 
 def lmi_certificate(net: Network, reach: bool = True, tol: float = 1e-4) -> tuple[np.ndarray | None, float]:
     """(P, t): the common quadratic Lyapunov matrix with the smallest contraction rate t found by bisection
-    (None if even t = 1 is infeasible)."""
-    Ms = [_closed_loop(net, i, reach)[0] for i in range(net.n)]
+    (None if even t = 1 is infeasible), over every subsystem and every piece of the delay domain."""
+    Ms = [_closed_loop(net, i, j)[0] for i in range(net.n) for j in pieces(net, reach)]
     lo, hi, best = 0.0, 1.0, None
     while hi - lo > tol:
         t = (lo + hi) / 2
@@ -55,6 +58,21 @@ def lmi_certificate(net: Network, reach: bool = True, tol: float = 1e-4) -> tupl
     return best, hi
 
 
+def joint_drift_quadratic(net: Network, i: int, L: np.ndarray, eps: np.ndarray) -> float:
+    """Upper bound of max |a0_i q + a1_i q^d + b1_i v^d| over |L^T x|, |L^T x^d| <= 1 with |x^d - D_ij x| <= eps[j],
+    max over the pieces j (one SOCP each, Clarabel; its value plus 1e-6 relative, above the solver's tolerance), the
+    quadratic counterpart of ``certify.joint_drift``."""
+    best = 0.0
+    for j in range(net.tau + 1):
+        x, e = cp.Variable(2), cp.Variable(2)
+        xd = delay_matrix(net, i, j) @ x + e
+        drive = net.a0[i] * x[0] + net.a1[i] * xd[0] + net.b1[i] * xd[1]
+        prob = cp.Problem(cp.Maximize(drive), [cp.norm(L.T @ x) <= 1, cp.norm(L.T @ xd) <= 1, cp.abs(e) <= eps[j]])
+        prob.solve(solver=cp.CLARABEL)
+        best = max(best, float(prob.value) * (1 + 1e-6) + 1e-9)
+    return best
+
+
 def check_quadratic(net: Network, P: np.ndarray, rho: float, reach: bool) -> dict:
     """Sound per-subsystem check of the sufficient condition above; returns the bound and verdict per subsystem."""
     L = np.linalg.cholesky(P)
@@ -66,17 +84,23 @@ def check_quadratic(net: Network, P: np.ndarray, rho: float, reach: bool) -> dic
     kappa = _dual(P_inv, net.channel)
     dt = net.dt
     rows = []
+    dual = lambda l: _dual(P_inv, l)  # noqa: E731
     for i in range(net.n):
-        M, A1 = _closed_loop(net, i, reach)
-        contraction = float(np.linalg.norm(L.T @ M @ np.linalg.inv(L.T), 2))
         s_i = net.coupling(i) * kappa
-        if reach:  # in units of c_0: level 1, disturbance w_bar / c_0
-            _, (eps_q, eps_v) = reachable_delay(net, i, lambda l: _dual(P_inv, l), 1.0, kappa, w_rel)
-            delay = dt * (abs(net.a1[i]) * eps_q + abs(net.b1[i]) * eps_v) * ev_norm
-        else:
-            delay = dt * float(np.linalg.norm(L.T @ A1 @ np.linalg.inv(L.T), 2)) * 2  # eps = x^d - x, V_P <= 2
-        bound = contraction + delay + dt * ev_norm * s_i
-        rows.append({"subsystem": i, "contraction": contraction, "delay_term": delay, "bound": bound,
-                     "verified": bool(bound <= rho)})
+        if reach:  # in units of c_0: level 1, disturbance w_bar / c_0; the same two-stage domain as the neural one
+            _, eps0 = reachable_delay(net, i, dual, 1.0, kappa, w_rel)
+            _, eps = reachable_delay(net, i, dual, 1.0, kappa, w_rel, joint_drift_quadratic(net, i, L, eps0))
+        worst = None
+        for j in pieces(net, reach):
+            M, A1 = _closed_loop(net, i, j)
+            contraction = float(np.linalg.norm(L.T @ M @ np.linalg.inv(L.T), 2))
+            if reach:
+                delay = dt * (abs(net.a1[i]) * eps[j, 0] + abs(net.b1[i]) * eps[j, 1]) * ev_norm
+            else:
+                delay = dt * float(np.linalg.norm(L.T @ A1 @ np.linalg.inv(L.T), 2)) * 2  # eps = x^d - x, V_P <= 2
+            row = {"subsystem": i, "piece": -1 if j is None else j, "contraction": contraction,
+                   "delay_term": delay, "bound": contraction + delay + dt * ev_norm * s_i}
+            worst = row if worst is None or row["bound"] > worst["bound"] else worst
+        rows.append(worst | {"verified": bool(worst["bound"] <= rho)})
     return {"verified": all(r["verified"] for r in rows), "per_subsystem": rows, "c_0": float(c_0),
             "worst_bound": max(r["bound"] for r in rows)}

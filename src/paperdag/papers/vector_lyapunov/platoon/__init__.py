@@ -1,7 +1,7 @@
 """The mixed-autonomy platoon (model.py) and its certificates: the vector certificate and condition (C)
 (certificate.py) on the delay domains of domain.py, learned by CEGIS (cegis.py) and verified follower by follower
-(certify.py); the baselines: the uncertified controller (uncertified.py) and the monolithic certificate
-(monolithic.py); evaluation.py measures them.
+(certify.py); the baseline controller (uncertified.py); evaluation.py measures them. (The monolithic baseline runs
+on the network rings, where certificates of this form exist: networks/monolithic.py.)
 
 Why the platoon cannot be certified in this form (and the networks can)
 ----------------------------------------------------------------------

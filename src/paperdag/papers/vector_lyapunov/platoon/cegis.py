@@ -105,7 +105,7 @@ def train_vector(pl: Platoon, vc: VectorCert, policy: Policy, learner: LearnerPa
         new = []
         for i in range(rnd % pl.n, pl.n, max(1, pl.n // p.verify_per_round)):
             prop = vector_property(vc, policy, pl, i, delta, c_0)
-            res = bab.verify(prop, max_cells=p.cells, max_milp=0, time_budget=p.time)
+            res = bab.verify(prop, max_cells=p.cells, max_milp=0)
             new += [(i, z) for z in res.counterexamples[: p.keep]]
         fi, fz, fG = falsify(vc, policy, pl, delta, c_0, 512, 20, gen)
         bad = torch.nonzero(fG > 0).flatten()[: p.keep]

@@ -1,5 +1,5 @@
 """Evaluation of the platoon: cost of compositional verification against N (vector certificate on both delay
-domains, monolithic baseline), closed-loop control under delays and disturbances (nominal, uncertified and certified
+domains), closed-loop control under delays and disturbances (nominal, uncertified and certified
 controllers), and dense falsification of every certificate on its verified domain."""
 
 from __future__ import annotations
@@ -59,14 +59,13 @@ def falsification(vc: VectorCert, policy: Policy, pl: Platoon, delta: np.ndarray
 @dataclass(frozen=True)
 class PlatoonResults:
     """What the platoon's claims are judged on: scaling by N (``prefix_scaling`` rows) of the vector certificate on
-    the reachability-constrained (``reach``) and full (``full``) delay domains, its log-log slope, the monolithic
-    baseline's rows, closed-loop performance per controller, and the falsification of every vector certificate,
+    the reachability-constrained (``reach``) and full (``full``) delay domains, its log-log slope (of the
+    deterministic work), closed-loop performance per controller, and the falsification of every vector certificate,
     split by its verdict."""
 
     reach: dict[str, list]
     full: dict[str, list]
     slope: float
-    monolithic: list[dict]
     reach_summary: dict
     full_summary: dict
     w_sim: float
@@ -84,11 +83,13 @@ class PlatoonResults:
                    for m in v}}
 
 
-def evaluate_platoon(reach: Certificate, full: Certificate, monolithic: list[dict], uncertified: Policy,
+def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, dict], uncertified: Policy,
                      n_grid: list[int], ev: EvaluationParams, seed: int) -> PlatoonResults:
-    """Scaling, closed loops (disturbance bound w_bar of the platoon) and falsification of both certificates."""
+    """Scaling (``timing``: the verify stages' seconds, by domain), closed loops (disturbance bound w_bar of the
+    platoon) and falsification of both certificates."""
     pl = reach.pl
-    scal = prefix_scaling(reach.summary["per_vehicle"], reach.summary["constants_seconds"], n_grid)
+    t = timing["reach"]
+    scal = prefix_scaling(reach.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
     control = {name: closed_loop(pl, pol, ev.sim_steps, ev.n_sims, pl.w_bound, seed) for name, pol in (
         ("nominal", None), ("uncertified", uncertified), ("certified", reach.policy))}
     verified, refuted = {}, {}
@@ -97,6 +98,7 @@ def evaluate_platoon(reach: Certificate, full: Certificate, monolithic: list[dic
         delta = np.array(s["delta"]) if cert.reach else None
         found = falsification(cert.vc, cert.policy, pl, delta, s["c_0"], ev.falsify_samples, ev.falsify_steps, seed)
         (verified if s["verified"] else refuted)[name] = found
-    full_scal = prefix_scaling(full.summary["per_vehicle"], full.summary["constants_seconds"], n_grid)
-    return PlatoonResults(scal, full_scal, loglog_slope(scal["n"], scal["seconds"]), monolithic, reach.summary,
-                          full.summary, pl.w_bound, control, verified, refuted)
+    t = timing["full"]
+    full_scal = prefix_scaling(full.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
+    return PlatoonResults(scal, full_scal, loglog_slope(scal["n"], scal["bounds"]), reach.summary, full.summary,
+                          pl.w_bound, control, verified, refuted)

@@ -19,8 +19,11 @@ from ..platoon.uncertified import load_uncertified
 from ..plots import control_performance, network_certificates, verification_scaling
 from ..verifier.folder import META_FILE, SUMMARY_FILE, WEIGHTS_FILE
 from .train_uncertified import POLICY_FILE
-from .verify_monolithic import MONO_RESULTS_FILE
+from .verify_mono_network import MONO_RESULTS_FILE
 from .verify_network import LMI_FILE, RUNS_FILE, VERIFIED_DIR
+from .verify_vector import TIMING_FILE
+
+WORK = ("cells", "milps", "milp_nodes", "lp_iterations", "bounds", "seconds")
 
 
 def _certificate(ctx: StageContext[Params], stage: str) -> Certificate:
@@ -30,32 +33,42 @@ def _certificate(ctx: StageContext[Params], stage: str) -> Certificate:
 def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     """metrics.json (metrics and claims), scaling/monolithic/control tables and the three figures."""
     p = ctx.params
-    platoon = evaluate_platoon(_certificate(ctx, "verify"), _certificate(ctx, "verify_full"),
-                               read_json(ctx.input("verify_monolithic", MONO_RESULTS_FILE)),
+    timing = {d: read_json(ctx.input(s, TIMING_FILE)) for d, s in (("reach", "verify"), ("full", "verify_full"))}
+    platoon = evaluate_platoon(_certificate(ctx, "verify"), _certificate(ctx, "verify_full"), timing,
                                load_uncertified(ctx.input("train_uncert", POLICY_FILE), p.policy), p.platoon.n_grid,
                                p.evaluation, p.seed)
     runs = {s: read_json(ctx.input(f"verify_{s}", RUNS_FILE))["runs"] for s in SYSTEMS}
     lmi = {s: read_json(ctx.input(f"verify_{s}", LMI_FILE)) for s in SYSTEMS}
+    mono = {s: read_json(ctx.input(f"verify_mono_{s}", MONO_RESULTS_FILE)) for s in SYSTEMS}
 
     def folder(system: str, name: str) -> Path:
         return ctx.input(f"verify_{system}", f"{VERIFIED_DIR}/{name}")
 
-    networks = evaluate_networks(runs, lmi, folder, p.networks.n_grid, p.delays.taus, p.evaluation, p.seed)
+    networks = evaluate_networks(runs, lmi, mono, folder, p.networks.n_grid, p.delays.taus, p.monolithic.n_grid,
+                                 p.evaluation, p.seed)
 
-    scal, full, mono, control = platoon.reach, platoon.full, platoon.monolithic, platoon.control
+    scal, full, control = platoon.reach, platoon.full, platoon.control
     write_table(ctx.output("scaling.parquet"), {
-        "n": scal["n"], "vector_seconds": scal["seconds"], "vector_cells": scal["cells"],
-        "vector_verified": scal["verified"], "full_seconds": full["seconds"], "full_cells": full["cells"],
-        "full_verified": full["verified"]})
-    write_table(ctx.output("monolithic.parquet"), {k: [m[k] for m in mono] for k in
-                                                  ("n", "seconds", "cells", "verified", "timed_out")})
+        "system": ["platoon"] * len(scal["n"]) * 2 + [s for s in SYSTEMS for _ in networks.scaling[s]["n"]],
+        "certificate": ["vector_reach"] * len(scal["n"]) + ["vector_full"] * len(full["n"])
+        + ["vector_reach"] * sum(len(networks.scaling[s]["n"]) for s in SYSTEMS),
+        **{k: scal[k] + full[k] + [v for s in SYSTEMS for v in networks.scaling[s][k]]
+           for k in ("n", "bounds", "cells", "milp_nodes", "seconds", "verified")}})
+    rows = [(s, r) for s in SYSTEMS for r in networks.monolithic[s]]
+    write_table(ctx.output("monolithic.parquet"), {
+        "system": [s for s, _ in rows], "n": [r["n"] for _, r in rows],
+        "mono_outcome": [r["mono"]["outcome"] for _, r in rows],
+        **{f"mono_{k}": [float(r["mono"][k]) for _, r in rows] for k in WORK},
+        "comp_verified": [r["comp"]["verified"] for _, r in rows],
+        **{f"comp_{k}": [float(r["comp"][k]) for _, r in rows] for k in WORK}})
     write_table(ctx.output("control.parquet"), {"controller": list(control),
                                                "rms_spacing": [v["rms_spacing"] for v in control.values()],
                                                "string_ratio": [v["string_ratio"] for v in control.values()]})
     tau = p.delays.taus[0]
     level_sets = {s: level_set(folder(s, f"{s}_tau{tau}_reach"), next((r for r in lmi[s] if r["tau"] == tau), None),
                                p.seed) for s in SYSTEMS}
-    save_figure(verification_scaling(platoon, networks.scaling), ctx.output("verification_scaling.png"))
+    save_figure(verification_scaling(platoon, networks.scaling, networks.monolithic),
+                ctx.output("verification_scaling.png"))
     save_figure(control_performance(control), ctx.output("control_performance.png"))
     save_figure(network_certificates(level_sets, tau), ctx.output("network_certificates.png"))
 

@@ -2,7 +2,8 @@
 
 For the first delay the ring of max(networks.n_grid) subsystems, for the other delays the ring of delays.tau_n;
 the full delay domain baseline at the first delay on the ring of delays.tau_n; the LMI quadratic baseline for every
-delay. Each verified network is a certificate folder ``certificates/<system>_tau<tau>_<reach|full>`` that
+delay. The certificate folders are functions of the certificate and the deterministic budget (wall-clock seconds go
+to summary.json's "timing" only). Each verified network is a certificate folder ``certificates/<system>_tau<tau>_<reach|full>`` that
 ``paperdag verify`` re-checks.
 """
 
@@ -19,7 +20,7 @@ from .prepare import NETWORKS_FILE
 from .train_network import NETWORK_CERTS_DIR, NETWORK_TRAIN_FILE
 
 VERIFIED_DIR = "certificates"  # one certificate folder (verifier/folder.py) per verified network
-RUNS_FILE = "summary.json"  # {"system", "runs": [each network's summary + its folder "name"]}
+RUNS_FILE = "summary.json"  # {"system", "runs": [each network's summary + its folder "name" + "timing" (seconds)]}
 LMI_FILE = "lmi.json"  # the LMI baseline per delay: P, contraction rate, per-subsystem check
 
 
@@ -39,7 +40,7 @@ def verify(ctx: StageContext[Params], system: str) -> dict[str, float]:
         res = verify_network(nc, net, reach, p.network_budget)
         name = f"{system}_tau{tau}_{'reach' if reach else 'full'}"
         write_network_certificate(ctx.output(f"{VERIFIED_DIR}/{name}"), nc, net, arch, p.network_budget, res)
-        runs.append(res["summary"] | {"name": name})
+        runs.append(res["summary"] | {"name": name, "timing": res["timing"]})
         metrics[f"{name}_verified"] = float(res["summary"]["verified"])
         if reach:
             P, rate = lmi_certificate(net)

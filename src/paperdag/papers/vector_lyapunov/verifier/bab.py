@@ -8,6 +8,10 @@ region expressions: cells where some condition provably fails are settled as ``o
 the cell centre: a feasible point above the threshold refutes (``refuted``, a counterexample); otherwise bisect the
 input dimension chosen by strong branching (``choose_split``). Cells still open at ``max_depth`` or when the cell
 budget is spent go to the exact MILP (``proved_milp`` / ``refuted`` / ``unknown``). Nothing is ever settled by sampling.
+
+Every budget is a count (cells, MILPs, MILP nodes), never seconds: the verdict and the cell table are functions of
+the property and the budget; a spent budget leaves cells ``unknown`` (or ``unexplored`` after enough
+counterexamples), never a different answer. Seconds are measured and reported beside the work counts.
 """
 
 from __future__ import annotations
@@ -39,11 +43,28 @@ class Property:
 
 @dataclass
 class Result:
-    """Per-cell table rows and counterexamples; ``verified`` iff every cell is proved, outside or empty."""
+    """Per-cell table rows and counterexamples; ``verified`` iff every cell is proved, outside or empty. Work:
+    ``cells`` bounded by CROWN, ``milps`` solved, their branch-and-bound ``milp_nodes`` and simplex ``lp_iterations``
+    (deterministic); ``seconds`` (wall clock, reported only)."""
 
     rows: list[dict] = field(default_factory=list)
     counterexamples: list[np.ndarray] = field(default_factory=list)
     seconds: float = 0.0
+    cells: int = 0
+    milps: int = 0
+    milp_nodes: int = 0
+    lp_iterations: int = 0
+
+    def add_milp(self, r: MilpResult) -> None:
+        self.milps += 1
+        self.milp_nodes += r.nodes
+        self.lp_iterations += r.lp_iterations
+
+    def work(self) -> dict[str, int]:
+        """The deterministic work counts, and ``bounds`` = cells + MILP nodes (one CROWN bound per cell, one LP
+        relaxation per MILP node): the unit in which verification costs are compared."""
+        return {"cells": self.cells, "milps": self.milps, "milp_nodes": self.milp_nodes,
+                "lp_iterations": self.lp_iterations, "bounds": self.cells + self.milp_nodes}
 
     @property
     def verified(self) -> bool:
@@ -94,9 +115,10 @@ def _project(prop: Property, z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> n
     return z
 
 
-def milp_cell(prop: Property, lo: np.ndarray, hi: np.ndarray, time_limit: float) -> MilpResult:
+def milp_cell(prop: Property, lo: np.ndarray, hi: np.ndarray, node_limit: int, decide: bool = False) -> MilpResult:
     """Exact MILP of max objective . out over one cell (couplings and region conditions as linear rows; big-M
-    constants from the cell's CROWN layer bounds)."""
+    constants from the cell's CROWN layer bounds); ``decide``: only decide max <= threshold (``milp.maximize``'s
+    target: the search is restricted to violations and stops at the first one)."""
     rows = []
     for a, b, l, u in prop.couplings:
         coef = np.zeros(len(lo))
@@ -104,13 +126,14 @@ def milp_cell(prop: Property, lo: np.ndarray, hi: np.ndarray, time_limit: float)
         rows.append((coef, l, u))
     out_rows = [(coef, value, np.inf) if sense == ">=" else (coef, -np.inf, value)
                 for coef, value, sense in prop.regions]
-    return solve_on_box(prop.net, lo, hi, prop.objective, rows, out_rows, time_limit)
+    return solve_on_box(prop.net, lo, hi, prop.objective, rows, out_rows, node_limit,
+                        target=prop.threshold if decide else None)
 
 
-def worst_case(prop: Property, time_limit: float) -> MilpResult:
+def worst_case(prop: Property, node_limit: int) -> MilpResult:
     """MILP over the whole domain: proven upper bound of the objective and the best point found (CEGIS oracle)."""
     lo, hi = tighten(prop, prop.lo, prop.hi)
-    return milp_cell(prop, lo, hi, time_limit)
+    return milp_cell(prop, lo, hi, node_limit)
 
 
 def choose_split(prop: Property, lo: np.ndarray, hi: np.ndarray, device: str = "cpu") -> np.ndarray:
@@ -133,12 +156,12 @@ def choose_split(prop: Property, lo: np.ndarray, hi: np.ndarray, device: str = "
 
 
 def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: int = 128, max_milp: int = 50,
-           milp_time: float = 20.0, time_budget: float = 600.0, stop_after_cex: int = 0,
-           device: str = "cpu") -> Result:
+           milp_nodes: int = 10_000, stop_after_cex: int = 0, device: str = "cpu") -> Result:
     """Branch and bound over the input box; returns the per-cell table (leaves of the search tree).
 
-    stop_after_cex > 0: stop once that many counterexamples are found (the property is refuted; open cells are
-    recorded as ``unexplored``)."""
+    Budget: ``max_cells`` cells bounded (in batches of ``batch``), ``max_milp`` MILPs of at most ``milp_nodes``
+    nodes each. stop_after_cex > 0: stop once that many counterexamples are found (the property is refuted; open
+    cells are recorded as ``unexplored``)."""
     t0 = time.perf_counter()
     res = Result()
     C = [torch.as_tensor(prop.objective, dtype=torch.float64)]
@@ -149,8 +172,9 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
     to_milp: list[tuple[np.ndarray, np.ndarray, int]] = []
     visited = 0
 
-    def record(lo, hi, depth, status, bound):
-        res.rows.append({"lo": lo.tolist(), "hi": hi.tolist(), "depth": depth, "status": status, "bound": float(bound)})
+    def record(lo, hi, depth, status, bound, nodes=0):
+        res.rows.append({"lo": lo.tolist(), "hi": hi.tolist(), "depth": int(depth), "status": status,
+                         "bound": float(bound), "nodes": int(nodes)})
 
     while stack:
         if stop_after_cex and len(res.counterexamples) >= stop_after_cex:
@@ -158,11 +182,12 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
                 record(lo, hi, depth, "unexplored", np.inf)
             stack = []
             break
-        if visited >= max_cells or time.perf_counter() - t0 > time_budget:
+        if visited >= max_cells:
             to_milp.extend(stack)
             break
         cells = [stack.pop() for _ in range(min(batch, len(stack)))]
         visited += len(cells)
+        res.cells = visited
         lo = np.stack([c[0] for c in cells])
         hi = np.stack([c[1] for c in cells])
         depth = np.array([c[2] for c in cells])
@@ -206,7 +231,7 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
                 left_hi, right_lo = hi[k].copy(), lo[k].copy()
                 left_hi[d], right_lo[d] = mid, mid
                 stack += [(lo[k], left_hi, depth[k] + 1), (right_lo, hi[k], depth[k] + 1)]
-    for n_done, (lo, hi, depth) in enumerate(to_milp):
+    for lo, hi, depth in to_milp:
         if stop_after_cex and len(res.counterexamples) >= stop_after_cex:
             record(lo, hi, depth, "unexplored", np.inf)
             continue
@@ -214,17 +239,18 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
         if np.any(lo > hi):
             record(lo, hi, depth, "empty", -np.inf)
             continue
-        if n_done >= max_milp or time.perf_counter() - t0 > time_budget:
+        if res.milps >= max_milp:
             record(lo, hi, depth, "unknown", np.inf)
             continue
-        r = milp_cell(prop, lo, hi, max(0.1, min(milp_time, time_budget - (time.perf_counter() - t0))))
+        r = milp_cell(prop, lo, hi, milp_nodes, decide=True)
+        res.add_milp(r)
         z = violating_point(prop, r.z) if r.z is not None else None
         if r.bound <= prop.threshold:
-            record(lo, hi, depth, "proved_milp", r.bound)
+            record(lo, hi, depth, "proved_milp", r.bound, r.nodes)
         elif z is not None:
             res.counterexamples.append(z)
-            record(lo, hi, depth, "refuted", r.bound)
+            record(lo, hi, depth, "refuted", r.bound, r.nodes)
         else:
-            record(lo, hi, depth, "unknown", r.bound)
+            record(lo, hi, depth, "unknown", r.bound, r.nodes)
     res.seconds = time.perf_counter() - t0
     return res

@@ -22,14 +22,19 @@ SUMMARY_FILE = "summary.json"
 
 
 def write_certificate_folder(out: Path, tensors: dict[str, torch.Tensor], meta: dict, unit: str, cells: list[dict],
-                             counterexamples: list[dict], cex_columns: tuple[str, ...], summary: dict) -> None:
-    """Write the five files; ``cells`` rows carry the unit index under ``unit`` (as do the counterexamples)."""
+                             counterexamples: list[dict], cex_columns: tuple[str, ...], summary: dict,
+                             cell_columns: tuple[str, ...] = ()) -> None:
+    """Write the five files; ``cells`` rows carry the unit index under ``unit`` (as do the counterexamples) and the
+    ``cell_columns`` (e.g. the delay-domain piece). Every file is a function of the certificate and the verifier
+    budget alone (no wall-clock times), so two verifications of one certificate give byte-identical folders."""
     out.mkdir(parents=True, exist_ok=True)
     save_tensors(out / WEIGHTS_FILE, tensors)
     write_json(out / META_FILE, meta)
     write_table(out / CELLS_FILE, {
-        unit: [r[unit] for r in cells], "status": [r["status"] for r in cells],
+        unit: [r[unit] for r in cells], **{c: [r[c] for r in cells] for c in cell_columns},
+        "status": [r["status"] for r in cells],
         "depth": [int(r["depth"]) for r in cells], "bound": [r["bound"] for r in cells],
+        "milp_nodes": [int(r["nodes"]) for r in cells],
         "lo": [r["lo"] for r in cells], "hi": [r["hi"] for r in cells]})
     write_table(out / COUNTEREXAMPLES_FILE, {k: [c[k] for c in counterexamples] for k in (unit, *cex_columns)})
     write_json(out / SUMMARY_FILE, summary)

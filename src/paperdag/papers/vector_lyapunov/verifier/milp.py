@@ -4,6 +4,10 @@ For each ReLU unit with sound pre-activation bounds ``l < 0 < u`` (big-M encodin
 ``h >= z, h >= 0, h <= z - l (1 - a), h <= u a, a in {0, 1}`` with ``z = W h_prev + b``; stable units are linear.
 The MILP's feasible set projected on (input, output) is exactly the graph of the network on the box, so
 ``max c^T out`` solved to optimality (HiGHS's dual bound) is the exact maximum.
+
+Deterministic: HiGHS runs on one thread with a fixed random seed, no time limit and a budget of branch-and-bound
+nodes (``node_limit``); its dual bound is valid whenever it stops (optimal or node limit), so the result is a
+function of the model and the budget alone, never of the machine's speed or load. The banner and log are off.
 """
 
 from __future__ import annotations
@@ -12,9 +16,15 @@ from dataclasses import dataclass
 
 import highspy
 import numpy as np
+from highspy import _core
 
 from .bounds import box_layer_bounds
 from .graph import MaskedNet
+
+
+DETERMINISTIC = {"output_flag": False, "threads": 1, "random_seed": 0, "time_limit": float("inf")}
+BUDGET_STATUSES = ("Solution limit reached",)  # HiGHS's status at mip_max_nodes: its dual bound is still valid
+TARGET_TOL = 1e-7  # a decision MILP searches objective >= target - TARGET_TOL (HiGHS's feasibility tolerance)
 
 
 @dataclass(frozen=True)
@@ -26,6 +36,8 @@ class MilpResult:
     z: np.ndarray | None
     status: str
     binaries: int
+    nodes: int = 0
+    lp_iterations: int = 0
 
 
 def mirrored_pairs(w: np.ndarray, b: np.ndarray, units) -> list[tuple[int, int]]:
@@ -54,12 +66,19 @@ def maximize(
     objective: np.ndarray,
     input_rows: list[tuple[np.ndarray, float, float]] = (),
     output_rows: list[tuple[np.ndarray, float, float]] = (),
-    time_limit: float = 30.0,
+    node_limit: int = 10_000,
     sense: str = "max",
+    target: float | None = None,
 ) -> MilpResult:
     """Maximise (or minimise) ``objective . out`` over ``z in [lo, up]`` with linear side constraints
     ``l <= a . z <= u`` (input_rows) and ``l <= a . out <= u`` (output_rows). ``pre``: sound per-layer
-    pre-activation bounds on this box (from ``bounds.layer_bounds``)."""
+    pre-activation bounds on this box (from ``bounds.layer_bounds``). ``node_limit``: branch-and-bound nodes
+    (deterministic budget); the returned bound is HiGHS's dual bound, valid also when the budget ran out.
+
+    ``target`` (maximisation only): decide ``max <= target`` instead of computing the maximum: the row
+    ``objective . out >= target - TARGET_TOL`` restricts the search to violations and HiGHS stops at the first
+    solution above ``target``. Infeasible: proved, bound = target - TARGET_TOL; a solution above it: its point
+    (``z``, ``value``), bound inf; otherwise the dual bound as usual."""
     inf = highspy.kHighsInf
     col_lo, col_up = list(map(float, lo)), list(map(float, up))
     rows: list[tuple[dict[int, float], float, float]] = []
@@ -95,11 +114,15 @@ def maximize(
         rows.append(({j: float(c) for j, c in enumerate(coef) if c != 0}, rl, ru))
     for coef, rl, ru in output_rows:
         rows.append(({prev[j]: float(c) for j, c in enumerate(coef) if c != 0}, rl, ru))
+    if target is not None:
+        rows.append(({prev[j]: float(c) for j, c in enumerate(objective) if c != 0}, target - TARGET_TOL, inf))
 
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("time_limit", float(time_limit))
-    h.setOptionValue("threads", 1)
+    h = _core._Highs()  # the bare solver: no banner, no Python callbacks
+    for option, value in DETERMINISTIC.items():
+        h.setOptionValue(option, value)
+    h.setOptionValue("mip_max_nodes", int(node_limit))
+    if target is not None:
+        h.setOptionValue("objective_target", float(target))
     n = len(col_lo)
     cost = np.zeros(n)
     cost[prev] = objective
@@ -120,21 +143,23 @@ def maximize(
     h.run()
     status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()
+    nodes, iters = int(max(info.mip_node_count, 0)), int(max(info.simplex_iteration_count, 0))
     if status == "Infeasible":
-        return MilpResult(-sign * np.inf, None, None, status, len(binaries))
+        bound = -np.inf if target is None else target - TARGET_TOL
+        return MilpResult(bound, None, None, status, len(binaries), nodes, iters)
     bound = info.mip_dual_bound if binaries else info.objective_function_value
-    if status != "Optimal" and not (binaries and status == "Time limit reached"):
+    if status != "Optimal" and not (binaries and status in BUDGET_STATUSES):
         bound = sign * np.inf
     has_sol = info.primal_solution_status == 2
     z = np.array(h.getSolution().col_value[: len(lo)]) if has_sol else None
     value = info.objective_function_value if has_sol else None
-    return MilpResult(float(bound), value, z, status, len(binaries))
+    return MilpResult(float(bound), value, z, status, len(binaries), nodes, iters)
 
 
 def solve_on_box(net: MaskedNet, lo: np.ndarray, up: np.ndarray, objective: np.ndarray,
                  input_rows: list[tuple[np.ndarray, float, float]] = (),
-                 output_rows: list[tuple[np.ndarray, float, float]] = (), time_limit: float = 30.0,
-                 sense: str = "max") -> MilpResult:
+                 output_rows: list[tuple[np.ndarray, float, float]] = (), node_limit: int = 10_000,
+                 sense: str = "max", target: float | None = None) -> MilpResult:
     """``maximize`` with the big-M constants from the box's CROWN layer bounds (``bounds.box_layer_bounds``)."""
     return maximize(net, lo, up, box_layer_bounds(net, lo, up), objective, list(input_rows), list(output_rows),
-                    time_limit, sense)
+                    node_limit, sense, target)
