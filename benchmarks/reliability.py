@@ -27,11 +27,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import psutil
+
+from paperdag.testing import NotARayHead
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -70,36 +71,6 @@ def env(folder: Path, **extra: str) -> dict[str, str]:
 
 
 # -- bad inputs ----------------------------------------------------------------------------------------------------
-class Fake:
-    """A listener that is not a Ray head (silent, SSH banner, HTTP/1.1, or an HTTP/2 preface answer and silence)."""
-
-    def __init__(self, kind: str):
-        self.kind, self.sock = kind, socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
-
-    def _talk(self, conn: socket.socket) -> None:
-        try:
-            if self.kind == "ssh":
-                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
-            data = conn.recv(4096)
-            if self.kind == "http" and data:
-                conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
-            if self.kind == "h2" and data:
-                conn.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
-            time.sleep(120)
-        except OSError:
-            pass
-
-
 def params_variant(old: str, new: str) -> str:
     text = TOY.replace("SLEEP", "0.0")
     assert old in text, old
@@ -109,7 +80,7 @@ def params_variant(old: str, new: str) -> str:
 def bad_inputs() -> list[tuple[str, list[str], dict, int, str | None, bool]]:
     """(name, args, env overrides or {"params": text, "cwd": path, "readonly": True}, expected exit, words,
     nothing-written expected)."""
-    ssh, http, silent, h2 = Fake("ssh"), Fake("http"), Fake("silent"), Fake("h2")
+    ssh, http, silent, h2 = NotARayHead("ssh"), NotARayHead("http"), NotARayHead("silent"), NotARayHead("h2")
     closed = socket.create_server(("127.0.0.1", 0))
     closed_port = closed.getsockname()[1]
     closed.close()

@@ -195,6 +195,9 @@ except (OSError, AttributeError):
     _PRCTL = None
 
 
+API_STARTUP_TIMEOUT_S = 120
+
+
 def start_api_server() -> str | None:
     """Start the temporary Prefect API this process's flows will use, unless an API is configured; returns its
     URL. Prefect's own temporary server, started the way paperdag needs it (see the module docstring)."""
@@ -228,5 +231,6 @@ def start_api_server() -> str | None:
         if isinstance(handler, PrefectConsoleHandler):  # its start/stop notices (the stop comes at exit)
             handler.addFilter(_ServerNoticeFilter())
     server = LoopbackServer()  # registered as the temporary server Prefect's clients use (one per process)
-    server.start()
+    # Prefect's 20 s default start-up wait (counted in sleeps) is too short on a loaded laptop; its own setting wins
+    server.start(None if "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" in os.environ else API_STARTUP_TIMEOUT_S)
     return server.api_url

@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -18,6 +17,8 @@ import psutil
 import pytest
 
 from conftest import PAPERDAG, paperdag
+
+from paperdag.testing import NotARayHead
 
 INTERRUPTED = "interrupted: "
 
@@ -261,48 +262,12 @@ def test_read_only_artifacts_is_one_line(toy_project, cached):
     assert sorted(p.relative_to(toy_project.root) for p in toy_project.artifacts.rglob("*")) == before
 
 
-class FakeServer:
-    """A TCP listener on 127.0.0.1 that is not a Ray head: silent, an SSH banner, HTTP/1.1, or an HTTP/2 server
-    that answers the preface and then nothing (what ``ray.init`` would wait on forever)."""
-
-    def __init__(self, kind: str):
-        self.kind, self.sock = kind, socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.conns: list[socket.socket] = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.conns.append(conn)
-            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
-
-    def _talk(self, conn: socket.socket) -> None:
-        try:
-            if self.kind == "ssh":
-                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
-            data = conn.recv(4096)
-            if self.kind == "http" and data:
-                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-            if self.kind == "h2" and data:
-                conn.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        for c in [self.sock, *self.conns]:
-            c.close()
-
-
 @pytest.mark.parametrize("kind, words", [("silent", "did not answer like a Ray head"),
                                          ("ssh", "not a Ray head: it answered 'SSH-2.0-OpenSSH_9.6'"),
                                          ("http", "not a Ray head: it answered 'HTTP/1.1 400 Bad Request'"),
                                          ("closed", "unreachable")])
 def test_ray_address_that_is_not_a_ray_head(toy_project, kind, words):
-    server = FakeServer(kind)
+    server = NotARayHead(kind)
     port = server.port
     if kind == "closed":  # a port bound but not listening: refused, and no other process can take it meanwhile
         server.close()
@@ -324,7 +289,7 @@ def test_ray_address_that_is_not_a_ray_head(toy_project, kind, words):
 def test_ray_connect_time_is_bounded(toy_project):
     """A gRPC-looking server that never becomes a Ray head: ``ray.init`` would wait for minutes (and ignore
     SIGTERM meanwhile); the CLI gives up after PAPERDAG_RAY_CONNECT_TIMEOUT_S with one line."""
-    server = FakeServer("h2")
+    server = NotARayHead("h2")
     try:
         t0 = time.monotonic()
         result = paperdag("run", "toy", "--ray-address", f"127.0.0.1:{server.port}", cwd=toy_project.root,

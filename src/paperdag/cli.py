@@ -59,11 +59,12 @@ def list_papers(profile: str = typer.Option("default", help="Profile whose cache
     for pipeline in registry().values():
         out.print(f"[bold]{pipeline.slug}[/bold]  {pipeline.title}")
         values = load_pipeline_params(project, pipeline, profile, data)
+        width = max(len(s.name) for s in pipeline.stages)
         for plan in plan_pipeline(pipeline, values, store):
             stage = plan.stage
             ups = f" <- {', '.join(stage.upstream)}" if stage.upstream else ""
             state = "[green]cached[/green]" if plan.cached else "[yellow]stale[/yellow]"
-            out.print(f"  {stage.name:<14} {stage.kind:<9} {state}  {plan.key[:12]}{ups}")
+            out.print(f"  {stage.name:<{width}} {stage.kind:<9} {state}  {plan.key[:12]}{ups}", soft_wrap=True)
 
 
 @app.command()
@@ -114,8 +115,13 @@ def _summarise(execution, seconds: float) -> None:  # noqa: ANN001 - an Executio
 
     for slug, holds in execution.verdicts.items():
         console.print(f"  {slug}: {sum(holds.values())}/{len(holds)} claims hold (metrics/{slug}.json)")
-    report = write_report(execution.project)[0]
-    where = [f"report {report.relative_to(execution.project.root)}"]
+    try:
+        where = [f"report {write_report(execution.project)[0].relative_to(execution.project.root)}"]
+    except Exception as e:  # noqa: BLE001 - the run is done; another paper's broken declaration must not fail it
+        first = (str(e).splitlines() or [""])[0][:200]
+        print(f"warning: report not refreshed ({type(e).__name__}: {first}); `paperdag report` retries",
+              file=sys.stderr, flush=True)
+        where = []
     if execution.tracker is not None and execution.tracker.parents_logged:
         where.append(f"MLflow: `paperdag ui` ({execution.tracker.uri})")
     console.print(f"[bold green]ok[/bold green] in {seconds:.1f}s; {'; '.join(where)}")

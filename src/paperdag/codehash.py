@@ -49,23 +49,38 @@ def _module_file(module: str, roots: tuple[str, ...]) -> Path | None:
     return None
 
 
+ImportRow = tuple[int, str, tuple[str, ...]]  # (relative level, module, imported names); level -1: ``import a, b``
+
+
+@cache
+def _analysis(source: bytes) -> tuple[tuple[ImportRow, ...], bytes]:
+    """One parse of a file's source, memoised by content: its import statements, and its meaning as hashed
+    (``ast.dump`` of the tree without docstrings: no comments, no positions)."""
+    tree = ast.parse(source)
+    rows: list[ImportRow] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            rows.append((-1, "", tuple(alias.name for alias in node.names)))
+        elif isinstance(node, ast.ImportFrom):
+            rows.append((node.level, node.module or "", tuple(alias.name for alias in node.names)))
+    return tuple(rows), ast.dump(_strip_docstrings(tree)).encode()
+
+
 def _imports(module: str, path: Path) -> set[str]:
     """Absolute names of modules imported by ``module`` (relative imports resolved, submodule imports expanded)."""
-    tree = ast.parse(path.read_text(), filename=str(path))
     is_pkg = path.name == "__init__.py"
     package = module if is_pkg else module.rpartition(".")[0]
     names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[: len(parts) - (node.level - 1)]
-                base = ".".join(parts + ([base] if base else []))
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import submodule`
+    for level, base, aliases in _analysis(path.read_bytes())[0]:
+        if level < 0:
+            names.update(aliases)
+            continue
+        if level:
+            parts = package.split(".")
+            parts = parts[: len(parts) - (level - 1)]
+            base = ".".join(parts + ([base] if base else []))
+        names.add(base)
+        names.update(f"{base}.{alias}" for alias in aliases)  # `from pkg import submodule`
     return names
 
 
@@ -103,16 +118,9 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     return tree
 
 
-@cache
-def _meaning(source: bytes) -> bytes:
-    """The code of one file as hashed: ``ast.dump`` of its tree without docstrings (no comments, no positions);
-    memoised by content, so a long-lived process re-parses only what changed."""
-    return ast.dump(_strip_docstrings(ast.parse(source))).encode()
-
-
 def code_hash(module: str, package: str) -> str:
     """sha256 over (file name, meaning) of ``code_files(module, package)``."""
     h = hashlib.sha256()
     for path in code_files(module, package):
-        h.update(path.name.encode() + b"\0" + _meaning(path.read_bytes()) + b"\0")
+        h.update(path.name.encode() + b"\0" + _analysis(path.read_bytes())[1] + b"\0")
     return h.hexdigest()

@@ -190,6 +190,7 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
     """
     from paperdag.stage import StageContext
     from paperdag.store import hash_folder
+    from threadpoolctl import threadpool_limits
 
     stage = plan.stage
     with store.lock(plan.paper, stage.name, plan.key):
@@ -206,7 +207,8 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
                 upstream_outputs={u: plan.pipeline.stage(u).outputs for u in stage.upstream},
             )
             started, t0 = datetime.now(timezone.utc).isoformat(timespec="seconds"), time.perf_counter()
-            summary = fn(ctx, **stage.args) or {}
+            with threadpool_limits(limits=max(1, int(stage.resources.cpus))):  # BLAS/OpenMP threads as on Ray, so
+                summary = fn(ctx, **stage.args) or {}  # sums reduce in the same order on every machine and executor
             seconds = time.perf_counter() - t0
             missing = [o for o in stage.outputs if not (scratch / o).exists()]
             if missing:

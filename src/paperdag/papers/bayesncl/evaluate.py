@@ -1,0 +1,53 @@
+"""Stage ``evaluate``: measure every pretrained network (assess.py), aggregate over seeds, plot, and judge the
+claims (claims.py)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from paperdag.claims import write_metrics
+from paperdag.io import load_tensors, save_figure, write_table
+from paperdag.stage import StageContext
+
+from .assess import Split, interval, measure
+from .claims import claims
+from .data import load_split
+from .params import Params
+from .plots import plot_summary, plot_top_activations
+from .prepare import DATA_FILE
+from .pretrain import Recipe, initial
+from .train import WEIGHTS_FILE, run_seed
+
+UNTRAINED = "untrained"  # the trivial baseline: the same encoder at its initialisation
+
+
+def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str]) -> dict[str, float]:
+    """results.parquet (one row per dataset, method, seed), summary.png, top_activations_<dataset>.png, metrics."""
+    p, e = ctx.params, ctx.params.evaluate
+    r = Recipe(**p.train.model_dump(exclude={"n_seeds"}))
+    rows, acts = [], {}
+    for dataset in datasets:
+        splits = {s: load_split(ctx.input("prepare", DATA_FILE), dataset, s, p.data.image_size) for s in ("train", "test")}
+        train, test = (Split(d["x"].to(ctx.device), d["label"].numpy(), d["background"].numpy()) for d in splits.values())
+        for method in [UNTRAINED, *methods]:
+            state = None if method == UNTRAINED else load_tensors(ctx.input(f"train_{method}_{dataset}", WEIGHTS_FILE))
+            for s in ctx.progress(range(p.train.n_seeds), desc=f"{dataset} {method}"):
+                net = initial("simclr" if method == UNTRAINED else method, r, run_seed(p.seed, dataset, s))
+                if state is not None:
+                    net.load_state_dict({k.split(".", 1)[1]: v for k, v in state.items() if k.startswith(f"s{s}.")})
+                row, f = measure(net.to(ctx.device), "simclr" if method == UNTRAINED else method, train, test,
+                                 e.top_m, e.tau, e.probe_c, e.probe_max_iter, e.embed_batch)
+                rows.append({"dataset": dataset, "method": method, "seed": s} | row)
+                if s == 0 and method != UNTRAINED:
+                    acts[dataset, method] = f
+        save_figure(plot_top_activations(acts, dataset, methods, splits["test"]["x"].numpy(), test.label, e.show_dims,
+                                         e.show_top, e.top_m, e.tau), ctx.output(f"top_activations_{dataset}.png"))
+    write_table(ctx.output("results.parquet"), pa.Table.from_pylist(rows))
+    summary = {(d, m, k): interval([row[k] for row in rows if row["dataset"] == d and row["method"] == m])
+               for d in datasets for m in [UNTRAINED, *methods] for k in rows[0] if k not in ("dataset", "method", "seed")}
+    metrics = {f"{d}_{m}_{k}": v.mean for (d, m, k), v in summary.items()}
+    probe_by_run = {(row["dataset"], row["method"], row["seed"]): row["probe_acc"] for row in rows}
+    write_metrics(ctx.out, metrics, claims(summary, probe_by_run, methods, datasets, UNTRAINED, p.claims))
+    save_figure(plot_summary(summary, datasets, methods, UNTRAINED), ctx.output("summary.png"))
+    return {k: v for k, v in metrics.items() if k.endswith(("consistency", "probe_acc"))}
+

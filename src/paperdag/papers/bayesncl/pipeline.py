@@ -1,0 +1,29 @@
+"""The bayesncl DAG: prepare -> train_<method>_<dataset> (3 methods x 2 datasets, parallel) -> evaluate.
+
+Imported only by the registry.
+"""
+
+from paperdag.dag import Pipeline, Resources, Stage
+
+from .params import Params
+
+METHODS = ("simclr", "ncl", "bayesncl")  # the baselines, then the paper's method
+DATASETS = ("shapes", "digits")
+RUNS = tuple((m, d) for d in DATASETS for m in METHODS)
+PLOTS = ("summary.png", *(f"top_activations_{d}.png" for d in DATASETS))
+
+PIPELINE = Pipeline(
+    slug="bayesncl",
+    title="BayesNCL: Bayesian gated non-negative contrastive learning vs SimCLR and NCL on compositional scenes",
+    headline=("shapes_bayesncl_consistency", "digits_bayesncl_consistency"),
+    params_model=Params,
+    stages=(
+        Stage("prepare", "prepare", "prepare:prepare", params=("data",), outputs=("data.parquet", "provenance.json")),
+        *(Stage(f"train_{m}_{d}", "train", "train:train", upstream=("prepare",), params=("data", "train"),
+                outputs=("weights.safetensors",), args={"method": m, "dataset": d},
+                resources=Resources(cpus=1, gpus=0.25)) for m, d in RUNS),
+        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *(f"train_{m}_{d}" for m, d in RUNS)),
+              params=("data", "train", "evaluate", "claims"), outputs=("results.parquet", "metrics.json", *PLOTS),
+              plots=PLOTS, args={"methods": list(METHODS), "datasets": list(DATASETS)}),
+    ),
+)

@@ -1,0 +1,84 @@
+"""Self-supervised pretraining of one method: Adam on the method's loss over two augmented views per image."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from .augment import augment
+from .networks import ContrastiveNet
+from .objectives import bernoulli_kl, features, nt_xent
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Network sizes, optimisation and augmentation settings (the same for every method)."""
+
+    width: int
+    hidden: int
+    feat_dim: int
+    steps: int
+    batch: int
+    lr: float
+    gate_lr: float
+    weight_decay: float
+    temperature: float
+    p0: float
+    kl_weight: float
+    pi_init: float
+    pi_eps: float
+    min_scale: float
+    jitter: float
+    hue: float
+    p_gray: float
+
+
+def build(method: str, r: Recipe) -> ContrastiveNet:
+    """The network of ``method`` (with a gate only for BayesNCL)."""
+    return ContrastiveNet(r.width, r.hidden, r.feat_dim, method == "bayesncl", r.pi_init, r.pi_eps)
+
+
+def initial(method: str, r: Recipe, seed: int) -> ContrastiveNet:
+    """The network of ``method`` at its initialisation for ``seed`` (torch's global RNG seeded with it)."""
+    torch.manual_seed(seed)
+    return build(method, r)
+
+
+def pretrain(x: torch.Tensor, method: str, r: Recipe, seed: int,
+             on_step: Callable[[int, dict[str, float]], None] | None = None) -> ContrastiveNet:
+    """Train on images ``x`` (n, 3, s, s) for ``r.steps`` steps of batches drawn without replacement within each
+    epoch. The loss is NT-Xent(f(t'(x)), f(t''(x))) (+ lambda * mean_batch sum_d KL(Bern(pi_d) || Bern(p0)) for
+    BayesNCL, with pi = gate(stopgrad(h))). The init, batch order and augmentations depend on ``seed`` only, so
+    every method sees the same draws."""
+    net = initial(method, r, seed).to(x.device)
+    g = torch.Generator().manual_seed(seed)
+    body = [p for name, p in net.named_parameters() if not name.startswith("gate.")]
+    groups = [{"params": body, "lr": r.lr}]
+    if net.gate is not None:
+        groups.append({"params": list(net.gate.parameters()), "lr": r.gate_lr})
+    opt = torch.optim.Adam(groups, weight_decay=r.weight_decay)
+    order = torch.empty(0, dtype=torch.long)
+    net.train()
+    for step in range(r.steps):
+        if len(order) < r.batch:
+            order = torch.cat([order, torch.randperm(len(x), generator=g)])
+        idx, order = order[: r.batch], order[r.batch :]
+        views = [augment(x[idx.to(x.device)], g, r.min_scale, r.jitter, r.hue, r.p_gray) for _ in range(2)]
+        h = net.encoder(torch.cat(views))
+        z = net.projector(h)
+        pi = net.gate(h.detach()) if net.gate is not None else None
+        f = features(method, z, pi, g if pi is not None else None)
+        contrast = nt_xent(f[: r.batch], f[r.batch :], r.temperature)
+        kl = bernoulli_kl(pi, r.p0).sum(1).mean() if pi is not None else torch.zeros((), device=x.device)
+        loss = contrast + r.kl_weight * kl
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if on_step is not None:
+            stats = {"loss": loss.item(), "nt_xent": contrast.item(), "kl": kl.item()}
+            if pi is not None:
+                stats["keep"] = (pi > 0.5).float().mean().item()
+            on_step(step, stats)
+    return net.eval()

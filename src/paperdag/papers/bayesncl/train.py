@@ -1,0 +1,40 @@
+"""Stage ``train_<method>_<dataset>``: pretrain ``n_seeds`` networks of one method on one dataset's training split."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from paperdag.io import save_tensors
+from paperdag.stage import StageContext
+
+from .data import DATASETS, load_split
+from .params import Params
+from .prepare import DATA_FILE
+from .pretrain import Recipe, pretrain
+
+WEIGHTS_FILE = "weights.safetensors"
+
+
+def run_seed(root: int, dataset: str, s: int) -> int:
+    """The torch seed of pretraining run s on ``dataset``: shared by every method (common random numbers)."""
+    return int(np.random.SeedSequence([root, DATASETS.index(dataset), s]).generate_state(1)[0])
+
+
+def train(ctx: StageContext[Params], method: str, dataset: str) -> dict[str, float]:
+    """weights.safetensors ({"s<k>.<parameter>": tensor} for every seed k); curves of loss, KL and kept share."""
+    p, r = ctx.params, Recipe(**ctx.params.train.model_dump(exclude={"n_seeds"}))
+    x = load_split(ctx.input("prepare", DATA_FILE), dataset, "train", p.data.image_size)["x"].to(ctx.device)
+    weights, last = {}, []
+    for s in range(p.train.n_seeds):
+        def log(step: int, stats: dict[str, float], s: int = s) -> None:
+            ctx.report(f"seed {s} step", step + 1, r.steps)
+            if step % 10 == 0 or step == r.steps - 1:
+                for name, value in stats.items():
+                    ctx.log_metric(name, value, step, run=f"seed{s}", params={"seed": s})
+            if step == r.steps - 1:
+                last.append(stats)
+
+        net = pretrain(x, method, r, run_seed(p.seed, dataset, s), log)
+        weights |= {f"s{s}.{k}": v for k, v in net.state_dict().items()}
+    save_tensors(ctx.output(WEIGHTS_FILE), weights, metadata={"method": method, "dataset": dataset})
+    return {f"final_{k}": float(np.mean([st[k] for st in last])) for k in last[0]}

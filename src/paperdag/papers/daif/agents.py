@@ -1,0 +1,131 @@
+"""The four agents on one critic architecture, and their temporal-difference updates.
+
+- DQN (Mnih et al. 2015, Nature): one Q-value per action, Huber TD loss to r + gamma (1 - d) max_a' Q_target(s', a'),
+  epsilon-greedy.
+- QR-DQN (Dabney et al. 2018): K quantiles per action, quantile Huber loss (quantile.py) to the target quantiles
+  r + gamma (1 - d) theta_target(s', a*), a* = argmax_a' mean_k theta_target(s', a'), epsilon-greedy.
+- DAIF (the paper): M QR-DQN members with randomized priors, each regressing on its own target network (a Bayesian
+  critic over return quantiles), acting by a_t = argmin_a G(s_t, a), the expected free energy (free_energy.py) with
+  weight lambda; no epsilon, no transition model. Every member bootstraps through the action the agent itself
+  would take next, a* = argmin_a G_target(s', a) from the target ensemble: theta_m(s, a) <- r + gamma (1 - d)
+  theta_target_m(s', a*). The ensemble's disagreement about the branch it means to explore thus flows back to the
+  actions leading there (deep exploration), and no member's own max inflates the mean (a self-loop never looks
+  better than the action it defers to).
+- DAIF lambda = 0: the same agent with G = -E[Z], i.e. greedy on the posterior mean (the ablation).
+Every agent uses the same MLP torso width, optimiser, replay, batch and target schedule.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .free_energy import expected_free_energy, pragmatic_value
+from .networks import Critic
+from .quantile import huber, quantile_huber_loss
+
+AGENT_NAMES = ("daif", "daif_lam0", "qrdqn", "dqn")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent: ensemble size, atoms per action (quantiles, or 1 for DQN), prior scale, and how it acts."""
+
+    name: str
+    members: int
+    atoms: int
+    prior_scale: float
+    lam: float  # free-energy weight; only read when ``epsilon_greedy`` is False
+    epsilon_greedy: bool
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Transitions for every (seed, member) critic: obs/next_obs [B, n, d], action/reward/done [B, n]."""
+
+    obs: torch.Tensor
+    action: torch.Tensor
+    reward: torch.Tensor
+    next_obs: torch.Tensor
+    done: torch.Tensor
+
+
+class Learner:
+    """seeds x members critics trained side by side (independent parameters, one batched forward/backward)."""
+
+    def __init__(self, spec: AgentSpec, seeds: int, obs_dim: int, actions: int, hidden: int, lr: float,
+                 gamma: float, kappa: float, noise_floor: float, generator: torch.Generator, device: str) -> None:
+        self.spec, self.seeds, self.gamma, self.kappa, self.noise_floor = spec, seeds, gamma, kappa, noise_floor
+        self.online = Critic(seeds * spec.members, obs_dim, hidden, actions, spec.atoms, spec.prior_scale,
+                             generator).to(device)
+        self.target = copy.deepcopy(self.online).requires_grad_(False)
+        self.optimizer = torch.optim.Adam(self.online.net.parameters(), lr=lr, foreach=True)
+
+    def values(self, obs: torch.Tensor) -> torch.Tensor:
+        """Z for one observation per seed: obs [S, d] -> [S, M, A, K]."""
+        x = obs.repeat_interleave(self.spec.members, dim=0).unsqueeze(1)
+        z = self.online(x)[:, 0]
+        return z.view(self.seeds, self.spec.members, *z.shape[1:])
+
+    def loss(self, b: Batch) -> torch.Tensor:
+        """Sum over critics of the mean TD loss (Huber for DQN, quantile Huber otherwise); independent per critic."""
+        z = self.online(b.obs)  # [B, n, A, K]
+        index = b.action[..., None, None].expand(-1, -1, 1, z.shape[-1])
+        theta = z.gather(2, index).squeeze(2)  # [B, n, K]
+        with torch.no_grad():
+            zt = self.target(b.next_obs)
+            best = self.next_action(zt)[..., None, None].expand(-1, -1, 1, zt.shape[-1])
+            target = b.reward[..., None] + self.gamma * (1 - b.done[..., None]) * zt.gather(2, best).squeeze(2)
+        if self.spec.atoms == 1:
+            return huber(target - theta, self.kappa).squeeze(-1).mean(-1).sum()
+        return quantile_huber_loss(theta, target, self.kappa).mean(-1).sum()
+
+    def next_action(self, zt: torch.Tensor) -> torch.Tensor:
+        """a* per critic and row: argmax_a mean_k theta_target(s', a) for DQN/QR-DQN; for DAIF, whose members of one
+        seed share a minibatch, argmin_a G(s', a) of the seed's whole target ensemble. zt: [B, n, A, K] -> [B, n]."""
+        if self.spec.epsilon_greedy:
+            return zt.mean(-1).argmax(-1)
+        m = self.spec.members
+        ensemble = zt.view(self.seeds, m, *zt.shape[1:]).transpose(1, 2)  # [S, n, M, A, K]
+        g = expected_free_energy(ensemble, self.spec.lam, self.noise_floor)  # [S, n, A]
+        return g.argmin(-1).repeat_interleave(m, dim=0)
+
+    def update(self, b: Batch) -> float:
+        """One Adam step on ``loss``; returns the loss per critic."""
+        loss = self.loss(b)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        return loss.item() / (self.seeds * self.spec.members)
+
+    def sync_target(self) -> None:
+        """theta_target <- theta."""
+        self.target.load_state_dict(self.online.state_dict())
+
+
+def select_actions(spec: AgentSpec, z: torch.Tensor, epsilon: float, noise_floor: float,
+                   rng: np.random.Generator) -> np.ndarray:
+    """One action per seed from z [S, M, A, K]: argmin_a G(s, a) for DAIF; epsilon-greedy on E[Z] otherwise."""
+    if not spec.epsilon_greedy:
+        return expected_free_energy(z, spec.lam, noise_floor).argmin(-1).cpu().numpy()
+    greedy = pragmatic_value(z).argmax(-1).cpu().numpy()
+    explore = rng.random(len(greedy)) < epsilon
+    return np.where(explore, rng.integers(0, z.shape[-2], size=len(greedy)), greedy)
+
+
+def greedy_actions(z: torch.Tensor) -> np.ndarray:
+    """argmax_a E_q[Z(s, a)]: the exploitation policy every agent is evaluated with."""
+    return pragmatic_value(z).argmax(-1).cpu().numpy()
+
+
+def agent_spec(name: str, quantiles: int, members: int, prior_scale: float, lam: float) -> AgentSpec:
+    """The AgentSpec of ``name`` (one of AGENT_NAMES)."""
+    return {
+        "daif": AgentSpec(name, members, quantiles, prior_scale, lam, epsilon_greedy=False),
+        "daif_lam0": AgentSpec(name, members, quantiles, prior_scale, 0.0, epsilon_greedy=False),
+        "qrdqn": AgentSpec(name, 1, quantiles, 0.0, 0.0, epsilon_greedy=True),
+        "dqn": AgentSpec(name, 1, 1, 0.0, 0.0, epsilon_greedy=True),
+    }[name]

@@ -1,0 +1,136 @@
+"""The environments: DeepSea (procedural hard exploration, Osband et al. 2020, bsuite) and the dense-reward
+CartPole that ships with gymnasium; nothing is downloaded.
+
+DeepSea of size N: state (row r, column c), start (0, 0); each step the agent moves one column left or right and
+one row down, so an episode lasts exactly N steps. Which of the two actions means "right" is drawn once per cell
+(``right_action[r, c] ~ Bernoulli(1/2)``, fixed by the environment seed). Moving right costs 0.01 / N; ending the
+episode in column N - 1 pays +1. A uniformly random policy reaches the reward with probability ~2^-(N-1), and every
+myopic learner is pushed left by the cost: the hard exploration case of the paper.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.wrappers import TimeLimit
+
+ENV_NAMES = ("deepsea", "cartpole")
+EXPLORATION_ENV = "deepsea"
+
+
+class DeepSea(gym.Env):
+    """DeepSea of size N with observation r N + c (Discrete(N^2)) and actions {0, 1}."""
+
+    def __init__(self, size: int, mapping_seed: int) -> None:
+        self.size = size
+        self.right_action = np.random.default_rng(mapping_seed).integers(0, 2, size=(size, size))
+        self.observation_space = gym.spaces.Discrete(size * size)
+        self.action_space = gym.spaces.Discrete(2)
+        self._row, self._col = 0, 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[int, dict]:
+        super().reset(seed=seed)
+        self._row, self._col = 0, 0
+        return 0, {}
+
+    def step(self, action: int) -> tuple[int, float, bool, bool, dict]:
+        """c <- min(c + 1, N - 1) at cost 0.01 / N if ``action`` is this cell's right action, else max(c - 1, 0);
+        r <- r + 1; at r = N the episode ends with +1 if c = N - 1."""
+        right = int(action) == self.right_action[self._row, self._col]
+        reward = -0.01 / self.size if right else 0.0
+        self._col = min(self._col + 1, self.size - 1) if right else max(self._col - 1, 0)
+        self._row += 1
+        done = self._row == self.size
+        if done and self._col == self.size - 1:
+            reward += 1.0
+        obs = min(self._row, self.size - 1) * self.size + self._col
+        return obs, reward, done, False, {}
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What the agents need to know of a task: observation width, actions, episode cap, and optimal return."""
+
+    name: str
+    obs_dim: int
+    n_actions: int
+    max_steps: int
+    optimal_return: float
+
+
+def make_env(name: str, deepsea_size: int, max_steps: int, seed: int) -> gym.Env:
+    """One environment instance; DeepSea's action mapping is drawn from ``seed``; CartPole is gymnasium's."""
+    if name == "deepsea":
+        return DeepSea(deepsea_size, seed)
+    return TimeLimit(gym.make({"cartpole": "CartPole-v1"}[name]).unwrapped, max_episode_steps=max_steps)
+
+
+def encode(env: gym.Env, obs: np.ndarray | int) -> np.ndarray:
+    """The network input: a one-hot vector for a Discrete observation, the float vector itself for a Box."""
+    space = env.observation_space
+    if isinstance(space, gym.spaces.Discrete):
+        x = np.zeros(space.n, dtype=np.float32)
+        x[int(obs)] = 1.0
+        return x
+    return np.asarray(obs, dtype=np.float32)
+
+
+def optimal_return(env: gym.Env, max_steps: int) -> float:
+    """The best achievable undiscounted return within ``max_steps`` from the start state, by backward induction
+    V_t(s) = max_a [r(s, a) + V_{t+1}(s')] over DeepSea's exact model; for CartPole (balanced indefinitely by a
+    known controller) it is the episode cap."""
+    base = env.unwrapped
+    if isinstance(base, DeepSea):
+        n, cols = base.size, np.arange(base.size)
+        value = np.where(cols == n - 1, 1.0, 0.0)  # after the last row: +1 in column N - 1
+        for _ in range(n):
+            value = np.maximum(value[np.minimum(cols + 1, n - 1)] - 0.01 / n, value[np.maximum(cols - 1, 0)])
+        return float(value[0])
+    return float(max_steps)
+
+
+def spec_of(name: str, deepsea_size: int, max_steps: int) -> EnvSpec:
+    """The EnvSpec of task ``name`` (episode cap: N for DeepSea, ``max_steps`` otherwise)."""
+    env = make_env(name, deepsea_size, max_steps, 0)
+    probe = encode(env, env.reset(seed=0)[0])
+    cap = deepsea_size if name == "deepsea" else max_steps
+    return EnvSpec(name, probe.size, int(env.action_space.n), cap, optimal_return(env, cap))
+
+
+def policy_return(name: str, deepsea_size: int, max_steps: int, episodes: int, seeds: list[int],
+                  action: int | None) -> float:
+    """Mean undiscounted return over ``episodes`` episodes per task instance (``seeds``) of the uniform random policy
+    (``action`` None) or of the constant policy that always plays ``action``."""
+    total = 0.0
+    for s in seeds:
+        env, rng = make_env(name, deepsea_size, max_steps, s), np.random.default_rng(s)
+        for ep in range(episodes):
+            env.reset(seed=20_000 + 100 * s + ep)
+            done = False
+            while not done:
+                a = int(rng.integers(env.action_space.n)) if action is None else action
+                _, r, terminated, truncated, _ = env.step(a)
+                total += r
+                done = terminated or truncated
+    return total / (episodes * len(seeds))
+
+
+def trivial_return(name: str, deepsea_size: int, max_steps: int, episodes: int, seeds: list[int]) -> dict[str, float]:
+    """Returns of the trivial policies: uniform random and each constant action; ``best`` is their maximum, the 0
+    of the normalised score (a trained agent must beat every policy that ignores the state)."""
+    env = make_env(name, deepsea_size, max_steps, seeds[0])
+    out = {"random": policy_return(name, deepsea_size, max_steps, episodes, seeds, None)}
+    out |= {f"constant_{a}": policy_return(name, deepsea_size, max_steps, max(1, episodes // 10), seeds, a)
+            for a in range(int(env.action_space.n))}
+    return out | {"best": max(out.values())}
+
+
+def deepsea_digest(size: int, seeds: list[int]) -> str:
+    """sha256 of the DeepSea action mappings of ``seeds`` (the procedural task instances)."""
+    digest = hashlib.sha256()
+    for s in seeds:
+        digest.update(DeepSea(size, s).right_action.astype(np.int8).tobytes())
+    return digest.hexdigest()

@@ -1,0 +1,57 @@
+"""Stage ``evaluate``: learning curves and AULC of every agent on every task, the claims and the figures."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from paperdag.claims import write_metrics
+from paperdag.io import read_table, save_figure, write_table
+from paperdag.stage import StageContext
+
+from .claims import claims
+from .curves import binned_curve, normalise
+from .envs import EXPLORATION_ENV
+from .params import Params
+from .plots import plot_aulc, plot_learning_curves
+from .prepare import TASKS_FILE
+from .train import EPISODES_FILE, EVALUATION_FILE
+
+
+def evaluate(ctx: StageContext[Params], agents: list[str], tasks: list[str]) -> dict[str, float]:
+    """curves.parquet, aulc.parquet, metrics.json (with the claims), learning_curves.png and aulc.png."""
+    p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
+    seeds, bins = info["seeds"], p.evaluation.curve_bins
+    curves, aulc, learned, rows, metrics = {}, {}, {}, [], {}
+    for task in tasks:
+        t = info["tasks"][task]
+        floor, top = t["trivial_return"]["best"], t["optimal_return"]
+        curves[task], aulc[task], learned[task] = {}, {}, {}
+        for agent in agents:
+            ep = read_table(ctx.input(f"train_{agent}_{task}", EPISODES_FILE)).to_pydict()
+            seed, end, ret = (np.asarray(ep[k]) for k in ("seed", "end_step", "return"))
+            raw = np.stack([binned_curve(end[seed == s], ret[seed == s], t["steps"], bins, floor)
+                            for s in seeds])
+            c = curves[task][agent] = normalise(raw, floor, top)
+            evaluation = json.loads(ctx.input(f"train_{agent}_{task}", EVALUATION_FILE).read_text())
+            aulc[task][agent] = c.mean(axis=1)
+            learned[task][agent] = normalise(evaluation["eval_return"], floor, top)
+            rows += [{"task": task, "agent": agent, "seed": s, "aulc": float(a), "eval_score": float(e)}
+                     for s, a, e in zip(seeds, aulc[task][agent], learned[task][agent], strict=True)]
+            metrics[f"{task}_aulc_{agent}"] = float(aulc[task][agent].mean())
+            metrics[f"{task}_eval_score_{agent}"] = float(learned[task][agent].mean())
+            metrics[f"{task}_final_bin_{agent}"] = float(c[:, -1].mean())
+    write_table(ctx.output("aulc.parquet"), {k: [r[k] for r in rows] for k in rows[0]})
+    write_table(ctx.output("curves.parquet"), {
+        "task": [t for t in tasks for a in agents for _ in seeds],
+        "agent": [a for t in tasks for a in agents for _ in seeds],
+        "seed": [s for t in tasks for a in agents for s in seeds],
+        "normalised_return": [row for t in tasks for a in agents for row in curves[t][a]]})
+    dense = [t for t in tasks if t != EXPLORATION_ENV]
+    verdicts = claims(aulc, learned, EXPLORATION_ENV, dense, p.claims)
+    write_metrics(ctx.out, metrics, verdicts)
+    steps = {task: info["tasks"][task]["steps"] for task in tasks}
+    save_figure(plot_learning_curves(curves, steps, p.claims.confidence), ctx.output("learning_curves.png"))
+    save_figure(plot_aulc(aulc, p.claims.confidence), ctx.output("aulc.png"))
+    return {k: v for k, v in metrics.items() if k.startswith(EXPLORATION_ENV)}

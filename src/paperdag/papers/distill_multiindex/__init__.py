@@ -1,0 +1,15 @@
+"""Dataset distillation for two-layer ReLU networks on multi-index models (ICML 2026 submission).
+
+Claim under test: gradient-based distillation of the two-phase training of a width-L two-layer network on a
+multi-index task y = g(U^T x) (x in R^d, U in R^{d x r}) yields a small synthetic set that (i) trains the network to
+the full-data test error, (ii) encodes span(U), and (iii) needs memory ~Theta(r^2 d + L) numbers.
+
+Methods: the one-step feature-learning algorithm (Damian, Lee & Soltanolkotabi 2022; Ba et al. 2022; network.py);
+distillation by phase-1 gradient matching (Zhao, Mopuri & Bilen 2021) and phase-2 kernel-ridge performance matching
+(Nguyen, Chen & Lee 2021) (distill.py). Baselines at equal memory (budget.py): a random subset of real data, and
+distillation without phase-1 matching; sanity baselines: the zero predictor and random features (no phase 1).
+
+Data: procedural, nothing downloaded (task.py): x ~ N(0, I_d), y = z^T C z - tr C with z = U^T x (second Hermite
+polynomials plus a nearest-neighbour interaction), U Haar-random; every draw from SeedSequence([seed, d, r, stream]).
+The prepare stage stores U and C per task and the sha256 of the tasks and of the test inputs in provenance.json.
+"""

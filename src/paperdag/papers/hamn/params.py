@@ -1,0 +1,93 @@
+"""Parameters of hamn (its block of params.yaml). No defaults: params.yaml is the one source of values."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from paperdag.params import ParamsModel
+
+Ints = list[Annotated[int, Field(ge=0, le=10_000)]]
+
+
+class TreeParams(ParamsModel):
+    """The synthetic hierarchies: every (branching, depth) pair is one balanced tree."""
+
+    branchings: Annotated[list[Annotated[int, Field(ge=2, le=4)]], Field(min_length=1)] = Field(
+        description="branching factors b of the balanced trees")
+    depths: Annotated[list[Annotated[int, Field(ge=2, le=7)]], Field(min_length=2)] = Field(
+        description="depths D of the balanced trees (must include 2, the calibration depth)")
+
+
+class EmbeddingParams(ParamsModel):
+    """Poincare vs Euclidean embeddings of each tree: one loss (Nickel & Kiela), one optimiser, one budget."""
+
+    dim: int = Field(ge=2, le=64, description="embedding dimension, the same in both geometries")
+    curvature: float = Field(gt=0.0, le=10.0, description="c of the Poincare ball (curvature -c), also HAMN's")
+    epochs: int = Field(ge=1, le=20_000, description="full-batch Riemannian Adam steps")
+    lr: float = Field(gt=0.0, le=10.0, description="Riemannian Adam learning rate")
+    negatives: int = Field(ge=1, le=1000, description="negatives per closure edge, redrawn each epoch")
+    init: float = Field(gt=0.0, le=0.1, description="initial coordinates uniform in [-init, init]")
+
+
+class RetrievalParams(ParamsModel):
+    """Queries (noisy leaf embeddings) and the depth-2 noise calibration."""
+
+    queries_per_cell: int = Field(ge=10, le=1_000_000, description="noisy leaf queries per evaluation cell (at least "
+                                  "one per leaf; leaves cycled so each is queried equally often)")
+    calibration_queries: int = Field(ge=10, le=100_000, description="noisy leaf queries of the calibration tree")
+    target_accuracy: float = Field(gt=0.0, lt=1.0, description="leaf accuracy both models are calibrated to at D=2")
+    rho_max: float = Field(gt=0.0, le=100.0, description="upper end of the bisection on the noise ratio rho")
+    bisections: int = Field(ge=1, le=40, description="bisection steps of the noise calibration")
+    chunk: int = Field(ge=16, le=1_000_000, description="queries retrieved per batch (memory bound only)")
+
+
+class MHNParams(ParamsModel):
+    """The Euclidean modern Hopfield network (on the Euclidean embedding scaled to unit RMS norm)."""
+
+    beta: float = Field(gt=0.0, le=1e6, description="inverse temperature beta")
+    steps: int = Field(ge=1, le=100, description="CCCP updates xi <- M^T softmax(beta M xi)")
+
+
+class HAMNParams(ParamsModel):
+    """HAMN on the Poincare ball (hyperbolic_memory.py)."""
+
+    beta: float = Field(gt=0.0, le=1e6, description="inverse temperature beta on c <P_i, Xi>_L = -cosh(sqrt c d)")
+    reg: float = Field(ge=0.0, le=1.0, description="lam, weight of the regulariser cosh(sqrt c d(0, xi)) - 1")
+    steps: int = Field(ge=1, le=500, description="Riemannian gradient steps")
+    step_size: float = Field(gt=0.0, le=10.0, description="initial step in units of 1 / local curvature")
+    armijo: float = Field(gt=0.0, lt=1.0, description="sufficient-decrease constant of the backtracking")
+    backtracks: int = Field(ge=1, le=60, description="halvings tried before a query stays put for a step")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    shallow_tol: float = Field(ge=0.0, le=1.0, description="|HAMN - MHN| leaf accuracy allowed at D=2 (shallow)")
+    min_map_gain: float = Field(ge=0.0, le=1.0,
+                                description="least (MAP - untrained MAP) / (tree-metric MAP - untrained MAP)")
+
+
+class Params(ParamsModel):
+    """Seeds, trees, embeddings, queries, the two memories and the claim thresholds."""
+
+    seed: int = Field(ge=0, description="root of every random draw (SeedSequence([seed, b, D, embedding seed]))")
+    seeds: Annotated[Ints, Field(min_length=1)] = Field(description="embedding/noise seeds of the evaluation")
+    calibration_seed: int = Field(ge=0, description="embedding/noise seed of the depth-2 calibration (held out)")
+    trees: TreeParams
+    embedding: EmbeddingParams
+    retrieval: RetrievalParams
+    mhn: MHNParams
+    hamn: HAMNParams
+    claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        if 2 not in self.trees.depths:
+            raise ValueError("trees.depths must include 2: the noise is calibrated at depth 2")
+        if self.calibration_seed in self.seeds:
+            raise ValueError("calibration_seed must differ from the evaluation seeds (held out)")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("seeds must be distinct")
+        return self

@@ -1,0 +1,18 @@
+"""PowerFlow (ICML 2026, Chen, Chen, Li & Huang, arXiv 2603.18363): unsupervised fine-tuning as matching the
+alpha-power distribution p_alpha(y|q) ~ p_base(y|q)^alpha of the base model with GFlowNet Trajectory Balance.
+
+Claims under test, exactly (by enumeration of every response) on a task small enough to list them all: TB reaches
+its own target (KL); alpha > 1 raises accuracy above the base model and the RLIF baselines, approaching supervised
+GRPO; alpha < 1 raises entropy keeping accuracy; trajectory-level matching shortens outputs at alpha > 1 while the
+length-aware objective keeps the length.
+
+Methods (objectives.py, loops.py): Trajectory Balance (Malkin et al. 2022) with a learned log Z(q) in three forms,
+trajectory-level, token-normalised (FlowRL-style, Zhu et al. 2025) and length-aware (exact forms and implied targets
+in objectives.py and exact.py); baselines with GRPO advantages (Shao et al. 2024; Dr. GRPO loss, Liu et al. 2025):
+entropy minimisation (RENT, Prabhudesai et al. 2025), self-certainty (Intuitor, Zhao et al. 2025), majority vote
+(TTRL, Zuo et al. 2025) and supervised GRPO with the true reward. Model: the shared tiny GPT (paperdag.common).
+
+Data: procedural (task.py): prompts (a, b) in Z_5^2, answer (a + b) mod 5, responses of <= 4 digits then EOS;
+the base model is pretrained on a per-prompt mixture of correct worked traces, short (often off-by-one) guesses and
+uniform noise. prepare records the generator, seed and sha256 of its tables in provenance.json.
+"""

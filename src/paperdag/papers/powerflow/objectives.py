@@ -1,0 +1,77 @@
+"""The fine-tuning objectives, on on-policy samples y ~ pi_theta(. | q) with n(y) generated tokens (EOS included).
+
+Trajectory Balance (Malkin et al. 2022, NeurIPS) toward the alpha-power target, learned log Z_phi(q) per prompt:
+    traj    delta = log Z(q) + log pi(y|q) - alpha log p_base(y|q)                    target p_base^alpha
+    token   delta = log Z(q) + [log pi(y|q) - alpha log p_base(y|q)] / n(y)           (FlowRL-style normalisation;
+            at delta = 0, log pi = alpha log p_base - n(y) log Z: target p_base^alpha e^{-c n(y)}, c = log Z)
+    length  delta = log Z(q) + log pi(y|q) - alpha log p_base(y|q) + (alpha - 1) h(q) n(y)
+            (length-aware: h(q) = the base model's log-likelihood per token, estimated from base samples; the
+            per-token decay of log p_base is only rescaled by 1, not alpha, so a sequence that is exactly as likely
+            per token as a typical base sample keeps its base score at every length: target
+            p_base^alpha e^{-(alpha-1) h n(y)})
+    loss = mean delta^2.
+RLIF baselines and the supervised reference, all with GRPO advantages A_i = (r_i - mean_G r) / (std_G r + eps) over
+G samples per prompt and the Dr. GRPO loss -mean_i A_i log pi(y_i|q) / (L + 1) (Liu et al. 2025: no per-response
+length normalisation, which would itself bias length):
+    entropy        r = -(1/n) sum_t H(pi(. | q, y_<t))            (RENT, Prabhudesai et al. 2025)
+    self_certainty r = (1/n) sum_t KL(U || pi(. | q, y_<t))       (Intuitor, Zhao et al. 2025)
+    majority       r = 1[ans(y) = majority answer of the group]    (TTRL, Zuo et al. 2025)
+    grpo           r = 1[ans(y) = c]                               (supervised GRPO, Shao et al. 2024)
+Token sums run over the free steps t <= k with t < L (the forced EOS at step L carries no choice).
+"""
+
+from __future__ import annotations
+
+import torch
+
+TB_VARIANTS = ("traj", "token", "length")
+RLIF_REWARDS = ("entropy", "self_certainty", "majority", "grpo")
+
+
+def tb_residual(kind: str, log_z: torch.Tensor, log_pi: torch.Tensor, log_base: torch.Tensor, n_tokens: torch.Tensor,
+                alpha: float, h: torch.Tensor) -> torch.Tensor:
+    """delta of TB variant ``kind`` (module docstring), elementwise over samples."""
+    if kind == "traj":
+        return log_z + log_pi - alpha * log_base
+    if kind == "token":
+        return log_z + (log_pi - alpha * log_base) / n_tokens
+    if kind == "length":
+        return log_z + log_pi - alpha * log_base + (alpha - 1.0) * h * n_tokens
+    raise ValueError(f"unknown TB variant {kind!r}")
+
+
+def free_steps(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
+    """(N, L + 1) mask of the steps t <= k with t < L."""
+    t = torch.arange(max_len + 1, device=lengths.device)
+    return (t <= lengths.unsqueeze(1)) & (t < max_len)
+
+
+def entropy_reward(steps: torch.Tensor, free: torch.Tensor) -> torch.Tensor:
+    """r = -(1/n) sum_t H_t over free steps; ``steps`` = (N, L + 1, V) log pi (the forced last step is skipped)."""
+    steps, free = steps[:, :-1], free[:, :-1]
+    h = -(steps.exp() * steps).sum(-1)
+    return -(h * free).sum(1) / free.sum(1).clamp(min=1)
+
+
+def self_certainty_reward(steps: torch.Tensor, free: torch.Tensor) -> torch.Tensor:
+    """r = (1/n) sum_t KL(U || pi_t) = (1/n) sum_t [-log V - (1/V) sum_j log pi_t(j)] over free steps."""
+    steps, free = steps[:, :-1], free[:, :-1]
+    v = steps.shape[-1]
+    kl = -torch.log(torch.tensor(float(v))) - steps.mean(-1)
+    return (kl * free).sum(1) / free.sum(1).clamp(min=1)
+
+
+def majority_reward(answers: torch.Tensor) -> torch.Tensor:
+    """(Q, G) r = 1[ans = the group's most frequent answer] (ties to the smallest; no answer (-1) never votes)."""
+    n_classes = int(answers.max().clamp(min=0)) + 1
+    votes = torch.zeros(answers.shape[0], n_classes + 1, device=answers.device)
+    votes.scatter_add_(1, answers + 1, torch.ones_like(answers, dtype=votes.dtype))
+    votes[:, 0] = -1.0
+    majority = votes.argmax(1, keepdim=True) - 1
+    return ((answers == majority) & (answers >= 0)).float()
+
+
+def grpo_loss(rewards: torch.Tensor, log_pi: torch.Tensor, max_len: int, eps: float = 1e-6) -> torch.Tensor:
+    """(Q, G) rewards and log pi: -mean A log pi / (L + 1) with group-normalised advantages A."""
+    adv = (rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + eps)
+    return -(adv.detach() * log_pi).mean() / (max_len + 1)

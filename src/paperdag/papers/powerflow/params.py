@@ -1,0 +1,94 @@
+"""Parameters of powerflow (its block of params.yaml). No defaults: params.yaml is the one source of values."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from paperdag.params import ParamsModel
+
+Weight = Annotated[float, Field(gt=0.0, lt=1.0)]
+
+
+class TaskParams(ParamsModel):
+    """The enumerable task and the base model's pretraining distribution D (task.py)."""
+
+    modulus: int = Field(ge=2, le=7, description="K: prompts (a, b) in Z_K^2, answer (a + b) mod K")
+    max_len: int = Field(ge=3, le=5, description="L: most content tokens of a response (then EOS)")
+    mix: list[Weight] = Field(min_length=3, max_length=3, description="mean mixture weights of D: (chain, guess, noise)")
+    concentration: float = Field(gt=0.0, le=1000.0, description="Dirichlet concentration of the per-prompt weights")
+    guess_bias: float = Field(ge=0.0, le=1.0, description="beta: P(a short guess is the off-by-one answer c + 1)")
+    n_train: int = Field(ge=100, le=1_000_000, description="(q, y) pairs drawn from D to pretrain the base model")
+
+    @model_validator(mode="after")
+    def _mix(self) -> TaskParams:
+        if abs(sum(self.mix) - 1.0) > 1e-9:
+            raise ValueError("task.mix must sum to 1")
+        return self
+
+
+class ModelParams(ParamsModel):
+    """The shared tiny GPT (paperdag.common.transformer) used as base model and policy."""
+
+    d_model: int = Field(ge=8, le=512, description="width")
+    n_layer: int = Field(ge=1, le=8, description="transformer blocks")
+    n_head: int = Field(ge=1, le=16, description="attention heads (must divide d_model)")
+
+    @model_validator(mode="after")
+    def _heads(self) -> ModelParams:
+        if self.d_model % self.n_head:
+            raise ValueError("model.n_head must divide model.d_model")
+        return self
+
+
+class PretrainParams(ParamsModel):
+    """Maximum-likelihood pretraining of the base model on D."""
+
+    steps: int = Field(ge=1, le=100_000, description="Adam steps")
+    batch: int = Field(ge=1, le=65_536, description="(q, y) pairs per step")
+    lr: float = Field(gt=0.0, le=0.1, description="Adam learning rate")
+
+
+class FinetuneParams(ParamsModel):
+    """On-policy fine-tuning, identical for every method (loops.finetune)."""
+
+    steps: int = Field(ge=1, le=100_000, description="updates per run")
+    group: int = Field(ge=2, le=256, description="G: on-policy samples per prompt per update (all prompts each update)")
+    lr: float = Field(gt=0.0, le=0.1, description="Adam learning rate of the policy")
+    lr_log_z: float = Field(gt=0.0, le=10.0, description="Adam learning rate of the learned log Z(q) (TB only)")
+    clip: float = Field(gt=0.0, le=1000.0, description="gradient-norm clip of the policy")
+    seeds: int = Field(ge=2, le=20, description="independent runs (sampling seeds) per method")
+    eval_every: int = Field(ge=1, le=100_000, description="updates between exact evaluations of the training curve")
+    rate_samples: int = Field(ge=1, le=100_000, description="base samples per prompt to estimate h(q) (length-aware TB)")
+
+
+class AlphaParams(ParamsModel):
+    """Powers of the targets p_base^alpha."""
+
+    sharpen: float = Field(gt=1.0, le=20.0, description="alpha > 1 (sharpening, reasoning)")
+    flatten: float = Field(gt=0.0, lt=1.0, description="alpha < 1 (flattening, diversity)")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    kl_tol: float = Field(gt=0.0, le=1.0, description="a TB run matches its target when mean exact KL(pi||target) < this")
+    grpo_gap: float = Field(ge=0.0, le=1.0, description="'approaching GRPO': accuracy at most this far below GRPO's")
+    flat_acc_tol: float = Field(ge=0.0, le=1.0, description="'accuracy near the base model': |delta accuracy| <= this")
+    length_tol: float = Field(ge=0.0, le=1.0, description="'length near the base model': |relative delta| <= this")
+    sanity_kl_ratio: float = Field(gt=0.0, lt=1.0,
+                                   description="the base model learned D: KL(D||base) < this x KL(D||uniform)")
+    confidence: float = Field(gt=0.5, lt=1.0, description="level of the Student-t intervals over seeds")
+
+
+class Params(ParamsModel):
+    """Seed, task, model, pretraining, fine-tuning, powers and claim thresholds."""
+
+    seed: int = Field(ge=0, description="root of every random draw")
+    task: TaskParams
+    model: ModelParams
+    pretrain: PretrainParams
+    finetune: FinetuneParams
+    alpha: AlphaParams
+    claims: ClaimParams

@@ -1,0 +1,35 @@
+"""The powerflow DAG: prepare -> train_base -> finetune_<method> for each method (in parallel) -> evaluate."""
+
+from paperdag.dag import Pipeline, Resources, Stage
+
+from .params import Params
+
+# name -> (objective, power): the three TB variants at alpha > 1 and alpha < 1, then the RLIF baselines and GRPO
+METHODS = {
+    **{f"tb_{kind}_{power}": (kind, power) for power in ("sharpen", "flatten") for kind in ("traj", "token", "length")},
+    **{name: (name, "none") for name in ("entropy", "self_certainty", "majority", "grpo")},
+}
+BASE = ("task", "model")
+
+PIPELINE = Pipeline(
+    slug="powerflow",
+    title="PowerFlow: trajectory-balance matching of alpha-power targets, exactly evaluated on an enumerable task",
+    headline=("acc_base", "acc_tb_length_sharpen", "acc_grpo", "kl_tb_length_sharpen"),
+    params_model=Params,
+    stages=(
+        Stage("prepare", "prepare", "prepare:prepare", params=("task",),
+              outputs=("data.parquet", "prompts.parquet", "provenance.json")),
+        Stage("train_base", "train", "pretrain:pretrain", upstream=("prepare",), params=(*BASE, "pretrain"),
+              outputs=("base.safetensors",), resources=Resources(cpus=1, gpus=0.5)),
+        *(Stage(f"finetune_{name}", "train", "finetune:finetune", upstream=("prepare", "train_base"),
+                params=(*BASE, "finetune", *(("alpha",) if power != "none" else ())),
+                outputs=("weights.safetensors", "curve.parquet", "final.parquet"),
+                args={"objective": kind, "power": power}, resources=Resources(cpus=1, gpus=0.5))
+          for name, (kind, power) in METHODS.items()),
+        Stage("evaluate", "evaluate", "evaluate:evaluate",
+              upstream=("prepare", "train_base", *(f"finetune_{m}" for m in METHODS)),
+              params=(*BASE, "alpha", "claims"),
+              outputs=("metrics.json", "methods.parquet", "kl_curves.png", "pareto.png", "lengths.png"),
+              plots=("kl_curves.png", "pareto.png", "lengths.png"), args={"methods": list(METHODS)}),
+    ),
+)

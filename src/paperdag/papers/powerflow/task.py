@@ -1,0 +1,108 @@
+"""The enumerable reasoning task: prompts q = (a, b) over Z_K, answer c = (a + b) mod K, responses of at most L
+content tokens (digits 0..K-1) followed by EOS, so every response can be listed (sum_{k<=L} K^k of them).
+
+Token ids: digits 0..K-1, EOS = K, SEP = K + 1; a model reads [a, b, SEP, y_1, ..., y_L].
+The answer of a response is its last content token (an empty response has none and is wrong).
+
+The base model's pretraining distribution D(y | q) is a per-prompt mixture (weights w ~ Dirichlet(kappa * mix)):
+    chain  (correct, long):  [a, b, c] or [b, a, c], each 1/2            (one path when a = b)
+    guess  (short):          [g], g = m = c + 1 mod K w.p. beta, else g ~ Uniform(Z_K)
+    noise  (any length):     l ~ Uniform{0..L}, digits ~ Uniform(Z_K)
+so D is imperfect (wrong short guesses, noisy traces) and length-diverse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+@dataclass(frozen=True)
+class Task:
+    """Modulus K, maximum content length L and the per-prompt mixture weights (Q, 3) = (chain, guess, noise)."""
+
+    modulus: int
+    max_len: int
+    guess_bias: float
+    weights: np.ndarray
+
+    @property
+    def eos(self) -> int:
+        return self.modulus
+
+    @property
+    def sep(self) -> int:
+        return self.modulus + 1
+
+    @property
+    def vocab(self) -> int:
+        return self.modulus + 2
+
+    @property
+    def prompts(self) -> torch.Tensor:
+        """(Q, 2) = all (a, b) in Z_K^2, row-major."""
+        k = torch.arange(self.modulus)
+        return torch.cartesian_prod(k, k)
+
+    @property
+    def answers(self) -> torch.Tensor:
+        """(Q,) c = (a + b) mod K."""
+        return self.prompts.sum(1) % self.modulus
+
+
+def draw_weights(rng: np.random.Generator, n_prompts: int, mix: list[float], concentration: float) -> np.ndarray:
+    """(Q, 3) mixture weights w_q ~ Dirichlet(concentration * mix)."""
+    return rng.dirichlet(concentration * np.asarray(mix), size=n_prompts)
+
+
+def sample_response(rng: np.random.Generator, task: Task, q: int) -> list[int]:
+    """One response (content tokens, no EOS) of prompt q drawn from D(. | q)."""
+    a, b = task.prompts[q].tolist()
+    c, K = (a + b) % task.modulus, task.modulus
+    kind = rng.choice(3, p=task.weights[q])
+    if kind == 0:
+        return [a, b, c] if rng.random() < 0.5 else [b, a, c]
+    if kind == 1:
+        return [(c + 1) % K] if rng.random() < task.guess_bias else [int(rng.integers(K))]
+    return rng.integers(K, size=int(rng.integers(task.max_len + 1))).tolist()
+
+
+def all_responses(task: Task) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every response: (R, L) content digits padded with 0 after the end, and (R,) content lengths, ordered by
+    length then lexicographically (index of a length-k prefix p among full sequences: sum_i p_i K^(L-1-i))."""
+    K, L = task.modulus, task.max_len
+    rows, lengths = [], []
+    for k in range(L + 1):
+        grid = torch.cartesian_prod(*[torch.arange(K)] * k).reshape(-1, k) if k else torch.zeros(1, 0, dtype=torch.long)
+        rows.append(torch.cat([grid, torch.zeros(len(grid), L - k, dtype=torch.long)], 1))
+        lengths.append(torch.full((len(grid),), k))
+    return torch.cat(rows), torch.cat(lengths)
+
+
+def response_answers(responses: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """(N,) the last content token of each response, -1 for the empty response."""
+    last = responses.gather(1, (lengths - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
+    return torch.where(lengths > 0, last, torch.full_like(last, -1))
+
+
+def data_log_probs(task: Task) -> torch.Tensor:
+    """(Q, R) exact log D(y | q) of every response under the mixture above (float64)."""
+    responses, lengths = all_responses(task)
+    K, L = task.modulus, task.max_len
+    Q = len(task.prompts)
+    probs = torch.zeros(Q, len(lengths), dtype=torch.float64)
+    w = torch.as_tensor(task.weights, dtype=torch.float64)
+    probs += w[:, 2:3] / (L + 1) * float(K) ** -lengths.double()
+    ans = response_answers(responses, lengths)
+    one = lengths == 1
+    for q, (a, b) in enumerate(task.prompts.tolist()):
+        c = (a + b) % K
+        guess = torch.full((K,), (1 - task.guess_bias) / K, dtype=torch.float64)
+        guess[(c + 1) % K] += task.guess_bias
+        probs[q, one] += w[q, 1] * guess[ans[one]]
+        for path in {(a, b, c), (b, a, c)}:
+            hit = (lengths == 3) & (responses[:, :3] == torch.tensor(path)).all(1)
+            probs[q, hit] += w[q, 0] / (2 if a != b else 1)
+    return probs.log()

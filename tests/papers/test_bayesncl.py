@@ -1,0 +1,129 @@
+"""bayesncl science against independent oracles: the straight-through gate, the Bernoulli KL (torch.distributions),
+NT-Xent (a per-row loop), the interpretability metrics on hand-made activations, the claims' verdicts, and the
+smoke pipeline through the platform. The platform contract is checked by tests/test_paper_contract.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch.distributions import Bernoulli, kl_divergence
+
+from paperdag.io import read_table
+from paperdag.papers.bayesncl.assess import Interval, interval
+from paperdag.papers.bayesncl.augment import hue_rotate
+from paperdag.papers.bayesncl.claims import claims
+from paperdag.papers.bayesncl.interpret import dimension_report, kappa, top_samples
+from paperdag.papers.bayesncl.objectives import bernoulli_kl, features, gated, nt_xent, straight_through_mask
+from paperdag.papers.bayesncl.params import ClaimParams
+
+SLUG = "bayesncl"
+
+
+def test_straight_through_mask_is_hard_forward_and_identity_backward() -> None:
+    """Forward values are 0/1 with frequency pi; d sum(w * m) / d pi = w exactly (the straight-through estimator)."""
+    pi = torch.tensor([[0.1, 0.5, 0.9]] * 20000, requires_grad=True)
+    m = straight_through_mask(pi, torch.Generator().manual_seed(0))
+    assert set(m.detach().unique().tolist()) <= {0.0, 1.0}
+    assert torch.allclose(m.detach().mean(0), torch.tensor([0.1, 0.5, 0.9]), atol=0.01)
+    w = torch.randn(pi.shape)
+    (w * m).sum().backward()
+    assert torch.equal(pi.grad, w)
+
+
+def test_gate_gradient_reaches_the_gate_through_the_gated_features() -> None:
+    """The NT-Xent of gated features has a non-zero gradient with respect to the keep-probabilities."""
+    z = torch.randn(8, 5)
+    pi = torch.full((8, 5), 0.7, requires_grad=True)
+    f = features("bayesncl", z, pi, torch.Generator().manual_seed(1))
+    nt_xent(f[:4], f[4:], 0.2).backward()
+    assert pi.grad.abs().sum() > 0 and (f >= 0).all()
+
+
+def test_bernoulli_kl_matches_the_closed_form() -> None:
+    pi = torch.linspace(0.01, 0.99, 50, dtype=torch.float64)
+    for p0 in (0.05, 0.3, 0.9):
+        oracle = kl_divergence(Bernoulli(probs=pi), Bernoulli(probs=torch.full_like(pi, p0)))
+        assert torch.allclose(bernoulli_kl(pi, p0), oracle, atol=1e-12)
+        assert abs(bernoulli_kl(torch.tensor(p0, dtype=torch.float64), p0).item()) < 1e-15
+
+
+def test_nt_xent_matches_a_per_row_loop() -> None:
+    torch.manual_seed(0)
+    a, b = (torch.nn.functional.normalize(torch.randn(6, 4), dim=1) for _ in range(2))
+    u, t, losses = torch.cat([a, b]), 0.3, []
+    for i in range(12):
+        pos = (i + 6) % 12
+        others = [math.exp(float(u[i] @ u[k]) / t) for k in range(12) if k != i]
+        losses.append(-math.log(math.exp(float(u[i] @ u[pos]) / t) / sum(others)))
+    assert abs(nt_xent(a, b, t).item() - np.mean(losses)) < 1e-5
+
+
+def test_hue_rotation_keeps_grey_and_cycles_the_channels() -> None:
+    x = torch.rand(3, 3, 4, 4) * 0.5 + 0.25
+    grey = torch.full((1, 3, 2, 2), 0.4)
+    torch.testing.assert_close(hue_rotate(x, torch.zeros(3)), x)
+    torch.testing.assert_close(hue_rotate(grey, torch.tensor([1.0])), grey)
+    # a third of a turn about (1, 1, 1) maps R -> G -> B -> R
+    torch.testing.assert_close(hue_rotate(x, torch.full((3,), 2 * math.pi / 3)), x[:, [2, 0, 1]], atol=1e-5, rtol=0)
+
+
+def test_gated_features_are_unit_and_zero_where_masked() -> None:
+    f = gated(torch.tensor([[1.0, -2.0, 3.0, 4.0]]), torch.tensor([[1.0, 1.0, 0.0, 1.0]]))
+    assert torch.allclose(f, torch.tensor([[0.2425356, 0.0, 0.0, 0.9701425]]), atol=1e-6)
+
+
+def test_dimension_report_on_a_hand_made_activation_matrix() -> None:
+    """8 samples, classes 0,0,0,0,1,1,1,1, backgrounds 0,1,0,1,0,1,0,1; m = 4.
+    d0 fires on samples 0-3 (class 0, mixed background): consistency 1, a class dimension;
+    d1 fires on the odd samples (classes 0,0,1,1, all background 1): consistency 0.5, a background dimension;
+    d2 fires on 2 samples only: inactive, left out."""
+    label, background = np.repeat([0, 1], 4), np.tile([0, 1], 4)
+    acts = np.zeros((8, 3))
+    acts[:4, 0] = [4, 3, 2, 1]
+    acts[1::2, 1] = 1.0
+    acts[:2, 2] = 1.0
+    report = dimension_report(acts, label, background, 4, 0.0)
+    assert report == {"consistency": 0.75, "background_share": 0.5, "active_dims": 2.0}
+    assert top_samples(acts, 4)[0].tolist() == [0, 1, 2, 3]
+    assert np.allclose(kappa(top_samples(acts[:, :2], 4), label), [1.0, 0.0])
+
+
+def test_interval_is_the_student_t_interval() -> None:
+    v = interval([1.0, 2.0, 3.0])
+    assert v.mean == 2.0 and abs(v.hi - 2.0 - 4.302652729911275 / math.sqrt(3)) < 1e-9
+
+
+def _summary(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float]) -> dict:
+    out = {}
+    for m in ("untrained", "simclr", "ncl", "bayesncl"):
+        for key, table in (("consistency", sc), ("background_share", bg), ("probe_acc", acc)):
+            v = table.get(m, 0.1)
+            out["shapes", m, key] = Interval(v, v - 0.01, v + 0.01)
+    return out
+
+
+def test_claims_fail_when_the_ordering_or_the_sanity_check_fails() -> None:
+    p = ClaimParams(probe_tol_pp=2.0, learn_margin_pp=5.0)
+    runs = {("shapes", m, 0): a for m, a in (("untrained", 0.3), ("simclr", 0.6), ("ncl", 0.6), ("bayesncl", 0.32))}
+    bad = _summary({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.55}, {"simclr": 0.2, "ncl": 0.3, "bayesncl": 0.25},
+                   {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.57})
+    verdicts = {c.id: c.holds for c in claims(bad, runs, ["simclr", "ncl", "bayesncl"], ["shapes"], "untrained", p)}
+    assert not any(verdicts.values()), verdicts
+    good = _summary({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"simclr": 0.3, "ncl": 0.3, "bayesncl": 0.1},
+                    {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.59})
+    runs["shapes", "bayesncl", 0] = 0.59
+    verdicts = {c.id: c.holds for c in claims(good, runs, ["simclr", "ncl", "bayesncl"], ["shapes"], "untrained", p)}
+    assert all(verdicts.values()), verdicts
+
+
+def test_smoke_pipeline_measures_every_method_and_seed(smoke_runs) -> None:
+    runs = smoke_runs(SLUG)
+    rows = read_table(runs["evaluate"] / "results.parquet").to_pylist()
+    assert {(r["dataset"], r["method"], r["seed"]) for r in rows} == {
+        (d, m, s) for d in ("shapes", "digits") for m in ("untrained", "simclr", "ncl", "bayesncl") for s in (0, 1)}
+    assert all(0.0 <= r["consistency"] <= 1.0 and 0.0 <= r["probe_acc"] <= 1.0 for r in rows)
+    assert all(r["kept"] == 1.0 for r in rows if r["method"] != "bayesncl")
+    labels = read_table(runs["prepare"] / "data.parquet").select(["dataset", "label"]).to_pylist()
+    assert {r["label"] for r in labels if r["dataset"] == "digits"} == set(range(10))

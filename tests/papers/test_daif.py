@@ -1,0 +1,198 @@
+"""daif science against independent oracles: the quantile loss against the empirical CDF and scipy's quantiles,
+the information gain against its closed form and under accumulating data, DeepSea against brute-force enumeration,
+an agent solving a tiny chain, the statistics against scipy, the claims' verdicts, and the smoke run. The platform
+contract is checked for every paper by tests/test_paper_contract.py."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from paperdag.io import read_table
+from paperdag.papers.daif.agents import Batch, Learner, agent_spec
+from paperdag.papers.daif.claims import claims
+from paperdag.papers.daif.curves import binned_curve, paired_interval, t_interval
+from paperdag.papers.daif.envs import DeepSea, optimal_return, spec_of, trivial_return
+from paperdag.papers.daif.free_energy import expected_free_energy, information_gain
+from paperdag.papers.daif.networks import Critic
+from paperdag.papers.daif.params import ClaimParams
+from paperdag.papers.daif.quantile import midpoints, quantile_huber_loss
+from paperdag.papers.daif.training import Hyper, train_agent
+
+SLUG = "daif"
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """One intra-op thread, as the stages run (small batched ops; avoids thread contention on a busy machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_pinball_gradient_is_empirical_cdf_minus_tau() -> None:
+    """kappa = 0: d/d theta_i mean_j rho_tau_i(T_j - theta_i) = F_n(theta_i) - tau_i (F_n: empirical CDF)."""
+    rng = np.random.default_rng(0)
+    target = torch.as_tensor(rng.standard_normal(501))
+    theta = torch.linspace(-1.5, 1.5, 8, dtype=torch.float64).requires_grad_(True)
+    quantile_huber_loss(theta, target, kappa=0.0).backward()
+    cdf = (target[None, :] < theta.detach()[:, None]).double().mean(1)
+    assert torch.allclose(theta.grad, cdf - midpoints(8).double(), atol=1e-12)
+
+
+def test_quantile_huber_gradient_matches_closed_form() -> None:
+    """kappa > 0: d/d theta_i = -mean_j |tau_i - 1{u_ij < 0}| clip(u_ij, -kappa, kappa) / kappa, u = T_j - theta_i."""
+    rng = np.random.default_rng(1)
+    target = torch.as_tensor(rng.normal(size=40) * 3)
+    theta = torch.as_tensor(rng.normal(size=5)).requires_grad_(True)
+    quantile_huber_loss(theta, target, kappa=1.0).backward()
+    u = target[None, :] - theta.detach()[:, None]
+    tau = midpoints(5).double()[:, None]
+    expected = -((tau - (u < 0).double()).abs() * u.clamp(-1.0, 1.0)).mean(1)
+    assert torch.allclose(theta.grad, expected, atol=1e-12)
+
+
+def test_quantile_loss_is_stationary_at_the_true_quantiles() -> None:
+    """Targets at 2000 equally spaced probability levels of Exp(1): the gradient vanishes (|.| <= 1/2000) at scipy's
+    expon.ppf(tau_i) and points back towards it from either side, for the pinball and the Huber version."""
+    target = torch.as_tensor(stats.expon.ppf((np.arange(2000) + 0.5) / 2000))
+    true = torch.as_tensor(stats.expon.ppf(midpoints(8).double().numpy()))
+    for kappa in (0.0, 1e-4):
+        grads = []
+        for shift in (0.0, -0.1, 0.1):
+            theta = (true + shift).requires_grad_(True)
+            quantile_huber_loss(theta, target, kappa).backward()
+            grads.append(theta.grad)
+        assert grads[0].abs().max() <= 1 / 2000 + 1e-9
+        assert (grads[1] < 0).all() and (grads[2] > 0).all()
+
+
+def test_information_gain_closed_form_and_limits() -> None:
+    """IG = (1/2K) sum_k log(1 + Var_m / (mean_m Var_k + sigma_0^2)) by numpy; zero when members agree; G adds
+    -lambda IG to minus the posterior mean."""
+    rng = np.random.default_rng(2)
+    z = rng.normal(size=(6, 3, 5))  # members, actions, quantiles
+    ale = z.var(axis=2).mean(axis=0)
+    oracle = 0.5 * np.log1p(z.var(axis=0) / (ale[:, None] + 0.1)).mean(axis=1)
+    zt = torch.as_tensor(z)
+    assert np.allclose(information_gain(zt, 0.1).numpy(), oracle)
+    agree = torch.as_tensor(np.broadcast_to(z[:1], z.shape).copy())
+    assert torch.allclose(information_gain(agree, 0.1), torch.zeros(3, dtype=torch.float64))
+    g = expected_free_energy(zt, 2.0, 0.1)
+    assert np.allclose(g.numpy(), -z.mean(axis=(0, 2)) - 2.0 * oracle)
+
+
+def test_antithetic_priors_cancel_in_the_ensemble_mean() -> None:
+    """With the trainable part zeroed, members 2j and 2j + 1 are exactly opposite and the mean is 0."""
+    critic = Critic(6, 5, 16, 3, 4, 10.0, torch.Generator().manual_seed(0))
+    for p in critic.net.parameters():
+        p.data.zero_()
+    z = critic(torch.randn(7, 5).expand(6, 7, 5))  # every member sees the same inputs
+    assert torch.allclose(z.mean(0), torch.zeros(7, 3, 4), atol=1e-6) and z.abs().max() > 0.1
+
+
+def test_information_gain_shrinks_as_data_accumulates() -> None:
+    """A one-state bandit with rewards N(a, 0.5^2): data on action 0 alone collapses IG(a=0) while IG(a=1) stays
+    high; once action 1's data arrives, IG(a=1) collapses too."""
+    gen = torch.Generator().manual_seed(0)
+    learner = Learner(agent_spec("daif", 8, 8, 10.0, 1.0), 1, 1, 2, 32, 3e-3, 0.9, 1.0, 0.01, gen, "cpu")
+    rng = np.random.default_rng(3)
+    obs = torch.ones(1, 1)
+    ig = [information_gain(learner.values(obs).detach(), 0.01)[0]]
+    for arms in ([0], [0, 1]):
+        actions = rng.choice(arms, size=64)
+        rewards = actions + 0.5 * rng.standard_normal(64)
+        for _ in range(100):
+            idx = np.broadcast_to(rng.integers(0, 64, size=(1, 32)), (8, 32))
+            batch = Batch(torch.ones(8, 32, 1), torch.as_tensor(actions[idx]),
+                          torch.as_tensor(rewards[idx], dtype=torch.float32), torch.ones(8, 32, 1), torch.ones(8, 32))
+            learner.update(batch)
+        ig.append(information_gain(learner.values(obs).detach(), 0.01)[0])
+    assert ig[1][0] < 0.2 * ig[0][0] and ig[1][1] > 0.5 * ig[0][1], ig
+    assert ig[2][1] < 0.2 * ig[0][1], ig
+
+
+def test_deepsea_optimum_matches_brute_force_enumeration() -> None:
+    """Backward induction equals the best of all 2^N action sequences; exactly one column path earns the +1."""
+    env = DeepSea(6, mapping_seed=5)
+    best, winners = -np.inf, 0
+    for seq in itertools.product((0, 1), repeat=6):
+        env.reset()
+        total = sum(env.step(a)[1] for a in seq)
+        best, winners = max(best, total), winners + (total > 0.5)
+    assert optimal_return(env, 6) == pytest.approx(best, abs=1e-12)
+    assert best == pytest.approx(1 - 0.01 * 5 / 6) and 1 <= winners <= 2  # a free first 'left' at column 0
+
+
+def test_trivial_policies_almost_never_reach_deepsea_reward() -> None:
+    """Random policy success ~ 2^-(N-1): its mean return on N = 8 is below 0.05; on CartPole a constant push falls
+    sooner than random play (~22 steps), and ``best`` is the maximum."""
+    triv = trivial_return("deepsea", 8, 8, 200, [0, 1])
+    assert triv["random"] < 0.05
+    pole = trivial_return("cartpole", 8, 200, 50, [0])
+    assert pole["constant_0"] < pole["random"] == pole["best"] and 15 < pole["random"] < 30
+
+
+def test_free_energy_agent_solves_a_tiny_chain() -> None:
+    """DeepSea N = 5 (random policy succeeds ~1 episode in 16): DAIF's greedy policy earns the +1 for every seed
+    (within 0.01 of the optimum: a path may spend one more 'right' than the free first 'left' needs)."""
+    task = spec_of("deepsea", 5, 5)
+    h = Hyper(hidden=32, lr=1e-3, gamma=0.99, batch=16, buffer=2000, learning_starts=50, train_every=1,
+              target_every=50, kappa=1.0, eps_start=1.0, eps_end=0.05, eps_decay_frac=0.3, noise_floor=0.01)
+    out = train_agent(task, agent_spec("daif", 4, 8, 10.0, 1.0), h, [0, 1, 2], 1000, 1, 5, "cpu")
+    assert (np.array(out.eval_return) > task.optimal_return - 0.01).all(), out.eval_return
+
+
+def test_curves_and_intervals_against_scipy() -> None:
+    """Bins average the episodes that end in them and carry values over gaps; t intervals match scipy."""
+    curve = binned_curve(np.array([1, 2, 9]), np.array([1.0, 3.0, 5.0]), 10, 5, start=-1.0)  # bins 0, 0, 4
+    assert curve.tolist() == [2.0, 2.0, 2.0, 2.0, 5.0]
+    x = np.array([0.3, 0.5, 0.9, 0.4])
+    lo, hi = stats.t.interval(0.9, 3, loc=x.mean(), scale=stats.sem(x))
+    iv = t_interval(x, 0.9)
+    assert iv.lo == pytest.approx(lo) and iv.hi == pytest.approx(hi)
+    assert paired_interval(x + 1, x, 0.9).lo == pytest.approx(1.0)
+
+
+def test_claims_fail_when_the_free_energy_agent_does_not_help() -> None:
+    """DAIF no better than QR-DQN or its ablation, far worse on a dense task, and an agent that never learned:
+    no claim holds."""
+    same = np.array([0.2, 0.3, 0.25])
+    aulc = {"deepsea": {"daif": same, "daif_lam0": same + 0.1, "qrdqn": same + 0.05},
+            "cartpole": {"daif": same - 0.5, "qrdqn": same}}
+    learned = {"cartpole": {"daif": np.array([0.9, 0.9, 0.8]), "daif_lam0": np.array([0.9, 0.9, 0.9]),
+                            "qrdqn": np.array([0.1, 0.0, 0.2])}}
+    verdicts = claims(aulc, learned, "deepsea", ["cartpole"],
+                      ClaimParams(confidence=0.95, par_margin=0.1, learned_min=0.5))
+    assert not any(c.holds for c in verdicts), [c.id for c in verdicts if c.holds]
+
+
+def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
+    """Every (agent, task) stage logged episodes for every seed and a finite greedy evaluation; the AULC table
+    covers every agent, task and seed."""
+    runs = smoke_runs(SLUG)
+    seeds = json.loads((runs["prepare"] / "tasks.json").read_text())["seeds"]
+    for stage in (s for s in runs.outputs if s.startswith("train_")):
+        episodes = read_table(runs[stage] / "episodes.parquet").to_pydict()
+        assert set(episodes["seed"]) == set(seeds), stage
+        assert np.isfinite(json.loads((runs[stage] / "evaluation.json").read_text())["eval_return"]).all()
+    aulc = read_table(runs["evaluate"] / "aulc.parquet")
+    assert aulc.num_rows == 4 * 2 * len(seeds)
+    assert {c["id"] for c in runs.metrics()["claims"]} >= {"exploration_aulc_beats_qrdqn", "every_agent_learns_dense"}
+
+
+def test_claims_hold_when_the_numbers_support_them() -> None:
+    """DAIF ahead of QR-DQN and of its ablation on every seed, level on the dense task, every agent learned."""
+    base = np.array([0.1, 0.15, 0.12, 0.11])
+    aulc = {"deepsea": {"daif": base + 0.5, "daif_lam0": base, "qrdqn": base + 0.01},
+            "cartpole": {"daif": base + 0.3, "qrdqn": base + 0.31}}
+    learned = {"cartpole": {"daif": base + 0.8, "daif_lam0": base, "qrdqn": base + 0.8, "dqn": base + 0.7}}
+    verdicts = claims(aulc, learned, "deepsea", ["cartpole"],
+                      ClaimParams(confidence=0.95, par_margin=0.1, learned_min=0.5))
+    assert all(c.holds for c in verdicts), [c.id for c in verdicts if not c.holds]

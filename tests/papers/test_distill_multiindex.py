@@ -1,0 +1,139 @@
+"""distill_multiindex: the task and the two-phase algorithm against closed forms (Stein's lemma, the ridge normal
+equations via scipy), the distillation objectives, the claims' verdicts, and the smoke run through the platform.
+The platform contract is checked by tests/test_paper_contract.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.linalg import lstsq
+
+from paperdag.io import read_table
+from paperdag.papers.distill_multiindex import network as nw
+from paperdag.papers.distill_multiindex.claims import claims
+from paperdag.papers.distill_multiindex.distill import Schedule, best_labels, match_gradient, surrogate_correlation
+from paperdag.papers.distill_multiindex.params import ClaimParams
+from paperdag.papers.distill_multiindex.stats import Interval, PowerFit, power_fit
+from paperdag.papers.distill_multiindex.task import link_matrix, make_task, principal_angles, span_energy, task_rng
+
+SLUG = "distill_multiindex"
+F64 = torch.float64
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Small tensors: one torch thread (restored after each test) avoids thread contention on shared cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_link_has_unit_variance_and_zero_mean() -> None:
+    """Var(z^T C z - tr C) = 2 ||C||_F^2 = 1 and E = 0, checked by Monte Carlo on 200k rows."""
+    task = make_task(0, 12, 3)
+    _, y = task.sample(task_rng(0, 12, 3, "test"), 200_000)
+    assert abs(float(y.mean())) < 0.01 and abs(float(y.var()) - 1.0) < 0.02
+    assert np.isclose(2 * np.sum(link_matrix(4) ** 2), 1.0)
+    assert torch.allclose(task.U.T @ task.U, torch.eye(3, dtype=F64), atol=1e-12)
+
+
+def test_phase1_gradient_matches_stein_closed_form_and_lies_in_span_U() -> None:
+    """On 400k rows the empirical G_D(W) matches (2 A w - (w^T A w) w) / sqrt(2 pi) to sampling error
+    (~ sqrt(d / n)), and its part outside span(U) is the closed form's small w-term plus sampling error."""
+    d, r, n = 16, 2, 400_000
+    task = make_task(1, d, r)
+    X, y = task.sample(task_rng(1, d, r, "phase1"), n)
+    W = nw.symmetric_init(torch.Generator().manual_seed(0), d, 32, 1.0).W0[:16]
+    emp, pop = nw.correlation(W, X, y), nw.population_correlation(W, task.A)
+    noise = math.sqrt(d / n) * 2
+    assert (emp - pop).norm(dim=1).max() < noise
+    off = emp - emp @ task.U @ task.U.T
+    off_pop = pop - pop @ task.U @ task.U.T
+    assert (off - off_pop).norm(dim=1).max() < noise
+    assert span_energy(pop, task.U) > 0.9 and span_energy(emp, task.U) > 0.9
+    wrong = make_task(2, d, r)  # a wrong basis: the closed form for another U does not match
+    assert (emp - nw.population_correlation(W, wrong.A)).norm(dim=1).max() > 5 * noise
+
+
+def test_ridge_matches_augmented_least_squares_in_primal_and_dual_form() -> None:
+    """a = argmin (1/m)||Phi a - y||^2 + lam ||a||^2 is the least-squares solution of the augmented system
+    [Phi; sqrt(m lam) I] a = [y; 0] (scipy's SVD-based lstsq), for m >= L (primal) and m < L (dual, push-through)."""
+    rng = np.random.default_rng(0)
+    for m, width in ((80, 20), (10, 30)):
+        Phi, y = rng.standard_normal((m, width)), rng.standard_normal(m)
+        ours = nw.ridge(torch.as_tensor(Phi), torch.as_tensor(y), 0.01).numpy()
+        oracle = lstsq(np.vstack([Phi, np.sqrt(m * 0.01) * np.eye(width)]), np.r_[y, np.zeros(width)])[0]
+        np.testing.assert_allclose(ours, oracle, rtol=1e-8, atol=1e-10)
+
+
+def test_symmetric_init_gives_zero_output_and_learns_the_task() -> None:
+    """f_0 = 0 at the symmetric init; the two-phase network beats the zero predictor and random features."""
+    d, r, L = 16, 2, 128
+    task = make_task(0, d, r)
+    init = nw.symmetric_init(torch.Generator().manual_seed(0), d, L, 1.0)
+    X1, y1 = task.sample(task_rng(0, d, r, "phase1"), 16_000)
+    X2, y2 = task.sample(task_rng(0, d, r, "phase2"), 2_000)
+    Xt, yt = task.sample(task_rng(0, d, r, "test"), 2_000)
+    assert float((nw.features(init.W0, torch.zeros(L, dtype=F64), Xt) @ init.a).abs().max()) < 1e-12
+    net = nw.train(init, (X1, y1), (X2, y2), 1.0, 1e-4)
+    rf = nw.Network(init.W0, init.b, nw.ridge(nw.features(init.W0, init.b, X2), y2, 1e-4))
+    assert nw.relative_error(net, Xt, yt) < 0.1 < nw.relative_error(rf, Xt, yt)
+
+
+def test_surrogate_forward_is_exact_and_best_labels_solve_least_squares() -> None:
+    """The straight-through gate leaves G_S unchanged; best_labels beats any perturbed labels."""
+    rng = np.random.default_rng(3)
+    W = torch.as_tensor(rng.standard_normal((20, 6)))
+    X, y = torch.as_tensor(rng.standard_normal((5, 6))), torch.as_tensor(rng.standard_normal(5))
+    assert torch.allclose(surrogate_correlation(W, X, y, 0.5), nw.correlation(W, X, y))
+    target = torch.as_tensor(rng.standard_normal((20, 6)))
+    best = best_labels(W, target, X)
+    loss = (nw.correlation(W, X, best) - target).norm()
+    for _ in range(5):
+        assert loss <= (nw.correlation(W, X, best + 0.1 * torch.randn(5, dtype=F64)) - target).norm()
+
+
+def test_gradient_matching_reduces_the_loss_and_moves_points_into_span_U() -> None:
+    """Matching the population G(W_0) of a d = 16, r = 1 task: the loss drops and the points' span(U) energy rises
+    far above r / d."""
+    d, r = 16, 1
+    task = make_task(0, d, r)
+    init = nw.symmetric_init(torch.Generator().manual_seed(0), d, 64, 1.0)
+    target = nw.population_correlation(init.W0, task.A)
+    X0 = torch.as_tensor(np.random.default_rng(0).standard_normal((4, d)))
+    X, _, curve = match_gradient(init.W0, target, X0, Schedule(100, 0.05), 0.5)
+    assert curve[-1] < 0.5 * curve[0]
+    assert span_energy(X, task.U) > max(0.5, 3 * span_energy(X0, task.U))
+    assert principal_angles(X, task.U)[0] < principal_angles(X0, task.U)[0]
+
+
+def test_power_fit_recovers_exponent() -> None:
+    x = np.geomspace(100, 3000, 12)
+    y = 3 * x * np.exp(0.05 * np.random.default_rng(0).standard_normal(12))
+    fit = power_fit(x, y)
+    assert fit.slope.lo < 1.0 < fit.slope.hi and fit.r2 > 0.95
+    assert not fit.slope.lo < 1.3 < fit.slope.hi
+
+
+def test_claims_fail_on_bad_measurements() -> None:
+    """Distilled error far above full data, a random subset as good as distillation, points outside span(U),
+    an exponent of 2 and a censored cell: no claim holds."""
+    iv = Interval(0.5, 0.4, 0.6)
+    verdicts = claims({"distilled": iv, "random_subset": iv, "no_phase1_match": iv}, Interval(0.01, 0.0, 0.02),
+                      (16, 528), {"min_distilled": 0.2, "mean_distilled": 0.3}, PowerFit(Interval(2.0, 1.9, 2.1), 0, 1),
+                      (5, 6), ClaimParams(tol=0.1, min_gain=2.0, energy_min=0.5, slope_tol=0.25))
+    assert not any(c.holds for c in verdicts), [c.id for c in verdicts if c.holds]
+
+
+def test_smoke_run_learns_and_distills(smoke_runs) -> None:
+    """Every reference network beats the zero predictor; every grid cell's distilled phase-1 set was searched."""
+    runs = smoke_runs(SLUG)
+    refs = read_table(runs["reference"] / "references.parquet").to_pylist()
+    assert all(r["e_ref"] < 0.5 for r in refs)
+    search = [row for i in range(2) for row in read_table(runs[f"distill_{i}"] / "search.parquet").to_pylist()]
+    assert len(search) == 4 and all(0 <= r["energy_phase1"] <= 1 for r in search)
+    assert {c["id"] for c in runs.metrics()["claims"]} >= {"memory_scales_like_r2d_plus_L"}

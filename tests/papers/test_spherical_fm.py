@@ -1,0 +1,183 @@
+"""spherical_fm science against independent oracles (finite differences, closed forms, brute force, scipy), the
+claims' verdicts, and the smoke run through the platform. The platform contract is checked by
+tests/test_paper_contract.py."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from scipy.optimize import linear_sum_assignment
+
+from paperdag.io import load_tensors, read_json
+from paperdag.papers.spherical_fm import coupling, geometry, metrics
+from paperdag.papers.spherical_fm.claims import claims
+from paperdag.papers.spherical_fm.flows import SPECS, fm_loss, sample
+from paperdag.papers.spherical_fm.observation import represent
+from paperdag.papers.spherical_fm.params import ClaimParams
+from paperdag.papers.spherical_fm.stats import MeanCI, mean_ci
+
+SLUG = "spherical_fm"
+F64 = torch.float64
+
+
+def _sphere_points(n: int, dim: int, radius: float, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return geometry.project_to_sphere(torch.randn(n, dim, generator=g, dtype=F64), radius)
+
+
+def _log_map(x: torch.Tensor, y: torch.Tensor, radius: float) -> torch.Tensor:
+    """log_x(y) = R theta (y - cos(theta) x) / ||y - cos(theta) x||, written independently of geometry.py."""
+    cos = (x * y).sum(-1, keepdim=True) / radius**2
+    w = y - cos * x
+    return radius * torch.arccos(cos) * w / w.norm(dim=-1, keepdim=True)
+
+
+def test_slerp_endpoints_sphere_and_finite_difference_velocity() -> None:
+    R = 3.0
+    x0, x1 = _sphere_points(6, 5, R, 0), _sphere_points(6, 5, R, 1)
+    assert torch.allclose(geometry.slerp(x0, x1, torch.zeros(6))[0], x0, atol=1e-12)
+    assert torch.allclose(geometry.slerp(x0, x1, torch.ones(6))[0], x1, atol=1e-12)
+    t, h = torch.rand(6, dtype=F64) * 0.8 + 0.1, 1e-6
+    x_t, v_t = geometry.slerp(x0, x1, t)
+    fd = (geometry.slerp(x0, x1, t + h)[0] - geometry.slerp(x0, x1, t - h)[0]) / (2 * h)
+    assert torch.allclose(v_t, fd, atol=1e-7)
+    assert torch.allclose(x_t.norm(dim=1), torch.full((6,), R, dtype=F64))
+    assert (x_t * v_t).sum(1).abs().max() < 1e-10  # the target velocity is tangent
+    speed = geometry.angle(x0, x1) * R  # constant speed = geodesic length R theta
+    assert torch.allclose(v_t.norm(dim=1), speed)
+
+
+def test_tangent_projection_is_orthogonal_and_exp_map_follows_geodesics() -> None:
+    R = 2.0
+    x, y = _sphere_points(8, 7, R, 2), _sphere_points(8, 7, R, 3)
+    v = torch.randn(8, 7, dtype=F64)
+    p = geometry.tangent(x, v)
+    assert (p * x).sum(1).abs().max() < 1e-12
+    assert torch.allclose(geometry.tangent(x, p), p)  # a projection: idempotent
+    assert torch.allclose(v - p, ((v * x).sum(1, keepdim=True) / R**2) * x)  # the removed part is radial
+    assert torch.allclose(geometry.exp_map(x, p, R).norm(dim=1), torch.full((8,), R, dtype=F64))
+    assert torch.allclose(geometry.exp_map(x, _log_map(x, y, R), R), y, atol=1e-10)  # exp_x(log_x y) = y
+    assert torch.allclose(geometry.exp_map(x, geometry.slerp(x, y, torch.zeros(8))[1], R), y, atol=1e-10)
+
+
+def test_exponential_euler_integrates_the_geodesic_field_exactly() -> None:
+    """With the exact conditional field v(x, t) = log_x(x1) / (1 - t) the spherical sampler lands on x1 with any step
+    count, while Euclidean Euler with the same field leaves the sphere."""
+    R = 5.0
+    x0, x1 = _sphere_points(4, 6, R, 4), _sphere_points(4, 6, R, 5)
+
+    def field(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return _log_map(x, x1, R) / (1 - t[:, None])
+
+    for steps in (1, 3, 7):
+        assert torch.allclose(sample(field, x0, steps, SPECS["sfm"], R), x1, atol=1e-9)
+    off = sample(field, x0, 3, SPECS["sotcfm"], R)
+    assert (off.norm(dim=1) > R + 1e-3).all()  # each tangent Euler step moves outward (Pythagoras)
+
+
+def test_flow_loss_vanishes_for_the_exact_velocity() -> None:
+    """Straight paths: the loss is zero for v = x1 - x0 (a constant field per pair, one pair); on the sphere for the
+    field log_x(x1) / (1 - t), and it counts only the tangent part of the prediction."""
+    R = 4.0
+    x0, x1 = _sphere_points(1, 5, R, 6), _sphere_points(1, 5, R, 7)
+    t = torch.tensor([0.3], dtype=F64)
+    assert fm_loss(lambda x, s: x1 - x0, x0, x1, t, SPECS["icfm"]) < 1e-24
+    field = lambda x, s: _log_map(x, x1, R) / (1 - s[:, None]) + 7.0 * x  # plus a radial part, projected away
+    assert fm_loss(field, x0, x1, t, SPECS["sfm"]) < 1e-20
+
+
+@pytest.mark.parametrize("cost", coupling.COSTS)
+def test_ot_coupling_is_an_optimal_permutation(cost: str) -> None:
+    """The plan is a permutation matrix / n whose cost equals brute force (n = 6) and scipy's Hungarian (n = 40)."""
+    g = torch.Generator().manual_seed(8)
+    x0, x1 = torch.randn(6, 4, generator=g, dtype=F64), torch.randn(6, 4, generator=g, dtype=F64) + 0.5
+    plan = coupling.ot_plan(x0, x1, cost)
+    assert np.allclose(np.sort(plan.ravel())[-6:], 1 / 6) and np.count_nonzero(plan > 1e-12) == 6
+    assert np.allclose(plan.sum(0), 1 / 6) and np.allclose(plan.sum(1), 1 / 6)
+    C = coupling.cost_matrix(x0, x1, cost).numpy()
+    sigma = coupling.ot_permutation(x0, x1, cost).numpy()
+    brute = min(sum(C[p[j], j] for j in range(6)) for p in itertools.permutations(range(6)))
+    assert np.isclose(C[sigma, np.arange(6)].sum(), brute)
+    y0, y1 = torch.randn(40, 9, generator=g, dtype=F64), torch.randn(40, 9, generator=g, dtype=F64)
+    C = coupling.cost_matrix(y0, y1, cost).numpy()
+    rows, cols = linear_sum_assignment(C)
+    sigma = coupling.ot_permutation(y0, y1, cost).numpy()
+    assert sorted(sigma) == list(range(40)) and np.isclose(C[sigma, np.arange(40)].sum(), C[rows, cols].sum())
+
+
+def test_angular_cost_ignores_norms_but_euclidean_does_not() -> None:
+    g = torch.Generator().manual_seed(9)
+    x0, x1 = torch.randn(5, 3, generator=g, dtype=F64), torch.randn(5, 3, generator=g, dtype=F64)
+    scale = torch.rand(5, 1, generator=g, dtype=F64) + 0.2
+    assert torch.allclose(coupling.cost_matrix(x0 * scale, x1, "angular"), coupling.cost_matrix(x0, x1, "angular"))
+    assert not torch.allclose(coupling.cost_matrix(x0 * scale, x1, "euclidean"), coupling.cost_matrix(x0, x1, "euclidean"))
+
+
+def test_metrics_against_closed_forms() -> None:
+    """FD of N(0, diag a) vs N(m, diag b) -> ||m||^2 + sum (sqrt a - sqrt b)^2; 1-NN accuracy ~ 0.5 for one law and
+    1 for far-apart laws; precision and recall ~ 1 for one law and 0 for disjoint ones."""
+    rng = np.random.default_rng(0)
+    a, b, m = np.array([1.0, 4.0, 0.25]), np.array([2.0, 1.0, 1.0]), np.array([1.0, -2.0, 0.5])
+    real = rng.normal(size=(20000, 3)) * np.sqrt(a)
+    fake = m + rng.normal(size=(20000, 3)) * np.sqrt(b)
+    exact = (m**2).sum() + ((np.sqrt(a) - np.sqrt(b)) ** 2).sum()
+    assert abs(metrics.frechet_distance(real, fake) - exact) < 0.05 * exact
+    same = rng.normal(size=(2, 400, 4))
+    assert abs(metrics.one_nn_accuracy(same[0], same[1]) - 0.5) < 0.08
+    assert metrics.one_nn_accuracy(same[0], same[1] + 50.0) == 1.0
+    precision, recall = metrics.precision_recall(same[0], same[1], 3)
+    assert precision > 0.85 and recall > 0.85
+    assert metrics.precision_recall(same[0], same[1] + 50.0, 3) == (0.0, 0.0)
+    assert metrics.label_tv(np.array([0, 0, 1, 1]), np.array([2, 2, 2, 2])) == 1.0
+
+
+def test_mean_ci_matches_the_t_interval() -> None:
+    ci = mean_ci(np.array([1.0, 2.0, 3.0]))
+    assert ci.mean == 2.0 and np.isclose(ci.hi - ci.mean, 4.302652729911275 * 1.0 / np.sqrt(3))
+
+
+def test_direction_representation_lies_on_the_mean_norm_sphere() -> None:
+    X = torch.rand(50, 10, dtype=F64) + 0.1
+    tr, te = represent(X[:40], X[40:], "direction")
+    R = X[:40].norm(dim=1).mean()
+    assert torch.allclose(tr.norm(dim=1), R.expand(40)) and torch.allclose(te.norm(dim=1), R.expand(10))
+    assert torch.allclose(tr / tr.norm(dim=1, keepdim=True), X[:40] / X[:40].norm(dim=1, keepdim=True))
+    assert represent(X[:40], X[40:], "norm")[0].shape == (40, 1)
+
+
+def _summary(fds: dict[str, list[float]], steps: list[int]) -> dict:
+    return {(m, k): {"fd": MeanCI(v, v - 1, v + 1)} for m, vals in fds.items() for k, v in zip(steps, vals, strict=True)}
+
+
+def test_claims_fail_when_the_numbers_say_so() -> None:
+    """Wide norms, semantic norms, an unlearned classifier, generators no better than a Gaussian, SOT-CFM worse than
+    OT-CFM and SFM worse at few steps: no claim holds; the mirror image makes every claim hold."""
+    p = ClaimParams(cv_max=0.1, proj_tol=0.02, norm_frac_max=0.25, match_tol=0.05, min_feature_acc=0.9)
+    steps = [5, 20]
+    bad_obs = {"mnist": {s: {"cv": 0.3, "chance": 0.1, "acc_original": 0.9, "acc_direction": 0.8, "acc_norm": 0.6}
+                         for s in ("model", "unit")}}
+    bad = _summary({"icfm": [50, 30], "otcfm": [40, 20], "sotcfm": [45, 25], "sfm": [60, 19]}, steps)
+    ref = {"gaussian": {"fd": 25.0}, "real_train": {"fd": 1.0}}
+    assert not any(c.holds for c in claims(bad, ref, 0.5, bad_obs, steps, p))
+    good_obs = {"mnist": {s: {"cv": 0.05, "chance": 0.1, "acc_original": 0.9, "acc_direction": 0.9, "acc_norm": 0.2}
+                          for s in ("model", "unit")}}
+    good = _summary({"icfm": [50, 30], "otcfm": [40, 20], "sotcfm": [40, 20], "sfm": [20, 18]}, steps)
+    assert all(c.holds for c in claims(good, {"gaussian": {"fd": 100.0}, "real_train": {"fd": 1.0}}, 0.95, good_obs,
+                                       steps, p))
+
+
+def test_smoke_run_trains_every_model_and_samples_every_step_count(smoke_runs) -> None:
+    runs = smoke_runs(SLUG)
+    flow = {"n_seeds": 2, "sample_steps": [5, 10, 20], "n_samples": 100}  # params.yaml's smoke profile
+    for m in SPECS:
+        samples = load_tensors(runs[f"train_{m}"] / "samples.safetensors")["samples"]
+        assert samples.shape == (flow["n_seeds"], len(flow["sample_steps"]), flow["n_samples"], 14 * 14)
+        assert samples.dtype == torch.uint8
+    assert runs.summaries["train_features"]["test_accuracy"] > runs.summaries["train_features"]["chance"] + 0.3
+    observation = read_json(runs["train_probes"] / "observation.json")
+    assert set(observation) == {"mnist", "digits"} and set(observation["mnist"]) == {"model", "unit"}
+    m = runs.metrics()["metrics"]
+    assert m["fd_real_train"] < m["fd_gaussian"]  # the feature space tells real images from a Gaussian fit
