@@ -118,8 +118,7 @@ def _summarise(execution, seconds: float) -> None:  # noqa: ANN001 - an Executio
     try:
         where = [f"report {write_report(execution.project)[0].relative_to(execution.project.root)}"]
     except Exception as e:  # noqa: BLE001 - the run is done; another paper's broken declaration must not fail it
-        first = (str(e).splitlines() or [""])[0][:200]
-        print(f"warning: report not refreshed ({type(e).__name__}: {first}); `paperdag report` retries",
+        print(f"warning: report not refreshed ({type(e).__name__}: {_first_line(e)}); `paperdag report` retries",
               file=sys.stderr, flush=True)
         where = []
     if execution.tracker is not None and execution.tracker.parents_logged:
@@ -198,8 +197,7 @@ def verify(paper: str, path: Optional[Path] = typer.Argument(None, help="Certifi
     try:
         ok, message = reverify(folder)
     except Exception as e:  # noqa: BLE001 - whatever the folder holds, the answer is one line and exit 1
-        first = (str(e).strip().splitlines() or [""])[0][:300]
-        raise PaperdagError(f"{folder} holds no readable {paper} certificate ({type(e).__name__}: {first}); "
+        raise PaperdagError(f"{folder} holds no readable {paper} certificate ({type(e).__name__}: {_first_line(e)}); "
                             f"nothing was verified") from None
     out.print(("[green]VERIFIED[/green] " if ok else "[red]REFUTED[/red] ") + escape(" ".join(str(message).split())),
               soft_wrap=True)
