@@ -1,9 +1,12 @@
-"""The shared language-model substrate (paperdag.common): byte tokenizer, stdlib corpus, tiny transformer."""
+"""The shared substrate (paperdag.common): byte tokenizer, stdlib corpus, tiny transformer, across-seed statistics."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pytest
+import scipy.stats
 import torch
 
 from paperdag.common.corpus import (
@@ -14,6 +17,7 @@ from paperdag.common.corpus import (
     load_split_tokens,
     write_corpus,
 )
+from paperdag.common.stats import mean_ci, paired_diff_ci
 from paperdag.common.tokenizer import VOCAB_SIZE, decode, encode
 from paperdag.common.transformer import GPT, GPTConfig
 
@@ -64,3 +68,20 @@ def test_transformer_loss_at_init_is_near_uniform() -> None:
     model = GPT(GPTConfig(context=16, n_layer=1, n_head=2, d_model=16))
     x = torch.randint(0, 256, (2, 16))
     assert abs(model.loss(x, x).item() - torch.log(torch.tensor(256.0)).item()) < 0.05
+
+
+def test_mean_ci_matches_scipy_t_interval() -> None:
+    v = np.array([0.2, 0.5, 0.1, 0.4, 0.3])
+    lo, hi = scipy.stats.t.interval(0.9, len(v) - 1, loc=v.mean(), scale=scipy.stats.sem(v))
+    ci = mean_ci(v, 0.9)
+    assert ci.mean == pytest.approx(0.3) and (ci.lo, ci.hi) == pytest.approx((lo, hi))
+    assert mean_ci([1.5]).rounded() == {"mean": 1.5, "ci": [1.5, 1.5]}
+
+
+def test_paired_diff_ci_resolves_a_consistent_gain_and_rejects_unpaired_arms() -> None:
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.4, 2.6])
+    d = paired_diff_ci(a, b)
+    assert d.mean == pytest.approx(0.5) and d.excludes_zero()
+    assert not mean_ci([-1.0, 1.0, 0.5]).excludes_zero()
+    with pytest.raises(ValueError, match="one value per seed"):
+        paired_diff_ci(a, b[:2])

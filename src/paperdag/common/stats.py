@@ -1,0 +1,48 @@
+"""Across-seed summaries that every paper's claims use.
+
+A claim over seeds compares means with their Student-t confidence intervals,
+mean +- t_{(1+c)/2, n-1} s / sqrt(n), where s is the sample standard deviation (ddof = 1) of the n per-seed values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean over seeds and its two-sided confidence interval [lo, hi]."""
+
+    mean: float
+    lo: float
+    hi: float
+
+    def excludes_zero(self) -> bool:
+        """True when the whole interval lies on one side of 0 (the effect's sign is resolved)."""
+        return self.lo > 0 or self.hi < 0
+
+    def rounded(self, digits: int = 4) -> dict[str, float | list[float]]:
+        """``{"mean": m, "ci": [lo, hi]}`` rounded for metrics files."""
+        return {"mean": round(self.mean, digits), "ci": [round(self.lo, digits), round(self.hi, digits)]}
+
+
+def mean_ci(values: np.ndarray | list[float], confidence: float = 0.95) -> Interval:
+    """Mean of ``values`` (one per seed) with the t-interval at level ``confidence``; a single value has a 0-wide CI."""
+    v = np.asarray(values, dtype=float).ravel()
+    if v.size == 0:
+        raise ValueError("mean_ci needs at least one value")
+    if v.size == 1:
+        return Interval(float(v[0]), float(v[0]), float(v[0]))
+    half = stats.t.ppf((1 + confidence) / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
+    return Interval(float(v.mean()), float(v.mean() - half), float(v.mean() + half))
+
+
+def paired_diff_ci(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: float = 0.95) -> Interval:
+    """The t-interval of the per-seed differences a_i - b_i (methods run on the same seeds)."""
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"paired_diff_ci needs one value per seed in both arms, got {a.size} and {b.size}")
+    return mean_ci(a - b, confidence)
