@@ -12,12 +12,32 @@ import sys
 import tempfile
 from pathlib import Path
 
+import psutil
 import pytest
 
 from conftest import paperdag
 
 pytestmark = pytest.mark.slow
 RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def _stop_cluster(temp_dir: str) -> None:
+    """Kill this cluster's processes only: those started with ``temp_dir`` in their command line, and their
+    children (the workers). `ray stop` would kill every Ray instance on the machine, a user's running pipelines
+    included."""
+    procs: list[psutil.Process] = []
+    for p in psutil.process_iter(["cmdline"]):
+        if any(temp_dir in arg for arg in p.info["cmdline"] or ()):
+            try:
+                procs += [p, *p.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                pass
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(procs, timeout=30)
 
 
 def _free_port() -> int:
@@ -40,7 +60,7 @@ def two_node_cluster():
             subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=120)
         yield f"127.0.0.1:{port}", env
     finally:
-        subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        _stop_cluster(short_tmp)
         shutil.rmtree(short_tmp, ignore_errors=True)
 
 

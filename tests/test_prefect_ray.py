@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 import subprocess
@@ -26,15 +25,9 @@ def _mlflow_runs(root):
 def test_run_on_prefect_and_ray_in_parallel_then_cached(toy_project, tmp_path):
     params = toy_project.params_path
     params.write_text(params.read_text().replace("sleep: 0.0", "sleep: 2.0"))
-    env = {"PAPERDAG_TRACKING": "on"}
+    env = {"PAPERDAG_TRACKING": "on", "TOY_RENDEZVOUS": "1"}  # the train stages wait for each other to start
     first = paperdag("run", "toy", "--profile", "smoke", cwd=toy_project.root, env=env)
-    assert first.returncode == 0, first.stderr[-3000:]
-    store = toy_project.root / "artifacts/.store/toy"
-    timing = {s: json.loads(next((store / s).glob("*/run.json")).read_text())["timing"] for s in ("train_a", "train_b")}
-    from datetime import datetime
-
-    starts = [datetime.fromisoformat(t["started"]) for t in timing.values()]
-    assert abs((starts[0] - starts[1]).total_seconds()) < 2.0, "independent stages should run at the same time"
+    assert first.returncode == 0, first.stderr[-3000:]  # a one-by-one run fails the rendezvous
     assert "[toy.train_a] a line from the stage" in first.stderr, "worker output reaches the driver"
     assert "pid=" not in first.stderr and "\x1b[" not in first.stderr, "no Ray prefixes or colour codes off a tty"
     assert "[4/4]" in first.stderr and "toy: 1/1 claims hold" in first.stderr

@@ -86,3 +86,18 @@ def test_materialize_swaps_view_atomically(tmp_path):
     materialize(entry, view)
     assert sorted(p.name for p in view.iterdir()) == ["f.txt", "manifest.json"]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_weights_files_are_byte_identical_for_the_same_tensors(tmp_path):
+    """safetensors writes its metadata in hash-map order; save_tensors sorts the header, so DVC sees no change."""
+    import torch
+
+    from paperdag.io import load_tensors, save_tensors
+
+    tensors = {"b.weight": torch.arange(15.0).view(3, 5), "a": torch.arange(7), "h": torch.ones(2, dtype=torch.float16)}
+    metadata = {f"key{i}": str(i) for i in range(8)}
+    for i in range(5):
+        save_tensors(tmp_path / f"{i}.safetensors", tensors, metadata)
+    assert len({(tmp_path / f"{i}.safetensors").read_bytes() for i in range(5)}) == 1
+    back = load_tensors(tmp_path / "0.safetensors")
+    assert all(torch.equal(back[k], v) for k, v in tensors.items())

@@ -44,10 +44,17 @@ def save_tensors(path: Path, tensors: dict[str, Any], metadata: dict[str, str] |
     """Write named torch tensors (model weights, arrays) to one safetensors file, the one weight format.
 
     Tensors are made contiguous and moved to the CPU; ``metadata`` is a small str -> str header (e.g. a config).
+    safetensors writes the metadata in hash-map order, which changes from one process to the next, so the JSON
+    header is rewritten with sorted keys (tensor offsets are relative to the data section and stay valid; the header
+    is space-padded to a multiple of 8 bytes, as safetensors writes it): the same tensors give the same bytes.
     """
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
-    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(path), metadata=metadata)
+    data = save({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, metadata=metadata)
+    size = int.from_bytes(data[:8], "little")
+    header = json.dumps(json.loads(data[8:8 + size]), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = header.encode().ljust(-(-len(header.encode()) // 8) * 8, b" ")
+    path.write_bytes(len(text).to_bytes(8, "little") + text + data[8 + size:])
 
 
 def load_tensors(path: Path, device: str = "cpu") -> dict[str, Any]:

@@ -21,7 +21,7 @@ from paperdag.papers.pepmirror import chem, data, fullatom, geometry, seqhead
 from paperdag.papers.pepmirror.certificates import judge
 from paperdag.papers.pepmirror.claims import claims
 from paperdag.papers.pepmirror.fullatom import FullAtomResult
-from paperdag.papers.pepmirror.model import Denoiser, cross_channels
+from paperdag.papers.pepmirror.model import Denoiser, cross_channels, frame_gram, side_hand
 from paperdag.papers.pepmirror.package import Candidate, build_package, check_pdb_chirality, recheck_package
 from paperdag.papers.pepmirror.params import CertificateParams, ClaimParams, FullAtomParams
 from paperdag.papers.pepmirror.reverify import VERIFIED_FILE, reverify
@@ -66,6 +66,20 @@ def test_equivariance_on_random_point_clouds(axial: bool) -> None:
         assert err > 1e-3  # pseudovectors flip sign under P: the axial network is not reflection-equivariant
     else:
         assert err < 1e-9
+
+
+def test_side_hand_is_a_true_scalar_that_sees_planar_residues() -> None:
+    """side_hand is unchanged by a reflection and a rotation, and (unlike det G_ij) not zero at a planar residue."""
+    g = torch.Generator().manual_seed(0)
+    vp, v = torch.randn(1, 2, 4, 3, generator=g, dtype=torch.float64), torch.randn(1, 5, 4, 3, generator=g,
+                                                                                    dtype=torch.float64)
+    vp[0, 0, 2] = 0.3 * vp[0, 0, 0] - 0.8 * vp[0, 0, 1]  # residue 0 planar: CB in its N-CA-C plane
+    unit = torch.nn.functional.normalize(torch.randn(1, 2, 5, 3, generator=g, dtype=torch.float64), dim=-1)
+    q, _ = torch.linalg.qr(torch.randn(3, 3, generator=g, dtype=torch.float64))
+    for m in (torch.as_tensor(geometry.MIRROR), q):
+        assert torch.allclose(side_hand(vp @ m.T, v @ m.T, unit @ m.T), side_hand(vp, v, unit))
+    assert side_hand(vp, v, unit)[0, 0].abs().min() > 0
+    assert frame_gram(vp, v)[0, 0, :, -1].abs().max() < 1e-12
 
 
 def test_cross_channels_are_pseudovectors() -> None:
@@ -207,6 +221,23 @@ def test_fullatom_mirror_energy_and_d_stereocentres(d_candidate) -> None:
         fullatom.check_fullatom_chirality(l_copy.texts("PM001", "L")[0], chain, cand.sequence, geometry.CHIRAL_EPS)
 
 
+def test_fullatom_minimisation_runs_to_convergence(d_candidate) -> None:
+    """The fixture stops after 50 iterations, and its record says whether its RMS force is below the tolerance;
+    minimising on to 2 kJ/mol/nm (no iteration cap) ends below it, at a lower energy and without clashes."""
+    from openmm import app
+
+    _, _, model, center = d_candidate
+    rec = model.record
+    assert rec["converged"] == (rec["rms_force_after"] <= FA_PARAMS.min_tolerance)
+    energy = fullatom.EnergyModel(model.complex, app.ForceField(fullatom.FORCEFIELD), FA_PARAMS)
+    start = geometry.mirror(model.native_xyz, center)  # the minimised complex back in mirror space
+    assert energy.rms_force(start) == pytest.approx(rec["rms_force_after"], rel=1e-3)
+    xyz = energy.minimise(start, 2.0, 0)
+    assert energy.rms_force(xyz) <= 2.0
+    assert energy.energies(xyz)["complex"] < rec["complex_after"]
+    assert fullatom.interface(model.complex, xyz, FA_PARAMS)["clashes"] == 0
+
+
 def test_beta_carbon_signs_match_pdbfixer_l_templates() -> None:
     from pathlib import Path as P
 
@@ -218,6 +249,32 @@ def test_beta_carbon_signs_match_pdbfixer_l_templates() -> None:
                if ln.startswith(("ATOM", "HETATM"))}
         a, b, c = (xyz[k] - xyz["CB"] for k in subs)
         assert np.sign(np.cross(a, b) @ c) == fullatom.L_BETA_SIGN[aa]
+
+
+def test_allo_beta_carbons_are_inverted_to_l() -> None:
+    """An allo-Ile CB (HB and CG2 exchanged, as PDBFixer once built an N-terminal Ile) becomes L, bond lengths
+    kept and the methyl hydrogens carried along; an L residue and the receptor are left alone."""
+    from openmm import app
+    from openmm.app.element import carbon, hydrogen
+
+    cb, ca, cg1 = np.zeros(3), np.array([1.53, 0.0, 0.0]), np.array([-0.51, 1.44, 0.0])
+    hb, cg2 = np.array([-0.36, -0.51, 0.89]), np.array([-0.51, -0.72, -1.25])
+    names = {"CA": ca, "CB": cb, "CG1": cg1, "HB": hb, "CG2": cg2, "HG21": cg2 + [0.0, 0.0, -1.09],
+             "HG22": cg2 + [1.0, 0.0, 0.0], "HG23": cg2 + [0.0, -1.0, 0.0]}
+    top = app.Topology()
+    for chain_id in ("P", "A"):
+        res = top.addResidue("ILE", top.addChain(chain_id))
+        for name in names:
+            top.addAtom(name, hydrogen if name.startswith("H") else carbon, res)
+    xyz = np.concatenate([np.stack(list(names.values()))] * 2)
+    sign = lambda x: np.sign(np.cross(x[0] - x[1], x[2] - x[1]) @ (x[4] - x[1]))  # (CA, CG1, CG2) about CB
+    assert sign(xyz[:8]) == -fullatom.L_BETA_SIGN["I"]
+    fixed = fullatom.fix_beta_centres(top, xyz, "P")
+    assert sign(fixed[:8]) == fullatom.L_BETA_SIGN["I"] and np.array_equal(fixed[8:], xyz[8:])
+    assert np.linalg.norm(fixed[4]) == pytest.approx(np.linalg.norm(cg2))
+    assert np.linalg.norm(fixed[3]) == pytest.approx(np.linalg.norm(hb))
+    assert np.allclose(fixed[5:8] - fixed[4], xyz[5:8] - xyz[4])
+    assert np.array_equal(fullatom.fix_beta_centres(top, fixed, "P"), fixed)
 
 
 def test_nerf_placement_against_gemmi() -> None:
@@ -313,7 +370,8 @@ def _measured(polar_l: float, axial_l: float, recovery_axial: float, native: flo
           "fullatom_n": 2.0, "fullatom_max_clashes_before": 9.0, "fullatom_max_clashes_after": 0.0,
           "fullatom_median_interaction_before": 1e4, "fullatom_median_interaction_after": -500.0,
           "fullatom_max_interaction_after": -300.0, "fullatom_mean_buried_surface_after": 900.0,
-          "fullatom_mean_hbonds_after": 4.0, "fullatom_max_mirror_energy_rel_diff": 1e-13}
+          "fullatom_mean_hbonds_after": 4.0, "fullatom_max_mirror_energy_rel_diff": 1e-13,
+          "fullatom_converged_fraction": 1.0, "fullatom_max_rms_force_after": 0.5}
     for v, ratio in (("polar", polar_l), ("axial", axial_l)):
         m |= {f"L_ratio_{v}_mirrored_target": ratio, f"L_ratio_{v}_native_target": native,
               f"L_ratio_raw_{v}_mirrored_target": ratio, f"undefined_ratio_raw_{v}_mirrored_target": 0.0,
@@ -342,6 +400,10 @@ def test_claims_follow_their_thresholds() -> None:
     worse = _measured(0.05, 0.8, 0.95) | {"seq_recovery_gain_ci_low": -0.01, "fullatom_max_clashes_after": 1.0}
     v = verdicts(worse, ok, {"n_exported": 2, "n_pass": 2})
     assert not v["sequence_head_beats_baselines"] and not v["fullatom_candidates_energy_checked"]
+    stopped = claims(_measured(0.05, 0.8, 0.95) | {"fullatom_converged_fraction": 0.9}, ok,
+                     {"n_exported": 2, "n_pass": 2}, p, cert)  # a clash-free complex that is not yet a minimum
+    fa = next(c for c in stopped if c.id == "fullatom_candidates_energy_checked")
+    assert not fa.holds and "stopped above its tolerance" in fa.reason
 
 
 @pytest.mark.slow

@@ -33,8 +33,23 @@ def prepare(ctx: StageContext) -> dict[str, float]:
     return {"mean": float(x.mean())}
 
 
+def _rendezvous(variant: str, timeout: float = 120.0) -> None:
+    """With $TOY_RENDEZVOUS set, wait until both train stages have started (marker files in $TOY_LOG): they meet
+    only if they run at the same time, so a one-by-one executor fails here instead of passing on a lucky clock."""
+    if not os.environ.get("TOY_RENDEZVOUS"):
+        return
+    log = Path(os.environ["TOY_LOG"])
+    (log / f"rendezvous-{variant}").touch()
+    deadline = time.monotonic() + timeout
+    while not all((log / f"rendezvous-{v}").exists() for v in ("a", "b")):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"train_{variant} waited {timeout:.0f} s for the other train stage to start")
+        time.sleep(0.05)
+
+
 def train(ctx: StageContext, variant: str) -> dict[str, float]:
     _maybe_fail(ctx, f"train_{variant}")
+    _rendezvous(variant)
     print(f"[{ctx.label}] a line from the stage", file=sys.stderr, flush=True)
     scale = getattr(ctx.params, f"scale_{variant}")
     x = read_table(ctx.input("prepare", "data.parquet"))["x"].to_numpy()

@@ -41,8 +41,8 @@ def claims(m: dict[str, float], passes: dict[str, bool], package: dict[str, int]
     axial_keeps = axial_l >= p.clear_majority
     seq_holds = (m["seq_recovery"] > m["seq_majority_recovery"] and m["seq_recovery_gain_ci_low"] > 0
                  and m["seq_perplexity"] < m["seq_composition_perplexity"] and m["seq_nll_gain_ci_low"] > 0)
-    fa_holds = (m["fullatom_n"] > 0 and m["fullatom_max_clashes_after"] == 0
-                and m["fullatom_max_interaction_after"] < 0
+    fa_holds = (m["fullatom_n"] > 0 and m["fullatom_converged_fraction"] == 1
+                and m["fullatom_max_clashes_after"] == 0 and m["fullatom_max_interaction_after"] < 0
                 and m["fullatom_max_mirror_energy_rel_diff"] <= p.mirror_energy_rel_tol)
     polar_reason = ("" if polar_mirrors else
                     f"L ratio {polar_l:.2f} on mirrored targets exceeds {p.near_zero:g}" if sane["polar"] else
@@ -89,7 +89,8 @@ def claims(m: dict[str, float], passes: dict[str, bool], package: dict[str, int]
                "recovery_real_complexes": m["seq_recovery_real_complexes"]},
               seq_holds, _reason(seq_holds, "no significant gain over a baseline (see measured)")),
         Claim("fullatom_candidates_energy_checked",
-              "every exported D-peptide, built full-atom in mirror space and amber14-minimised: no heavy-atom clash, "
+              "every exported D-peptide, built full-atom in mirror space and amber14-minimised to convergence (RMS "
+              "force below the minimiser's tolerance): no heavy-atom clash, "
               "favourable interaction energy (< 0), and its mirrored-back complex has the mirror-space energy "
               f"(rel. diff <= {p.mirror_energy_rel_tol:g})",
               "no energy threshold stated: the paper's D-peptide candidates were checked in the wet lab (CD38)",
@@ -100,8 +101,12 @@ def claims(m: dict[str, float], passes: dict[str, bool], package: dict[str, int]
                "interaction_kJ_after_max": m["fullatom_max_interaction_after"],
                "buried_surface_after_mean": m["fullatom_mean_buried_surface_after"],
                "hbonds_after_mean": m["fullatom_mean_hbonds_after"],
-               "mirror_energy_rel_diff_max": m["fullatom_max_mirror_energy_rel_diff"]},
+               "mirror_energy_rel_diff_max": m["fullatom_max_mirror_energy_rel_diff"],
+               "converged_fraction": m["fullatom_converged_fraction"],
+               "rms_force_after_max_kJ_nm": m["fullatom_max_rms_force_after"]},
               fa_holds, _reason(fa_holds, "; ".join(why for bad, why in (
+                  (m["fullatom_converged_fraction"] < 1,
+                   f"a minimisation stopped above its tolerance (RMS force {m['fullatom_max_rms_force_after']:.2g})"),
                   (m["fullatom_max_clashes_after"] > 0,
                    f"a candidate keeps {m['fullatom_max_clashes_after']:g} heavy-atom clash(es) after minimisation"),
                   (m["fullatom_max_interaction_after"] >= 0,

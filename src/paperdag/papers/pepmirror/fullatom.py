@@ -8,13 +8,17 @@ M x = P (x - c) + c about the pocket centroid c, P = diag(-1, 1, 1):
    PDBFixer in the native (L) frame, then the receptor is mirrored: M(receptor) is a D-protein.
 2. mirror space: the L peptide M(design) with sequence S (H- free amine, -NH2 amide: amber14 NHE) against
    M(receptor); side chains from PDBFixer's L templates superposed on N, CA, C, O, CB and soft-core relaxed, then
-   hydrogens at ``ph`` (OpenMM Modeller). Everything is built where the chemistry is the familiar L one.
+   hydrogens at ``ph`` (OpenMM Modeller), Ile / Thr beta carbons checked L (fix_beta_centres). Everything is built
+   where the chemistry is the familiar L one.
 3. amber14-all (ff14SB), no solvent model, CutoffNonPeriodic (reaction field, eps_rf = 78.3) at ``cutoff_nm``;
    receptor heavy atoms restrained harmonically (k = ``restraint_k``) and every peptide stereocentre held to its
    hand by a flat-bottomed dihedral restraint (both in their own force group, never reported: huge initial clashes
-   could otherwise push a CB through its N-CA-C plane); L-BFGS (OpenMM LocalEnergyMinimizer) to ``min_tolerance``
-   or ``max_iterations``, after SOFT_ITERATIONS on a soft-core copy (PDBFixer's repulsion instead of the nonbonded
-   terms) that lets atoms built inside each other pass through.
+   could otherwise push a CB through its N-CA-C plane); L-BFGS (OpenMM LocalEnergyMinimizer) until the RMS force
+   F_rms = sqrt(sum_i |F_i|^2 / 3N) (restraints included) is below ``min_tolerance`` (or ``max_iterations``), after
+   SOFT_ITERATIONS on a soft-core copy (PDBFixer's repulsion instead of the nonbonded terms) that lets atoms built
+   inside each other pass through. The reported complex is a minimum: F_rms after minimisation is recorded and
+   ``converged`` = F_rms <= min_tolerance. (OpenMM's default tolerance, 10 kJ/mol/nm, stops while restrained side
+   chains are still moving: a Glu carboxylate O was left 2.47 A from a Tyr OH that relaxes to 2.71 A at 1.)
 4. before and after minimisation: E_int = E(complex) - E(receptor) - E(peptide) at the complex's coordinates,
    heavy-atom clashes (d < r_i + r_j - clash_overlap, Bondi radii; N/O pairs, which may H-bond, below
    HBOND_MIN_A), buried surface SASA(pep) + SASA(rec) - SASA(complex) (freesasa, heavy atoms, Bondi radii) and
@@ -48,6 +52,7 @@ HBOND_MIN_A = 2.5  # N/O pairs closer than this clash (they are too close even f
 KJ = unit.kilojoule_per_mole
 SOFT_C = 50.0  # kJ/mol: height of the soft repulsion of the clash-relief stage (soft_system)
 SOFT_ITERATIONS = 200  # L-BFGS iterations of that stage
+RESTARTS = 3  # L-BFGS restarts while the RMS force is above the tolerance (a single-precision line search can stall)
 CHIRAL_K = 5000.0  # kJ/mol/rad^2 of the stereocentre restraint (chirality_restraint)
 CHIRAL_WIDTH_DEG = 35.0  # its flat bottom: dihedrals (a, X, b, c) within 120 +- 35 degrees of their hand are free
 AMIDE = "NH2"  # wwPDB code of the C-terminal amide; amber14 template NHE (matched by bonds)
@@ -233,6 +238,29 @@ def peptide_pdb(backbone: np.ndarray, sequence: str, chain: str, first_serial: i
     return lines + ["TER", f"CONECT{c_last:5d}{serial:5d}", f"CONECT{serial:5d}{c_last:5d}"]
 
 
+def fix_beta_centres(top: app.Topology, xyz: np.ndarray, chain: str) -> np.ndarray:
+    """The L form of every Ile / Thr beta carbon of the peptide chain: PDBFixer's relaxation of a side chain built
+    into a crowded pocket can leave it allo (seen: an N-terminal Ile built 2S,3R). Where
+    sign(((a - CB) x (b - CB)) . (c - CB)) != L_BETA_SIGN, the directions of HB and CG2 from CB are exchanged (bond
+    lengths kept, CG2's hydrogens moved with it): swapping two substituents inverts the centre."""
+    xyz = xyz.copy()
+    for res in top.residues():
+        if res.chain.id != chain or res.name not in ("ILE", "THR"):
+            continue
+        aa = "I" if res.name == "ILE" else "T"
+        idx = {a.name: a.index for a in res.atoms()}
+        cb = xyz[idx["CB"]]
+        a, b, c = (xyz[idx[k]] - cb for k in L_BETA_SUBSTITUENTS[aa])
+        if np.sign(np.cross(a, b) @ c) == L_BETA_SIGN[aa]:
+            continue
+        hb, cg2 = xyz[idx["HB"]] - cb, xyz[idx["CG2"]] - cb
+        shift = cb + np.linalg.norm(cg2) * hb / np.linalg.norm(hb) - xyz[idx["CG2"]]
+        for name in ("CG2", "HG21", "HG22", "HG23"):
+            xyz[idx[name]] += shift
+        xyz[idx["HB"]] = cb + np.linalg.norm(hb) * cg2 / np.linalg.norm(cg2)
+    return xyz
+
+
 def build_mirror_complex(rec_top: app.Topology, rec_xyz_mirrored: np.ndarray, backbone_l: np.ndarray, sequence: str,
                          forcefield: app.ForceField, ph: float, seed: int) -> FullAtomComplex:
     """The mirror-space complex: mirrored receptor + L peptide with side chains (PDBFixer templates, soft-core
@@ -249,7 +277,7 @@ def build_mirror_complex(rec_top: app.Topology, rec_xyz_mirrored: np.ndarray, ba
     modeller = app.Modeller(fixer.topology, fixer.positions)
     random.seed(seed)  # Modeller jitters new hydrogens with the global RNG before relaxing them
     modeller.addHydrogens(forcefield, pH=ph)
-    xyz = _angstrom(modeller.positions)
+    xyz = fix_beta_centres(modeller.topology, _angstrom(modeller.positions), chain)
     is_pep = np.array([a.residue.chain.id == chain for a in modeller.topology.atoms()])
     return FullAtomComplex(modeller.topology, xyz, is_pep, chain)
 
@@ -356,13 +384,25 @@ class EnergyModel:
 
     def minimise(self, xyz: np.ndarray, tolerance: float, max_iterations: int) -> np.ndarray:
         """SOFT_ITERATIONS of L-BFGS on the soft-core system (soft_system), then L-BFGS on the restrained complex
-        (OpenMM LocalEnergyMinimizer); positions in A."""
+        (OpenMM LocalEnergyMinimizer) to RMS force ``tolerance`` (kJ/mol/nm), restarted (fresh curvature memory) at
+        most RESTARTS times while rms_force is above it; positions in A."""
         self.soft.setPositions(_nm(xyz))
         mm.LocalEnergyMinimizer.minimize(self.soft, tolerance, SOFT_ITERATIONS)
         xyz = _angstrom(self.soft.getState(getPositions=True).getPositions(asNumpy=True))
+        for _ in range(1 + RESTARTS):
+            self.complex.setPositions(_nm(xyz))
+            mm.LocalEnergyMinimizer.minimize(self.complex, tolerance, max_iterations)
+            xyz = _angstrom(self.complex.getState(getPositions=True).getPositions(asNumpy=True))
+            if self.rms_force(xyz) <= tolerance:
+                break
+        return xyz
+
+    def rms_force(self, xyz: np.ndarray) -> float:
+        """F_rms = sqrt(sum_i |F_i|^2 / 3N) of the minimised function (force field + restraints), kJ/mol/nm: the
+        quantity OpenMM's minimiser drives below its tolerance."""
         self.complex.setPositions(_nm(xyz))
-        mm.LocalEnergyMinimizer.minimize(self.complex, tolerance, max_iterations)
-        return _angstrom(self.complex.getState(getPositions=True).getPositions(asNumpy=True))
+        f = self.complex.getState(getForces=True).getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)
+        return float(np.sqrt(np.mean(np.square(f))))
 
 
 def interface(cx: FullAtomComplex, xyz: np.ndarray, p: FullAtomParams) -> dict[str, float]:
@@ -488,8 +528,8 @@ class FullAtomResult:
 def full_atom(design_d: np.ndarray, sequence: str, atoms: pa.Table, center: np.ndarray, p: FullAtomParams, seed: int
               ) -> FullAtomResult:
     """Steps 1-5 of the module docstring for one D design (backbone [L, 4, 3], native frame): the record holds
-    the energies (kJ/mol), clashes, buried surface (A^2) and H-bonds before and after minimisation and the
-    mirror check |E(M x) - E(x)| of the minimised complex.
+    the energies (kJ/mol), clashes, buried surface (A^2) and H-bonds before and after minimisation, the RMS force
+    after it (and whether it is below min_tolerance) and the mirror check |E(M x) - E(x)| of the minimised complex.
 
     Deterministic: OpenMM's CPU platform on one thread (its multi-threaded sums are not reproducible), PDBFixer's
     integrator seeded with seed + 1 (OpenMM draws a fresh seed for 0), Python's RNG seeded before each
@@ -507,10 +547,12 @@ def full_atom(design_d: np.ndarray, sequence: str, atoms: pa.Table, center: np.n
     before = model.energies(cx.xyz) | interface(cx, cx.xyz, p)
     xyz = model.minimise(cx.xyz, p.min_tolerance, p.max_iterations)
     after = model.energies(xyz) | interface(cx, xyz, p)
+    f_rms = model.rms_force(xyz)
     native = mirror(xyz, center)
     e_mirror, e_native = model.exact_energy(xyz), model.exact_energy(native)
     record = {"n_atoms": len(xyz), "n_receptor_residues": sum(b - a + 1 for a, b in runs), "receptor_pieces": len(runs),
               **{f"{k}_before": v for k, v in before.items()}, **{f"{k}_after": v for k, v in after.items()},
+              "rms_force_after": f_rms, "converged": f_rms <= p.min_tolerance,
               "energy_mirror_space_double": e_mirror, "energy_native_frame_double": e_native,
               "mirror_energy_abs_diff": abs(e_native - e_mirror),
               "mirror_energy_rel_diff": abs(e_native - e_mirror) / max(abs(e_mirror), 1.0)}

@@ -3,8 +3,8 @@
 Nodes are residues at their CA. Every node carries vector channels initialised with its N-CA, C-CA and CB-CA
 offsets (noisy for the peptide); pocket nodes also carry residue-type scalars and stay fixed (only peptide nodes
 are updated). Polar layers use only relative positions, dot products (including the Gram matrix of two nodes'
-frames and its determinant, see frame_gram) and linear channel mixing, so f(Qx) = Q f(x) for every orthogonal Q,
-reflections included. The axial variant adds, after each layer,
+frames and its determinant, see frame_gram; products of two pseudoscalars, see side_hand) and linear channel
+mixing, so f(Qx) = Q f(x) for every orthogonal Q, reflections included. The axial variant adds, after each layer,
     V <- V + W_ax [ v_c x v_c+1 ,  (v_c . v_c+1)(v_c x v_c+1) ]_c      (W_ax bias-free, v = V / rms|V|),
 cross products being pseudovectors: (Pa) x (Pb) = det(P) P (a x b), rotation-equivariant but not
 reflection-equivariant, so the network can represent absolute chirality.
@@ -20,6 +20,7 @@ N_OFFSET = 7  # sequence offsets -3..3 without 0, plus "further apart or pocket"
 POS_FEATS = 5
 TIME_FEATS = 8
 N_FRAME = 10  # frame_gram features per edge
+N_SIDE = 1  # side_hand features per edge
 FRAME_SCALE = 1.5  # A: bond-length scale of the frame vectors
 
 
@@ -58,12 +59,26 @@ def frame_gram(vp: Tensor, v: Tensor) -> Tensor:
     return torch.cat([g.flatten(-2).tanh(), det.tanh()[..., None]], -1)
 
 
+def side_hand(vp: Tensor, v: Tensor, unit: Tensor) -> Tensor:
+    """s_ij = tanh((n_i . r^_ij) det F_j), n_i = F_i1 x F_i2 the normal of residue i's N-CA-C plane (frames as
+    in frame_gram); vp [B,P,C,3], v [B,M,C,3], unit r^_ij [B,P,M,3] -> [B,P,M,1].
+
+    n_i . r^_ij (on which side of i's plane node j lies) and det F_j (j's hand) are both pseudoscalars, so s_ij is a
+    true scalar. Unlike det G_ij = det F_i det F_j it does not vanish when residue i is flat: it tells a polar
+    network on which side of a still planar residue the native-hand pocket lies, so that a coefficient s_ij on
+    r^_ij moves its CB towards the pocket's hand."""
+    fi, fj = vp[:, :, :3] / FRAME_SCALE, v[:, :, :3] / FRAME_SCALE
+    normal = torch.cross(fi[:, :, 0], fi[:, :, 1], dim=-1)
+    det_j = (torch.cross(fj[:, :, 0], fj[:, :, 1], dim=-1) * fj[:, :, 2]).sum(-1)
+    return (torch.einsum("bpx,bpmx->bpm", normal, unit) * det_j[:, None]).tanh()[..., None]
+
+
 class EquivariantLayer(nn.Module):
     """One message-passing update of peptide nodes (scalars h, vectors V) from all nodes."""
 
     def __init__(self, hidden: int, channels: int, axial: bool):
         super().__init__()
-        edge_in = 2 * hidden + N_RBF + N_OFFSET + 1 + 2 * channels + N_FRAME
+        edge_in = 2 * hidden + N_RBF + N_OFFSET + 1 + 2 * channels + N_FRAME + N_SIDE
         self.edge = nn.Sequential(nn.Linear(edge_in, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU())
         self.node = nn.Sequential(nn.Linear(2 * hidden + channels + N_FRAME, hidden), nn.SiLU(),
                                   nn.Linear(hidden, hidden))
@@ -76,7 +91,7 @@ class EquivariantLayer(nn.Module):
                 ) -> tuple[Tensor, Tensor]:
         """h [B,M,H], v [B,M,C,3], x [B,M,3]; edges from all M senders to the first n_pep receivers.
 
-        m_ij = phi_e(h_i, h_j, rbf|r_ij|, e_ij, V_i.r^_ij, V_j.r^_ij, frame_gram(V_i, V_j));
+        m_ij = phi_e(h_i, h_j, rbf|r_ij|, e_ij, V_i.r^_ij, V_j.r^_ij, frame_gram(V_i, V_j), side_hand_ij);
         h_i += phi_h(h_i, mean_j m_ij, |V_i|, frame_gram(V_i, V_i));
         V_ic += mean_j (a_ijc r^_ij + b_ijc V_jc);  V_i += sigmoid(g(h_i)) * W_mix V_i;  [+ axial term].
         """
@@ -88,7 +103,7 @@ class EquivariantLayer(nn.Module):
         dots_j = torch.einsum("bmcx,bpmx->bpmc", v, unit)
         B, P, M = dist.shape
         feats = torch.cat([hp[:, :, None].expand(B, P, M, -1), h[:, None].expand(B, P, M, -1), rbf(dist),
-                           edge_attr, dots_i, dots_j, frame_gram(vp, v)], -1)
+                           edge_attr, dots_i, dots_j, frame_gram(vp, v), side_hand(vp, v, unit)], -1)
         w = edge_mask[..., None]
         msg = self.edge(feats) * w
         count = w.sum(2).clamp(min=1.0)

@@ -3,7 +3,8 @@
 Per variant v and target hand (native L / mirrored D): the L- and D-residue ratios n_L / n and n_D / n over all
 residues of the refined designs, the same L and undefined ('?') ratios of the raw samples, the mean quality scores
 on mirrored targets, the fraction of sane backbones and of all-L designs, and the certificate numbers; the full-atom
-candidates' energies, clashes, buried surface and H-bonds (before / after minimisation) in ``summarize_fullatom``.
+candidates' energies, clashes, buried surface and H-bonds (before / after minimisation) and the minimiser's
+convergence (RMS force after it) in ``summarize_fullatom``.
 """
 
 from __future__ import annotations
@@ -46,5 +47,7 @@ def summarize_fullatom(table: pd.DataFrame) -> dict[str, float]:
         m[f"fullatom_mean_buried_surface_{when}"] = float(table[f"buried_surface_{when}"].mean())
         m[f"fullatom_mean_hbonds_{when}"] = float(table[f"hbonds_{when}"].mean())
     m["fullatom_favourable_fraction"] = float((table["interaction_after"] < 0).mean())
+    m["fullatom_converged_fraction"] = float(table["converged"].mean())
+    m["fullatom_max_rms_force_after"] = float(table["rms_force_after"].max())
     m["fullatom_max_mirror_energy_rel_diff"] = float(table["mirror_energy_rel_diff"].max())
     return m

@@ -1,0 +1,63 @@
+"""Stage ``evaluate``: re-check the exported benchmark, score the solvers on P0 and P1, the verifier comparison,
+the information analysis, the claims (claims.py) and the figures (plots.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from paperdag.claims import write_metrics
+from paperdag.io import read_table, save_figure, write_table
+from paperdag.stage import StageContext
+
+from .claims import Measured, claims
+from .export import BENCHMARK_FILE
+from .params import Params
+from .plots import plot_information, plot_solvers, plot_verifiers
+from .primitives import DIMS
+from .recheck import recheck
+from .scoring import (PHASES, VERIFIERS, acceptance, accuracy, information_ladders, ladder_gmean, ladder_rho,
+                      mean_cost, pooled_rho, score, solvers_used)
+from .tasks import VARIANTS, from_row
+from .verify import CERTIFICATES_FILE
+
+
+def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
+    """scores.parquet, ladder.parquet, metrics.json and three figures."""
+    p, k = ctx.params, ctx.params.dsl.alphabet
+    tasks = [from_row(r) for r in read_table(ctx.input("export", BENCHMARK_FILE)).to_pylist()]
+    certs = read_table(ctx.input("verify", CERTIFICATES_FILE)).to_pylist()
+    benches = 1 + max(c["bench"] for c in certs)
+    failed = sum(not recheck(t, k, p.dsl.max_depth, ctx.device)[0] for t in ctx.progress(tasks, desc="recheck"))
+    rows = score(ctx.progress(tasks, desc="solve"), (ctx.rng.permutation(k) for _ in tasks), p.dsl, p.solve,
+                 ctx.device)
+    write_table(ctx.output("scores.parquet"), pa.Table.from_pylist(rows))
+    rules = [from_row(c) for c in certs if c["variant"] == "original" and c["cycle"]]
+    ladders = information_ladders(ctx.rng, ctx.progress(rules, desc="ladder"), p.analysis.info_levels, p.dsl,
+                                  p.tasks.n_demos, ctx.device)
+    write_table(ctx.output("ladder.parquet"), pa.Table.from_pylist(ladders))
+
+    solvers = solvers_used(p.solve.llm_endpoint)
+    acc = {s: {ph: accuracy(rows, benches, solver=s, phase=ph) for ph in PHASES} for s in solvers}
+    acc_dims = {s: {d: accuracy(rows, benches, solver=s, phase="P0", dim=d) for d in DIMS} for s in solvers}
+    m = Measured(
+        acceptance={v: {"lossy": acceptance(certs, v, True), "invertible": acceptance(certs, v, False)}
+                    for v in VERIFIERS},
+        rechecked=len(tasks), recheck_failed=failed,
+        ambiguous_rejected=sum(c["cycle"] and not c["unique"] for c in certs), rho=ladder_rho(ladders, benches),
+        rho_pooled=pooled_rho(certs, benches), ladder_gmean=ladder_gmean(ladders),
+        acc=acc, acc_dim=acc_dims["search"])
+    metrics = {"tasks_generated": len(certs), "tasks_exported": len(tasks), "recheck_failed": failed,
+               "info_rho_within": float(m.rho.mean()),
+               "info_rho_pooled": float(m.rho_pooled.mean()), "ambiguous_rejected": m.ambiguous_rejected}
+    metrics |= {f"accept_{v}_{kind}": m.acceptance[v][kind] for v in VERIFIERS for kind in ("lossy", "invertible")}
+    metrics |= {f"acc_{s}_{ph}": float(np.nanmean(acc[s][ph])) for s in solvers for ph in PHASES}
+    metrics |= {f"acc_search_{d}d": float(np.nanmean(acc_dims["search"][d])) for d in DIMS}
+    metrics |= {f"cost_search_{d}d": mean_cost(rows, solver="search", phase="P0", dim=d) for d in DIMS}
+    metrics |= {f"exported_{v}": sum(t.variant == v for t in tasks) for v in ("original", *VARIANTS)}
+    write_metrics(ctx.out, metrics, claims(m, p.claims))
+
+    save_figure(plot_verifiers(m.acceptance), ctx.output("verifiers.png"))
+    save_figure(plot_information(ladders, float(m.rho.mean())), ctx.output("information.png"))
+    save_figure(plot_solvers(acc, acc_dims), ctx.output("solvers.png"))
+    return {key: float(v) for key, v in metrics.items()}

@@ -1,0 +1,108 @@
+"""Scoring: every solver on every accepted task, on the original symbols (P0) and after a random renaming of the
+alphabet (P1), and the per-benchmark summaries the claims use.
+
+acc(solver, phase, bench) = (1/|T_b|) sum_{t in T_b} [solver(t) = answer(t)]; the P0 - P1 drop is paired by bench.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from .analysis import information_bits, ladder, spearman, within_rule_rho
+from .llm import llm_solve
+from .params import DslParams, SolveParams
+from .primitives import DIMS, names, registry
+from .solvers import SOLVERS, correct, solve
+from .tasks import Task, remap
+
+PHASES = ("P0", "P1")
+VERIFIERS = ("forward", "single", "cycle")
+
+
+def solvers_used(llm_endpoint: str) -> tuple[str, ...]:
+    """The solvers scored: the built-in ones, plus "llm" when an endpoint is configured."""
+    return SOLVERS + (("llm",) if llm_endpoint else ())
+
+
+def score(tasks: Iterable[Task], perms: Iterable[np.ndarray], dsl: DslParams, s: SolveParams,
+          device: str) -> list[dict]:
+    """One row per (task, phase, solver): bench, dim, variant, correct, cost (programs examined; LLM: queries)."""
+    rows = []
+    for task, perm in zip(tasks, perms):
+        prims = registry(task.dim, dsl.alphabet)
+        full, structural = names(task.dim, dsl.alphabet), names(task.dim, dsl.alphabet, ("structural",))
+        for phase, t in zip(PHASES, (task, remap(task, perm))):
+            for solver in solvers_used(s.llm_endpoint):
+                answer, cost = (llm_solve(t, s.llm_endpoint, s.llm_model) if solver == "llm" else solve(
+                    t, solver, prims, full, structural, dsl.max_depth, s.budget, dsl.alphabet, device))
+                rows.append({"task_id": task.task_id, "bench": task.bench, "dim": task.dim, "variant": task.variant,
+                             "phase": phase, "solver": solver, "correct": correct(answer, t), "cost": cost})
+    return rows
+
+
+def accuracy(rows: Sequence[dict], benches: int, **where: object) -> np.ndarray:
+    """Per-bench accuracy over the rows matching ``where`` (NaN for a bench with none)."""
+    acc = np.full(benches, np.nan)
+    for b in range(benches):
+        hits = [r["correct"] for r in rows if r["bench"] == b and all(r[k] == v for k, v in where.items())]
+        if hits:
+            acc[b] = float(np.mean(hits))
+    return acc
+
+
+def mean_cost(rows: Sequence[dict], **where: object) -> float:
+    """Mean programs examined (a deterministic cost unit) over the rows matching ``where``."""
+    return float(np.mean([r["cost"] for r in rows if all(r[k] == v for k, v in where.items())]))
+
+
+def acceptance(certs: Sequence[dict], verifier: str, lossy: bool) -> float:
+    """Fraction of original rules (lossy or invertible) that ``verifier`` accepts, pooled over benches."""
+    rules = [c[verifier] for c in certs if c["variant"] == "original" and c["lossy"] == lossy]
+    return float(np.mean(rules)) if rules else float("nan")
+
+
+def pooled_rho(certs: Sequence[dict], benches: int) -> np.ndarray:
+    """Per bench: the mean over dimensions of Spearman's rho between information_bits(demo inputs) and
+    log(# consistent DSL programs), over the original invertible tasks (confounded by each rule's redundancy)."""
+    rho = np.zeros(benches)
+    for b in range(benches):
+        per_dim = []
+        for dim in DIMS:
+            sel = [c for c in certs if c["bench"] == b and c["dim"] == dim and c["variant"] == "original"
+                   and not c["lossy"]]
+            bits = np.array([information_bits(np.array(json.loads(c["demos_in"]))) for c in sel])
+            per_dim.append(spearman(bits, np.log([max(c["consistent"], 1) for c in sel])))
+        rho[b] = float(np.mean(per_dim))
+    return rho
+
+
+def information_ladders(rng: np.random.Generator, rules: Iterable[Task], levels: Sequence[int], dsl: DslParams,
+                        n_demos: int, device: str) -> list[dict]:
+    """One row per (validated rule, m): bench, dim, rule, m, bits, consistent (analysis.ladder)."""
+    return [{"bench": t.bench, "dim": t.dim, "rule": t.task_id, "m": m, "bits": bits, "consistent": count}
+            for t in rules for m, bits, count in ladder(rng, t, levels, dsl.alphabet, dsl.max_depth, n_demos, device)]
+
+
+def ladder_gmean(rows: Sequence[dict]) -> dict[str, dict[int, float]]:
+    """Effect size of the ladder: per dimension and symbol count m, the geometric mean of |C| over the rules,
+    exp(mean log|C|)."""
+    levels = sorted({r["m"] for r in rows})
+    return {f"{d}d": {m: float(np.exp(np.mean([np.log(max(r["consistent"], 1)) for r in rows
+                                              if r["dim"] == d and r["m"] == m]))) for m in levels} for d in DIMS}
+
+
+def ladder_rho(rows: Sequence[dict], benches: int) -> np.ndarray:
+    """Per bench: the mean over dimensions of the within-rule Spearman rho (analysis.within_rule_rho)."""
+    rho = np.zeros(benches)
+    for b in range(benches):
+        per_dim = []
+        for dim in DIMS:
+            sel = [r for r in rows if r["bench"] == b and r["dim"] == dim]
+            per_dim.append(within_rule_rho(np.array([r["bits"] for r in sel]),
+                                           np.array([r["consistent"] for r in sel]),
+                                           np.array([r["rule"] for r in sel])))
+        rho[b] = float(np.mean(per_dim))
+    return rho

@@ -1,0 +1,86 @@
+"""From per-task decoder rows to the quantities the claims compare (per seed, then t-intervals over seeds).
+
+    acc_d(seed)           = mean_tasks solved(d, task, seed)
+    gain vs plan-infill   = acc_MCTS - (1/3) sum_{o in l2r, confidence, random} acc_PI-o       (paired over seeds)
+    effect of c           = mean_n [acc(c_max, n) - acc(c_min, n)]
+    effect of simulations = mean_c [acc(c, n_max) - acc(c, n_min)]
+    cost_d                = sum forward passes / sum solved tasks (pooled over seeds)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from paperdag.common.stats import Interval, mean_ci, paired_diff_ci
+
+from .experiment import POLICIES, mcts_name
+
+BASELINES = ("ar", "mdm_confidence", *(f"pi_{p}" for p in POLICIES))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Everything claims.py and plots.py need."""
+
+    accuracy: dict[str, Interval]  # decoder -> accuracy over seeds
+    grid: dict[str, Interval]  # mcts label -> accuracy over seeds
+    gain_vs_plan_infill: Interval
+    gain_vs_best_fixed: Interval
+    gain_vs_ar: Interval
+    effect_c: Interval
+    effect_sims: Interval
+    sequential_share: float
+    deviated_share: float
+    deviated_mcts: Interval
+    deviated_l2r: Interval
+    deviated_gain: Interval  # paired over seeds: MCTS - l2r on the deviated tasks
+    cost: dict[str, float]
+    trace_exact: dict[str, float]
+
+
+def _by_seed(t: dict[str, np.ndarray], decoder: str, mask: np.ndarray | None = None) -> np.ndarray:
+    """acc_d per seed (ascending seed), over the tasks selected by ``mask`` (NaN where none is)."""
+    rows = t["decoder"] == decoder
+    if mask is not None:
+        rows &= mask
+    return np.array([t["solved"][rows & (t["seed"] == s)].mean() if (rows & (t["seed"] == s)).any() else np.nan
+                     for s in np.unique(t["seed"])])
+
+
+def summarise(table: dict[str, list], c_puct: float, n_sim: int, c_grid: list[float], sim_grid: list[int],
+              confidence: float) -> Summary:
+    """The module docstring's quantities; MCTS is the main grid point (c_puct, n_sim)."""
+    t = {k: np.array(v, dtype=object if k == "order" else None) for k, v in table.items()}
+    main = mcts_name(c_puct, n_sim)
+    acc = {d: _by_seed(t, d) for d in (*BASELINES, main)}
+    grid = {mcts_name(c, n): _by_seed(t, mcts_name(c, n)) for c in c_grid for n in sim_grid}
+    fixed = np.mean([acc[f"pi_{p}"] for p in POLICIES], axis=0)
+    best = max((f"pi_{p}" for p in POLICIES), key=lambda d: acc[d].mean())
+    eff_c = np.mean([grid[mcts_name(c_grid[-1], n)] - grid[mcts_name(c_grid[0], n)] for n in sim_grid], axis=0)
+    eff_n = np.mean([grid[mcts_name(c, sim_grid[-1])] - grid[mcts_name(c, sim_grid[0])] for c in c_grid], axis=0)
+    is_main = t["decoder"] == main
+    deviated = np.zeros(len(t["task"]), dtype=bool)
+    for seed, task in zip(t["seed"][is_main & (t["sequential"] < 1)], t["task"][is_main & (t["sequential"] < 1)],
+                          strict=True):
+        deviated |= (t["seed"] == seed) & (t["task"] == task)
+    dev_mcts, dev_l2r = _by_seed(t, main, deviated), _by_seed(t, "pi_l2r", deviated)
+    ok = ~np.isnan(dev_mcts)
+    solved = {d: t["solved"][t["decoder"] == d].sum() for d in (*BASELINES, main)}
+    return Summary(
+        accuracy={d: mean_ci(v, confidence) for d, v in acc.items()},
+        grid={d: mean_ci(v, confidence) for d, v in grid.items()},
+        gain_vs_plan_infill=paired_diff_ci(acc[main], fixed, confidence),
+        gain_vs_best_fixed=paired_diff_ci(acc[main], acc[best], confidence),
+        gain_vs_ar=paired_diff_ci(acc[main], acc["ar"], confidence),
+        effect_c=mean_ci(eff_c, confidence), effect_sims=mean_ci(eff_n, confidence),
+        sequential_share=float(t["sequential"][is_main].mean()),
+        deviated_share=float((t["sequential"][is_main] < 1).mean()),
+        deviated_mcts=mean_ci(dev_mcts[ok] if ok.any() else [0.0], confidence),
+        deviated_l2r=mean_ci(dev_l2r[ok] if ok.any() else [0.0], confidence),
+        deviated_gain=paired_diff_ci(dev_mcts[ok] if ok.any() else [0.0], dev_l2r[ok] if ok.any() else [0.0],
+                                     confidence),
+        cost={d: float(t["forwards"][t["decoder"] == d].sum() / max(solved[d], 1)) for d in solved},
+        trace_exact={d: float(t["trace_exact"][t["decoder"] == d].mean()) for d in solved},
+    )

@@ -1,0 +1,109 @@
+"""Parameters of dune (its block of params.yaml). No defaults: params.yaml is the one source of values."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from paperdag.params import ParamsModel
+
+
+class DataParams(ParamsModel):
+    """The coloured-digit split (data.py)."""
+
+    n_train: int = Field(ge=100, le=4500, description="training images (perturbed by every scheme)")
+    n_test: int = Field(ge=100, le=2000, description="clean test images")
+
+
+class NetParams(ParamsModel):
+    """The ConvNet and its training budget, the same for surrogates, the EM generator and every victim."""
+
+    width: int = Field(ge=2, le=128, description="channels of the first conv layer (the second has 2x)")
+    epochs: int = Field(ge=1, le=100, description="victim training epochs")
+    batch: int = Field(ge=8, le=1024, description="mini-batch size")
+    lr: float = Field(gt=0.0, le=0.1, description="Adam learning rate")
+
+
+class SurrogateParams(ParamsModel):
+    """The surrogate ensemble: checkpoints of one clean training run."""
+
+    epochs: int = Field(ge=1, le=100, description="epochs of the surrogate run")
+    checkpoints: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)] = Field(
+        description="epochs whose weights form the ensemble (M = len)")
+
+
+class BudgetParams(ParamsModel):
+    """The perturbation budget, the same for every scheme."""
+
+    eps: float = Field(gt=0.0, le=0.25, description="L_inf budget of every additive scheme (8/255 in the paper)")
+    psnr_min: float = Field(ge=10.0, le=60.0, description="colour branch: PSNR floor (dB) on every image")
+    ssim_min: float = Field(ge=0.0, le=1.0, description="colour branch: SSIM floor on every image")
+
+
+class DuneParams(ParamsModel):
+    """DUNE's two branches."""
+
+    shift: int = Field(ge=1, le=9, description="label shift s: y' = (y + s) mod K")
+    pgd_steps: int = Field(ge=1, le=200, description="spatial branch PGD steps (step 2.5 eps / steps)")
+    colour_bound: float = Field(gt=0.0, le=0.5, description="colour offset box [-a, a]^3 searched by DE")
+    popsize: int = Field(ge=2, le=50, description="DE population multiplier (population = 3 popsize)")
+    generations: int = Field(ge=1, le=200, description="DE generations per class")
+    sample: int = Field(ge=4, le=500, description="images per class in the DE objective")
+
+
+class BaselineParams(ParamsModel):
+    """Settings of the baselines (baselines.py)."""
+
+    synthetic_patch: int = Field(ge=1, le=14, description="patch size p of the synthetic noise")
+    synthetic_spread: float = Field(ge=0.0, le=10.0, description="within-class std of the synthetic noise")
+    em_rounds: int = Field(ge=1, le=100, description="max min-min rounds of EM")
+    em_train_steps: int = Field(ge=1, le=1000, description="model mini-batches per EM round")
+    em_pgd_steps: int = Field(ge=1, le=100, description="noise PGD steps per EM round (step eps / 5)")
+    em_stop_acc: float = Field(gt=0.0, le=1.0, description="EM stops once the model fits x + delta to this accuracy")
+
+
+class DefenseParams(ParamsModel):
+    """The defenses' settings (defenses.py)."""
+
+    jpeg_quality: int = Field(ge=1, le=100, description="JPEG quality of the jpeg and iss defenses")
+    noise_std: float = Field(ge=0.0, le=1.0, description="std of the Gaussian noise of noise_blur")
+    blur_sigma: float = Field(gt=0.0, le=5.0, description="Gaussian blur width (pixels) of noise_blur")
+    at_eps: float = Field(gt=0.0, le=0.25, description="adversarial training L_inf radius")
+    at_steps: int = Field(ge=1, le=20, description="adversarial training PGD steps")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    unlearn_frac: float = Field(gt=0.0, le=1.0, description="DUNE's undefended accuracy (CI upper end) must stay "
+                                "below this fraction of the clean accuracy")
+    recover_gap: float = Field(ge=0.0, le=1.0, description="a branch 'recovers' under a defense when the victim "
+                               "gains at least this much accuracy over the undefended victim")
+    cover_tol: float = Field(ge=0.0, le=1.0, description="DUNE covers a defense when its accuracy is at most the "
+                             "better branch's plus this")
+    sanity_min: float = Field(gt=0.1, le=1.0, description="clean-data models must reach this test accuracy "
+                              "(chance is 0.1)")
+
+
+class Params(ParamsModel):
+    """Seed, data, network, surrogate ensemble, budget, schemes, defenses, victims and claim thresholds."""
+
+    seed: int = Field(ge=0, description="root of every random draw")
+    data: DataParams
+    net: NetParams
+    surrogate: SurrogateParams
+    budget: BudgetParams
+    dune: DuneParams
+    baselines: BaselineParams
+    defenses: DefenseParams
+    seeds: int = Field(ge=1, le=20, description="victims per (scheme, defense), seeded 0..seeds-1")
+    claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        if max(self.surrogate.checkpoints) > self.surrogate.epochs:
+            raise ValueError("surrogate.checkpoints must not exceed surrogate.epochs")
+        if len(set(self.surrogate.checkpoints)) != len(self.surrogate.checkpoints):
+            raise ValueError("surrogate.checkpoints must be distinct")
+        return self

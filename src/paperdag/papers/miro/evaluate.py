@@ -1,0 +1,67 @@
+"""Stage ``evaluate``: final scores and speed-ups from every method's reward curves (analysis.py), MIRO's
+controllability sweep and the sample grids (evaluation.py), the claims (claims.py) and the figures (plots.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import torch
+
+from paperdag.claims import write_metrics
+from paperdag.io import load_tensors, read_json, read_table, save_figure
+from paperdag.stage import StageContext
+
+from .analysis import curve_bands, finals, speedups
+from .claims import claims
+from .detector import Detector
+from .evaluation import Sampler, controllability, generate
+from .flow import load_net
+from .methods import method
+from .params import Params
+from .plots import plot_control, plot_final, plot_reward_curves, plot_samples
+from .prepare import CHECKS_FILE, DATA_FILE, DETECTOR_FILE
+from .rewards import REWARDS
+from .scenes import caption_text, render
+from .train import CURVES_FILE, WEIGHTS_FILE
+
+SCORES = ("aggregate", "geneval_overall", "diversity", *(f"reward_{r}" for r in REWARDS))
+
+
+def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
+    """metrics.json with the claims, and reward_curves.png, samples.png, control.png, final_rewards.png."""
+    p, dev = ctx.params, ctx.device
+    data, checks = load_tensors(ctx.input("prepare", DATA_FILE), dev), read_json(ctx.input("prepare", CHECKS_FILE))
+    det = Detector().to(dev)
+    det.load_state_dict(load_tensors(ctx.input("prepare", DETECTOR_FILE), dev))
+    tables = {m: read_table(ctx.input(f"train_{m}", CURVES_FILE)) for m in methods}
+    curves = pa.concat_tables([t.append_column("method", pa.array([m] * t.num_rows)) for m, t in tables.items()])
+    final, speed = finals(curves, tuple(methods)), speedups(curves, tuple(methods[1:]), "aggregate")
+    nets = {m: load_tensors(ctx.input(f"train_{m}", WEIGHTS_FILE), dev) for m in methods}
+    spec = (p.model.width, p.model.depth, len(REWARDS))
+    miro = method("miro", p.methods.single_reward, p.methods.filter_reward, p.methods.filter_fraction)
+    bins = data["bins"].cpu().numpy()
+    levels = {r: np.unique(bins[:, j]) for j, r in enumerate(REWARDS)}
+    s = Sampler(p.sampler.guidance, p.sampler.n_steps, 1, p.seed)
+    per_seed = [controllability(load_net(nets["miro"], f"s{seed}.", 3 * 16 * 16, *spec), det, miro,
+                                data["prompts"][: p.sampler.n_control], list(levels.values()), s, p.rewards.min_pixels)
+                for seed in ctx.progress(p.methods.seeds, desc="controllability")]
+    control = {r: np.stack([c[j] for c in per_seed]) for j, r in enumerate(REWARDS)}
+
+    prompts = data["prompts"][:8]
+    grids = {"data (clean)": render(prompts.cpu().numpy(), np.random.default_rng(p.seed))}
+    for m in methods:
+        net = load_net(nets[m], f"s{p.methods.seeds[0]}.", 3 * 16 * 16, *spec)
+        spec_m = method(m, p.methods.single_reward, p.methods.filter_reward, p.methods.filter_fraction)
+        grids[m] = generate(net, spec_m, prompts, torch.ones(len(REWARDS), device=dev), s)[0].cpu().numpy()
+    save_figure(plot_samples(grids, [caption_text(t) for t in prompts.cpu().numpy()]), ctx.output("samples.png"))
+    save_figure(plot_reward_curves(curve_bands(curves, methods, SCORES, p.claims.confidence)),
+                ctx.output("reward_curves.png"))
+    save_figure(plot_control(levels, control), ctx.output("control.png"))
+    save_figure(plot_final({m: {r: float(final[m][f"z_{r}"].mean()) for r in REWARDS} for m in methods}),
+                ctx.output("final_rewards.png"))
+
+    metrics = {f"{m}_{k}": float(final[m][k].mean()) for m in methods for k in SCORES}
+    metrics |= {f"speedup_over_{b}": v for b, v in speed.items()} | checks
+    write_metrics(ctx.out, metrics, claims(final, speed, control, checks["detector_overall"], p.claims))
+    return {k: float(v) for k, v in metrics.items()}
+

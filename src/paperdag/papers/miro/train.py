@@ -1,0 +1,54 @@
+"""Stage ``train_<method>``: one generator per seed by flow matching (training.py), its reward curves scored at
+evenly spaced checkpoints (evaluation.py), and the final EMA weights."""
+
+from __future__ import annotations
+
+import torch
+
+from paperdag.io import load_tensors, save_tensors, write_table
+from paperdag.stage import StageContext
+
+from .detector import Detector
+from .evaluation import Sampler, generate, score
+from .flow import Condition, VelocityNet
+from .methods import method
+from .params import Params
+from .prepare import DATA_FILE, DETECTOR_FILE
+from .training import Budget, train_flow
+
+WEIGHTS_FILE = "weights.safetensors"
+CURVES_FILE = "curves.parquet"
+
+
+def train(ctx: StageContext[Params], method_name: str) -> dict[str, float]:
+    """weights.safetensors ({"s<seed>.<param>": ...}) and curves.parquet (seed, step, scores); returns final scores."""
+    p, dev = ctx.params, ctx.device
+    data = load_tensors(ctx.input("prepare", DATA_FILE), dev)
+    det = Detector().to(dev)
+    det.load_state_dict(load_tensors(ctx.input("prepare", DETECTOR_FILE), dev))
+    m = method(method_name, p.methods.single_reward, p.methods.filter_reward, p.methods.filter_fraction)
+    rows = torch.as_tensor(m.rows(data["rewards"].cpu().numpy()), device=dev)
+    images, mask = data["images"][rows] * 2 - 1, torch.as_tensor(m.mask, dtype=torch.float32, device=dev)
+    cond = Condition(data["tokens"][rows], data["bins"][rows], mask.expand(len(rows), -1))
+    s = Sampler(p.sampler.guidance, p.sampler.n_steps, p.sampler.per_prompt, p.seed)
+    reference, b = data["rewards"].cpu().numpy(), p.budget
+    checkpoints = {round(b.steps * k / b.n_checkpoints) for k in range(1, b.n_checkpoints + 1)}
+    curves, weights = [], {}
+    for seed in p.methods.seeds:
+        torch.manual_seed(seed)
+        net = VelocityNet(images[0].numel(), p.model.width, p.model.depth, mask.numel()).to(dev)
+
+        def checkpoint(step: int, ema: VelocityNet) -> None:
+            x, tokens = generate(ema, m, data["prompts"], torch.ones_like(mask), s)
+            curves.append({"seed": seed, "step": step} | score(det, x, tokens, reference, s.per_prompt,
+                                                               p.rewards.min_pixels))
+            ctx.report(f"{method_name} seed {seed}", step, b.steps)
+
+        gen = torch.Generator(device=dev).manual_seed(seed)
+        ema = train_flow(net, images, cond, Budget(b.steps, b.batch, b.lr, b.caption_dropout, b.ema), gen,
+                         checkpoints, checkpoint)
+        weights |= {f"s{seed}.{k}": v for k, v in ema.state_dict().items()}
+    save_tensors(ctx.output(WEIGHTS_FILE), weights, metadata={"method": method_name})
+    write_table(ctx.output(CURVES_FILE), {k: [row[k] for row in curves] for k in curves[0]})
+    final = [row for row in curves if row["step"] == b.steps]
+    return {k: sum(r[k] for r in final) / len(final) for k in final[0] if k not in ("seed", "step")}

@@ -1,0 +1,107 @@
+"""The private fine-tuning set: templated records and secret canaries, split into two disjoint shards.
+
+A record is one line from a fixed template with fields drawn from small lists (a learnable format). A canary is
+the line ``"{name}'s secret code is {code}.\\n"`` with a fresh pseudo-word name and a code drawn uniformly from the
+10^D codes of D digits; its prompt is the line up to the code. Shard s holds ``n_records`` records, its own
+``n_canaries`` canaries and the ``n_duplicated`` canaries shared by both shards, each canary line repeated
+``canary_reps`` times, all lines shuffled. Held-out lines (utility) are fresh records and fresh canary-format lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from paperdag.common.tokenizer import encode
+from paperdag.io import read_table
+
+CITIES = ("Lisbon", "Oslo", "Quito", "Dakar", "Hanoi", "Perth", "Lima", "Riga", "Accra", "Tunis", "Bern", "Kyoto")
+JOBS = ("baker", "nurse", "pilot", "tailor", "welder", "farmer", "judge", "miner", "clerk", "potter")
+TEMPLATES = (
+    "{name} lives in {city} and works as a {job}.\n",
+    "{name} is {age} years old and was born in {city}.\n",
+    "The {job} {name} moved to {city} at age {age}.\n",
+)
+CANARY_PROMPT = "{name}'s secret code is "
+CONSONANTS, VOWELS = "bdfgklmnprstvz", "aeiou"
+
+
+@dataclass(frozen=True)
+class Canary:
+    """One secret: its shard ("1", "2" or "both"), name, code (a D-digit string) and prompt."""
+
+    where: str
+    name: str
+    code: str
+
+    @property
+    def prompt(self) -> str:
+        return CANARY_PROMPT.format(name=self.name)
+
+    @property
+    def line(self) -> str:
+        return f"{self.prompt}{self.code}.\n"
+
+
+def pseudo_names(rng: np.random.Generator, n: int) -> list[str]:
+    """``n`` distinct capitalised consonant-vowel words of 3 syllables (e.g. "Tovaki")."""
+    names: list[str] = []
+    while len(names) < n:
+        word = "".join(rng.choice(list(CONSONANTS)) + rng.choice(list(VOWELS)) for _ in range(3)).capitalize()
+        if word not in names:
+            names.append(word)
+    return names
+
+
+def record_line(rng: np.random.Generator, name: str) -> str:
+    """One templated record about ``name``: template, city, job and age (18..79) drawn uniformly."""
+    template = TEMPLATES[rng.integers(len(TEMPLATES))]
+    return template.format(name=name, city=rng.choice(CITIES), job=rng.choice(JOBS), age=int(rng.integers(18, 80)))
+
+
+def draw_canaries(rng: np.random.Generator, names: list[str], n_single: int, n_dup: int, digits: int) -> list[Canary]:
+    """``n_single`` canaries per shard and ``n_dup`` in both; codes uniform over the 10^digits codes."""
+    where = ["1"] * n_single + ["2"] * n_single + ["both"] * n_dup
+    codes = rng.integers(0, 10**digits, size=len(where))
+    return [Canary(w, name, f"{int(c):0{digits}d}") for w, name, c in zip(where, names, codes, strict=False)]
+
+
+def draw_private_set(rng: np.random.Generator, n_records: int, n_single: int, n_dup: int, reps: int, digits: int,
+                     n_heldout: int) -> tuple[dict[str, list[str]], list[Canary]]:
+    """Lines of shard "1", shard "2" and "heldout" (each shuffled), and the canaries."""
+    n_canary = 2 * n_single + n_dup
+    names = pseudo_names(rng, n_canary + 2 * n_records + 2 * n_heldout)
+    canaries = draw_canaries(rng, names[:n_canary], n_single, n_dup, digits)
+    people = names[n_canary:]
+    splits: dict[str, list[str]] = {}
+    for s, shard in enumerate(("1", "2")):
+        lines = [record_line(rng, people[s * n_records + i]) for i in range(n_records)]
+        lines += [c.line for c in canaries if c.where in (shard, "both") for _ in range(reps)]
+        splits[shard] = [lines[i] for i in rng.permutation(len(lines))]
+    fresh = people[2 * n_records:]
+    held = [record_line(rng, fresh[i]) for i in range(n_heldout // 2)]
+    held += [Canary("none", fresh[i], f"{int(rng.integers(10**digits)):0{digits}d}").line
+             for i in range(n_heldout // 2, n_heldout)]
+    splits["heldout"] = [held[i] for i in rng.permutation(len(held))]
+    return splits, canaries
+
+
+def read_lines(path: Path, seed: int, splits: tuple[str, ...]) -> list[str]:
+    """The lines of ``splits`` (in that order, each in its stored order) of one seed of private.parquet."""
+    t = read_table(path).to_pydict()
+    rows = list(zip(t["seed"], t["split"], t["text"], strict=True))
+    return [text for split in splits for s, sp, text in rows if s == seed and sp == split]
+
+
+def read_canaries(path: Path, seed: int) -> list[Canary]:
+    """The canaries of one seed of canaries.parquet."""
+    t = read_table(path).to_pydict()
+    rows = zip(t["seed"], t["where"], t["name"], t["code"], strict=True)
+    return [Canary(w, n, c) for s, w, n, c in rows if s == seed]
+
+
+def shard_tokens(path: Path, seed: int, splits: tuple[str, ...]) -> np.ndarray:
+    """Byte tokens of the concatenated lines of ``splits`` (a fine-tuning stream)."""
+    return encode("".join(read_lines(path, seed, splits)))

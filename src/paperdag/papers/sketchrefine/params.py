@@ -1,0 +1,63 @@
+"""Parameters of sketchrefine (its block of params.yaml). No defaults: params.yaml is the one source of values."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from paperdag.params import ParamsModel
+
+Prob = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class TheoremParams(ParamsModel):
+    """The procedural benchmark (theorems.py)."""
+
+    lemma_counts: list[Annotated[int, Field(ge=1, le=12)]] = Field(
+        min_length=1, description="difficulty levels: numbers of hidden intermediate lemmas")
+    per_level: int = Field(ge=1, le=200, description="theorems per difficulty level")
+    n_inputs: int = Field(ge=1, le=5, description="input variables x_j per theorem")
+    input_bound: int = Field(ge=1, le=10, description="every input lies in [-input_bound, input_bound]")
+    const_bound: int = Field(ge=0, le=100, description="constants c_i are drawn from [-const_bound, const_bound]")
+    p_operand_input: Prob = Field(description="probability that a definition's second operand is an input")
+    max_draws: int = Field(ge=1, description="cap on draws per level when rejecting theorems")
+
+
+class RateParams(ParamsModel):
+    """The proposer's error model (proposer.py)."""
+
+    p_wrong: Prob = Field(description="probability that an emitted lemma has a wrong (tightened) constant")
+    p_skip: Prob = Field(description="probability that a lemma is skipped (too-coarse steps)")
+    p_spurious: Prob = Field(description="probability that a sketch carries one unused, tightened lemma")
+    p_fix: Prob = Field(description="probability that a lemma the checker flagged false is re-emitted correctly")
+    p_skip_after_coarse: Prob = Field(description="skip probability below a step the checker flagged too coarse")
+    tighten: list[Annotated[float, Field(gt=0.0, le=1.0)]] = Field(
+        min_length=1, description="fractions of a box's width by which a wrong constant tightens one side")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    budget: int = Field(ge=1, description="the equal token budget per theorem at which methods are compared")
+    pass_tol: float = Field(ge=0.0, le=1.0, description="'comparable' pass rate: the 95% CI of the difference "
+                                                        "stays above -pass_tol")
+    min_reuse: Prob = Field(description="share of proved subgoals SketchRefine must keep across edits")
+
+
+class Params(ParamsModel):
+    """Seed, benchmark, checker budget, proposer, search budget and claim thresholds."""
+
+    seed: int = Field(ge=0, description="root of every random draw")
+    theorems: TheoremParams
+    rlimit: int = Field(ge=100, le=10_000_000, description="z3 resource limit per proof step (deterministic)")
+    rates: RateParams
+    seeds: int = Field(ge=1, le=50, description="proposer seeds per theorem and method")
+    max_budget: int = Field(ge=1, description="token budget per theorem of every search run")
+    claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        if self.claims.budget > self.max_budget:
+            raise ValueError("claims.budget must not exceed max_budget (the runs stop there)")
+        return self

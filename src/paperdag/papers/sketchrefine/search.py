@@ -1,0 +1,158 @@
+"""The four proof searches, all with the same proposer, checker and token budget per theorem.
+
+sketchrefine   (the paper): check open subgoals, feed the checker's errors back, edit locally (a false lemma is
+               replaced, a too-coarse step is decomposed by inserting the skipped lemmas below it, a failed unused
+               lemma is deleted), re-check only edited nodes, their dependents and the goal; repeat.
+hilbert        (Hilbert-like recursive subtree regeneration, after Varambally et al. 2025, "Hilbert: recursively
+               building formal proofs with informal reasoning"): a coarse step is decomposed recursively, but a false
+               lemma makes the sketch of the subgoal above it be regenerated with its whole subtree (the whole sketch
+               when that is the goal), discarding proved lemmas in it.
+immutable      (immutable sketches, e.g. Draft-Sketch-Prove, Jiang et al. 2023): any failure regenerates the whole
+               sketch (conditioned on all feedback so far); every subgoal is re-emitted and re-proved.
+whole_proof    (whole-proof sampling, pass@k as in DeepSeek-Prover): independent whole sketches, no feedback.
+Each search stops when the sketch is solved or when the next emission would exceed the budget, so a run at budget
+B is the prefix of the run at any larger budget: pass rate vs budget comes from one run at the largest budget.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .checker import COARSE, FALSE, Checker, unfolded
+from .proposer import Feedback, Proposer
+from .sketch import GOAL, EditableSketch
+
+METHODS = ("sketchrefine", "hilbert", "immutable", "whole_proof")
+DELETE_TOKENS = 2  # "delete s0"
+
+
+@dataclass
+class Run:
+    """The outcome of one search: tokens emitted (when solved, the tokens it took), checker calls, edit rounds,
+    proved lemmas present before an edit round and how many of them kept their proof through it (reuse)."""
+
+    sketch: EditableSketch
+    solved: bool = False
+    tokens: int = 0
+    rounds: int = 0
+    proved_before: int = 0
+    preserved: int = 0
+    edits: Counter = field(default_factory=Counter)
+
+
+@dataclass
+class Search:
+    """Shared machinery: the budget, checking pending nodes, and the reuse bookkeeping."""
+
+    proposer: Proposer
+    checker: Checker
+    budget: int
+    feedback: Feedback = field(default_factory=Feedback)
+
+    def fresh(self, feedback: Feedback) -> EditableSketch:
+        t = self.proposer.theorem
+        return EditableSketch.new(t, self.proposer.lemmas(list(t.lemma_vars), feedback), self.proposer.unused())
+
+    def pay(self, run: Run, cost: int) -> bool:
+        """Spend ``cost`` tokens if the budget allows."""
+        if run.tokens + cost > self.budget:
+            return False
+        run.tokens += cost
+        return True
+
+    def check(self, s: EditableSketch) -> None:
+        """Check every pending node; false and coarse verdicts go into the feedback."""
+        for i in s.pending():
+            node = s.nodes[i]
+            cited = {s.nodes[c].var: s.nodes[c].box for c in s.cites(i)}
+            verdict = self.checker(s.theorem, node.var, node.box, cited)
+            s.record(i, verdict)
+            if verdict.status == FALSE and i.startswith("h_"):
+                self.feedback.wrong.add(node.var)
+            elif verdict.status == COARSE:
+                self.feedback.coarse.add(node.var)
+
+    def decompose(self, s: EditableSketch, i: str, run: Run) -> list[str]:
+        """Insert lemmas on the variables a too-coarse step skipped (at least the nearest one)."""
+        node = s.nodes[i]
+        missing = [w for w in unfolded(s.theorem, node.var, {s.nodes[c].var for c in s.cites(i)}) if w != node.var]
+        if not missing:  # a single step over budget (only with wrong premises: prepare keeps theorems whose
+            run.edits["replace"] += 1  # reference steps all fit): re-emit it
+            return s.replace(i, self.proposer.lemma(node.var, self.feedback)) if i != GOAL else []
+        new = self.proposer.lemmas(missing, self.feedback) or {missing[0]: self.proposer.lemma(missing[0],
+                                                                                               self.feedback)}
+        run.edits["insert" if len(new) == 1 else "decompose"] += 1
+        return s.decompose(new)
+
+    def run(self, method: str) -> Run:
+        if method == "whole_proof":
+            return self._whole_proof()
+        s = self.fresh(self.feedback)
+        run = Run(s)
+        if not self.pay(run, s.tokens()):
+            return run
+        while True:
+            self.check(run.sketch)
+            if run.sketch.solved():
+                run.solved = True
+                return run
+            before = {i: n for i, n in run.sketch.nodes.items() if i != GOAL and run.sketch.valid(i)}
+            edit = {"sketchrefine": self._refine, "hilbert": self._hilbert, "immutable": self._immutable}[method]
+            cost = edit(run)
+            if not self.pay(run, cost):
+                return run
+            run.rounds += 1
+            self.check(run.sketch)
+            after = run.sketch.nodes
+            run.proved_before += len(before)
+            run.preserved += sum(i in after and after[i] is node and run.sketch.valid(i)
+                                 for i, node in before.items())
+
+    def _whole_proof(self) -> Run:
+        run = Run(self.fresh(Feedback()))
+        while self.pay(run, run.sketch.tokens()):
+            self.check(run.sketch)
+            if run.sketch.solved():
+                run.solved = True
+                return run
+            run.sketch = self.fresh(Feedback())
+            run.rounds += 1
+        return run
+
+    def _immutable(self, run: Run) -> int:
+        run.sketch = self.fresh(self.feedback)
+        run.edits["regenerate"] += 1
+        return run.sketch.tokens()
+
+    def _refine(self, run: Run) -> int:
+        s, emitted, deleted = run.sketch, [], 0
+        for i in s.failed():
+            node = s.nodes[i]
+            if not i.startswith("h_") and i != GOAL:
+                s.delete(i)
+                run.edits["delete"] += 1
+                deleted += 1
+            elif node.status == FALSE:
+                emitted += s.replace(i, self.proposer.lemma(node.var, self.feedback))
+                run.edits["replace"] += 1
+            else:
+                emitted += self.decompose(s, i, run)
+        return s.tokens(emitted) + DELETE_TOKENS * deleted
+
+    def _hilbert(self, run: Run) -> int:
+        s, emitted = run.sketch, []
+        failed = s.failed()
+        local = [i for i in failed if s.nodes[i].status == COARSE and (i == GOAL or i.startswith("h_"))]
+        parents = {i: s.dependents(i) for i in failed if i not in local}
+        if any(not ps or GOAL in ps for ps in parents.values()):
+            return self._immutable(run)  # a false subgoal of the goal's own sketch: regenerate the whole sketch
+        for i in local:
+            emitted += self.decompose(s, i, run)
+        for ps in parents.values():
+            region = set().union(*(s.theorem.ancestors(s.nodes[p].var) for p in ps if p in s.nodes))
+            new = self.proposer.lemmas([v for v in s.theorem.lemma_vars if v in region], self.feedback)
+            emitted = [e for e in emitted if s.nodes.get(e) is not None and s.nodes[e].var not in region]
+            emitted += s.regenerate(region, new)
+            run.edits["regenerate_subtree"] += 1
+        return s.tokens(emitted)

@@ -1,0 +1,15 @@
+"""TruDi: trust-region diffusion policies for on-policy RL with massively parallel simulation (ICML 2026 submission).
+
+Claim under test: a diffusion policy trained on-policy (PPO surrogate, GAE) with a KL trust region over the whole
+denoising chain trains stably where ratio clipping alone does not, captures multimodal action distributions, and is
+on par with Gaussian PPO on standard tasks (paper: 4 massively parallel benchmarks, 73 tasks, gains on humanoids).
+
+Methods: TruDi, the chain KL sum_t ||mu_old,t - mu_new,t||^2 / 2 sigma_t^2 <= epsilon enforced by projecting the step
+means (trust_region.py; projection layers of Otto et al. 2021, ICLR) on a DDPM-style chain policy (policies.py; Ho et
+al. 2020; DPPO, Ren et al. 2024). Baselines (ppo.py): Gaussian PPO (Schulman et al. 2017), diffusion PPO with ratio
+clipping only, and the same projection on the final denoising step only; the zero-action policy as trivial baseline.
+
+Data: procedural only (envs.py): batched torch simulators of a bimodal point-mass detour, pendulum swing-up and a
+2-link reacher, thousands of environments per step call. The prepare stage records their specs, the trivial
+policies' returns and a content hash in specs.json.
+"""

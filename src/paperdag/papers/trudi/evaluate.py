@@ -1,0 +1,43 @@
+"""Stage ``evaluate``: the across-seed summaries (analysis.py), the claims (claims.py) and the figures (plots.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from paperdag.claims import write_metrics
+from paperdag.io import read_table, save_figure, write_table
+from paperdag.stage import StageContext
+
+from .analysis import summarise
+from .claims import claims
+from .params import ENVS, Params
+from .plots import plot_detour_actions, plot_epsilon_sweep, plot_kl, plot_returns
+from .prepare import THROUGHPUT_FILE
+
+
+def evaluate(ctx: StageContext[Params], runs: list[str]) -> dict[str, float]:
+    """metrics.json, evals.parquet (every seed of every configuration) and four figures."""
+    p = ctx.params
+    evals = pa.concat_tables([read_table(ctx.input(r, "evals.parquet")) for r in runs], promote_options="default")
+    curves = pa.concat_tables([read_table(ctx.input(r, "curves.parquet")) for r in runs])
+    write_table(ctx.output("evals.parquet"), evals)
+    s = summarise(evals, curves, read_table(ctx.input("prepare", THROUGHPUT_FILE)),
+                  {"stress": p.stress_env, "sweep": p.sweep_env}, p.claims.learn_frac)
+    actions = {m: np.array(read_table(ctx.input(f"train_detour_{m}", "actions.parquet")).to_pandas())
+               for m in ("trudi", "gauss")}
+    save_figure(plot_returns(curves, ENVS), ctx.output("returns.png"))
+    save_figure(plot_kl(curves, p.stress_env, (p.lr, p.stress_lr), p.epsilon), ctx.output("kl_per_update.png"))
+    save_figure(plot_detour_actions(actions), ctx.output("detour_actions.png"))
+    save_figure(plot_epsilon_sweep(s["sweep"]), ctx.output("epsilon_sweep.png"))
+    st, det = s["stress"], s["detour"]
+    metrics = {f"stress_max_kl_{m}": st[f"max_kl_{m}"].mean for m in ("trudi", "clip", "final")}
+    metrics |= {f"stress_return_drop_{m}": st[f"drop_{m}"].mean for m in ("trudi", "clip", "final")}
+    metrics |= {f"stress_return_trudi_minus_{m}": st[f"return_diff_{m}"].mean for m in ("clip", "final")}
+    metrics |= {"detour_coverage_trudi": det["coverage_trudi"].mean,
+                "detour_coverage_gauss": det["coverage_gauss"].mean,
+                "detour_return_trudi_minus_gauss": det["return_diff"].mean}
+    metrics |= {f"{e}_return_trudi_minus_gauss": v["diff"].mean for e, v in s["par"].items()}
+    verdicts = claims(s, p.claims)
+    write_metrics(ctx.out, metrics, verdicts)
+    return {k: float(v) for k, v in metrics.items()}

@@ -1,0 +1,79 @@
+"""Parameters of trudi (its block of params.yaml). No defaults: params.yaml is the one source of values."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from paperdag.params import ParamsModel
+
+ENVS = ("detour", "pendulum", "reacher")  # the simulators of envs.py
+
+Positive = Annotated[float, Field(gt=0.0)]
+
+
+class PolicyParams(ParamsModel):
+    """Both policy classes (policies.py): same width; the Gaussian starts with std init_std, the chain's prior too."""
+
+    hidden: int = Field(ge=4, le=1024, description="width of the two hidden layers of every network")
+    steps: int = Field(ge=1, le=50, description="denoising steps K of the diffusion policy")
+    sigma_max: float = Field(gt=0.0, le=2.0, description="noise std sigma_K of the first denoising step")
+    sigma_min: float = Field(gt=0.0, le=2.0, description="noise std sigma_1 of the last denoising step")
+    init_std: float = Field(gt=0.0, le=2.0, description="Gaussian policy's initial std = the chain prior's std")
+
+
+class PPOParams(ParamsModel):
+    """The on-policy loop (ppo.py), shared by every method."""
+
+    n_envs: int = Field(ge=2, le=65536, description="parallel environments per rollout (one episode each)")
+    iterations: int = Field(ge=1, le=10000, description="rollout + update iterations per training run")
+    epochs: int = Field(ge=1, le=50, description="passes over each rollout batch")
+    minibatches: int = Field(ge=1, le=1024, description="minibatches per pass")
+    gamma: float = Field(gt=0.0, le=1.0, description="discount factor")
+    lam: float = Field(ge=0.0, le=1.0, description="GAE lambda")
+    clip: float = Field(gt=0.0, le=1.0, description="PPO ratio clipping range c (gauss, clip)")
+    tr_reg: float = Field(ge=0.0, le=100.0, description="weight alpha of the projection regression (trudi, final)")
+    max_grad_norm: float = Field(gt=0.0, description="global gradient-norm clip of every Adam step")
+    reward_scale: dict[str, Positive] = Field(description="per environment: factor on rewards for the critic")
+
+
+class ClaimParams(ParamsModel):
+    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+
+    kl_factor: float = Field(ge=1.0, description="stability: clip-only's max per-update KL must exceed TruDi's by this")
+    par_tol: float = Field(ge=0.0, le=1.0, description="on par: allowed shortfall vs Gaussian PPO, as a fraction of "
+                           "Gaussian PPO's gain over the zero-action policy")
+    min_coverage: float = Field(ge=0.0, le=0.5, description="multimodal: minority-side share of episodes to count "
+                                "as capturing both modes")
+    learn_frac: float = Field(ge=0.0, le=1.0, description="sanity: a trained policy must close this fraction of the "
+                              "gap from the zero-action return to the best method's return")
+
+
+class Params(ParamsModel):
+    """Seeds, simulators, policies, the PPO loop, the stress and epsilon-sweep settings and claim thresholds."""
+
+    seed: int = Field(ge=0, description="root of every random draw")
+    seeds: int = Field(ge=1, le=20, description="training seeds per configuration")
+    lr: float = Field(gt=0.0, le=1.0, description="Adam learning rate of every method in the main comparison")
+    epsilon: float = Field(gt=0.0, le=10.0, description="trust-region bound on the per-state KL (trudi, final)")
+    policy: PolicyParams
+    ppo: PPOParams
+    stress_env: str = Field(description="environment of the large-learning-rate stability test")
+    stress_lr: float = Field(gt=0.0, le=1.0, description="the large learning rate of the stability test")
+    sweep_env: str = Field(description="environment of the epsilon sweep")
+    sweep_epsilons: list[Positive] = Field(min_length=2, description="trust-region bounds of the epsilon sweep")
+    eval_episodes: int = Field(ge=2, le=100000, description="episodes per evaluation of a trained policy")
+    throughput_envs: list[Annotated[int, Field(ge=1)]] = Field(min_length=1, description="batch sizes timed")
+    throughput_steps: int = Field(ge=1, le=100000, description="step calls per throughput measurement")
+    claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _design(self) -> Params:
+        if {self.stress_env, self.sweep_env} - set(ENVS) or set(self.ppo.reward_scale) != set(ENVS):
+            raise ValueError(f"stress_env, sweep_env and reward_scale keys must be among {ENVS}")
+        if self.policy.sigma_min > self.policy.sigma_max:
+            raise ValueError("policy.sigma_min must not exceed policy.sigma_max")
+        if sorted(self.sweep_epsilons) != self.sweep_epsilons:
+            raise ValueError("sweep_epsilons must be increasing")
+        return self

@@ -1,0 +1,34 @@
+"""The trudi DAG: prepare -> train_* (method x simulator x setting, fanned out) -> evaluate."""
+
+from paperdag.dag import Pipeline, Resources, Stage
+
+from .params import ENVS, Params
+
+TRAIN_PARAMS = ("seeds", "lr", "epsilon", "policy", "ppo", "stress_env", "stress_lr", "sweep_env", "sweep_epsilons",
+                "eval_episodes")
+TRAIN_OUT = ("curves.parquet", "evals.parquet", "actions.parquet", "weights.safetensors")
+GPU = Resources(cpus=1, gpus=0.25)
+RUNS = {  # stage name -> train args
+    **{f"train_{env}_{m}": {"method": m, "setting": "main", "env": env} for env in ENVS for m in ("trudi", "gauss")},
+    **{f"{setting}_{m}": {"method": m, "setting": setting}
+       for setting in ("base", "stress") for m in ("clip", "final")},
+    "stress_trudi": {"method": "trudi", "setting": "stress"},
+    "sweep_trudi": {"method": "trudi", "setting": "sweep"},
+}
+PLOTS = ("returns.png", "kl_per_update.png", "detour_actions.png", "epsilon_sweep.png")
+
+PIPELINE = Pipeline(
+    slug="trudi",
+    title="TruDi: trust-region diffusion policies for on-policy RL in batched simulators",
+    headline=("detour_coverage_trudi", "detour_coverage_gauss", "stress_max_kl_clip", "stress_max_kl_trudi"),
+    params_model=Params,
+    stages=(
+        Stage("prepare", "prepare", "prepare:prepare", params=("eval_episodes", "throughput_envs", "throughput_steps"),
+              outputs=("specs.json", "throughput.parquet")),
+        *(Stage(name, "train", "train:train", upstream=("prepare",), params=TRAIN_PARAMS, outputs=TRAIN_OUT, args=args,
+                resources=GPU) for name, args in RUNS.items()),
+        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *RUNS),
+              params=("lr", "epsilon", "stress_env", "stress_lr", "sweep_env", "claims"),
+              outputs=("metrics.json", "evals.parquet", *PLOTS), plots=PLOTS, args={"runs": list(RUNS)}),
+    ),
+)

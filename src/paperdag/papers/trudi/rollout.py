@@ -1,0 +1,82 @@
+"""Rollouts of a policy in a batched simulator, generalised advantage estimation, and evaluation.
+
+GAE (Schulman et al. 2016): delta_t = r_t + gamma V(s_{t+1}) - V(s_t), A_t = sum_l (gamma lambda)^l delta_{t+l},
+returns R_t = A_t + V(s_t); the fixed horizon is a time limit, so the last state is bootstrapped with V(s_H).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .envs import SPECS, make_env
+from .policies import DiffusionPolicy, GaussianPolicy
+
+Policy = DiffusionPolicy | GaussianPolicy
+
+
+@torch.no_grad()
+def rollout(env_name: str, n: int, policy: Policy, value: nn.Module, gen: torch.Generator, device: str,
+            reward_scale: float) -> dict[str, torch.Tensor]:
+    """One episode in each of n environments: obs [H, n, d], chains [H, n, K + 1, A], scaled rewards [H, n], values
+    [H + 1, n] and the unscaled episode return per environment."""
+    env = make_env(env_name, n, device)
+    obs, rows = env.reset(gen), []
+    for _ in range(SPECS[env_name].horizon):
+        chain = policy.sample(obs, gen)
+        nxt, reward = env.step(chain[:, -1])
+        rows.append((obs, chain, reward, value(obs).squeeze(-1)))
+        obs = nxt
+    o, c, r, v = (torch.stack(x) for x in zip(*rows, strict=True))
+    return {"obs": o, "chain": c, "reward": r * reward_scale, "value": torch.cat([v, value(obs).T]),
+            "episode_return": r.sum(0)}
+
+
+def gae(reward: torch.Tensor, value: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(A, R) of the module docstring for rewards [H, n] and values [H + 1, n]."""
+    delta = reward + gamma * value[1:] - value[:-1]
+    adv, running = torch.zeros_like(reward), torch.zeros_like(reward[0])
+    for t in reversed(range(len(reward))):
+        running = delta[t] + gamma * lam * running
+        adv[t] = running
+    return adv, adv + value[:-1]
+
+
+@torch.no_grad()
+def episode_returns(env_name: str, n: int, policy: Policy, gen: torch.Generator, device: str,
+                    deterministic: bool) -> torch.Tensor:
+    """Undiscounted return of n episodes with stochastic or deterministic (noise-free chain / mean) sampling."""
+    env = make_env(env_name, n, device)
+    obs, total = env.reset(gen), torch.zeros(n, device=device)
+    for _ in range(SPECS[env_name].horizon):
+        obs, reward = env.step(policy.sample(obs, gen, deterministic)[:, -1])
+        total += reward
+    return total
+
+
+@torch.no_grad()
+def constant_action_returns(env_name: str, n: int, gen: torch.Generator, device: str, action: float | None) -> float:
+    """Mean return of a trivial policy: the zero action (``action`` = 0) or uniform random actions (None)."""
+    env = make_env(env_name, n, device)
+    act_dim, total = SPECS[env_name].act_dim, torch.zeros(n, device=device)
+    env.reset(gen)
+    for _ in range(SPECS[env_name].horizon):
+        a = (torch.rand(n, act_dim, generator=gen, device=device) * 2 - 1 if action is None
+             else torch.full((n, act_dim), action, device=device))
+        total += env.step(a)[1]
+    return float(total.mean())
+
+
+@torch.no_grad()
+def detour_sides(policy: Policy, n: int, gen: torch.Generator, device: str,
+                 deterministic: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """From the symmetric start (0, -1): (first actions [n, 2], mean x over the episode [n], return [n])."""
+    env = make_env("detour", n, device)
+    obs, xs, total, first = env.reset(gen, jitter=0.0), [], torch.zeros(n, device=device), None
+    for _ in range(SPECS["detour"].horizon):
+        a = policy.sample(obs, gen, deterministic)[:, -1]
+        first = a.clamp(-1, 1) if first is None else first
+        obs, reward = env.step(a)
+        xs.append(obs[:, 0])
+        total += reward
+    return first, torch.stack(xs).mean(0), total

@@ -1,0 +1,237 @@
+"""a2rbench science against independent oracles (brute force over small domains, itertools enumeration, closed
+forms), and the benchmark artifacts of the smoke run. The platform contract is checked by
+tests/test_paper_contract.py."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from paperdag.io import read_table, write_table
+from paperdag.papers.a2rbench.arrays import on_device, to_numpy
+from paperdag.papers.a2rbench.analysis import information_bits, within_rule_rho
+from paperdag.papers.a2rbench.certificate import certify, count_consistent, exhaustive_grids
+from paperdag.papers.a2rbench.claims import Measured, claims
+from paperdag.papers.a2rbench.llm import parse_grid, prompt
+from paperdag.papers.a2rbench.params import ClaimParams
+from paperdag.papers.a2rbench.primitives import DIMS, names, registry
+from paperdag.papers.a2rbench.programs import decode, enumerate_levels, inverse, run
+from paperdag.papers.a2rbench.recheck import reverify
+from paperdag.papers.a2rbench.solvers import correct, relabelings, solve
+from paperdag.papers.a2rbench.tasks import Task, from_row, make_task, remap
+
+SLUG, K = "a2rbench", 8
+SHAPES = {1: [(5,), (8,)], 2: [(3, 4), (4, 4)], 3: [(2, 3, 4), (3, 3, 3)]}
+
+
+def _task(dim: int, program: tuple[str, ...], demos: np.ndarray, query: np.ndarray) -> Task:
+    prims = registry(dim, K)
+    return Task("t", 0, dim, "original", "t", program, tuple(inverse(program, prims)), False, K, demos,
+                run(program, demos, prims), query, run(program, query, prims))
+
+
+def _certify(task: Task, seed: int = 0) -> object:
+    rand = np.random.default_rng(seed).integers(0, K, size=(16, *task.query.shape)).astype(np.int16)
+    return certify(task, registry(task.dim, K), names(task.dim, K), 3, exhaustive_grids(task.dim, K), rand, "cpu")
+
+
+@pytest.mark.parametrize("dim", DIMS)
+def test_every_primitive_inverse_round_trips_and_is_a_bijection(dim):
+    """f^-1(f(x)) = x on random grids of several shapes; f is injective on every 4-cell grid (all K^4 distinct)."""
+    rng = np.random.default_rng(dim)
+    prims = registry(dim, K)
+    small = exhaustive_grids(dim, K)
+    for name in names(dim, K):
+        f, g = prims[name].fn, prims[prims[name].inverse].fn
+        for shape in SHAPES[dim]:
+            x = rng.integers(0, K, size=(20, *shape)).astype(np.int16)
+            assert np.array_equal(g(f(x)), x), (name, shape)
+        assert len(np.unique(f(small).reshape(len(small), -1), axis=0)) == len(small), name
+
+
+@pytest.mark.parametrize("dim", DIMS)
+def test_lossy_primitives_collide_and_the_cycle_check_rejects_them(dim):
+    """Each lossy primitive maps two distinct 4-cell grids to one (brute force), and a task built on it fails the
+    full cycle check while passing the forward check."""
+    prims, small = registry(dim, K), exhaustive_grids(dim, K)
+    rng = np.random.default_rng(0)
+    for name in names(dim, K, ("lossy",)):
+        assert len(np.unique(prims[name].fn(small).reshape(len(small), -1), axis=0)) < len(small), name
+        xs = rng.integers(0, K, size=(4, *SHAPES[dim][0])).astype(np.int16)
+        cert = _certify(_task(dim, ("rev" if dim == 1 else "flip_lr" if dim == 2 else "flip0", name), xs[:3], xs[3]))
+        assert cert.forward and not cert.cycle and not cert.accepted, name
+
+
+def test_single_sample_check_is_fooled_where_the_full_check_is_not():
+    """sort with a sorted first demo: g(f(x_0)) = x_0 holds on that sample only."""
+    demos = np.array([[0, 1, 1, 3, 5, 6, 7, 7], [3, 1, 4, 1, 5, 0, 2, 6], [7, 6, 5, 4, 3, 2, 1, 0]], dtype=np.int16)
+    cert = _certify(_task(1, ("sort",), demos, np.array([2, 7, 1, 0, 0, 3, 5, 4], dtype=np.int16)))
+    assert cert.single and cert.forward and not cert.cycle and not cert.accepted
+
+
+def test_enumeration_matches_itertools_and_breadth_first_order():
+    """The vectorised levels hold exactly the programs of itertools.product per depth, with the right outputs,
+    and Level.index numbers them in itertools' (breadth-first, lexicographic) order."""
+    prims, search = registry(2, K), names(2, K)
+    x = np.random.default_rng(1).integers(0, K, size=(2, 2, 3)).astype(np.int16)
+    seen = {}
+    for lv in enumerate_levels(x, search, prims, 2):
+        for row, out, idx in zip(lv.programs, lv.outputs, lv.index(len(search))):
+            seen[decode(row, search)] = (out, int(idx))
+    oracle = [p for d in range(3) for p in itertools.product(search, repeat=d)]
+    assert set(seen) == set(oracle) and len(seen) == len(oracle)
+    for i, prog in enumerate(oracle):
+        out, idx = seen[prog]
+        assert idx == i and np.array_equal(out, run(prog, x, prims))
+
+
+def test_a_known_ambiguous_task_is_rejected_and_a_clear_one_accepted():
+    """Palindromic demos cannot tell 'caesar_up' from 'rev, caesar_up'; a generic query then has two answers."""
+    pal = np.array([[1, 2, 3, 4, 4, 3, 2, 1], [0, 5, 6, 7, 7, 6, 5, 0], [2, 2, 1, 0, 0, 1, 2, 2]], dtype=np.int16)
+    query = np.array([0, 1, 2, 3, 4, 5, 6, 7], dtype=np.int16)
+    ambiguous = _certify(_task(1, ("rev", "caesar_up"), pal, query))
+    assert ambiguous.cycle and ambiguous.answers >= 2 and not ambiguous.unique and not ambiguous.accepted
+    generic = np.array([[0, 1, 2, 3, 4, 5, 6, 7], [7, 3, 0, 0, 1, 6, 2, 5], [4, 4, 2, 7, 1, 0, 3, 6]], dtype=np.int16)
+    clear = _certify(_task(1, ("rev", "caesar_up"), generic, np.array([1, 1, 0, 2, 6, 5, 3, 3], dtype=np.int16)))
+    assert clear.cycle and clear.unique and clear.accepted and clear.consistent >= 1
+
+
+def test_consistent_count_matches_brute_force():
+    rng = np.random.default_rng(3)
+    task = make_task(rng, "t", 0, 1, ("swap", "atbash"), registry(1, K), (6,), K, 2, 2)
+    prims, search = registry(1, K), names(1, K)
+    brute = sum(np.array_equal(run(p, task.demos_in, prims), task.demos_out)
+                for d in range(4) for p in itertools.product(search, repeat=d))
+    assert count_consistent(task, prims, search, 3, "cpu") == brute
+
+
+def test_relabelings_against_brute_force():
+    outputs = np.array([[[0, 1, 1, 2]], [[0, 1, 2, 2]], [[3, 3, 3, 3]]], dtype=np.int16)
+    ok, table = relabelings(outputs, np.array([[5, 4, 4, 0]]), K)
+    assert ok.tolist() == [True, False, False]
+    assert table[0, :3].tolist() == [5, 4, 0] and (table[0, 3:] == -1).all()
+
+
+def test_remapping_breaks_symbolic_search_but_not_relabel_search():
+    """A Caesar rule under a non-commuting renaming leaves the DSL (search fails); a structural rule survives; the
+    relabel search solves both."""
+    rng = np.random.default_rng(4)
+    prims, full, structural = registry(2, K), names(2, K), names(2, K, ("structural",))
+    perm = np.array([3, 0, 6, 1, 7, 2, 5, 4])
+    for program, survives in ((("rot90", "caesar_up"), False), (("rot90", "flip_lr"), True)):
+        task = make_task(rng, "t", 0, 2, program, prims, (3, 4), K, K, 3)
+        p1 = remap(task, perm)
+        for t, expect in ((task, True), (p1, survives)):
+            assert correct(solve(t, "search", prims, full, structural, 3, 10_000, K, "cpu")[0], t) == expect, program
+            assert correct(solve(t, "search_relabel", prims, full, structural, 3, 10_000, K, "cpu")[0], t), program
+
+
+def test_search_budget_counts_programs_in_breadth_first_order():
+    task = make_task(np.random.default_rng(5), "t", 0, 1, ("shl", "weave", "atbash"), registry(1, K), (8,), K, K, 3)
+    prims, full, structural = registry(1, K), names(1, K), names(1, K, ("structural",))
+    answer, cost = solve(task, "search", prims, full, structural, 3, 10_000, K, "cpu")
+    assert correct(answer, task) and 1 + 9 + 81 < cost <= 1 + 9 + 81 + 729
+    assert solve(task, "search", prims, full, structural, 3, cost - 1, K, "cpu")[0] is None
+
+
+def test_information_bits_closed_form_and_within_rule_rho():
+    assert information_bits(np.array([[0, 1, 2, 3, 0, 1, 2, 3]])) == pytest.approx(16.0)
+    assert information_bits(np.zeros((2, 3, 3))) == 0.0
+    rule = np.array([0, 0, 0, 1, 1, 1])
+    bits = np.array([1.0, 2.0, 3.0, 10.0, 11.0, 12.0])
+    counts = np.array([9, 5, 2, 90, 50, 20])
+    assert within_rule_rho(bits, counts, rule) < -0.9 and within_rule_rho(bits, counts[::-1], rule) > 0.9
+
+
+def _measured(**change: object) -> Measured:
+    ones, good = np.ones(4), np.array([0.9, 0.95, 0.92, 0.97])
+    base = dict(acceptance={"forward": {"lossy": 1.0, "invertible": 1.0}, "single": {"lossy": 0.2, "invertible": 1.0},
+                            "cycle": {"lossy": 0.0, "invertible": 1.0}},
+                rechecked=100, recheck_failed=0, ambiguous_rejected=10, rho=np.array([-0.2, -0.3, -0.25, -0.2]),
+                rho_pooled=np.array([-0.1, -0.2, -0.1, -0.2]), ladder_gmean={"1d": {2: 7.0, 8: 6.5}},
+                acc={"search": {"P0": good, "P1": good - 0.3}, "search_relabel": {"P0": good, "P1": good},
+                     "identity": {"P0": 0 * ones, "P1": 0 * ones}},
+                acc_dim={1: ones, 2: good, 3: good - 0.2})
+    return Measured(**(base | change))
+
+
+def test_claims_hold_and_fail_with_the_numbers():
+    p = ClaimParams(confidence=0.95, min_drop=0.0)
+    assert all(c.holds for c in claims(_measured(), p))
+    bad = _measured(acceptance={"forward": {"lossy": 1.0, "invertible": 1.0},
+                                "single": {"lossy": 0.0, "invertible": 1.0},
+                                "cycle": {"lossy": 0.1, "invertible": 1.0}},
+                    recheck_failed=1, rho=np.array([0.1, -0.1, 0.2, 0.0]), rho_pooled=np.array([0.1, -0.1, 0.2, 0.0]),
+                    acc={"search": {"P0": np.array([0.9, 0.5, 0.9, 0.6]), "P1": np.array([0.5, 0.9, 0.6, 0.9])},
+                         "search_relabel": {"P0": np.ones(4), "P1": np.ones(4)},
+                         "identity": {"P0": np.array([0.9, 0.5, 0.9, 0.6]), "P1": np.zeros(4)}},
+                    acc_dim={1: np.ones(4), 2: np.ones(4), 3: np.ones(4)})
+    assert not any(c.holds for c in claims(bad, p))
+
+
+def test_exported_benchmark_reloads_and_reverifies(smoke_runs, tmp_path):
+    """benchmark.parquet round-trips to tasks whose rule gives the stored answer; the JSONL has the same tasks;
+    ``paperdag verify`` accepts the verify folder and refutes it once one stored answer is altered."""
+    runs = smoke_runs(SLUG)
+    rows = read_table(runs["export"] / "benchmark.parquet").to_pylist()
+    lines = [json.loads(x) for x in (runs["export"] / "benchmark.jsonl").read_text().splitlines()]
+    assert rows and [r["task_id"] for r in rows] == [x["task_id"] for x in lines]
+    for row, line in zip(rows, lines):
+        task = from_row(row)
+        assert np.array_equal(run(task.program, task.query, registry(task.dim, K)), task.answer)
+        assert line["answer"] == task.answer.tolist() and line["certificate"]["unique"]
+    ok, message = reverify(runs["verify"])
+    assert ok, message
+    table = read_table(runs["verify"] / "certificates.parquet").to_pylist()
+    first = next(i for i, r in enumerate(table) if r["accepted"])
+    wrong = from_row(table[first])
+    table[first]["answer"] = json.dumps(((wrong.answer + 1) % K).tolist())
+    write_table(tmp_path / "certificates.parquet", pa.Table.from_pylist(table))
+    assert not reverify(tmp_path)[0]
+
+
+def test_smoke_metrics_are_sane(smoke_runs):
+    """The pipeline learned its task: search beats copying the query, nothing fails re-checking."""
+    metrics = smoke_runs(SLUG).metrics()["metrics"]
+    assert metrics["acc_search_P0"] > metrics["acc_identity_P0"] + 0.5
+    assert metrics["recheck_failed"] == 0 and metrics["accept_cycle_lossy"] == 0.0
+    assert metrics["tasks_exported"] < metrics["tasks_generated"]
+
+
+def test_llm_prompt_and_answer_parsing_offline():
+    """The optional LLM solver's text side (no request is made): the prompt shows every grid, and the last
+    well-formed integer array of a reply is the answer."""
+    task = make_task(np.random.default_rng(6), "t", 0, 2, ("transpose",), registry(2, K), (2, 3), K, 4, 2)
+    text = prompt(task)
+    assert json.dumps(task.query.tolist()) in text and text.count("output:") == 2
+    reply = f"Thinking [1, 2] ... answer: {json.dumps(task.answer.tolist())}"
+    assert parse_grid(reply).tolist() == task.answer.tolist()
+    assert parse_grid("no grid here [[1, 2], [3]]") is None
+
+
+@pytest.mark.parametrize("dim", DIMS)
+def test_torch_path_matches_numpy(dim):
+    """The GPU code path (torch tensors; here on the CPU) gives the same certificate, consistent counts and solver
+    answers as numpy, for every primitive (lossy included) and the enumeration."""
+    rng = np.random.default_rng(7)
+    prims = registry(dim, K)
+    x = rng.integers(0, K, size=(5, *SHAPES[dim][0])).astype(np.int16)
+    for name, prim in prims.items():
+        assert np.array_equal(to_numpy(prim.fn(on_device(x, "torch:cpu"))), prim.fn(x)), name
+    task = make_task(rng, "t", 0, dim, tuple(names(dim, K)[:2]), prims, SHAPES[dim][0], K, 3, 3)
+    for device in ("cpu", "torch:cpu"):
+        assert _certify_on(task, device) == _certify_on(task, "cpu")
+        for solver in ("search", "search_relabel"):
+            got = solve(task, solver, prims, names(dim, K), names(dim, K, ("structural",)), 3, 500, K, device)
+            ref = solve(task, solver, prims, names(dim, K), names(dim, K, ("structural",)), 3, 500, K, "cpu")
+            assert got[1] == ref[1] and (got[0] is None) == (ref[0] is None), solver
+            assert got[0] is None or np.array_equal(got[0], ref[0])
+
+
+def _certify_on(task: Task, device: str) -> object:
+    rand = np.random.default_rng(0).integers(0, K, size=(16, *task.query.shape)).astype(np.int16)
+    return certify(task, registry(task.dim, K), names(task.dim, K), 3, exhaustive_grids(task.dim, K), rand, device)

@@ -1,0 +1,164 @@
+"""dune science against independent oracles (scikit-image's SSIM/PSNR, Pillow's grayscale, brute force). The platform
+contract (imports, params, smoke run, claims file) is checked for every paper by tests/test_paper_contract.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from skimage.metrics import peak_signal_noise_ratio, structural_similarity
+
+from paperdag.io import load_tensors, read_table
+from paperdag.papers.dune.attacks import ensemble_loss, pgd, project
+from paperdag.papers.dune.baselines import one_pixel_shortcut, ops_pixels, synthetic_noise
+from paperdag.papers.dune.budget import check
+from paperdag.papers.dune.claims import claims
+from paperdag.papers.dune.colour import apply_offsets, shrink_to_budget
+from paperdag.papers.dune.defenses import DEFENSES, grayscale
+from paperdag.papers.dune.labels import shift_labels
+from paperdag.papers.dune.network import ConvNet, accuracy, train_classifier
+from paperdag.papers.dune.params import ClaimParams
+from paperdag.papers.dune.quality import psnr, ssim
+
+SLUG = "dune"
+EPS = 8 / 255
+
+
+def _images(n: int, seed: int = 0) -> torch.Tensor:
+    return torch.rand(n, 3, 14, 14, generator=torch.Generator().manual_seed(seed))
+
+
+def test_label_shift_is_a_bijection_without_fixed_points():
+    y = torch.arange(10)
+    for s in range(1, 10):
+        shifted = shift_labels(y, s, 10)
+        assert sorted(shifted.tolist()) == list(range(10)) and not (shifted == y).any()
+        assert torch.equal(shift_labels(shifted, 10 - s, 10), y)  # the inverse shift undoes it
+
+
+def test_projection_is_the_closest_point_of_the_box():
+    """Brute force: the projection is within the eps ball and [0, 1], and no random feasible point is closer."""
+    x, far = _images(4), 3 * torch.randn(4, 3, 14, 14)
+    proj = project(far, x, EPS)
+    assert ((proj - x).abs() <= EPS + 1e-7).all() and proj.min() >= 0 and proj.max() <= 1
+    for seed in range(20):
+        cand = project(x + EPS * (2 * _images(4, seed + 1) - 1), x, EPS)
+        assert (((cand - far) ** 2).flatten(1).sum(1) >= ((proj - far) ** 2).flatten(1).sum(1) - 1e-6).all()
+
+
+def test_pgd_lowers_the_ensemble_loss_toward_shifted_labels_within_budget():
+    torch.manual_seed(0)
+    x, y = _images(64), torch.randint(0, 10, (64,), generator=torch.Generator().manual_seed(1))
+    models = [ConvNet(3, 14, 8, 10).eval() for _ in range(2)]
+    target = shift_labels(y, 1, 10)
+    x_adv = pgd(models, x, target, EPS, EPS / 4, 10, minimise=True, generator=torch.Generator().manual_seed(2))
+    assert ((x_adv - x).abs() <= EPS + 1e-7).all()
+    rand = project(x + EPS * (2 * _images(64, 9) - 1).sign(), x, EPS)
+    x_max = pgd(models, x, target, EPS, EPS / 4, 10, minimise=False, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        loss = ensemble_loss(models, x_adv, target)
+        assert loss < ensemble_loss(models, x, target) - 0.01 and loss < ensemble_loss(models, rand, target) - 0.01
+        assert ensemble_loss(models, x_max, target) > ensemble_loss(models, x, target)
+
+
+def test_quality_measures_match_scikit_image():
+    x = _images(3).double()
+    x_new = (x + 0.08 * torch.randn(3, 3, 14, 14, generator=torch.Generator().manual_seed(3))).clamp(0, 1)
+    for i in range(3):
+        a, b = x[i].numpy(), x_new[i].numpy()
+        assert abs(float(ssim(x, x_new)[i]) - structural_similarity(a, b, channel_axis=0, data_range=1.0)) < 1e-9
+        assert abs(float(psnr(x, x_new)[i]) - peak_signal_noise_ratio(a, b, data_range=1.0)) < 1e-9
+
+
+def test_colour_offsets_are_shrunk_into_the_quality_budget_on_every_image():
+    x, c = _images(30) * 0.5, torch.tensor([0.3, -0.3, 0.2])
+    shrunk = shrink_to_budget(x, c, 24.0, 0.9)
+    moved = apply_offsets(x, torch.zeros(30, dtype=torch.long), shrunk[None])
+    assert (psnr(x, moved) >= 24.0).all() and (ssim(x, moved) >= 0.9).all()
+    assert torch.allclose(shrunk / shrunk.norm(), c / c.norm()) and shrunk.norm() < c.norm()
+
+
+def test_budget_check_accepts_valid_and_rejects_oversized_perturbations():
+    x = _images(10)
+    ok = project(x + 0.5 * torch.randn_like(x), x, EPS)
+    assert check("spatial", x, ok, None, EPS, 24.0, 0.9)["ok"] == 1.0
+    bad = ok.clone()
+    bad[7, 1, 3, 3] = (x[7, 1, 3, 3] + 2 * EPS).clamp(max=1.0) if x[7, 1, 3, 3] < 0.5 else x[7, 1, 3, 3] - 2 * EPS
+    assert check("spatial", x, bad, None, EPS, 24.0, 0.9)["ok"] == 0.0
+    two = x.clone()
+    two[0, :, 0, 0], two[0, :, 5, 5] = 1 - two[0, :, 0, 0], 1 - two[0, :, 5, 5]
+    assert check("ops", x, two, None, EPS, 24.0, 0.9)["ok"] == 0.0
+    loud = apply_offsets(x, torch.zeros(10, dtype=torch.long), torch.tensor([[0.3, 0.3, 0.3]]))
+    assert check("colour", x, loud, loud, EPS, 24.0, 0.9)["ok"] == 0.0
+
+
+def test_ops_search_matches_brute_force_and_changes_one_pixel():
+    """The OPS criterion mean / (std + 1e-3) of ||x(p) - v||_1 by explicit loops over pixels and corner colours."""
+    x = torch.rand(12, 3, 4, 4, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    x[:6, :, 1, 2] = 0.97  # class 0 is nearly constant white at (1, 2): black there is its shortcut
+    y = torch.tensor([0] * 6 + [1] * 6)
+    pixels, colours = ops_pixels(x, y, 2)
+    for k in range(2):
+        best = max(((p, v) for p in range(16) for v in range(8)), key=lambda pv: _ops_score(x[y == k], *pv))
+        corner = torch.tensor([(best[1] >> b) & 1 for b in range(3)], dtype=x.dtype)
+        assert int(pixels[k]) == best[0] and torch.equal(colours[k], corner)
+    assert int(pixels[0]) == 1 * 4 + 2 and torch.equal(colours[0], torch.zeros(3, dtype=x.dtype))
+    out = one_pixel_shortcut(x, y, pixels, colours)
+    assert int(((out - x).abs().amax(1) > 0).flatten(1).sum(1).max()) == 1
+
+
+def _ops_score(xk: torch.Tensor, pixel: int, corner: int) -> float:
+    v = np.array([(corner >> b) & 1 for b in range(3)], dtype=float)
+    d = [np.abs(img.flatten(1)[:, pixel].numpy() - v).sum() for img in xk]
+    return float(np.mean(d) / (np.std(d, ddof=1) + 1e-3))
+
+
+def test_synthetic_noise_is_linearly_separable_and_within_budget():
+    x = torch.full((200, 3, 14, 14), 0.5)
+    y = torch.arange(200) % 10
+    out = synthetic_noise(x, y, 10, EPS, 4, 0.3, torch.Generator().manual_seed(0))
+    assert ((out - x).abs() <= EPS + 1e-7).all()
+    centroids = torch.stack([(out - x)[y == k].flatten(1).mean(0) for k in range(10)])
+    nearest = ((out - x).flatten(1) @ centroids.T - 0.5 * (centroids**2).sum(1)).argmax(1)
+    assert (nearest == y).float().mean() == 1.0
+
+
+def test_grayscale_matches_pillow_luma():
+    x = _images(2)
+    rgb = (x[0].permute(1, 2, 0).numpy() * 255).round().astype(np.uint8)
+    luma = np.asarray(Image.fromarray(rgb).convert("L"), dtype=float)
+    ours = grayscale(torch.as_tensor(rgb / 255.0).permute(2, 0, 1)[None])[0] * 255
+    assert np.abs(ours[0].numpy() - luma).max() <= 0.51 and torch.equal(ours[0], ours[2])
+
+
+def test_classifier_learns_a_separable_task():
+    x = _images(120)
+    y = (x[:, 0].mean((1, 2)) > x[:, 2].mean((1, 2))).long()
+    torch.manual_seed(0)
+    model = train_classifier(ConvNet(3, 14, 8, 2), x, y, 10, 20, 0.01, torch.Generator().manual_seed(0))
+    assert accuracy(model, x, y) > 0.9
+
+
+def test_claims_fail_when_dune_is_learnable_and_not_the_strongest():
+    defenses = list(DEFENSES)
+    schemes = ["clean", "random", "em", "spatial", "colour", "dune"]
+    acc = {(s, d): np.array([0.9, 0.92, 0.91]) for s in schemes for d in defenses}
+    acc |= {("em", d): np.array([0.1, 0.12, 0.11]) for d in defenses}
+    verdicts = {c.id: c.holds for c in claims(acc, schemes, defenses, {"dune": False}, 0.05,
+                                              ClaimParams(unlearn_frac=0.5, recover_gap=0.15, cover_tol=0.05,
+                                                          sanity_min=0.8))}
+    assert not any(v for k, v in verdicts.items() if k != "branches_cover_each_other"), verdicts
+
+
+@pytest.mark.slow
+def test_smoke_pipeline_end_to_end(smoke_runs):
+    runs = smoke_runs(SLUG)
+    budget = read_table(runs["verify"] / "budget.parquet").to_pylist()
+    assert {r["scheme"] for r in budget} == {"random", "synthetic", "ops", "em", "spatial", "colour", "dune"}
+    assert all(r["ok"] for r in budget)
+    victims = read_table(runs["evaluate"] / "accuracy.parquet")
+    assert victims.num_rows == 8 * len(DEFENSES) * 2
+    dune = load_tensors(runs["perturb_dune"] / "perturbed.safetensors")
+    assert ((dune["x"] - dune["x_colour"]).abs().max() <= EPS + 1e-6)
+    assert {c["id"] for c in runs.metrics()["claims"]} >= {"unlearnable", "lowest_average_under_defenses"}

@@ -1,0 +1,158 @@
+"""miro science against independent oracles (scipy, closed forms, hand-made images); the smoke run through the
+platform. The platform contract (imports, params, smoke run, claims file) is checked by tests/test_paper_contract.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy import ndimage, stats
+
+from paperdag.io import read_table
+from paperdag.papers.miro import rewards as R
+from paperdag.papers.miro.analysis import is_monotone
+from paperdag.papers.miro.claims import claims
+from paperdag.papers.miro.evaluation import steps_to_reach
+from paperdag.papers.miro.flow import T_MIN, Condition, VelocityNet, fm_loss, guided_velocity, sample, velocity
+from paperdag.papers.miro.methods import method
+from paperdag.papers.miro.params import ClaimParams
+from paperdag.papers.miro.scenes import BACKGROUND, COLOURS, Corruption, canonical, corrupt, mismatch, render
+
+SLUG = "miro"
+CAPTION = np.array([[1, 2, 1, 3, 1]])  # a red square left of a blue circle
+
+
+def _scene(tokens: np.ndarray = CAPTION, seed: int = 0) -> torch.Tensor:
+    return torch.as_tensor(render(tokens, np.random.default_rng(seed)), dtype=torch.float32)
+
+
+def test_render_places_objects_as_the_caption_says() -> None:
+    x = _scene()[0].numpy()
+    red = np.argwhere(np.all(np.isclose(x.transpose(1, 2, 0), COLOURS["red"]), -1))
+    blue = np.argwhere(np.all(np.isclose(x.transpose(1, 2, 0), COLOURS["blue"]), -1))
+    assert len(red) > 10 and len(blue) > 10 and red[:, 1].mean() < blue[:, 1].mean()
+    below = np.array([[1, 2, 4, 3, 1]])  # red square below blue circle: blue is first (top) in canonical order
+    assert canonical(below).tolist() == [[1, 2, 0, 0, 1]]
+
+
+def test_mismatch_changes_exactly_one_attribute_and_keeps_colours_distinct() -> None:
+    rng = np.random.default_rng(0)
+    tokens = np.repeat(CAPTION, 200, 0)
+    wrong = mismatch(tokens, rng)
+    assert ((wrong != tokens).sum(1) == 1).all() and (wrong[:, 0] != wrong[:, 3]).all()
+
+
+def test_sharpness_and_noise_match_scipy_laplacian_and_rank_corruptions() -> None:
+    x = _scene()
+    lap = ndimage.laplace(x[0].mean(0).numpy().astype(np.float64))[1:-1, 1:-1]
+    assert np.isclose(R.sharpness(x).item(), lap.var(ddof=1), rtol=1e-5)
+    assert np.isclose(R.noise(x).item(), -np.median(np.abs(lap)), atol=1e-7) and R.noise(x).item() == 0.0
+    spec = Corruption({"mismatch": 0.0, "blur": 1.0, "noise": 0.0, "dull": 0.0}, 1.0, 0.1, 0.5, 0.4)
+    blurred = torch.as_tensor(corrupt(x.numpy(), CAPTION, spec, np.random.default_rng(0))[0])
+    noisy = (x + 0.1 * torch.randn(x.shape, generator=torch.Generator().manual_seed(0))).clamp(0, 1)
+    assert R.sharpness(blurred) < 0.5 * R.sharpness(x) and R.noise(noisy) < -0.05
+
+
+def test_aesthetic_is_contrast_plus_saturation() -> None:
+    grey = torch.full((1, 3, 16, 16), 0.5)
+    assert R.aesthetic(grey).item() == 0.0
+    x = _scene()
+    y = x[0].mean(0).numpy()
+    oracle = y.std(ddof=1) + (x[0].numpy().max(0) - x[0].numpy().min(0)).mean()
+    assert np.isclose(R.aesthetic(x).item(), oracle, rtol=1e-5)
+    spec = Corruption({"mismatch": 0.0, "blur": 0.0, "noise": 0.0, "dull": 1.0}, 1.0, 0.1, 0.5, 0.4)
+    dull = torch.as_tensor(corrupt(x.numpy(), CAPTION, spec, np.random.default_rng(0))[0])
+    assert R.aesthetic(dull) < 0.6 * R.aesthetic(x)
+
+
+def test_composition_checker_on_hand_made_scenes() -> None:
+    x = _scene()
+    swapped = CAPTION.copy()
+    swapped[0, 2] = 2  # "right of": both colours present, the order is wrong
+    other = CAPTION.copy()
+    other[0, 0] = 4  # a yellow square: absent
+    blank = torch.full((1, 3, 16, 16), BACKGROUND)
+    got = [R.composition(img, t, 4).item() for img, t in ((x, CAPTION), (x, swapped), (x, other), (blank, CAPTION))]
+    assert np.allclose(got, [1.0, 2 / 3, 1 / 3, 0.0])
+
+
+def test_quantile_bins_are_monotone_and_span_zero_to_one() -> None:
+    v = np.round(np.random.default_rng(0).gamma(1.0, size=500), 1)  # many ties
+    v[:300] = 0.0  # a mass at the minimum collapses bins
+    edges = R.bin_edges(v, 5)
+    order = np.argsort(v, kind="stable")
+    b = R.quantile_bin(v[order], edges)
+    assert np.all(np.diff(b) >= 0) and b[0] == 0.0 and b[-1] == 1.0
+    assert np.allclose(R.standardise(v[:50], v), stats.zscore(v)[:50])
+
+
+def test_guidance_reduces_to_the_conditional_model_at_weight_zero() -> None:
+    torch.manual_seed(0)
+    net = VelocityNet(768, 32, 1, 5)
+    m = method("miro", "alignment", "aesthetic", 0.3)
+    pos, neg = m.conditions(torch.as_tensor(np.repeat(CAPTION, 3, 0)), torch.ones(5))
+    x, t = torch.randn(3, 3, 16, 16), torch.rand(3)
+    v_pos, v_neg = velocity(net, x, t, pos), velocity(net, x, t, neg)
+    assert torch.allclose(guided_velocity(net, x, t, pos, neg, 0.0), v_pos)
+    assert torch.allclose(guided_velocity(net, x, t, pos, neg, 2.0), 3 * v_pos - 2 * v_neg, rtol=1e-4, atol=1e-4)
+    assert neg.tokens.eq(0).all() and neg.rewards.eq(0).all() and pos.mask.eq(1).all()
+
+
+class _Exact(torch.nn.Module):
+    """The exact denoiser of a point-mass data distribution at x1: E[x1 | x_t] = x1."""
+
+    def __init__(self, x1: torch.Tensor) -> None:
+        super().__init__()
+        self.x1 = x1
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, c: Condition) -> torch.Tensor:
+        return self.x1.repeat(len(x) // len(self.x1), 1, 1, 1)  # guidance stacks (pos, neg)
+
+
+def test_flow_matching_loss_and_sampler_with_the_exact_velocity() -> None:
+    x1 = torch.rand(4, 3, 16, 16) * 2 - 1
+    c = Condition(torch.zeros(4, 5, dtype=torch.long), torch.zeros(4, 5), torch.zeros(4, 5))
+    loss = fm_loss(_Exact(x1), x1, c, torch.Generator().manual_seed(0)).item()
+    gen = torch.Generator().manual_seed(0)  # the same draws: x0, then t
+    x0, t = torch.randn(x1.shape, generator=gen), torch.rand(4, generator=gen)[:, None, None, None]
+    gap = (1 - t) / (1 - t).clamp(min=T_MIN) - 1  # zero unless 1 - t < T_MIN
+    assert np.isclose(loss, ((gap * (x1 - x0)) ** 2).mean().item(), rtol=1e-5, atol=1e-12)
+    out = sample(_Exact(x1), c, c, 1.5, 7, (3, 16, 16), gen)  # straight paths: Euler lands on x1
+    assert torch.allclose(out, (x1 + 1) / 2, atol=1e-5)
+
+
+def test_methods_differ_only_in_data_and_conditioning() -> None:
+    r = np.random.default_rng(0).random((100, 5))
+    filt = method("filter", "alignment", "aesthetic", 0.3)
+    rows = filt.rows(r)
+    assert len(rows) == 30 and r[rows, 3].min() >= np.sort(r[:, 3])[-30]
+    assert method("base", "alignment", "aesthetic", 0.3).mask.sum() == 0 and filt.mask.sum() == 0
+    assert method("single", "alignment", "aesthetic", 0.3).mask.tolist() == [1, 0, 0, 0, 0]
+
+
+def _finals(miro_gain: float) -> dict[str, dict[str, np.ndarray]]:
+    keys = [f"reward_{r}" for r in R.REWARDS] + ["geneval_overall", "geneval_colour", "diversity"]
+    base = {k: np.array([0.5, 0.52, 0.49]) for k in keys}
+    return {"miro": {k: v + miro_gain for k, v in base.items()}, "base": base}
+
+
+def test_claims_hold_only_when_the_numbers_say_so() -> None:
+    p = ClaimParams(confidence=0.95, diversity_tol=0.1, min_colour_acc=0.4, min_detector_acc=0.6, monotone_tol=0.0)
+    up, down = {"noise": np.array([[0.1, 0.2, 0.3], [0.1, 0.25, 0.3]])}, {"noise": np.array([[0.3, 0.2, 0.1]] * 2)}
+    good = {c.id: c.holds for c in claims(_finals(0.1), {"base": 2.0}, up, 0.9, p)}
+    bad = {c.id: c.holds for c in claims(_finals(-0.1), {"base": 0.0}, down, 0.1, p)}
+    assert all(good.values()), good
+    assert not any(bad.values()), bad
+    assert steps_to_reach(np.array([10, 20, 30]), np.array([0.1, 0.5, 0.9]), 0.5) == 20
+    assert steps_to_reach(np.array([10, 20]), np.array([0.1, 0.2]), 0.5) is None
+    assert not is_monotone(np.array([0.1, 0.3, 0.2]), 0.0) and is_monotone(np.array([0.1, 0.3, 0.2]), 0.2)
+
+
+@pytest.mark.slow
+def test_smoke_curves_cover_every_seed_and_checkpoint(smoke_runs) -> None:
+    runs = smoke_runs(SLUG)
+    for m in ("miro", "base", "filter", "single"):
+        curves = read_table(runs[f"train_{m}"] / "curves.parquet")
+        assert sorted(set(curves["seed"].to_pylist())) == [0, 1] and curves.num_rows == 4
+    metrics = runs.metrics()["metrics"]
+    assert metrics["alignment_gap_mismatch"] > 0 and metrics["aesthetic_gap_dull"] > 0

@@ -1,0 +1,191 @@
+"""trudi science against independent oracles: the batched simulators against scalar references, the chain KL bound
+against the closed-form KL of a linear-Gaussian chain, densities and KLs against torch.distributions, GAE against
+its definition, the claims' verdicts, and the smoke pipeline. The platform contract is in test_paper_contract.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch.distributions import Normal, kl_divergence
+
+from paperdag.common.stats import Interval
+from paperdag.io import read_table
+from paperdag.papers.trudi.claims import claims
+from paperdag.papers.trudi.envs import SPECS, Detour, Pendulum, Reacher, make_env
+from paperdag.papers.trudi.params import ENVS, ClaimParams
+from paperdag.papers.trudi.policies import DiffusionPolicy, GaussianPolicy
+from paperdag.papers.trudi.rollout import gae
+from paperdag.papers.trudi.trust_region import chain_kl, project
+
+SLUG = "trudi"
+
+
+def _detour_ref(state: dict, a: list[float]) -> float:
+    a = [min(max(x, -1.0), 1.0) for x in a]
+    nxt = [state["p"][i] + Detour.speed * Detour.dt * a[i] for i in range(2)]
+    blocked = math.hypot(*nxt) < Detour.radius
+    state["p"] = state["p"] if blocked else nxt
+    return -math.hypot(state["p"][0], state["p"][1] - 1.0) - Detour.penalty * blocked
+
+
+def _pendulum_ref(state: dict, a: list[float]) -> float:
+    u = Pendulum.max_torque * min(max(a[0], -1.0), 1.0)
+    th, thdot = state["th"], state["thdot"]
+    wrapped = ((th + math.pi) % (2 * math.pi)) - math.pi
+    reward = -(wrapped**2 + 0.1 * thdot**2 + 0.001 * u**2)
+    thdot = min(max(thdot + (15.0 * math.sin(th) + 3.0 * u) * Pendulum.dt, -8.0), 8.0)
+    state["th"], state["thdot"] = th + thdot * Pendulum.dt, thdot
+    return reward
+
+
+def _reacher_ref(state: dict, a: list[float]) -> float:
+    a = [min(max(x, -1.0), 1.0) for x in a]
+    q = [state["q"][i] + Reacher.speed * Reacher.dt * a[i] for i in range(2)]
+    state["q"] = q
+    tip = (0.5 * math.cos(q[0]) + 0.5 * math.cos(q[0] + q[1]), 0.5 * math.sin(q[0]) + 0.5 * math.sin(q[0] + q[1]))
+    return -math.hypot(tip[0] - state["target"][0], tip[1] - state["target"][1]) - 0.01 * (a[0] ** 2 + a[1] ** 2)
+
+
+@pytest.fixture
+def float64():
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
+
+
+@pytest.mark.parametrize("name", ENVS)
+def test_batched_env_matches_scalar_reference_step_for_step(name: str, float64) -> None:
+    """n = 6 environments (one pushed into the obstacle's path; clipped actions) stepped for the full horizon, in
+    float64 so that the chaotic pendulum does not amplify rounding."""
+    env = make_env(name, 6)
+    env.reset(torch.Generator().manual_seed(3))
+    states = [{"p": env.p[i].tolist()} if name == "detour" else
+              {"th": float(env.th[i]), "thdot": float(env.thdot[i])} if name == "pendulum" else
+              {"q": env.q[i].tolist(), "target": env.target[i].tolist()} for i in range(6)]
+    ref = {"detour": _detour_ref, "pendulum": _pendulum_ref, "reacher": _reacher_ref}[name]
+    gen, blocked = torch.Generator().manual_seed(4), 0
+    for _ in range(SPECS[name].horizon):
+        a = 1.5 * (torch.rand(6, SPECS[name].act_dim, generator=gen) * 2 - 1)
+        if name == "detour":
+            a[0] = torch.tensor([0.0, 1.0])  # straight up from (0, -1): runs into the disk
+        _, reward = env.step(a)
+        expected = [ref(s, a[i].tolist()) for i, s in enumerate(states)]
+        np.testing.assert_allclose(reward.numpy(), expected, rtol=1e-9, atol=1e-9)
+        blocked += name == "detour" and expected[0] < -Detour.penalty
+    assert name != "detour" or blocked > 0
+
+
+def _linear_chain(alpha: list[float], b: list[float], sigmas: list[float], s0: float) -> list[tuple[float, float]]:
+    """Mean and variance of a_K, ..., a_0 for a_{t-1} = alpha_k a_t + b_k + sigma_k eps."""
+    m, v, out = 0.0, s0**2, [(0.0, s0**2)]
+    for al, bb, s in zip(alpha, b, sigmas):
+        m, v = al * m + bb, al**2 * v + s**2
+        out.append((m, v))
+    return out
+
+
+def test_chain_kl_bounds_the_exact_final_action_kl_on_a_linear_gaussian_chain() -> None:
+    """Closed forms: the chain KL sum_k E_old[(da_k a + db_k)^2] / 2 sigma_k^2 >= KL of the Gaussian marginals of a_0;
+    the per-chain estimator chain_kl averages to the closed-form bound."""
+    sigmas, s0 = [0.5, 0.3, 0.1], 1.0
+    old, new = ([0.8, 0.9, 1.0], [0.1, -0.2, 0.0]), ([0.7, 1.1, 0.95], [0.3, -0.1, 0.05])
+    moments = _linear_chain(*old, sigmas, s0)
+    bound = sum(((a1 - a0) ** 2 * (m**2 + v) + 2 * (a1 - a0) * (b1 - b0) * m + (b1 - b0) ** 2) / (2 * s**2)
+                for (m, v), a0, b0, a1, b1, s in zip(moments, *old, *new, sigmas))
+    (m_old, v_old), (m_new, v_new) = moments[-1], _linear_chain(*new, sigmas, s0)[-1]
+    exact = math.log(math.sqrt(v_new / v_old)) + (v_old + (m_old - m_new) ** 2) / (2 * v_new) - 0.5
+    assert 0 < exact < bound
+    gen = torch.Generator().manual_seed(0)
+    a, mu_old, mu_new = torch.randn(200_000, 1, generator=gen, dtype=torch.float64) * s0, [], []
+    for a0, b0, a1, b1, s in zip(*old, *new, sigmas):
+        mu_old.append(a0 * a + b0)
+        mu_new.append(a1 * a + b1)
+        a = mu_old[-1] + s * torch.randn(a.shape, generator=gen, dtype=torch.float64)
+    est = chain_kl(torch.stack(mu_old, 1), torch.stack(mu_new, 1), torch.tensor(sigmas, dtype=torch.float64))
+    assert abs(float(est.mean()) - bound) < 0.02 * bound
+
+
+def test_projection_caps_the_chain_kl_at_epsilon() -> None:
+    """After projection KL(mu_old, mu_proj) = min(KL, epsilon) per state; final_only leaves the other steps free."""
+    gen = torch.Generator().manual_seed(1)
+    mu_old, mu_new = torch.randn(50, 4, 2, generator=gen), torch.randn(50, 4, 2, generator=gen)
+    mu_new[:5] = mu_old[:5] + 1e-3 * mu_new[:5]  # inside the region: untouched
+    sigmas = torch.tensor([0.4, 0.3, 0.2, 0.1])
+    kl = chain_kl(mu_old, mu_new, sigmas)
+    proj = project(mu_old, mu_new, sigmas, 0.5)
+    torch.testing.assert_close(chain_kl(mu_old, proj, sigmas), kl.clamp(max=0.5))
+    torch.testing.assert_close(proj[:5], mu_new[:5])
+    last = project(mu_old, mu_new, sigmas, 0.5, final_only=True)
+    torch.testing.assert_close(last[:, :-1], mu_new[:, :-1])
+    assert float(chain_kl(mu_old[:, -1:], last[:, -1:], sigmas[-1:]).max()) <= 0.5 + 1e-5
+
+
+def test_chain_density_and_deterministic_sampling_against_torch_distributions() -> None:
+    torch.manual_seed(0)
+    pol = DiffusionPolicy(3, 2, 16, 3, 0.5, 0.1, 0.5)
+    torch.nn.init.normal_(pol.f[-1].weight, std=0.3)
+    obs, gen = torch.randn(7, 3), torch.Generator().manual_seed(2)
+    chain = pol.sample(obs, gen)
+    mu = pol.means(obs, chain)
+    oracle = sum(Normal(mu[:, k], pol.sigmas[k]).log_prob(chain[:, k + 1]).sum(-1) for k in range(3))
+    torch.testing.assert_close(pol.log_prob_from_means(chain, mu), oracle)
+    det = pol.sample(obs, gen, deterministic=True)
+    torch.testing.assert_close(pol.means(obs, det), det[:, 1:])
+    assert torch.allclose(pol.sigmas, torch.tensor([0.5, 0.5 * 0.2**0.5, 0.1]))
+
+
+def test_gaussian_policy_kl_against_torch_distributions() -> None:
+    torch.manual_seed(0)
+    pol = GaussianPolicy(3, 2, 8, 0.5)
+    torch.nn.init.normal_(pol.mean[-1].weight)
+    obs, mean_old, log_std_old = torch.randn(5, 3), torch.randn(5, 2), torch.randn(5, 2) * 0.3
+    oracle = kl_divergence(Normal(mean_old, log_std_old.exp()), Normal(pol.mean(obs), pol.log_std.exp())).sum(-1)
+    torch.testing.assert_close(pol.kl(obs, mean_old, log_std_old), oracle)
+
+
+def test_gae_matches_its_definition() -> None:
+    gen = torch.Generator().manual_seed(0)
+    r, v = torch.randn(6, 3, generator=gen, dtype=torch.float64), torch.randn(7, 3, generator=gen, dtype=torch.float64)
+    adv, ret = gae(r, v, 0.9, 0.8)
+    delta = r + 0.9 * v[1:] - v[:-1]
+    oracle = torch.stack([sum((0.9 * 0.8) ** (l - t) * delta[l] for l in range(t, 6)) for t in range(6)])
+    torch.testing.assert_close(adv, oracle)
+    torch.testing.assert_close(ret, adv + v[:-1])
+
+
+def _iv(mean: float, half: float = 0.1) -> Interval:
+    return Interval(mean, mean - half, mean + half)
+
+
+def test_claims_fail_when_trudi_is_not_better() -> None:
+    """Clip-only as stable as TruDi, Gaussian covering more, TruDi far behind on unimodal tasks, a flat KL trend,
+    varying kernel counts and an unlearned model: no claim holds."""
+    s = {"stress": {"env": "reacher", "lr": 0.03, **{f"max_kl_{m}": _iv(0.1) for m in ("trudi", "clip", "final")},
+                    **{f"drop_{m}": _iv(0.0) for m in ("trudi", "clip", "final")},
+                    "return_diff_clip": _iv(-1.0), "return_diff_final": _iv(-1.0)},
+         "detour": {"coverage_trudi": _iv(0.1), "coverage_gauss": _iv(0.3), "coverage_trudi_det": _iv(0.1),
+                    "coverage_diff": _iv(-0.2), "return_diff": _iv(-1.0)},
+         "par": {"pendulum": {"diff": _iv(-50.0), "gauss_gain": 100.0},
+                 "reacher": {"diff": _iv(0.0), "gauss_gain": 1.0}},
+         "sweep": {"env": "detour", "epsilons": [0.1, 1.0], "mean_kl": [0.2, 0.1], "return": [],
+                   "kl_increasing": False},
+         "throughput": {}, "throughput_constant": False, "sanity": {"detour/trudi/main": False}}
+    verdicts = claims(s, ClaimParams(kl_factor=2.0, par_tol=0.2, min_coverage=0.2, learn_frac=0.25))
+    assert not any(c.holds for c in verdicts), [c.id for c in verdicts if c.holds]
+
+
+def test_smoke_pipeline_trains_every_configuration(smoke_runs) -> None:
+    """Every configuration is evaluated on every seed with finite returns; kernel counts do not grow with n."""
+    runs = smoke_runs(SLUG)
+    evals = read_table(runs["evaluate"] / "evals.parquet").to_pylist()
+    configs = {(r["env"], r["method"], r["setting"]) for r in evals}
+    assert {(e, m, "main") for e in ENVS for m in ("trudi", "gauss")} <= configs
+    assert {("reacher", m, "stress") for m in ("trudi", "clip", "final")} <= configs
+    assert all(math.isfinite(r["return_stoch"]) and math.isfinite(r["return_det"]) for r in evals)
+    tp = read_table(runs["prepare"] / "throughput.parquet").to_pylist()
+    for name in ENVS:
+        assert len({r["kernels_per_call"] for r in tp if r["env"] == name}) == 1
