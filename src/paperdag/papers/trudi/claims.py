@@ -6,13 +6,8 @@ Every interval is a 95% t-interval over seeds (paired differences where methods 
 from __future__ import annotations
 
 from paperdag.claims import Claim
-from paperdag.common.stats import Interval
 
 from .params import ClaimParams
-
-
-def _ci(i: Interval) -> dict[str, float | list[float]]:
-    return i.rounded(4)
 
 
 def claims(m: dict, p: ClaimParams) -> list[Claim]:
@@ -29,32 +24,34 @@ def claims(m: dict, p: ClaimParams) -> list[Claim]:
               f"at the large learning rate ({st['lr']:g}, {st['env']}) clip-only diffusion PPO's max per-update chain "
               f"KL is >= {p.kl_factor:g}x TruDi's and TruDi's final return is higher (paired CI > 0)",
               "TruDi trains stably where clip-only diffusion PPO does not (paper: humanoid gains, 73 tasks)",
-              {"max_kl_trudi": _ci(st["max_kl_trudi"]), "max_kl_clip": _ci(st["max_kl_clip"]),
-               "return_trudi_minus_clip": _ci(st["return_diff_clip"]), "return_drop_clip": _ci(st["drop_clip"]),
-               "return_drop_trudi": _ci(st["drop_trudi"])}, stable["clip"]),
+              {"max_kl_trudi": st["max_kl_trudi"].rounded(), "max_kl_clip": st["max_kl_clip"].rounded(),
+               "return_trudi_minus_clip": st["return_diff_clip"].rounded(),
+               "return_drop_clip": st["drop_clip"].rounded(),
+               "return_drop_trudi": st["drop_trudi"].rounded()}, stable["clip"]),
         Claim("whole_chain_beats_final_step_constraint",
               "at the same large learning rate, constraining only the final denoising step leaves the chain free: its "
               f"max per-update chain KL is >= {p.kl_factor:g}x TruDi's and TruDi's final return is higher "
               "(paired CI > 0)",
               "the trust region must cover the entire diffusion trajectory (the paper's design argument)",
-              {"max_kl_trudi": _ci(st["max_kl_trudi"]), "max_kl_final": _ci(st["max_kl_final"]),
-               "return_trudi_minus_final": _ci(st["return_diff_final"]), "return_drop_final": _ci(st["drop_final"])},
+              {"max_kl_trudi": st["max_kl_trudi"].rounded(), "max_kl_final": st["max_kl_final"].rounded(),
+               "return_trudi_minus_final": st["return_diff_final"].rounded(),
+               "return_drop_final": st["drop_final"].rounded()},
               stable["final"]),
         Claim("multimodal_captures_both_modes",
               f"detour from the symmetric start: TruDi sends >= {p.min_coverage:g} of episodes around the minority "
               "side and covers more than Gaussian PPO (paired CI > 0)",
               "diffusion policies capture multimodal action distributions (qualitative)",
-              {"coverage_trudi": _ci(det["coverage_trudi"]), "coverage_gauss": _ci(det["coverage_gauss"]),
-               "coverage_trudi_det": _ci(det["coverage_trudi_det"])}, covers),
+              {"coverage_trudi": det["coverage_trudi"].rounded(), "coverage_gauss": det["coverage_gauss"].rounded(),
+               "coverage_trudi_det": det["coverage_trudi_det"].rounded()}, covers),
         Claim("multimodal_beats_gaussian",
               "detour: TruDi's stochastic return exceeds Gaussian PPO's (paired CI of the difference > 0)",
-              "clear gains on the harder tasks", {"return_trudi_minus_gauss": _ci(det["return_diff"])},
+              "clear gains on the harder tasks", {"return_trudi_minus_gauss": det["return_diff"].rounded()},
               det["return_diff"].lo > 0),
         Claim("unimodal_on_par",
               f"pendulum and reacher: TruDi's return is not below Gaussian PPO's by more than {p.par_tol:g} of "
               "Gaussian PPO's gain over the zero action (paired CI lower end)",
               "outperforms or on par with strong baselines on standard tasks",
-              {env: {"trudi_minus_gauss": _ci(v["diff"]), "gauss_gain": round(v["gauss_gain"], 3)}
+              {env: {"trudi_minus_gauss": v["diff"].rounded(), "gauss_gain": round(v["gauss_gain"], 3)}
                for env, v in par.items()}, on_par),
         Claim("epsilon_sensitivity",
               f"{sweep['env']}: TruDi's mean per-update KL increases with epsilon over the sweep (the bound controls "
