@@ -10,8 +10,8 @@ import numpy as np
 import torch
 from torch.distributions import Bernoulli, kl_divergence
 
+from paperdag.common.stats import Interval
 from paperdag.io import read_table
-from paperdag.papers.bayesncl.assess import Interval, interval
 from paperdag.papers.bayesncl.augment import hue_rotate
 from paperdag.papers.bayesncl.claims import claims
 from paperdag.papers.bayesncl.interpret import dimension_report, kappa, top_samples
@@ -88,11 +88,6 @@ def test_dimension_report_on_a_hand_made_activation_matrix() -> None:
     assert report == {"consistency": 0.75, "background_share": 0.5, "active_dims": 2.0}
     assert top_samples(acts, 4)[0].tolist() == [0, 1, 2, 3]
     assert np.allclose(kappa(top_samples(acts[:, :2], 4), label), [1.0, 0.0])
-
-
-def test_interval_is_the_student_t_interval() -> None:
-    v = interval([1.0, 2.0, 3.0])
-    assert v.mean == 2.0 and abs(v.hi - 2.0 - 4.302652729911275 / math.sqrt(3)) < 1e-9
 
 
 def _summary(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float]) -> dict:

@@ -1,4 +1,4 @@
-"""Per-run measurements of trained networks and their seed aggregates (mean and Student-t 95% interval)."""
+"""Per-run measurements of trained networks (probe accuracies, the dimension report, the gate's kept share)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy import stats
 
 from .interpret import dimension_report
 from .networks import ContrastiveNet
@@ -31,19 +30,3 @@ def measure(net: ContrastiveNet, method: str, train: Split, test: Split, top_m: 
            "background_probe_acc": linear_probe(a["h"], train.background, b["h"], test.background, probe_c, max_iter),
            "kept": float((b["pi"] > 0.5).mean())}
     return row | dimension_report(b["f"], test.label, test.background, top_m, tau), b["f"]
-
-
-@dataclass(frozen=True)
-class Interval:
-    """Mean over seeds and its two-sided 95% Student-t interval mean +- t_{0.975, k-1} s / sqrt(k)."""
-
-    mean: float
-    lo: float
-    hi: float
-
-
-def interval(values: list[float]) -> Interval:
-    """The seed mean of ``values`` and its 95% t-interval (k >= 2 values)."""
-    v = np.asarray(values, dtype=float)
-    half = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
-    return Interval(float(v.mean()), float(v.mean() - half), float(v.mean() + half))

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pyarrow as pa
 
 from paperdag.claims import write_metrics
+from paperdag.common.stats import mean_ci
 from paperdag.io import load_tensors, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .assess import Split, interval, measure
+from .assess import Split, measure
 from .claims import claims
 from .data import load_split
 from .params import Params
@@ -43,7 +44,7 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
         save_figure(plot_top_activations(acts, dataset, methods, splits["test"]["x"].numpy(), test.label, e.show_dims,
                                          e.show_top, e.top_m, e.tau), ctx.output(f"top_activations_{dataset}.png"))
     write_table(ctx.output("results.parquet"), pa.Table.from_pylist(rows))
-    summary = {(d, m, k): interval([row[k] for row in rows if row["dataset"] == d and row["method"] == m])
+    summary = {(d, m, k): mean_ci([row[k] for row in rows if row["dataset"] == d and row["method"] == m])
                for d in datasets for m in [UNTRAINED, *methods] for k in rows[0] if k not in ("dataset", "method", "seed")}
     metrics = {f"{d}_{m}_{k}": v.mean for (d, m, k), v in summary.items()}
     probe_by_run = {(row["dataset"], row["method"], row["seed"]): row["probe_acc"] for row in rows}

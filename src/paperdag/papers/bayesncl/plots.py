@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from paperdag.common.stats import Interval
 from paperdag.io import new_figure
 
-from .assess import Interval
 from .interpret import active_dims, purity, top_samples
 
 COLOURS = {"untrained": "tab:gray", "simclr": "tab:blue", "ncl": "tab:orange", "bayesncl": "tab:green"}
