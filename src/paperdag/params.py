@@ -35,9 +35,10 @@ class ParamsModel(BaseModel):
 
 
 def read_params_file(path: Path) -> dict[str, Any]:
-    """Parse params.yaml into a dict (a one-line ParamsError on YAML syntax errors)."""
+    """Parse params.yaml into a dict (a one-line ParamsError on YAML syntax errors); libyaml's parser where PyYAML
+    has it (the same safe constructors, ~10x faster than the pure-Python scanner on a project's params.yaml)."""
     try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
+        data = yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     except FileNotFoundError:
         raise ParamsError(f"{path}: file not found") from None
     except yaml.YAMLError as e:
