@@ -93,9 +93,10 @@ def _wall(cmd: list[str], repeats: int = 3, cwd: Path = ROOT) -> float:
     return round(statistics.median(samples), 2)
 
 
-def cached_papers(names: list[str]) -> tuple[list[str], int]:
-    """The named papers (default: every paper whose default-profile stages are all in the store) and their stage
-    count; a named paper with a stage to compute is an error (the benchmark times no-ops)."""
+def cached_papers(names: list[str]) -> tuple[list[str], int, bool]:
+    """The named papers (default: every paper whose default-profile stages are all in the store), their stage count,
+    and whether they are every paper; a named paper with a stage to compute is an error (the benchmark times
+    no-ops)."""
     from paperdag.runs import Execution
 
     execution = Execution.open(names or ["all"], track=False)
@@ -105,24 +106,21 @@ def cached_papers(names: list[str]) -> tuple[list[str], int]:
     papers = [p.slug for p in execution.pipelines if p.slug not in stale]
     if not papers:
         raise SystemExit("no paper is fully cached: run `paperdag run all`, then `dvc repro`")
-    return papers, sum(p.run for p in execution.plans if p.paper in papers)
+    return papers, sum(p.run for p in execution.plans if p.paper in papers), not names and not stale
 
 
-def _noops(papers: list[str]) -> tuple[list[str], list[str]]:
-    """`paperdag run <papers>` and the `dvc repro` of the same stages (every stage when that is every paper)."""
-    from paperdag.dag import configured
-    from paperdag.params import read_params_file
-
-    every = {p.slug for p in configured(read_params_file(ROOT / "params.yaml"))}
-    run = [str(BIN / "paperdag"), "run", *(["all"] if set(papers) == every else papers)]
-    repro = [str(BIN / "dvc"), "repro", *([] if set(papers) == every else ["--glob", *(f"{p}-*" for p in papers)])]
+def _noops(papers: list[str], every: bool) -> tuple[list[str], list[str]]:
+    """`paperdag run <papers>` and the `dvc repro` of the same stages (`run all` and a plain `dvc repro` when the
+    papers are ``every`` paper)."""
+    run = [str(BIN / "paperdag"), "run", *(["all"] if every else papers)]
+    repro = [str(BIN / "dvc"), "repro", *([] if every else ["--glob", *(f"{p}-*" for p in papers)])]
     return run, repro
 
 
 def cached(names: list[str]) -> None:
     """Both no-ops on an up-to-date workspace (run `dvc repro` first)."""
-    papers, stages = cached_papers(names)
-    run, repro = _noops(papers)
+    papers, stages, every = cached_papers(names)
+    run, repro = _noops(papers, every)
     rows = {
         "papers": " ".join(papers), "stages": stages,
         "dvc repro (no-op) s": _wall(repro),
@@ -150,8 +148,8 @@ def tracking(names: list[str]) -> None:
     """Targets: a store hit through `paperdag stage` (what `dvc repro` runs) at most 5x a bare `import paperdag.cli`;
     a fully cached `paperdag run` with MLflow tracking on no slower than `dvc repro`'s no-op of the same stages."""
     os.environ["PAPERDAG_TRACKING"] = "on"
-    papers, stages = cached_papers(names)
-    run, repro = _noops(papers)
+    papers, stages, every = cached_papers(names)
+    run, repro = _noops(papers, every)
     bare = _wall([sys.executable, "-c", "import paperdag.cli"], repeats=5)
     stage = _wall([str(BIN / "paperdag"), "stage", papers[0], "evaluate"], repeats=5)
     run_s, repro_s = _wall(run), _wall(repro)

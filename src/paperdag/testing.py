@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from paperdag.codehash import PACKAGE_ROOT
-from paperdag.params import DEFAULT_PROFILE, PROFILES_KEY, deep_merge
+from paperdag.params import DEFAULT_PROFILE, PROFILES_KEY, deep_merge, read_params_file
 from paperdag.project import Project
 from paperdag.runs import Execution, LocalExecutor, drive
 
@@ -60,7 +60,7 @@ def run_stages(slug: str, names: list[str] | tuple[str, ...] = (), profile: str 
     """
     project = make_project(Path(root) if root is not None else Path(tempfile.mkdtemp(prefix=f"pd-{slug}-")))
     if overrides:
-        data = yaml.safe_load(project.params_path.read_text())
+        data = read_params_file(project.params_path)
         section = data[slug]
         profiles = section.setdefault(PROFILES_KEY, {})
         base = dict(profiles.get(profile) or {}) if profile != DEFAULT_PROFILE else {}
