@@ -160,6 +160,15 @@ def test_stages_read_only_declared_upstream_outputs(pipeline):
                 assert name.split("/")[0] in pipeline.stage(upstream).outputs, f"{module}: {upstream} has no {name!r}"
 
 
+def test_committed_metrics_are_a_default_profile_run(pipeline):
+    """metrics/<slug>.json in the repository is what the README row and the report quote: a default run's, never a
+    smoke run's left behind."""
+    path = REPO / "metrics" / f"{pipeline.slug}.json"
+    if path.exists():
+        metrics = json.loads(path.read_text())
+        assert metrics["profile"] == "default", f"{path.name}: a {metrics['profile']} run (re-run the default profile)"
+
+
 @pytest.mark.slow
 def test_smoke_run_writes_every_output_and_the_claims_contract(pipeline, smoke_runs):
     runs = smoke_runs(pipeline.slug)

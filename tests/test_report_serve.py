@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -22,6 +24,23 @@ def test_report_lists_claims_with_verdicts(toy_project):
     assert "<td>claims holding</td>" in page.replace("<th>", "<td>").replace("</th>", "</td>")
     summary = (toy_project.root / "reports/summary.md").read_text()
     assert "| ratio | b is twice a | 2 | 2 | yes |" in summary and "| toy | 1/1 | default |" in summary
+
+
+def test_report_of_a_fresh_clone_keeps_the_facts_of_the_same_metrics(toy_project):
+    """A clone has the committed metrics and reports/ but no store: the report keeps each paper's commit and date
+    from reports/runs.json while the metrics carry the key they were written with, and drops them once not."""
+    drive(Execution.open(["toy"], track=False))
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    summary = toy_project.root / "reports/summary.md"
+    row = next(line for line in summary.read_text().splitlines() if line.startswith("| toy |"))
+    assert not row.endswith("| - | - |")
+    shutil.rmtree(toy_project.artifacts)
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    assert row in summary.read_text().splitlines()
+    metrics = json.loads(toy_project.metrics_path("toy").read_text())
+    toy_project.metrics_path("toy").write_text(json.dumps(metrics | {"key": "0" * 64}))
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    assert "| toy | 1/1 | default | - | - |" in summary.read_text()
 
 
 def test_report_survives_a_corrupt_metrics_file(toy_project):

@@ -5,6 +5,10 @@ the folder stands alone).
 The page opens with a summary table (paper, claims holding, profile, commit, date of the metrics stage's run), then
 per paper its claims (statement, the paper's value, ours in short rounded form, the verdict and, for a claim that
 does not hold, its reason), its metrics, and its figures with captions.
+
+Run facts and plots come from the artifact store; reports/runs.json remembers them per paper with the metrics' cache
+key, so a report written on a machine that has not computed a paper (a fresh clone: metrics committed, store empty)
+keeps that paper's commit, date and plots (reports/plots/) as long as its metrics still carry the same key.
 """
 
 from __future__ import annotations
@@ -58,8 +62,8 @@ class PaperResult:
     pipeline: Pipeline
     metrics: dict[str, Any] | None
     problem: str
-    run: dict[str, Any]
-    plots: list[tuple[str, Path]]  # (caption, file)
+    run: dict[str, str]  # the metrics stage's run: "commit" (short, +dirty) and "date" (UTC, minutes)
+    plots: list[tuple[str, str, Path]]  # (caption, declared file name, file)
 
     @property
     def holding(self) -> str:
@@ -67,7 +71,22 @@ class PaperResult:
         return f"{sum(bool(c.get('holds')) for c in claims)}/{len(claims)}" if self.metrics else "-"
 
 
-def _result(project: Project, pipeline: Pipeline) -> PaperResult:
+RUNS_FILE = "runs.json"  # in reports/: {slug: {"key", "commit", "date"}} of the runs the report shows
+
+
+def _run_facts(run_file: Path) -> dict[str, str]:
+    """{"commit", "date"} of a stage run's run.json ({} if it is not in this machine's store)."""
+    try:
+        run = json.loads(run_file.read_text())
+    except (OSError, ValueError):
+        return {}
+    prov, timing = run.get("provenance", {}), run.get("timing", {})
+    commit = (prov.get("commit") or "")[:7] + ("+dirty" if prov.get("dirty") else "")
+    return {"commit": commit or "-", "date": str(timing.get("started", "-"))[:16].replace("T", " ")}
+
+
+def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str]]) -> PaperResult:
+    """One paper's result; ``known``: reports/runs.json, used where the store lacks the run of the metrics' key."""
     path = project.metrics_path(pipeline.slug)
     metrics, problem, run = None, "", {}
     if path.is_file():
@@ -77,30 +96,40 @@ def _result(project: Project, pipeline: Pipeline) -> PaperResult:
                 raise ValueError("no claims list")
         except (OSError, ValueError) as e:
             metrics, problem = None, f"{path.name} is unreadable ({type(e).__name__}: {e}); re-run the paper"
-        if metrics and metrics.get("key"):
-            run_file = project.store().local_path(pipeline.slug, pipeline.metrics_stage, metrics["key"]) / "run.json"
-            try:
-                run = json.loads(run_file.read_text())
-            except (OSError, ValueError):
-                run = {}
     else:
         problem = f"not run yet: paperdag run {pipeline.slug}"
-    plots = [(f"{s.name}: {p}", project.view(pipeline.slug, s.name) / p) for s in pipeline.order() for p in s.plots]
-    return PaperResult(pipeline, metrics, problem, run, [(c, p) for c, p in plots if p.is_file()])
+    key = (metrics or {}).get("key")
+    if key:
+        run = _run_facts(project.store().local_path(pipeline.slug, pipeline.metrics_stage, key) / "run.json")
+    remembered = bool(key) and not run and known.get(pipeline.slug, {}).get("key") == key
+    if remembered:
+        run = {k: known[pipeline.slug][k] for k in ("commit", "date")}
+    plots = []
+    for s in pipeline.order():
+        for name in s.plots:
+            file = project.view(pipeline.slug, s.name) / name
+            if remembered and not file.is_file():
+                file = project.root / "reports" / "plots" / f"{pipeline.slug}-{name}"
+            plots.append((f"{s.name}: {name}", name, file))
+    return PaperResult(pipeline, metrics, problem, run, [p for p in plots if p[2].is_file()])
+
+
+def _known_runs(project: Project) -> dict[str, dict[str, str]]:
+    try:
+        known = json.loads((project.root / "reports" / RUNS_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) else {}
 
 
 def results(project: Project) -> list[PaperResult]:
-    return [_result(project, p) for p in registry().values()]
+    known = _known_runs(project)
+    return [_result(project, p, known) for p in registry().values()]
 
 
 def _summary_rows(rows: list[PaperResult]) -> list[list[str]]:
-    out = []
-    for r in rows:
-        prov, timing = r.run.get("provenance", {}), r.run.get("timing", {})
-        commit = (prov.get("commit") or "")[:7] + ("+dirty" if prov.get("dirty") else "")
-        out.append([r.pipeline.slug, r.holding, str((r.metrics or {}).get("profile", "-")), commit or "-",
-                    str(timing.get("started", "-"))[:16].replace("T", " ")])
-    return out
+    return [[r.pipeline.slug, r.holding, str((r.metrics or {}).get("profile", "-")), r.run.get("commit", "-"),
+             r.run.get("date", "-")] for r in rows]
 
 
 SUMMARY_HEAD = ["paper", "claims holding", "profile", "commit", "date (UTC)"]
@@ -136,7 +165,7 @@ def render_html(project: Project) -> str:
         for k, v in sorted(r.metrics.get("metrics", {}).items()):
             parts.append(f"<tr><td>{html.escape(k)}</td><td>{html.escape(fmt(v))}</td></tr>")
         parts.append("</table></details>")
-        for caption, plot in r.plots:
+        for caption, _, plot in r.plots:
             data = base64.b64encode(plot.read_bytes()).decode()
             parts.append(f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
                          f"<figcaption>{html.escape(caption)}</figcaption></figure>")
@@ -165,7 +194,7 @@ def render_markdown(project: Project) -> str:
             lines.append(_md_row([str(c.get("id")), str(c.get("statement")), fmt(c.get("paper_value")),
                                   fmt(c.get("measured")), verdict]))
         lines.append("")
-        lines += [f"![{caption}](plots/{r.pipeline.slug}-{p.name})\n*{caption}*\n" for caption, p in r.plots]
+        lines += [f"![{caption}](plots/{r.pipeline.slug}-{name})\n*{caption}*\n" for caption, name, _ in r.plots]
     return "\n".join(lines)
 
 
@@ -173,10 +202,16 @@ def write_report(project: Project) -> list[Path]:
     """Write reports/index.html and reports/summary.md atomically; returns their paths."""
     folder = project.root / "reports"
     (folder / "plots").mkdir(parents=True, exist_ok=True)
-    for r in results(project):
-        for _, plot in r.plots:
-            shutil.copyfile(plot, folder / "plots" / f"{r.pipeline.slug}-{plot.name}")
+    rows = results(project)
+    for r in rows:
+        for _, name, plot in r.plots:
+            copy = folder / "plots" / f"{r.pipeline.slug}-{name}"
+            if plot != copy:
+                shutil.copyfile(plot, copy)
     paths = [folder / "index.html", folder / "summary.md"]
     write_text_atomic(paths[0], render_html(project))
     write_text_atomic(paths[1], render_markdown(project))
-    return paths
+    runs = {r.pipeline.slug: {"key": r.metrics["key"], **r.run} for r in rows
+            if r.run and r.metrics and r.metrics.get("key")}
+    write_text_atomic(folder / RUNS_FILE, json.dumps(runs, indent=1, sort_keys=True) + "\n")
+    return paths + [folder / RUNS_FILE]

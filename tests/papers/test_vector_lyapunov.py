@@ -164,7 +164,13 @@ def _drones(n: int = 3, tau: int = 1):
 
 
 def _arch(feat: int, rho: float) -> NetworkCertificateParams:
-    return NetworkCertificateParams(feat=feat, eps=0.05, rho=rho)
+    return NetworkCertificateParams(feat=feat, feat_by_delay={}, eps=0.05, rho=rho)
+
+
+def test_certificate_features_resolve_per_delay_and_survive_json():
+    arch = NetworkCertificateParams(feat=8, feat_by_delay={3: 16}, eps=0.05, rho=0.99)
+    assert arch.at(1).feat == 8 and arch.at(3).feat == 16 and arch.at(3).feat_by_delay == {}
+    assert NetworkCertificateParams(**json.loads(json.dumps(arch.model_dump()))) == arch  # train.json's "arch"
 
 
 def test_network_query_compiles_exactly_and_step_matches_simulation():

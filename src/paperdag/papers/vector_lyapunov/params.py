@@ -153,8 +153,14 @@ class NetworkCertificateParams(ParamsModel):
     """The networks' shared polyhedral certificate V(x) = ||W y||_1 + eps ||y||_1 and comparison row."""
 
     feat: int = Field(ge=2, le=1024, description="features of V (rows of W)")
+    feat_by_delay: dict[Annotated[int, Field(ge=1)], Annotated[int, Field(ge=2, le=1024)]] = Field(
+        description="features of V at these delays tau (the others: feat); more features, a finer polygon")
     eps: Positive = Field(description="weight of the eps ||y||_1 term")
     rho: float = Field(gt=0.0, lt=1.0, description="row sum c_s + c_n = rho < 1")
+
+    def at(self, tau: int) -> NetworkCertificateParams:
+        """The architecture of the certificate at delay ``tau`` (its feat resolved, feat_by_delay empty)."""
+        return self.model_copy(update={"feat": self.feat_by_delay.get(tau, self.feat), "feat_by_delay": {}})
 
 
 class NetworkCegisParams(LearnerParams):

@@ -15,7 +15,7 @@ from paperdag.io import read_json, read_table
 
 from ..params import EvaluationParams
 from ..scaling import loglog_slope, prefix_scaling
-from ..verifier.folder import COUNTEREXAMPLES_FILE, SUMMARY_FILE
+from ..verifier.folder import COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE
 from .cegis import falsify_network, sample_queries
 from .certificate import network_decrease
 from .certify import load_certificate_folder
@@ -141,12 +141,17 @@ class NetworkResults:
             "network_delays_proved": sum(self.neural.values())}
 
 
-def _case(run: dict, counterexamples: list[dict]) -> dict:
+def _case(run: dict, counterexamples: list[dict], features: int, lmi: dict | None) -> dict:
+    """One (system, tau) case: verdict, refuted/unknown subsystems, the worst counterexample, V's features, and the
+    delay-domain term of the LMI baseline's bound (``lmi.check_quadratic``: what the delay costs any certificate of
+    that quadratic shape, in units of c_0; it grows about as tau^2 with eps)."""
     per = run["per_subsystem"]
     worst = max([c["G_torch"] for c in counterexamples], default=None)
+    rows = (lmi or {}).get("per_subsystem") or []
     return {"verified": run["verified"], "n": run["n"], "refuted": sum(q["refuted_cells"] > 0 for q in per),
             "unknown": sum(q["unknown_cells"] > 0 and q["refuted_cells"] == 0 for q in per),
-            "max_violation_G_over_c0": None if worst is None else worst / run["c_0"]}
+            "max_violation_G_over_c0": None if worst is None else worst / run["c_0"], "features": features,
+            "lmi_delay_term": max((r["delay_term"] for r in rows), default=None)}
 
 
 def monolithic_rows(mono: dict, main: dict, n_grid: list[int]) -> list[dict]:
@@ -183,11 +188,13 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
         scal[system] = prefix_scaling(main["per_subsystem"], main["timing"]["seconds"],
                                       main["timing"]["constants_seconds"], n_grid)
         slopes[system] = loglog_slope(scal[system]["n"], scal[system]["bounds"])
+        lmi_rows = {row["tau"]: row for row in lmi[system]}
         for tau in taus:
             name = f"{system}_tau{tau}_reach"
             neural[f"{system}_tau{tau}"] = named[name]["verified"]
             cex = read_table(folder(system, name) / COUNTEREXAMPLES_FILE).to_pylist()
-            cases[f"{system}_tau{tau}"] = _case(named[name], cex)
+            feat = read_json(folder(system, name) / META_FILE)["arch"]["feat"]
+            cases[f"{system}_tau{tau}"] = _case(named[name], cex, feat, lmi_rows.get(tau))
         lmi_ok |= {f"{system}_tau{row['tau']}": row["verified"] for row in lmi[system]}
         full_refuted.append(not named[f"{system}_tau{taus[0]}_full"]["verified"] and main["verified"])
         by_name |= named

@@ -23,8 +23,8 @@ def train(ctx: StageContext[Params], system: str) -> dict[str, float]:
     tensors = {}
     for n in ctx.progress(p.monolithic.n_grid, desc=f"{system} monolithic"):
         net = make_network(p.networks, p.dt, system, n, p.delays.taus[0], draws)
-        mc = train_mono_network(net, p.network_certificate, p.network_cegis, p.monolithic.steps, gen,
-                                ctx.log_metric, f"{system}_mono{n}")
+        mc = train_mono_network(net, p.network_certificate.at(p.delays.taus[0]), p.network_cegis,
+                                p.monolithic.steps, gen, ctx.log_metric, f"{system}_mono{n}")
         tensors |= {f"n{n}.{k}": v for k, v in mc.state_dict().items()}
     save_tensors(ctx.output(MONO_FILE), tensors)
     return {"certificates": len(p.monolithic.n_grid)}

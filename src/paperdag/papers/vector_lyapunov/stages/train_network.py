@@ -24,7 +24,7 @@ def train(ctx: StageContext[Params], system: str) -> dict[str, float]:
     info = {}
     for tau in ctx.progress(p.delays.taus, desc=f"{system} delays"):
         net = make_network(p.networks, p.dt, system, ring_size(tau, p.networks.n_grid, p.delays), tau, draws)
-        nc, res = train_network_cert(net, p.network_certificate, p.network_cegis, True, gen, ctx.log_metric,
+        nc, res = train_network_cert(net, p.network_certificate.at(tau), p.network_cegis, True, gen, ctx.log_metric,
                                      f"{system}_tau{tau}")
         save_tensors(ctx.output(f"{NETWORK_CERTS_DIR}/tau{tau}.safetensors"), nc.state_dict())
         info |= {f"tau{tau}_{k}": v for k, v in res.items()}

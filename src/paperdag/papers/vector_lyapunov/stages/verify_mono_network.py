@@ -26,11 +26,11 @@ def verify(ctx: StageContext[Params], system: str) -> dict[str, float]:
     tau = p.delays.taus[0]
     draws = read_json(ctx.input("prepare", NETWORKS_FILE))[system]
     tensors = load_tensors(ctx.input(f"train_mono_{system}", MONO_FILE))
-    arch = NetworkCertificateParams(**read_json(ctx.input(f"train_{system}", NETWORK_TRAIN_FILE))["arch"])
+    arch = NetworkCertificateParams(**read_json(ctx.input(f"train_{system}", NETWORK_TRAIN_FILE))["arch"]).at(tau)
     mono, comp = [], []
     for n in ctx.progress(p.monolithic.n_grid, desc=f"{system} monolithic"):
         net = make_network(p.networks, p.dt, system, n, tau, draws)
-        mc = MonoNetCert(net, p.network_certificate)
+        mc = MonoNetCert(net, p.network_certificate.at(tau))
         mc.load_state_dict({k.split(".", 1)[1]: v for k, v in tensors.items() if k.startswith(f"n{n}.")})
         mono.append(verify_mono_network(mc, net, p.network_budget))
         if n < 3:

@@ -36,10 +36,11 @@ def verify(ctx: StageContext[Params], system: str) -> dict[str, float]:
     runs, lmi, metrics = [], [], {}
     for tau, n, reach in ctx.progress(jobs, desc=f"{system} certificates"):
         net = make_network(p.networks, p.dt, system, n, tau, draws)
-        nc = load_network_cert(ctx.input(trained, f"{NETWORK_CERTS_DIR}/tau{tau}.safetensors"), arch, net.box)
+        arch_tau = arch.at(tau)
+        nc = load_network_cert(ctx.input(trained, f"{NETWORK_CERTS_DIR}/tau{tau}.safetensors"), arch_tau, net.box)
         res = verify_network(nc, net, reach, p.network_budget)
         name = f"{system}_tau{tau}_{'reach' if reach else 'full'}"
-        write_network_certificate(ctx.output(f"{VERIFIED_DIR}/{name}"), nc, net, arch, p.network_budget, res)
+        write_network_certificate(ctx.output(f"{VERIFIED_DIR}/{name}"), nc, net, arch_tau, p.network_budget, res)
         runs.append(res["summary"] | {"name": name, "timing": res["timing"]})
         metrics[f"{name}_verified"] = float(res["summary"]["verified"])
         if reach:
