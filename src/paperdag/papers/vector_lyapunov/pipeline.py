@@ -43,8 +43,8 @@ PIPELINE = Pipeline(
                 params=("budget",), outputs=(*CERT_FOLDER, "timing.json"), resources=ONE, args={"domain": domain})
           for domain, verify in DOMAINS.items()),
         Stage("evaluate", "evaluate", "stages.evaluate:evaluate",
-              upstream=("train_uncert", "verify", "verify_full", *(f"verify_{system}" for system in SYSTEMS),
-                        *(f"verify_mono_{system}" for system in SYSTEMS)),
+              upstream=("train_uncert", "verify", "verify_full", *(f"train_{system}" for system in SYSTEMS),
+                        *(f"verify_{system}" for system in SYSTEMS), *(f"verify_mono_{system}" for system in SYSTEMS)),
               params=("platoon", "policy", "networks", "delays", "monolithic", "evaluation", "claims"),
               outputs=("metrics.json", "scaling.parquet", "monolithic.parquet", "control.parquet",
                        "verification_scaling.png", "control_performance.png", "network_certificates.png"),

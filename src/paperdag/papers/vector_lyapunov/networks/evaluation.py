@@ -141,17 +141,18 @@ class NetworkResults:
             "network_delays_proved": sum(self.neural.values())}
 
 
-def _case(run: dict, counterexamples: list[dict], features: int, lmi: dict | None) -> dict:
-    """One (system, tau) case: verdict, refuted/unknown subsystems, the worst counterexample, V's features, and the
-    delay-domain term of the LMI baseline's bound (``lmi.check_quadratic``: what the delay costs any certificate of
-    that quadratic shape, in units of c_0; it grows about as tau^2 with eps)."""
+def _case(run: dict, counterexamples: list[dict], features: int, rounds: int, lmi: dict | None) -> dict:
+    """One (system, tau) case: verdict, refuted/unknown subsystems, the worst counterexample, V's features, the CEGIS
+    learning rounds run (0: the certificate as initialised, the polygon of the LMI norm, before any learning step),
+    and the delay-domain term of the LMI baseline's bound (``lmi.check_quadratic``: what the delay costs any
+    certificate of that quadratic shape, in units of c_0; it grows about as tau^2 with eps)."""
     per = run["per_subsystem"]
     worst = max([c["G_torch"] for c in counterexamples], default=None)
     rows = (lmi or {}).get("per_subsystem") or []
     return {"verified": run["verified"], "n": run["n"], "refuted": sum(q["refuted_cells"] > 0 for q in per),
             "unknown": sum(q["unknown_cells"] > 0 and q["refuted_cells"] == 0 for q in per),
             "max_violation_G_over_c0": None if worst is None else worst / run["c_0"], "features": features,
-            "lmi_delay_term": max((r["delay_term"] for r in rows), default=None)}
+            "learning_rounds": rounds, "lmi_delay_term": max((r["delay_term"] for r in rows), default=None)}
 
 
 def monolithic_rows(mono: dict, main: dict, n_grid: list[int]) -> list[dict]:
@@ -175,10 +176,10 @@ def monolithic_rows(mono: dict, main: dict, n_grid: list[int]) -> list[dict]:
 
 
 def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], mono: dict[str, dict],
-                      folder: Callable[[str, str], Path], n_grid: list[int], taus: list[int],
-                      mono_grid: list[int], ev: EvaluationParams, seed: int) -> NetworkResults:
-    """``runs``/``lmi``/``mono``: per system, the verify stage's run summaries and LMI rows and the verify_mono
-    stage's results; ``folder(system, name)``: a certificate folder. Falsification uses a tenth of
+                      trained: dict[str, dict], folder: Callable[[str, str], Path], n_grid: list[int],
+                      taus: list[int], mono_grid: list[int], ev: EvaluationParams, seed: int) -> NetworkResults:
+    """``runs``/``lmi``/``mono``/``trained``: per system, the verify stage's run summaries and LMI rows, the
+    verify_mono stage's results and the train stage's CEGIS summary; ``folder(system, name)``: a certificate folder. Falsification uses a tenth of
     ``ev.falsify_samples`` per subsystem."""
     scal, slopes, by_name, neural, lmi_ok, cases, full_refuted, verified, mono_rows = ({}, {}, {}, {}, {}, {}, [],
                                                                                         [], {})
@@ -194,7 +195,8 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
             neural[f"{system}_tau{tau}"] = named[name]["verified"]
             cex = read_table(folder(system, name) / COUNTEREXAMPLES_FILE).to_pylist()
             feat = read_json(folder(system, name) / META_FILE)["arch"]["feat"]
-            cases[f"{system}_tau{tau}"] = _case(named[name], cex, feat, lmi_rows.get(tau))
+            rounds = int(trained[system][f"tau{tau}_cegis_rounds_run"])
+            cases[f"{system}_tau{tau}"] = _case(named[name], cex, feat, rounds, lmi_rows.get(tau))
         lmi_ok |= {f"{system}_tau{row['tau']}": row["verified"] for row in lmi[system]}
         full_refuted.append(not named[f"{system}_tau{taus[0]}_full"]["verified"] and main["verified"])
         by_name |= named

@@ -18,6 +18,7 @@ from ..platoon.evaluation import evaluate_platoon
 from ..platoon.uncertified import load_uncertified
 from ..plots import control_performance, network_certificates, verification_scaling
 from ..verifier.folder import META_FILE, SUMMARY_FILE, WEIGHTS_FILE
+from .train_network import NETWORK_TRAIN_FILE
 from .train_uncertified import POLICY_FILE
 from .verify_mono_network import MONO_RESULTS_FILE
 from .verify_network import LMI_FILE, RUNS_FILE, VERIFIED_DIR
@@ -40,11 +41,12 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     runs = {s: read_json(ctx.input(f"verify_{s}", RUNS_FILE))["runs"] for s in SYSTEMS}
     lmi = {s: read_json(ctx.input(f"verify_{s}", LMI_FILE)) for s in SYSTEMS}
     mono = {s: read_json(ctx.input(f"verify_mono_{s}", MONO_RESULTS_FILE)) for s in SYSTEMS}
+    trained = {s: read_json(ctx.input(f"train_{s}", NETWORK_TRAIN_FILE)) for s in SYSTEMS}
 
     def folder(system: str, name: str) -> Path:
         return ctx.input(f"verify_{system}", f"{VERIFIED_DIR}/{name}")
 
-    networks = evaluate_networks(runs, lmi, mono, folder, p.networks.n_grid, p.delays.taus, p.monolithic.n_grid,
+    networks = evaluate_networks(runs, lmi, mono, trained, folder, p.networks.n_grid, p.delays.taus, p.monolithic.n_grid,
                                  p.evaluation, p.seed)
 
     scal, full, control = platoon.reach, platoon.full, platoon.control
