@@ -179,8 +179,8 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
                       trained: dict[str, dict], folder: Callable[[str, str], Path], n_grid: list[int],
                       taus: list[int], mono_grid: list[int], ev: EvaluationParams, seed: int) -> NetworkResults:
     """``runs``/``lmi``/``mono``/``trained``: per system, the verify stage's run summaries and LMI rows, the
-    verify_mono stage's results and the train stage's CEGIS summary; ``folder(system, name)``: a certificate folder. Falsification uses a tenth of
-    ``ev.falsify_samples`` per subsystem."""
+    verify_mono stage's results and the train stage's CEGIS summary; ``folder(system, name)``: a certificate folder.
+    Falsification uses a tenth of ``ev.falsify_samples`` per subsystem."""
     scal, slopes, by_name, neural, lmi_ok, cases, full_refuted, verified, mono_rows = ({}, {}, {}, {}, {}, {}, [],
                                                                                         [], {})
     for system in SYSTEMS:

@@ -46,8 +46,8 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     def folder(system: str, name: str) -> Path:
         return ctx.input(f"verify_{system}", f"{VERIFIED_DIR}/{name}")
 
-    networks = evaluate_networks(runs, lmi, mono, trained, folder, p.networks.n_grid, p.delays.taus, p.monolithic.n_grid,
-                                 p.evaluation, p.seed)
+    networks = evaluate_networks(runs, lmi, mono, trained, folder, p.networks.n_grid, p.delays.taus,
+                                 p.monolithic.n_grid, p.evaluation, p.seed)
 
     scal, full, control = platoon.reach, platoon.full, platoon.control
     write_table(ctx.output("scaling.parquet"), {
