@@ -74,6 +74,10 @@ class PaperResult:
 RUNS_FILE = "runs.json"  # in reports/: {slug: {"key", "commit", "date"}} of the runs the report shows
 
 
+def _folder(project: Project) -> Path:
+    return project.root / "reports"
+
+
 def _run_facts(run_file: Path) -> dict[str, str]:
     """{"commit", "date"} of a stage run's run.json ({} if it is not in this machine's store)."""
     try:
@@ -109,14 +113,14 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
         for name in s.plots:
             file = project.view(pipeline.slug, s.name) / name
             if remembered and not file.is_file():
-                file = project.root / "reports" / "plots" / f"{pipeline.slug}-{name}"
+                file = _folder(project) / "plots" / f"{pipeline.slug}-{name}"
             plots.append((f"{s.name}: {name}", name, file))
     return PaperResult(pipeline, metrics, problem, run, [p for p in plots if p[2].is_file()])
 
 
 def _known_runs(project: Project) -> dict[str, dict[str, str]]:
     try:
-        known = json.loads((project.root / "reports" / RUNS_FILE).read_text())
+        known = json.loads((_folder(project) / RUNS_FILE).read_text())
     except (OSError, ValueError):
         return {}
     return known if isinstance(known, dict) else {}
@@ -136,9 +140,8 @@ SUMMARY_HEAD = ["paper", "claims holding", "profile", "commit", "date (UTC)"]
 CLAIM_HEAD = ["claim", "statement", "paper", "measured", "holds"]
 
 
-def render_html(project: Project) -> str:
-    """The report page (see the module docstring)."""
-    rows = results(project)
+def render_html(rows: list[PaperResult]) -> str:
+    """The report page (see the module docstring) of ``results``."""
     parts = [f"<!doctype html><meta charset=utf-8><title>paperdag report</title><style>{CSS}</style>",
              "<h1>paperdag: claims reproduced at laptop scale</h1><table><tr>"
              + "".join(f"<th>{h}</th>" for h in SUMMARY_HEAD) + "</tr>"]
@@ -176,9 +179,8 @@ def _md_row(cells: list[str]) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
-def render_markdown(project: Project) -> str:
+def render_markdown(rows: list[PaperResult]) -> str:
     """The same content as Markdown, with plots linked as ``plots/<paper>-<file>`` (copied by ``write_report``)."""
-    rows = results(project)
     lines = ["# paperdag: claims reproduced at laptop scale", "", _md_row(SUMMARY_HEAD),
              _md_row(["---"] * len(SUMMARY_HEAD)), *(_md_row(c) for c in _summary_rows(rows)), ""]
     for r in rows:
@@ -200,7 +202,7 @@ def render_markdown(project: Project) -> str:
 
 def write_report(project: Project) -> list[Path]:
     """Write reports/index.html and reports/summary.md atomically; returns their paths."""
-    folder = project.root / "reports"
+    folder = _folder(project)
     (folder / "plots").mkdir(parents=True, exist_ok=True)
     rows = results(project)
     for r in rows:
@@ -209,8 +211,8 @@ def write_report(project: Project) -> list[Path]:
             if plot != copy:
                 shutil.copyfile(plot, copy)
     paths = [folder / "index.html", folder / "summary.md"]
-    write_text_atomic(paths[0], render_html(project))
-    write_text_atomic(paths[1], render_markdown(project))
+    write_text_atomic(paths[0], render_html(rows))
+    write_text_atomic(paths[1], render_markdown(rows))
     runs = {r.pipeline.slug: {"key": r.metrics["key"], **r.run} for r in rows
             if r.run and r.metrics and r.metrics.get("key")}
     write_text_atomic(folder / RUNS_FILE, json.dumps(runs, indent=1, sort_keys=True) + "\n")

@@ -367,7 +367,8 @@ def test_verification_is_deterministic_under_cpu_load(tmp_path):
 def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
     scal = {"n": [4, 8], "bounds": [10, 20], "seconds": [1.0, 2.0], "cells": [4, 8], "milp_nodes": [6, 12],
             "verified": [True, True]}
-    case = {"verified": True, "n": 8, "refuted": 0, "unknown": 0, "max_violation_G_over_c0": None}
+    case = {"verified": True, "n": 8, "refuted": 0, "unknown": 0, "max_violation_G_over_c0": None,
+            "learning_rounds": 0}
     work = {"lp_iterations": 10, "seconds": 1.0}
     mono = [{"n": 2, "mono": {"verified": True, "outcome": "proved", **work}, "comp": {"verified": True, **work}},
             {"n": 4, "mono": {"verified": False, "outcome": "unknown", **work | {"lp_iterations": 99}},

@@ -129,7 +129,7 @@ def network_claims(r: NetworkResults, n_grid: list[int], taus: list[int], tau_n:
                         "improved verification efficiency", {"full_refuted_and_reach_verified": r.full_refuted},
                         all(r.full_refuted)))
     n_neural, n_lmi = sum(r.neural.values()), sum(r.lmi.values())
-    as_initialised = [k for k, v in r.cases.items() if v["verified"] and v.get("learning_rounds") == 0]
+    as_initialised = [k for k, v in r.cases.items() if v["verified"] and v["learning_rounds"] == 0]
     claims.append(Claim("neural_beats_lmi", "the neural (polyhedral) certificate is verified in at least as many "
                         "(system, tau) cases as the LMI quadratic one on the same delay domain, and in every case the "
                         "LMI one is (proved_as_initialised: cases the polygon of the LMI norm proves before any "
