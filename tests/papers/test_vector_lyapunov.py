@@ -19,6 +19,7 @@ from paperdag.papers.vector_lyapunov.networks.cegis import quadratic_init
 from paperdag.papers.vector_lyapunov.networks.certificate import (NetworkCert, compile_network_query,
                                                                   network_decrease)
 from paperdag.papers.vector_lyapunov.networks.certify import constants, verify_network, write_network_certificate
+from paperdag.papers.vector_lyapunov.networks.control import GAINS, certify_path, cost, path, scenarios, tune
 from paperdag.papers.vector_lyapunov.networks.domain import delay_matrix, pieces, reachable_delay
 from paperdag.papers.vector_lyapunov.networks.evaluation import NetworkResults
 from paperdag.papers.vector_lyapunov.networks.lmi import check_quadratic, joint_drift_quadratic, lmi_certificate
@@ -26,8 +27,8 @@ from paperdag.papers.vector_lyapunov.networks.model import (draw_parameters, mak
                                                             step_network, subsystem_step)
 from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, block_init, compile_mono, dynamics,
                                                                  mono_constants, mono_decrease)
-from paperdag.papers.vector_lyapunov.params import (BudgetParams, ClaimParams, NetworkCertificateParams,
-                                                    NetworkParams, PlatoonParams)
+from paperdag.papers.vector_lyapunov.params import (BudgetParams, ClaimParams, NetworkCegisParams,
+                                                    NetworkCertificateParams, NetworkParams, PlatoonParams)
 from paperdag.papers.vector_lyapunov.platoon.certificate import Policy, VectorCert, compile_query, decrease
 from paperdag.papers.vector_lyapunov.platoon.model import make_platoon
 from paperdag.papers.vector_lyapunov.reverify import reverify
@@ -341,6 +342,50 @@ def test_lmi_baseline_contracts_and_its_check_is_sound_against_sampling():
     assert val.max() <= drift
 
 
+@pytest.mark.parametrize("system", ["drones", "microgrid"])
+def test_control_cost_is_the_closed_loop_of_the_gains_and_tuning_lowers_it(system):
+    """``cost`` with the nominal gains is the quadratic cost of ``simulate_network`` on the ring itself (its
+    differentiable coefficients are make_network's); with other gains it is the cost of the ring built from them;
+    Adam on the log gains lowers J on its training scenarios; the path runs from the nominal to the tuned gains."""
+    draws = {k: v.tolist() for k, v in draw_parameters(NETWORKS, system, 4, np.random.default_rng(3)).items()}
+    net = make_network(NETWORKS, 0.1, system, 4, 2, draws)
+    x0, w = scenarios(net, 3, 40, torch.Generator().manual_seed(0))
+    nominal = {k: np.asarray(draws[k]) for k in GAINS[system]}
+
+    def reference(gains):
+        ring_ = make_network(NETWORKS, 0.1, system, 4, 2, draws | {k: v.tolist() for k, v in gains.items()})
+        traj = simulate_network(ring_, x0, w)
+        xd = torch.cat([traj[:1].expand(2, *traj.shape[1:]), traj[:-2]])
+        u = torch.as_tensor(ring_.a1) * xd[..., 0] + torch.as_tensor(ring_.b1) * xd[..., 1]  # drones: - deg kc
+        if system == "drones":
+            u = u + 2 * NETWORKS.drone_kc * (xd[..., 0] + xd[..., 1])
+        return float(traj.pow(2).sum(-1).mean() + 0.5 * u.pow(2).mean())
+
+    for gains in (nominal, {k: 1.3 * v for k, v in nominal.items()}):
+        J = cost(net, NETWORKS, draws, {k: torch.as_tensor(v) for k, v in gains.items()}, x0, w, 0.5)["J"]
+        assert float(J) == pytest.approx(reference(gains), rel=1e-12)
+    tuned = tune(net, NETWORKS, draws, x0, w, 0.5, 30, 0.05, lambda J, step: None)
+    assert reference(tuned) < reference(nominal)
+    for alpha, end in ((0.0, nominal), (1.0, tuned)):
+        assert all(np.allclose(path(nominal, tuned, alpha)[k], end[k]) for k in nominal)
+
+
+def test_certify_path_stops_at_the_first_proved_controller():
+    """The nominal drones ring is proved, a destabilising gain (kv -> 0.01: b1 ~ 0) is not: from alpha = 1 the
+    path backs off to the nominal controller and reports the refuted attempt before it."""
+    draws = {k: v.tolist() for k, v in draw_parameters(NETWORKS, "drones", 3, np.random.default_rng(0)).items()}
+    nominal = {k: np.asarray(draws[k]) for k in GAINS["drones"]}
+    bad = {"kp": nominal["kp"], "kv": np.full(3, 0.01)}
+    cegis = NetworkCegisParams(lr=0.001, batch=128, margin=0.005, lambda_gamma=0.01, rounds=0, steps=1, milps=1,
+                               cex_weight=1, milp_nodes=2000, keep=8)
+    found = certify_path(NETWORKS, 0.1, "drones", 3, 1, draws, nominal, bad, [1.0, 0.0], _arch(8, 0.995), cegis,
+                         BUDGET, torch.Generator().manual_seed(0), lambda *a: None)
+    assert [a["alpha"] for a in found.attempts] == [1.0, 0.0]
+    assert not found.attempts[0]["verified"] and found.attempts[1]["verified"]
+    assert found.alpha == 0.0 and found.result["summary"]["verified"]
+    assert np.allclose(found.net.b1, make_network(NETWORKS, 0.1, "drones", 3, 1, draws).b1)
+
+
 def _cert_bytes(folder):
     return {f.name: f.read_bytes() for f in sorted(folder.iterdir()) if f.is_file()}
 
@@ -373,13 +418,18 @@ def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
     mono = [{"n": 2, "mono": {"verified": True, "outcome": "proved", **work}, "comp": {"verified": True, **work}},
             {"n": 4, "mono": {"verified": False, "outcome": "unknown", **work | {"lp_iterations": 99}},
              "comp": {"verified": True, **work}}]
+    control = {"n": 8, "tau": 1, "effort": 1.0, "certified_alpha": 0.5, "attempts": [],
+               "controllers": {name: {"J": J, "rms_q": 0.1} for name, J in (("nominal", 1.2), ("uncertified", 1.0),
+                                                                            ("certified", 1.05))}}
     results = NetworkResults(
         scaling={"drones": scal, "microgrid": scal | {"bounds": [10, 80]}},
         slopes={"drones": 1.0, "microgrid": 3.0}, runs={}, neural={"drones_tau1": True, "microgrid_tau1": True},
         lmi={"drones_tau1": True, "microgrid_tau1": False}, cases={"drones_tau1": case, "microgrid_tau1": case},
         full_refuted=[True, True], falsified={"drones_tau1_reach": {"violations": 1}},
         simulated={"drones_tau1_reach": {"decay_ratio": 0.9, "invariance_ratio": 0.5}},
-        monolithic={"drones": mono, "microgrid": [r | {"mono": r["mono"] | {"verified": True}} for r in mono]})
+        monolithic={"drones": mono, "microgrid": [r | {"mono": r["mono"] | {"verified": True}} for r in mono]},
+        control={"drones": control, "microgrid": control | {"certified_alpha": None, "controllers": {
+            k: v for k, v in control["controllers"].items() if k != "certified"}}})
     thresholds = ClaimParams(slope_range=(0.5, 1.5), control_tol=0.1)
     verdicts = {c.id: c.holds for c in network_claims(results, [4, 8], [1], 8, thresholds)}
     assert verdicts == {"drones_verified_all_n": True, "drones_work_linear": True, "microgrid_verified_all_n": True,
@@ -387,4 +437,8 @@ def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
                         "network_reachability_needed": True, "neural_beats_lmi": True,
                         "network_certificates_hold": False, "drones_monolithic_fails_beyond_small_n": True,
                         "drones_monolithic_more_work": False, "microgrid_monolithic_fails_beyond_small_n": False,
-                        "microgrid_monolithic_more_work": False}
+                        "microgrid_monolithic_more_work": False, "drones_competitive_control": True,
+                        "microgrid_competitive_control": False}
+    control["controllers"]["certified"]["J"] = 1.2  # 20% above the uncertified controller's cost
+    verdicts = {c.id: c.holds for c in network_claims(results, [4, 8], [1], 8, thresholds)}
+    assert not verdicts["drones_competitive_control"]

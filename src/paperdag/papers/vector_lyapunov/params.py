@@ -175,6 +175,26 @@ class NetworkCegisParams(LearnerParams):
     keep: int = Field(ge=1, le=100_000, description="falsifier counterexamples kept per round")
 
 
+class NetworkControlParams(ParamsModel):
+    """The networks' control study (networks/control.py): the uncertified controller tuned for the quadratic cost
+    J = mean(q^2 + v^2 + effort u^2) on the ring of delays.tau_n at the first delay, and the path back to the nominal
+    controller along which the certified one is sought."""
+
+    effort: float = Field(ge=0.0, le=1e3, description="weight r of the control effort u^2 in J")
+    steps: int = Field(ge=0, le=100_000, description="Adam steps on the log gains")
+    lr: Positive = Field(description="Adam learning rate on the log gains")
+    scenarios: int = Field(ge=1, le=10_000, description="fixed training scenarios (J is their sample average)")
+    horizon: int = Field(ge=2, le=100_000, description="steps of each training scenario")
+    alphas: Annotated[list[Annotated[float, Field(ge=0.0, le=1.0)]], Field(min_length=1)] = Field(
+        description="path points g_nominal^(1 - alpha) g_tuned^alpha tried in this order (descending; 0: nominal)")
+
+    @model_validator(mode="after")
+    def _descending(self) -> NetworkControlParams:
+        if self.alphas != sorted(self.alphas, reverse=True):
+            raise ValueError(f"network_control.alphas must be descending, got {self.alphas}")
+        return self
+
+
 class EvaluationParams(ParamsModel):
     """Closed-loop simulations and the dense falsification of reported certificates."""
 
@@ -190,7 +210,8 @@ class ClaimParams(ParamsModel):
 
     slope_range: Range = Field(description="log-log slope of verification time against N counted as about linear")
     control_tol: float = Field(ge=0.0, le=10.0, description="allowed relative excess of the certified "
-                               "controller's RMS spacing error and string ratio over the uncertified one")
+                               "controller's RMS spacing error and string ratio (platoon) or cost J (networks) over "
+                               "the uncertified one")
 
 
 class Params(ParamsModel):
@@ -211,6 +232,7 @@ class Params(ParamsModel):
     network_certificate: NetworkCertificateParams
     network_cegis: NetworkCegisParams
     network_budget: BudgetParams
+    network_control: NetworkControlParams
     evaluation: EvaluationParams
     claims: ClaimParams
 

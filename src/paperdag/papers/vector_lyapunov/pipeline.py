@@ -1,5 +1,5 @@
-"""The vector_lyapunov DAG: prepare -> {train_<system> -> verify_<system>, train_mono_<system> ->
-verify_mono_<system>} for the two network systems, and for the platoon train_<domain> -> verify / verify_full and
+"""The vector_lyapunov DAG: prepare -> {train_<system> -> verify_<system>, train_mono_<system> -> verify_mono_<system>,
+control_<system>} for the two network systems, and for the platoon train_<domain> -> verify / verify_full and
 train_uncert; all -> evaluate. Imported only by the registry (stage functions are named as strings: no torch here)."""
 
 from paperdag.dag import Pipeline, Resources, Stage
@@ -34,6 +34,11 @@ PIPELINE = Pipeline(
                 upstream=("prepare", f"train_{system}", f"train_mono_{system}"),
                 params=(*NETWORKS, "network_certificate", "network_budget", "monolithic"),
                 outputs=("monolithic.json",), resources=ONE, args={"system": system}) for system in SYSTEMS),
+        *(Stage(f"control_{system}", "train", "stages.control_network:control", upstream=("prepare",),
+                params=(*NETWORKS, "network_certificate", "network_cegis", "network_budget", "network_control",
+                        "evaluation"),
+                outputs=("control.json", "certificates"), resources=ONE, args={"system": system})
+          for system in SYSTEMS),
         *(Stage(f"train_{domain}", "train", "stages.train_vector:train", upstream=("prepare",),
                 params=("certificate", "policy", "learner", "cegis"), outputs=("weights.safetensors", "train.json"),
                 resources=ONE, args={"domain": domain}) for domain in DOMAINS),
@@ -44,9 +49,11 @@ PIPELINE = Pipeline(
           for domain, verify in DOMAINS.items()),
         Stage("evaluate", "evaluate", "stages.evaluate:evaluate",
               upstream=("train_uncert", "verify", "verify_full", *(f"train_{system}" for system in SYSTEMS),
-                        *(f"verify_{system}" for system in SYSTEMS), *(f"verify_mono_{system}" for system in SYSTEMS)),
+                        *(f"verify_{system}" for system in SYSTEMS), *(f"verify_mono_{system}" for system in SYSTEMS),
+                        *(f"control_{system}" for system in SYSTEMS)),
               params=("platoon", "policy", "networks", "delays", "monolithic", "evaluation", "claims"),
               outputs=("metrics.json", "scaling.parquet", "monolithic.parquet", "control.parquet",
+                       "network_control.parquet",
                        "verification_scaling.png", "control_performance.png", "network_certificates.png"),
               plots=("verification_scaling.png", "control_performance.png", "network_certificates.png"),
               resources=ONE),

@@ -112,7 +112,8 @@ class NetworkResults:
     subsystems refuted / unknown and the largest violation G / c_0 its counterexamples show); ``full_refuted``: per
     system, the full-domain baseline refuted while the reachability-constrained certificate is verified;
     ``falsified``/``simulated``: per verified certificate, ``falsify_folder`` and ``siss_simulation``;
-    ``monolithic``: per system, per N, the monolithic and the compositional certificate's outcome and work."""
+    ``monolithic``: per system, per N, the monolithic and the compositional certificate's outcome and work;
+    ``control``: per system, the control study (control.py; the control stage's control.json)."""
 
     scaling: dict[str, dict[str, list]]
     slopes: dict[str, float]
@@ -124,6 +125,7 @@ class NetworkResults:
     falsified: dict[str, dict[str, float]]
     simulated: dict[str, dict[str, float]]
     monolithic: dict[str, list[dict]]
+    control: dict[str, dict]
 
     def metrics(self) -> dict[str, float | bool]:
         out: dict[str, float | bool] = {}
@@ -135,6 +137,9 @@ class NetworkResults:
             for row in rows:
                 out[f"{system}_mono{row['n']}_verified"] = row["mono"]["verified"]
                 out[f"{system}_mono{row['n']}_lp_iterations"] = row["mono"]["lp_iterations"]
+        for system, c in self.control.items():
+            out |= {f"{system}_control_{name}_J": v["J"] for name, v in c["controllers"].items()}
+            out[f"{system}_control_certified_alpha"] = -1.0 if c["certified_alpha"] is None else c["certified_alpha"]
         return out | {f"{s}_loglog_slope": v for s, v in self.slopes.items()} | {
             "network_falsify_violations": sum(v["violations"] for v in self.falsified.values()),
             "network_certificates_verified": len(self.falsified),
@@ -176,11 +181,14 @@ def monolithic_rows(mono: dict, main: dict, n_grid: list[int]) -> list[dict]:
 
 
 def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], mono: dict[str, dict],
-                      trained: dict[str, dict], folder: Callable[[str, str], Path], n_grid: list[int],
-                      taus: list[int], mono_grid: list[int], ev: EvaluationParams, seed: int) -> NetworkResults:
-    """``runs``/``lmi``/``mono``/``trained``: per system, the verify stage's run summaries and LMI rows, the
-    verify_mono stage's results and the train stage's CEGIS summary; ``folder(system, name)``: a certificate folder.
-    Falsification uses a tenth of ``ev.falsify_samples`` per subsystem."""
+                      trained: dict[str, dict], control: dict[str, dict], folder: Callable[[str, str], Path],
+                      n_grid: list[int], taus: list[int], mono_grid: list[int], ev: EvaluationParams,
+                      seed: int) -> NetworkResults:
+    """``runs``/``lmi``/``mono``/``trained``/``control``: per system, the verify stage's run summaries and LMI rows,
+    the verify_mono stage's results, the train stage's CEGIS summary and the control stage's study;
+    ``folder(system, name)``: a certificate folder (name ``<system>_control``: the certified controller's).
+    Falsification uses a tenth of ``ev.falsify_samples`` per
+    subsystem."""
     scal, slopes, by_name, neural, lmi_ok, cases, full_refuted, verified, mono_rows = ({}, {}, {}, {}, {}, {}, [],
                                                                                         [], {})
     for system in SYSTEMS:
@@ -201,8 +209,10 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
         full_refuted.append(not named[f"{system}_tau{taus[0]}_full"]["verified"] and main["verified"])
         by_name |= named
         verified += [folder(system, name) for name, r in named.items() if r["verified"]]
+        if control[system]["certified_alpha"] is not None:
+            verified.append(folder(system, f"{system}_control"))
         mono_rows[system] = monolithic_rows(mono[system], main, mono_grid)
     falsified = {f.name: falsify_folder(f, ev.falsify_samples // 10, ev.falsify_steps, seed) for f in verified}
     simulated = {f.name: siss_simulation(f, ev.sim_steps, ev.n_sims, seed) for f in verified}
     return NetworkResults(scal, slopes, by_name, neural, lmi_ok, cases, full_refuted, falsified, simulated,
-                          mono_rows)
+                          mono_rows, control)

@@ -23,6 +23,7 @@ verification query. The vector certificate and its condition are in certificate.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,26 +89,31 @@ def ring_size(tau: int, n_grid: list[int], delays: DelayParams) -> int:
 def make_network(p: NetworkParams, dt: float, system: str, n: int, tau: int,
                  draws: dict[str, list[float] | np.ndarray]) -> Network:
     """The ring of the first n subsystems of ``draws`` (per-node parameters drawn once for the largest N)."""
-    draws = {k: np.asarray(v) for k, v in draws.items()}
+    draws = {k: np.asarray(v)[:n] for k, v in draws.items()}
     nbrs = ring(n)
     deg = np.array([len(x) for x in nbrs], dtype=np.float64)
+    a0, a1, b1 = coefficients(p, system, draws, deg)
     gain = np.zeros((n, n))
+    for i, js in enumerate(nbrs):
+        gain[i, js] = p.drone_kc if system == "drones" else p.grid_b / draws["inertia"][i]
     if system == "drones":
-        kc = p.drone_kc
-        for i, js in enumerate(nbrs):
-            gain[i, js] = kc
-        a0, a1, b1 = np.zeros(n), -(draws["kp"][:n] + deg * kc), -(draws["kv"][:n] + deg * kc)
         channel, delayed, box = (1.0, 1.0), True, tuple(p.drone_box)
-    elif system == "microgrid":
-        b0, b = p.grid_b0, p.grid_b
-        m = draws["inertia"][:n]
-        for i, js in enumerate(nbrs):
-            gain[i, js] = b / m[i]
-        a0, a1, b1 = -(b0 + deg * b) / m, np.zeros(n), -draws["damping"][:n] / m
-        channel, delayed, box = (1.0, 0.0), False, tuple(p.grid_box)
     else:
-        raise ValueError(f"unknown network system {system!r}")
+        channel, delayed, box = (1.0, 0.0), False, tuple(p.grid_box)
     return Network(system, a0, a1, b1, gain, channel, delayed, dt, tau, box, p.w_bound)
+
+
+def coefficients(p: NetworkParams, system: str, draws: Mapping[str, Any], deg: Any) -> tuple[Any, Any, Any]:
+    """(a0, a1, b1) [N] of the subsystems from their parameters ``draws`` and ring degrees ``deg`` (numpy arrays or
+    torch tensors alike: the control study differentiates through them): drones a0 = 0, a1 = -(kp + deg kc),
+    b1 = -(kv + deg kc); microgrid a0 = -(b0 + deg b) / M, a1 = 0, b1 = -D / M."""
+    if system == "drones":
+        kp, kv = draws["kp"], draws["kv"]
+        return 0 * kp, -(kp + deg * p.drone_kc), -(kv + deg * p.drone_kc)
+    if system == "microgrid":
+        m = draws["inertia"]
+        return -(p.grid_b0 + deg * p.grid_b) / m, 0 * m, -draws["damping"] / m
+    raise ValueError(f"unknown network system {system!r}")
 
 
 def draw_parameters(p: NetworkParams, system: str, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:

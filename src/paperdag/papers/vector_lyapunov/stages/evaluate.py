@@ -18,6 +18,7 @@ from ..platoon.evaluation import evaluate_platoon
 from ..platoon.uncertified import load_uncertified
 from ..plots import control_performance, network_certificates, verification_scaling
 from ..verifier.folder import META_FILE, SUMMARY_FILE, WEIGHTS_FILE
+from .control_network import CONTROL_DIR, CONTROL_FILE
 from .train_network import NETWORK_TRAIN_FILE
 from .train_uncertified import POLICY_FILE
 from .verify_mono_network import MONO_RESULTS_FILE
@@ -32,7 +33,7 @@ def _certificate(ctx: StageContext[Params], stage: str) -> Certificate:
 
 
 def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
-    """metrics.json (metrics and claims), scaling/monolithic/control tables and the three figures."""
+    """metrics.json (metrics and claims), scaling/monolithic/control/network_control tables and the three figures."""
     p = ctx.params
     timing = {d: read_json(ctx.input(s, TIMING_FILE)) for d, s in (("reach", "verify"), ("full", "verify_full"))}
     platoon = evaluate_platoon(_certificate(ctx, "verify"), _certificate(ctx, "verify_full"), timing,
@@ -42,11 +43,14 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     lmi = {s: read_json(ctx.input(f"verify_{s}", LMI_FILE)) for s in SYSTEMS}
     mono = {s: read_json(ctx.input(f"verify_mono_{s}", MONO_RESULTS_FILE)) for s in SYSTEMS}
     trained = {s: read_json(ctx.input(f"train_{s}", NETWORK_TRAIN_FILE)) for s in SYSTEMS}
+    control_study = {s: read_json(ctx.input(f"control_{s}", CONTROL_FILE)) for s in SYSTEMS}
 
     def folder(system: str, name: str) -> Path:
+        if name == f"{system}_control":
+            return ctx.input(f"control_{system}", f"{CONTROL_DIR}/{name}")
         return ctx.input(f"verify_{system}", f"{VERIFIED_DIR}/{name}")
 
-    networks = evaluate_networks(runs, lmi, mono, trained, folder, p.networks.n_grid, p.delays.taus,
+    networks = evaluate_networks(runs, lmi, mono, trained, control_study, folder, p.networks.n_grid, p.delays.taus,
                                  p.monolithic.n_grid, p.evaluation, p.seed)
 
     scal, full, control = platoon.reach, platoon.full, platoon.control
@@ -66,12 +70,17 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     write_table(ctx.output("control.parquet"), {"controller": list(control),
                                                "rms_spacing": [v["rms_spacing"] for v in control.values()],
                                                "string_ratio": [v["string_ratio"] for v in control.values()]})
+    ctl = [(s, name, c) for s in SYSTEMS for name, c in control_study[s]["controllers"].items()]
+    write_table(ctx.output("network_control.parquet"), {
+        "system": [s for s, _, _ in ctl], "controller": [name for _, name, _ in ctl],
+        **{k: [c[k] for _, _, c in ctl] for k in ("J", "rms_q", "rms_v")}})
     tau = p.delays.taus[0]
     level_sets = {s: level_set(folder(s, f"{s}_tau{tau}_reach"), next((r for r in lmi[s] if r["tau"] == tau), None),
                                p.seed) for s in SYSTEMS}
     save_figure(verification_scaling(platoon, networks.scaling, networks.monolithic),
                 ctx.output("verification_scaling.png"))
-    save_figure(control_performance(control), ctx.output("control_performance.png"))
+    save_figure(control_performance(control, {s: c["controllers"] for s, c in control_study.items()}),
+                ctx.output("control_performance.png"))
     save_figure(network_certificates(level_sets, tau), ctx.output("network_certificates.png"))
 
     metrics = platoon.metrics() | networks.metrics()

@@ -3,8 +3,8 @@
 For the first delay the ring of max(networks.n_grid) subsystems, for the other delays the ring of delays.tau_n;
 the full delay domain baseline at the first delay on the ring of delays.tau_n; the LMI quadratic baseline for every
 delay. The certificate folders are functions of the certificate and the deterministic budget (wall-clock seconds go
-to summary.json's "timing" only). Each verified network is a certificate folder ``certificates/<system>_tau<tau>_<reach|full>`` that
-``paperdag verify`` re-checks.
+to summary.json's "timing" only). Each verified network is a certificate folder
+``certificates/<system>_tau<tau>_<reach|full>`` that ``paperdag verify`` re-checks.
 """
 
 from __future__ import annotations
