@@ -20,9 +20,9 @@ from paperdag.papers.vector_lyapunov.networks.certificate import (NetworkCert, c
                                                                   network_decrease)
 from paperdag.papers.vector_lyapunov.networks.certify import constants, verify_network, write_network_certificate
 from paperdag.papers.vector_lyapunov.networks.control import GAINS, certify_path, cost, path, scenarios, tune
-from paperdag.papers.vector_lyapunov.networks.domain import delay_matrix, pieces, reachable_delay
+from paperdag.papers.vector_lyapunov.networks.domain import delay_matrix, pieces
 from paperdag.papers.vector_lyapunov.networks.evaluation import NetworkResults
-from paperdag.papers.vector_lyapunov.networks.lmi import check_quadratic, joint_drift_quadratic, lmi_certificate
+from paperdag.papers.vector_lyapunov.networks.lmi import check_quadratic, history_eps_quadratic, lmi_certificate
 from paperdag.papers.vector_lyapunov.networks.model import (draw_parameters, make_network, simulate_network,
                                                             step_network, subsystem_step)
 from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, block_init, compile_mono, dynamics,
@@ -192,6 +192,16 @@ def test_network_query_compiles_exactly_and_step_matches_simulation():
     assert torch.allclose(step_network(net, X, Xd, w), subsystem_step(net, np.arange(net.n), X, Xd, s, w))
 
 
+def _assert_in_delay_domain(net, traj, eps) -> None:
+    """Every step k of a trajectory from a constant pre-history (the first tau steps included) has its delayed state
+    in piece j = min(k, tau) of the domain: |x(k - tau) - D_ij x(k)| <= eps[i][j]."""
+    for step in range(len(traj)):
+        j = min(step, net.tau)
+        for i in range(net.n):
+            res = traj[max(step - net.tau, 0), i] - torch.as_tensor(delay_matrix(net, i, j)) @ traj[step, i]
+            assert np.all(res.abs().numpy() <= eps[i][j] + 1e-12), (step, i)
+
+
 @pytest.mark.parametrize("system", ["drones", "microgrid"])
 def test_delay_domain_contains_simulated_histories_from_a_constant_pre_history(system):
     """Every state of closed-loop runs that start from a constant pre-history and stay in the level set: the
@@ -217,12 +227,7 @@ def test_delay_domain_contains_simulated_histories_from_a_constant_pre_history(s
             checked += 1
             inc = (traj[1:] - traj[:-1]).abs().amax(0).numpy()
             assert np.all(inc <= k.delta + 1e-12)
-            for step in range(len(traj)):
-                j = min(step, net.tau)
-                xd = traj[max(step - net.tau, 0)]  # x(k - tau), the constant pre-history before time 0
-                for i in range(net.n):
-                    res = xd[i] - torch.as_tensor(delay_matrix(net, i, j)) @ traj[step, i]
-                    assert np.all(res.abs().numpy() <= k.eps[i, j] + 1e-12), (step, i)
+            _assert_in_delay_domain(net, traj, k.eps)
     assert checked >= 10
 
 
@@ -312,6 +317,19 @@ def test_monolithic_query_compiles_exactly_and_its_block_init_is_the_sum_of_subs
         D, Ax, Ad, Bw = (torch.as_tensor(m) for m in dynamics(net, 0))
         nxt = Ax @ X.reshape(-1) + Ad @ Xd.reshape(-1) + Bw @ w
         assert torch.allclose(nxt, step_network(net, X, Xd, w).reshape(-1))
+        # the ring's history domain (LPs) contains ring trajectories from a constant pre-history in the level set
+        g, checked = torch.Generator().manual_seed(2), 0
+        with torch.no_grad():
+            for _ in range(10):
+                x0 = torch.randn(net.n, 2, generator=g, dtype=torch.float64)
+                x0 *= 0.9 * k.c_0 / mc.V(x0.reshape(1, -1))[0]
+                w = (2 * torch.rand(40, net.n, generator=g, dtype=torch.float64) - 1) * net.w_bound
+                traj = simulate_network(net, x0, w)
+                if not bool((mc.V(traj.reshape(len(traj), -1)) <= k.c_0).all()):
+                    continue
+                checked += 1
+                _assert_in_delay_domain(net, traj, k.eps)
+        assert checked >= 3
 
 
 def test_lmi_baseline_contracts_and_its_check_is_sound_against_sampling():
@@ -328,18 +346,21 @@ def test_lmi_baseline_contracts_and_its_check_is_sound_against_sampling():
             x = np.random.default_rng(i).normal(size=(2000, 2))
             growth = np.linalg.norm(x @ M.T @ L, axis=1) / np.linalg.norm(x @ L, axis=1)
             assert growth.max() <= row["bound"] + 1e-9
-    # the joint drift (an SOCP) bounds sampled points of its domain
-    _, eps0 = reachable_delay(net, 0, lambda l: float(np.sqrt(np.asarray(l) @ np.linalg.inv(P) @ np.asarray(l))),
-                              1.0, 1.0, 0.0)
-    drift = joint_drift_quadratic(net, 0, L, eps0)
-    rng = np.random.default_rng(5)
-    x = rng.normal(size=(20000, 2))
-    x /= np.linalg.norm(x @ L, axis=1, keepdims=True) * rng.uniform(1, 2, size=(20000, 1))
-    j = net.tau
-    xd = x @ delay_matrix(net, 0, j).T + rng.uniform(-1, 1, size=(20000, 2)) * eps0[j]
-    inside = np.linalg.norm(xd @ L, axis=1) <= 1
-    val = np.abs(net.a0[0] * x[:, 0] + net.a1[0] * xd[:, 0] + net.b1[0] * xd[:, 1])[inside]
-    assert val.max() <= drift
+    # the quadratic history domain (SOCPs) contains closed-loop histories that stay in its level set |L^T x| <= 1
+    kappa = float(np.sqrt(np.asarray(net.channel) @ np.linalg.inv(P) @ np.asarray(net.channel)))
+    eps = [history_eps_quadratic(net, i, L, net.coupling(i) * kappa, net.w_bound) for i in range(net.n)]
+    g, checked = torch.Generator().manual_seed(1), 0
+    Lt = torch.as_tensor(L.T)
+    for _ in range(20):
+        x0 = torch.randn(net.n, 2, generator=g, dtype=torch.float64)
+        x0 *= 0.9 / (x0 @ Lt.T).norm(dim=-1, keepdim=True)
+        w = (2 * torch.rand(60, net.n, generator=g, dtype=torch.float64) - 1) * net.w_bound
+        traj = simulate_network(net, x0, w)
+        if not bool(((traj @ Lt.T).norm(dim=-1) <= 1).all()):
+            continue
+        checked += 1
+        _assert_in_delay_domain(net, traj, eps)
+    assert checked >= 5
 
 
 @pytest.mark.parametrize("system", ["drones", "microgrid"])

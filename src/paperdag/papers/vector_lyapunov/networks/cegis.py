@@ -84,17 +84,17 @@ def polygon_constants(nc: NetworkCert, box: tuple[float, float],
     return torch.cat(cand).min(), dual
 
 
-def domain_tensors(nc: NetworkCert, net: Network, drift_ratio: np.ndarray) -> tuple[torch.Tensor, ...]:
+def domain_tensors(nc: NetworkCert, net: Network, ratio: np.ndarray) -> tuple[torch.Tensor, ...]:
     """(c_0, kappa, eps [N, tau + 1, 2]) as differentiable functions of the certificate (``polygon_constants``;
-    eps by the formulas of ``domain.increment_bound`` / ``domain.delay_eps``), with the joint drift taken as
-    ``drift_ratio`` times the default one (the ratio of the last exact computation): the learner sees how its
-    changes move the delay domain."""
+    eps by the formulas of ``domain.increment_bound`` / ``domain.delay_eps``) with eps scaled by ``ratio`` [N, tau + 1,
+    2], the exact eps over the formula's at the last exact computation (``certify.constants``): the learner trains on
+    the certified domain and sees how its changes move it."""
     n, tau, dt, w = net.n, net.tau, net.dt, net.w_bound
     dirs = [(0.0, 1.0), (1.0, 0.0), tuple(net.channel)] + [(float(net.a1[i]), float(net.b1[i])) for i in range(n)]
     c_0, dual = polygon_constants(nc, net.box, torch.tensor(dirs, dtype=torch.float64))
     v_dual, q_dual, kappa, ab = dual[0], dual[1], dual[2], dual[3:]
     a0, a1, b1 = (torch.as_tensor(np.abs(a)) for a in (net.a0, net.a1, net.b1))
-    drift = c_0 * (a0 * q_dual + ab) * torch.as_tensor(drift_ratio)
+    drift = c_0 * (a0 * q_dual + ab)
     channel = torch.as_tensor(net.gain.sum(1)) * kappa * c_0
     dq, dv = dt * c_0 * v_dual * torch.ones(n, dtype=torch.float64), dt * (drift + channel + w)
     eps = []
@@ -103,7 +103,7 @@ def domain_tensors(nc: NetworkCert, net: Network, drift_ratio: np.ndarray) -> tu
         s2 = s1 + j * tau
         eps.append(torch.stack([dt * dv * s1, dt * (a0 * dq * s1 + (a1 * dq + b1 * dv) * s2 + j * (channel + w))],
                                -1))
-    return c_0, kappa, torch.stack(eps, 1)
+    return c_0, kappa, torch.stack(eps, 1) * torch.as_tensor(ratio)
 
 
 def unit_queries(nc: NetworkCert, net: Network, n: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -252,7 +252,7 @@ def train_network_cert(net: Network, arch: NetworkCertificateParams, p: NetworkC
             cex_hist = np.concatenate([cex_hist, np.repeat(nh, p.cex_weight)])
             cex_u = torch.cat([cex_u, nu.repeat_interleave(p.cex_weight, 0)])
         const = constants(nc, net)
-        ratio = const.drift / const.drift_default
+        ratio = np.divide(const.eps, const.eps_formula, out=np.ones_like(const.eps), where=const.eps_formula > 0)
         for _ in range(p.steps):
             c_0, kappa, eps = domain_tensors(nc, net, ratio)
             idx, hist = draw_pieces(net, p.batch, reach, gen)

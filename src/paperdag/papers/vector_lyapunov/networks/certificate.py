@@ -15,9 +15,9 @@ c_n |s_i| / (G_i kappa) <= sum_j a_ij V(x_j^(d)). Hence (N) implies the issue's 
 condition with the comparison row (1 - a_ii, a_ij) = (c_s, c_n g_ij / G_i), whose infinity norm is
 c_s + c_n = rho < 1 for every N. The argument of ``paperdag.papers.vector_lyapunov.platoon`` (scaling by the window
 maximum, all maps positively homogeneous) then gives sISS with N-independent constants, with the network's window
-M(k) = max_i max_{theta in [0, 3 tau]} V(x_i(k - theta)) (the increments behind eps reach back 3 tau steps): without
-disturbance M(k) <= rho^floor(k / (3 tau + 1)) M(0), for every solution whose history is constant before time 0 (or
-itself a closed-loop solution) and starts in the level set.
+M(k) = max_i max_{theta in [0, 4 tau]} V(x_i(k - theta)) (the history behind eps reaches back 4 tau steps,
+domain.py): without disturbance M(k) <= rho^floor(k / (4 tau + 1)) M(0), for every solution whose history is
+constant before time 0 (or itself a closed-loop solution) and starts in the level set.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Network certificate artifacts: the sound constants of a certificate (c_0, kappa, Delta, eps, by exact MILPs),
+"""Network certificate artifacts: the sound constants of a certificate (c_0, kappa, Delta by exact MILPs, eps by exact
+LPs),
 verification of condition (N) subsystem by subsystem and piece by piece of the delay domain (branch and bound + MILP,
 ``bab.verify``, under a deterministic budget: each subsystem is proved, refuted with a concrete counterexample, or
 left unknown when the budget is spent), the certificate folder (verifier/folder.py), and its re-verification from
@@ -16,7 +17,7 @@ import torch
 
 from paperdag.io import load_tensors, read_json, read_table
 
-from ..lyapunov import Cert, level_constants
+from ..lyapunov import Cert, level_constants, norm_rows
 from ..params import BudgetParams, NetworkCertificateParams
 from ..verifier import bab
 from ..verifier.folder import (COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE, WEIGHTS_FILE, judge_reverification,
@@ -24,7 +25,7 @@ from ..verifier.folder import (COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE, WE
 from ..verifier.graph import Builder
 from ..verifier.milp import solve_on_box
 from .certificate import NetworkCert, compile_network_query, network_decrease
-from .domain import delay_matrix, network_box, pieces, reachable_delay
+from .domain import HISTORY, history_eps, network_box, pieces, reachable_delay
 from .model import Network
 
 
@@ -42,58 +43,37 @@ def kappa_of(V: Cert, channel: tuple[float, float], c_0: float, box: np.ndarray)
 @dataclass(frozen=True)
 class Constants:
     """Sound constants of a network certificate: c_0 = min of V on the boundary of B and c_1 = max of V on B,
-    kappa = max {|k . y| : V(y) <= 1}, Delta [N, 2] and eps [N, tau + 1, 2] of the delay domain (``domain``), the
-    Razumikhin window they need, and the MILP work spent on them."""
+    kappa = max {|k . y| : V(y) <= 1}, the delay domain's eps [N, tau + 1, 2] (``domain.history_eps``, exact LPs over
+    the unrolled history) and the Razumikhin window it needs, the one-step increment bound Delta [N, 2] and the
+    increment formula's eps_formula [N, tau + 1, 2] (``domain.reachable_delay``; the learner's differentiable domain
+    is it scaled to eps), and the simplex iterations spent on eps."""
 
     c_0: float
     c_1: float
     kappa: float
     delta: np.ndarray
     eps: np.ndarray
+    eps_formula: np.ndarray
     window: int
-    milps: int
-    milp_nodes: int
-    drift: np.ndarray
-    drift_default: np.ndarray
-
-
-def joint_drift(V: Cert, net: Network, i: int, eps: np.ndarray, c_0: float) -> tuple[float, int, int]:
-    """(drift, MILPs, nodes): sound upper bound (exact MILP per piece j) of max |a0_i q + a1_i q^d + b1_i v^d| over
-    x, x^d in the level set {V <= c_0} with x^d in piece j of x's delay domain (|x^d - D_ij x| <= eps[j]), max over
-    j = 0 .. tau (the domain is symmetric under negation, so the maximum is the maximum of the absolute value)."""
-    best, milps, nodes = -np.inf, 0, 0
-    b_ = np.array(net.box)
-    for j in range(net.tau + 1):
-        b = Builder(4)
-        x = b.input([0, 1])
-        xd = b.add(b.linear(x, delay_matrix(net, i, j)), b.input([2, 3]))
-        drive = b.add(b.linear(x, [[net.a0[i], 0.0]]), b.linear(xd, [[net.a1[i], net.b1[i]]]))
-        q = b.build(b.cat(drive, V.compile(b, x), V.compile(b, xd)))
-        hi = np.concatenate([b_, eps[j]])
-        level = [(np.array([0.0, 1.0, 0.0]), -np.inf, c_0), (np.array([0.0, 0.0, 1.0]), -np.inf, c_0)]
-        r = solve_on_box(q, -hi, hi, np.array([1.0, 0.0, 0.0]), [], level)
-        best, milps, nodes = max(best, r.bound), milps + 1, nodes + r.nodes
-    return float(best), milps, nodes
+    lp_iterations: int
 
 
 def constants(nc: NetworkCert, net: Network) -> Constants:
     """c_0 and c_1 (exact MILPs, ``level_constants``), kappa and the dual norms of ``domain.increment_bound`` (exact
-    MILPs, ``kappa_of``), then the two-stage delay domain: eps^0 from the default increments (x, x^d independent in
-    the level set), the joint drift on eps^0's domain (``joint_drift``), and Delta, eps from it (window 5 tau + 1)."""
+    MILPs, ``kappa_of``), eps by ``domain.history_eps`` (window 4 tau + 1)."""
     box = np.array(net.box)
     c_0, c_1 = level_constants(nc.V, box)
     dual = cache(lambda l: kappa_of(nc.V, l, c_0, box))
     kappa = dual(net.channel)
-    deltas, epss, drifts, defaults, milps, nodes = [], [], [], [], 0, 0
+    K = norm_rows(nc.V)
+    deltas, formulas, epss, iterations = [], [], [], 0
     for i in range(net.n):
-        _, eps0 = reachable_delay(net, i, dual, c_0, kappa, net.w_bound)
-        drift, m, n = joint_drift(nc.V, net, i, eps0, c_0)
-        d, e = reachable_delay(net, i, dual, c_0, kappa, net.w_bound, drift)
-        deltas.append(d), epss.append(e), drifts.append(drift)
-        defaults.append(c_0 * (abs(net.a0[i]) * dual((1.0, 0.0)) + dual((float(net.a1[i]), float(net.b1[i])))))
-        milps, nodes = milps + m, nodes + n
-    return Constants(c_0, c_1, kappa, np.array(deltas), np.array(epss), 5 * net.tau + 1, milps, nodes,
-                     np.array(drifts), np.array(defaults))
+        d, e = reachable_delay(net, i, dual, c_0, kappa, net.w_bound)
+        eps, it = history_eps(net, i, K, c_0, net.coupling(i) * kappa * c_0)
+        deltas.append(d), formulas.append(e), epss.append(eps)
+        iterations += it
+    return Constants(c_0, c_1, kappa, np.array(deltas), np.array(epss), np.array(formulas),
+                     (HISTORY + 1) * net.tau + 1, iterations)
 
 
 def network_property(nc: NetworkCert, net: Network, i: int, j: int | None, eps: np.ndarray | None, c_0: float,
@@ -145,7 +125,7 @@ def verify_network(nc: NetworkCert, net: Network, reach: bool, budget: BudgetPar
     summary = {"system": net.system, "n": net.n, "tau": net.tau, "reach": reach,
                "verified": all(q["verified"] for q in per), "per_subsystem": per, "c_0": c_0, "c_1": k.c_1,
                "kappa": kappa, "delta": k.delta.tolist(), "eps": eps.tolist(), "rho": nc.rho, "c_s": c_s, "c_n": c_n,
-               "gamma": gamma, "window": k.window, "constants_work": {"milps": k.milps, "milp_nodes": k.milp_nodes},
+               "gamma": gamma, "window": k.window, "constants_work": {"lp_iterations": k.lp_iterations},
                "w_certified": float(min(net.w_bound, (1 - nc.rho) * c_0 / gamma))}
     return {"summary": summary, "rows": rows, "counterexamples": cex,
             "timing": {"constants_seconds": t_const, "seconds": seconds}}

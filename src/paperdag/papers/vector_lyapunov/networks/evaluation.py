@@ -46,7 +46,7 @@ def falsify_folder(folder: Path, n: int, steps: int, seed: int) -> dict[str, flo
 def siss_simulation(folder: Path, steps: int, n_sims: int, seed: int) -> dict[str, float]:
     """Closed loop of the certified network from random initial states on 0.9 of the level set {V <= c_0} with a
     constant pre-history (inside the certified domain: piece j = min(k, tau)). Two consequences of the certificate,
-    as ratios that must stay <= 1, with the certificate's Razumikhin window L (summary ``window``, 5 tau + 1):
+    as ratios that must stay <= 1, with the certificate's Razumikhin window L (summary ``window``, 4 tau + 1):
     without disturbance  M(k) <= rho^floor(k / L) M(0) for k >= 1  (M(k) = max_i V(x_i(k)), M(0) the window
     maximum of the constant pre-history); with |w| <= w_cert = (1 - rho) c_0 / gamma the level set is forward
     invariant, M(k) <= c_0."""

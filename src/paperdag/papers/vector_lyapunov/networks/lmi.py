@@ -12,7 +12,7 @@ V_P = min_d b_d / sqrt((P^-1)_dd) (so the level set lies in B), in units of c_0:
                        <= rho
 
 with ||M||_P = sigma_max(L^T M L^-T) (P = L L^T), kappa_P = ||k||_{P^-1} (dual norm), eps from the same
-two-stage reachability bounds as the neural certificate (Delta from P's dual norms, the joint drift by an SOCP),
+unrolled-history domain as the neural certificate (``history_eps_quadratic``, SOCPs),
 and the rows c_n = dt ||e_v||_P G_i kappa_P, c_s = rho - c_n, gamma = dt ||e_v||_P, which make (N) follow from
 the inequality. On the full delay domain x^d is free in the level set and the delay term is bounded by
 dt ||A1_i||_P ||x^d - x||_P <= 2 dt ||A1_i||_P c_0.
@@ -23,7 +23,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .domain import delay_matrix, pieces, reachable_delay
+from .domain import delay_matrix, history, pieces, subsystem_loop
 from .model import Network
 
 
@@ -58,19 +58,22 @@ def lmi_certificate(net: Network, reach: bool = True, tol: float = 1e-4) -> tupl
     return best, hi
 
 
-def joint_drift_quadratic(net: Network, i: int, L: np.ndarray, eps: np.ndarray) -> float:
-    """Upper bound of max |a0_i q + a1_i q^d + b1_i v^d| over |L^T x|, |L^T x^d| <= 1 with |x^d - D_ij x| <= eps[j],
-    max over the pieces j (one SOCP each, Clarabel; its value plus 1e-6 relative, above the solver's tolerance), the
-    quadratic counterpart of ``certify.joint_drift``."""
-    best = 0.0
-    for j in range(net.tau + 1):
-        x, e = cp.Variable(2), cp.Variable(2)
-        xd = delay_matrix(net, i, j) @ x + e
-        drive = net.a0[i] * x[0] + net.a1[i] * xd[0] + net.b1[i] * xd[1]
-        prob = cp.Problem(cp.Maximize(drive), [cp.norm(L.T @ x) <= 1, cp.norm(L.T @ xd) <= 1, cp.abs(e) <= eps[j]])
-        prob.solve(solver=cp.CLARABEL)
-        best = max(best, float(prob.value) * (1 + 1e-6) + 1e-9)
-    return best
+def history_eps_quadratic(net: Network, i: int, L: np.ndarray, channel: float, w_bound: float) -> np.ndarray:
+    """eps_i [tau + 1, 2] of the quadratic level set {|L^T x| <= 1}: max |(x^d - D_ij x(k))_c| over subsystem i's
+    histories (``domain.history``) whose states all lie in it (one SOCP per piece and component, Clarabel; its value
+    plus 1e-6 relative and 1e-9, above the solver's tolerance), the quadratic counterpart of ``domain.history_eps``."""
+    eps = np.zeros((net.tau + 1, 2))
+    for j in range(1, net.tau + 1):
+        h = history(*subsystem_loop(net, i), np.array([channel, w_bound]), delay_matrix(net, i, j), net.tau, j)
+        u = cp.Variable(h.A_eq.shape[1])
+        box = np.isfinite(h.hi)
+        cons = [h.A_eq @ u == 0, u[box] <= h.hi[box], u[box] >= h.lo[box]]
+        cons += [cp.norm(L.T @ u[cols]) <= 1 for cols in h.states]
+        for c in range(2):
+            prob = cp.Problem(cp.Maximize(h.objective[c] @ u), cons)
+            prob.solve(solver=cp.CLARABEL)
+            eps[j, c] = float(prob.value) * (1 + 1e-6) + 1e-9
+    return eps
 
 
 def check_quadratic(net: Network, P: np.ndarray, rho: float, reach: bool) -> dict:
@@ -84,12 +87,10 @@ def check_quadratic(net: Network, P: np.ndarray, rho: float, reach: bool) -> dic
     kappa = _dual(P_inv, net.channel)
     dt = net.dt
     rows = []
-    dual = lambda l: _dual(P_inv, l)  # noqa: E731
     for i in range(net.n):
         s_i = net.coupling(i) * kappa
-        if reach:  # in units of c_0: level 1, disturbance w_bar / c_0; the same two-stage domain as the neural one
-            _, eps0 = reachable_delay(net, i, dual, 1.0, kappa, w_rel)
-            _, eps = reachable_delay(net, i, dual, 1.0, kappa, w_rel, joint_drift_quadratic(net, i, L, eps0))
+        if reach:  # in units of c_0: level 1, disturbance w_bar / c_0; the same history domain as the neural one
+            eps = history_eps_quadratic(net, i, L, s_i, w_rel)
         worst = None
         for j in pieces(net, reach):
             M, A1 = _closed_loop(net, i, j)

@@ -9,9 +9,10 @@ V(X) = ||W Y||_1 + eps ||Y||_1 (Y = X / box, W: N feat x 2N rows, the compositio
 initialised block diagonally with the compositional initialisation (``cegis.quadratic_init``), i.e. as
 sum_i V_0(x_i), and trained with the same learner on sampled queries of its domain (the constants are recomputed
 between rounds). Its constants are exact LPs (V is a polyhedral norm: verifier/lp.py): c_0 = min of V on the
-boundary of B^N, the dual norms behind Delta_i and the channel bound, and the joint drift, giving eps_ij as in
-domain.py (window 5 tau + 1). It is verified by the same branch and bound + MILP as the compositional certificate,
-with N times its per-property budget (the budget the compositional certificate has for its N subsystems).
+boundary of B^N, and eps_ij, the bound of X^d - D X over the ring's closed-loop histories in its level set
+(``domain.history_bound``, the compositional certificate's domain with the exact coupling; window 4 tau + 1). It is
+verified by the same branch and bound + MILP as the compositional certificate, with N times its per-property budget
+(the budget the compositional certificate has for its N subsystems).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ..verifier import bab, lp
 from ..verifier.graph import Builder, MaskedNet
 from .certificate import NetworkCert
 from .cegis import quadratic_init
-from .domain import delay_eps, delay_matrix, increment_bound
+from .domain import delay_matrix, history, history_bound
 from .model import Network
 
 WORK = ("cells", "milps", "milp_nodes", "lp_iterations", "bounds")
@@ -117,9 +118,9 @@ class MonoConstants:
 
 
 def mono_constants(mc: MonoNetCert, net: Network) -> MonoConstants:
-    """Exact LPs: c_0 (min of V on each face of B^N; V is even, so one face per coordinate), the dual norms
-    dual(l) = max {l . X : V(X) <= 1} (on B^N / c_0, which contains the unit level set), Delta_i with the channel
-    bound c_0 dual(sum_j g_ij k on x_j), eps^0, the joint drift on eps^0's pieces (max over j) and eps."""
+    """Exact LPs: c_0 (min of V on each face of B^N; V is even, so one face per coordinate) and eps, the bound of
+    X^d - D X(k) over the ring's closed-loop histories with every state in the level set {V <= c_0}
+    (``domain.history_bound``: the compositional certificate's domain for the whole ring, with the exact coupling)."""
     n = net.n
     K = norm_rows(mc.V)
     box = np.array(list(net.box) * n)
@@ -130,46 +131,13 @@ def mono_constants(mc: MonoNetCert, net: Network) -> MonoConstants:
         lo[d] = box[d]
         v, it = lp.minimize_norm(K, lo, hi)
         c_0, iters, lps = min(c_0, v), iters + it, lps + 1
-    eye = np.eye(2 * n)
-
-    def dual(l: np.ndarray) -> float:
-        nonlocal iters, lps
-        v, it = lp.maximize_linear(l, -box / c_0, box / c_0, [(K, eye, 1.0)])
-        iters, lps = iters + it, lps + 1
-        return v
-
-    eps = []
-    k = np.array(net.channel)
-    for i in range(n):
-        q, v = 2 * i, 2 * i + 1
-        e_q, e_v, drive = eye[q], eye[v], net.a1[i] * eye[q] + net.b1[i] * eye[v]
-        chan = np.zeros(2 * n)
-        for j in np.nonzero(net.gain[i])[0]:
-            chan[2 * j:2 * j + 2] += net.gain[i, j] * k
-        v_dual, channel = dual(e_v), c_0 * dual(chan)
-        drift0 = c_0 * (abs(net.a0[i]) * dual(e_q) + dual(drive))
-        eps0 = delay_eps(net, i, increment_bound(net.dt, c_0, v_dual, drift0, channel, net.w_bound), channel,
-                         net.w_bound)
-        eps.append((v_dual, channel, eps0))
-    eps0_all = np.array([e for _, _, e in eps])
-    final = []
-    for i, (v_dual, channel, _) in enumerate(eps):
-        drift = 0.0
-        for j in range(net.tau + 1):
-            D = dynamics(net, j)[0]
-            l = np.zeros(4 * n)  # over (X, E): a0 q_i + a1 q_i^d + b1 v_i^d
-            row = net.a1[i] * D[2 * i] + net.b1[i] * D[2 * i + 1]
-            l[:2 * n] = row
-            l[2 * i] += net.a0[i]
-            l[2 * n + 2 * i], l[2 * n + 2 * i + 1] = net.a1[i], net.b1[i]
-            e_hi = eps0_all[:, j].reshape(-1)
-            lo, hi = np.concatenate([-box, -e_hi]), np.concatenate([box, e_hi])
-            norms = [(K, np.hstack([eye, 0 * eye]), c_0), (K, np.hstack([D, eye]), c_0)]
-            val, it = lp.maximize_linear(l, lo, hi, norms)
-            drift, iters, lps = max(drift, val), iters + it, lps + 1
-        final.append(delay_eps(net, i, increment_bound(net.dt, c_0, v_dual, drift, channel, net.w_bound), channel,
-                               net.w_bound))
-    return MonoConstants(float(c_0), np.array(final), iters, lps)
+    eps = np.zeros((n, net.tau + 1, 2))
+    for j in range(1, net.tau + 1):
+        D, Ax, Ad, Bw = dynamics(net, j)
+        bound, it = history_bound(history(Ax, Ad, Bw, np.full(n, net.w_bound), D, net.tau, j), K, c_0)
+        eps[:, j] = bound.reshape(n, 2)
+        iters, lps = iters + it, lps + 2 * n
+    return MonoConstants(float(c_0), eps, iters, lps)
 
 
 def mono_property(mc: MonoNetCert, net: Network, j: int, k: MonoConstants) -> bab.Property:
