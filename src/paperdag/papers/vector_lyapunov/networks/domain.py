@@ -13,8 +13,8 @@ only by the full delay domain, D = I and x^d anywhere in B, the baseline.)
 
 eps_ij is the exact bound of x^d - D_ij x over the closed loop unrolled behind x(k) with every state of the window in
 the level set (``history``, ``history_eps``: LPs); ``reachable_delay`` is the looser closed form that bounds each step
-by the same increment Delta (the learner's differentiable domain, scaled to the exact one, and the monolithic
-baseline's).
+by the same increment Delta (the learner's differentiable domain, scaled to the exact one); the monolithic baseline
+bounds its ring's histories with ``history_bound`` too.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def reachable_delay(net: Network, i: int, dual: Callable[[tuple[float, float]], 
     """(Delta_i [2], eps_i [tau + 1, 2]) of the shared certificate V (``dual(l)`` = max {l . y : V(y) <= 1}, kappa
     = dual of the channel direction, so |s_i| <= G_i kappa c_0) by ``increment_bound`` and ``delay_eps``. Default
     drift: x and x^d independent in the level set, c_0 (|a0_i| dual((1, 0)) + dual((a1_i, b1_i))); a tighter one
-    (x^d also in x's delay domain, the monolithic baseline's) needs a longer window.
+    (x^d also in x's delay domain) needs a longer window.
 
     Window. Each increment at time m needs x(m), x(m - tau) (and the channel's neighbour states) in the level set,
     and eps at time k sums the increments of [k - 2 tau, k - 1]: with the default drift the Razumikhin window is
