@@ -187,8 +187,7 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
     """``runs``/``lmi``/``mono``/``trained``/``control``: per system, the verify stage's run summaries and LMI rows,
     the verify_mono stage's results, the train stage's CEGIS summary and the control stage's study;
     ``folder(system, name)``: a certificate folder (name ``<system>_control``: the certified controller's).
-    Falsification uses a tenth of ``ev.falsify_samples`` per
-    subsystem."""
+    Falsification uses a tenth of ``ev.falsify_samples`` per subsystem."""
     scal, slopes, by_name, neural, lmi_ok, cases, full_refuted, verified, mono_rows = ({}, {}, {}, {}, {}, {}, [],
                                                                                         [], {})
     for system in SYSTEMS:
