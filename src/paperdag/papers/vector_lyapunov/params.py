@@ -102,7 +102,8 @@ class UncertifiedParams(ParamsModel):
 
 class MonolithicParams(ParamsModel):
     """The monolithic baseline on the network rings (networks/monolithic.py): one certificate over the whole ring,
-    trained with the networks' learner and verified by the same verifier and budget (N times the per-property one)."""
+    trained with the networks' learner and verified by the same verifier and budget (N times the per-property one),
+    up to the first cell the budget leaves undecided (the verdict is then the full budget's: not proved)."""
 
     n_grid: Annotated[list[Annotated[int, Field(ge=2, le=1024)]], Field(min_length=1)] = Field(
         description="ring sizes N (first N drawn nodes; N = 2: one neighbour each) at the first delay")

@@ -22,7 +22,7 @@ from ..params import NetworkCegisParams, NetworkCertificateParams
 from ..runtime import Log
 from ..verifier import bab
 from .certificate import NetworkCert, network_decrease
-from .certify import constants, network_property
+from .certify import Constants, constants, network_property
 from .domain import network_box
 from .lmi import lmi_certificate
 from .model import Network
@@ -186,11 +186,12 @@ def falsify_network(nc: NetworkCert, net: Network, eps, c_0: float, kappa: float
 
 
 def _check(nc: NetworkCert, net: Network, reach: bool, p: NetworkCegisParams,
-           gen: torch.Generator) -> tuple[float, list[tuple[int, int, np.ndarray]], bool]:
+           gen: torch.Generator) -> tuple[float, list[tuple[int, int, np.ndarray]], bool, Constants]:
     """Verifier-in-the-loop step: falsify, then the exact MILP worst case (at most ``p.milp_nodes`` nodes: a
     deterministic budget; the dual bound is sound when it runs out) of the ``p.milps`` (subsystem, piece) pairs the
     falsifier found most violated; if all of them hold, every other pair is decided too, until one fails.
-    Returns (worst G / c_0 among the pairs checked, counterexamples [(i, j, z)], every pair proved)."""
+    Returns (worst G / c_0 among the pairs checked, counterexamples [(i, j, z)], every pair proved, the candidate's
+    constants)."""
     const = constants(nc, net)
     c_0, kappa, eps = const.c_0, const.kappa, const.eps if reach else None
     fi, fh, fz, fG = falsify_network(nc, net, eps, c_0, kappa, 512, 10, gen)
@@ -216,7 +217,7 @@ def _check(nc: NetworkCert, net: Network, reach: bool, p: NetworkCegisParams,
             bounds.append(max(cex) / c_0 if cex else 0.0 if res.verified else np.inf)
             new += [(i, j, z) for z in res.counterexamples]
     new += [(int(fi[k]), int(fh_[k]), fz[k].numpy()) for k in torch.nonzero(fG > 0).flatten()[: p.keep]]
-    return max(bounds), new, len(bounds) == len(pairs) and max(bounds) <= 0
+    return max(bounds), new, len(bounds) == len(pairs) and max(bounds) <= 0, const
 
 
 def train_network_cert(net: Network, arch: NetworkCertificateParams, p: NetworkCegisParams, reach: bool,
@@ -232,7 +233,7 @@ def train_network_cert(net: Network, arch: NetworkCertificateParams, p: NetworkC
     best, best_state, n_cex, step_no, proved = np.inf, None, [], 0, False
     lr = p.lr
     for rnd in range(p.rounds + 1):
-        score, new, proved = _check(nc, net, reach, p, gen)
+        score, new, proved, const = _check(nc, net, reach, p, gen)
         log(f"{tag}_milp_worst_G_over_c0", score, rnd)
         n_cex.append(len(new))
         if score < best or proved:
@@ -241,17 +242,16 @@ def train_network_cert(net: Network, arch: NetworkCertificateParams, p: NetworkC
             nc.load_state_dict(best_state)
             lr /= 2
             opt = torch.optim.Adam(nc.parameters(), lr=lr)
+            const = constants(nc, net)
         if proved or rnd == p.rounds:
             break
         if new:
-            const = constants(nc, net)
             ni, nh = np.array([i for i, _, _ in new]), np.array([j for _, j, _ in new])
             nu = normalise_queries(net, ni, nh if reach else None, torch.as_tensor(np.stack([z for _, _, z in new])),
                                    const.c_0, const.kappa, const.eps if reach else None)
             cex_idx = np.concatenate([cex_idx, np.repeat(ni, p.cex_weight)])
             cex_hist = np.concatenate([cex_hist, np.repeat(nh, p.cex_weight)])
             cex_u = torch.cat([cex_u, nu.repeat_interleave(p.cex_weight, 0)])
-        const = constants(nc, net)
         ratio = np.divide(const.eps, const.eps_formula, out=np.ones_like(const.eps), where=const.eps_formula > 0)
         for _ in range(p.steps):
             c_0, kappa, eps = domain_tensors(nc, net, ratio)

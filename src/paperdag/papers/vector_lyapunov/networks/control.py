@@ -28,7 +28,7 @@ from ..params import BudgetParams, NetworkCegisParams, NetworkCertificateParams,
 from .cegis import train_network_cert
 from .certificate import NetworkCert
 from .certify import verify_network
-from .model import Network, coefficients, make_network, ring, simulate_network
+from .model import Network, coefficients, degrees, make_network, simulate_network
 
 GAINS = {"drones": ("kp", "kv"), "microgrid": ("damping",)}  # the controller's parameters among a system's draws
 Gains = dict[str, np.ndarray]
@@ -56,8 +56,7 @@ def cost(net: Network, p: NetworkParams, draws: Mapping[str, Sequence[float]], g
     place of its own, over the scenarios (x0, w) from a constant pre-history."""
     n, tau = net.n, net.tau
     params = {k: torch.as_tensor(np.asarray(v)[:n], dtype=torch.float64) for k, v in draws.items()} | dict(gains)
-    deg = torch.tensor([len(js) for js in ring(n)], dtype=torch.float64)
-    a0, a1, b1 = coefficients(p, net.system, params, deg)
+    a0, a1, b1 = coefficients(p, net.system, params, torch.as_tensor(degrees(n)))
     traj = simulate_network(dataclasses.replace(net, a0=a0, a1=a1, b1=b1), x0, w)  # [T + 1, S, N, 2]
     delayed = torch.cat([traj[:1].expand(tau, *traj.shape[1:]), traj[:-tau]])
     u = feedback(net.system, params, delayed)

@@ -59,19 +59,16 @@ def delay_eps(net: Network, i: int, delta: np.ndarray, channel: float, w_bound: 
 
 
 def reachable_delay(net: Network, i: int, dual: Callable[[tuple[float, float]], float], c_0: float, kappa: float,
-                    w_bound: float, drift: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+                    w_bound: float) -> tuple[np.ndarray, np.ndarray]:
     """(Delta_i [2], eps_i [tau + 1, 2]) of the shared certificate V (``dual(l)`` = max {l . y : V(y) <= 1}, kappa
-    = dual of the channel direction, so |s_i| <= G_i kappa c_0) by ``increment_bound`` and ``delay_eps``. Default
-    drift: x and x^d independent in the level set, c_0 (|a0_i| dual((1, 0)) + dual((a1_i, b1_i))); a tighter one
-    (x^d also in x's delay domain) needs a longer window.
+    = dual of the channel direction, so |s_i| <= G_i kappa c_0) by ``increment_bound`` and ``delay_eps``, with
+    x(m) and x(m - tau) independent in the level set: drift = c_0 (|a0_i| dual((1, 0)) + dual((a1_i, b1_i))).
 
     Window. Each increment at time m needs x(m), x(m - tau) (and the channel's neighbour states) in the level set,
-    and eps at time k sums the increments of [k - 2 tau, k - 1]: with the default drift the Razumikhin window is
-    [k - 3 tau, k] (3 tau + 1 states). With a joint drift (x(m - tau) in the delay domain of x(m), itself built
-    from the default increments of [m - 2 tau, m - 1]) it is [k - 5 tau, k] (5 tau + 1 states). A constant
-    pre-history counts as in the level set when x(0) is; its increments are 0."""
-    if drift is None:
-        drift = c_0 * (abs(net.a0[i]) * dual((1.0, 0.0)) + dual((float(net.a1[i]), float(net.b1[i]))))
+    and eps at time k sums the increments of [k - 2 tau, k - 1], so this closed form holds on the Razumikhin window
+    [k - 3 tau, k]. It is the learner's differentiable domain only (scaled to ``history_eps``, the verified one). A
+    constant pre-history counts as in the level set when x(0) is; its increments are 0."""
+    drift = c_0 * (abs(net.a0[i]) * dual((1.0, 0.0)) + dual((float(net.a1[i]), float(net.b1[i]))))
     channel = net.coupling(i) * kappa * c_0
     delta = increment_bound(net.dt, c_0, dual((0.0, 1.0)), drift, channel, w_bound)
     return delta, delay_eps(net, i, delta, channel, w_bound)

@@ -33,11 +33,11 @@ def _dual(P_inv: np.ndarray, l) -> float:
 
 
 def _closed_loop(net: Network, i: int, j: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """(M_ij, A1_i) with x^+ = M_ij x + dt A1_i eps + dt e_v (s + w) and x^d = D_ij x + eps (piece j of the
-    reachability-constrained domain; None: the full one)."""
-    A0 = np.array([[0.0, 1.0], [net.a0[i], 0.0]])
-    A1 = np.array([[0.0, 0.0], [net.a1[i], net.b1[i]]])
-    return np.eye(2) + net.dt * (A0 + A1 @ delay_matrix(net, i, j)), A1
+    """(M_ij, dt A1_i) with x^+ = M_ij x + dt A1_i eps + dt e_v (s + w) and x^d = D_ij x + eps (piece j of the
+    reachability-constrained domain; None: the full one): M_ij = Ax + Ad D_ij from the subsystem's loop
+    (``domain.subsystem_loop``: Ax = I + dt A0_i, Ad = dt A1_i)."""
+    Ax, Ad, _ = subsystem_loop(net, i)
+    return Ax + Ad @ delay_matrix(net, i, j), Ad
 
 
 def lmi_certificate(net: Network, reach: bool = True, tol: float = 1e-4) -> tuple[np.ndarray | None, float]:
@@ -93,12 +93,12 @@ def check_quadratic(net: Network, P: np.ndarray, rho: float, reach: bool) -> dic
             eps = history_eps_quadratic(net, i, L, s_i, w_rel)
         worst = None
         for j in pieces(net, reach):
-            M, A1 = _closed_loop(net, i, j)
+            M, Ad = _closed_loop(net, i, j)
             contraction = float(np.linalg.norm(L.T @ M @ np.linalg.inv(L.T), 2))
             if reach:
                 delay = dt * (abs(net.a1[i]) * eps[j, 0] + abs(net.b1[i]) * eps[j, 1]) * ev_norm
             else:
-                delay = dt * float(np.linalg.norm(L.T @ A1 @ np.linalg.inv(L.T), 2)) * 2  # eps = x^d - x, V_P <= 2
+                delay = float(np.linalg.norm(L.T @ Ad @ np.linalg.inv(L.T), 2)) * 2  # eps = x^d - x, V_P <= 2
             row = {"subsystem": i, "piece": -1 if j is None else j, "contraction": contraction,
                    "delay_term": delay, "bound": contraction + delay + dt * ev_norm * s_i}
             worst = row if worst is None or row["bound"] > worst["bound"] else worst

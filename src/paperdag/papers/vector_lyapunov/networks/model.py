@@ -79,6 +79,11 @@ def ring(n: int) -> list[list[int]]:
     return [sorted({(i - 1) % n, (i + 1) % n} - {i}) for i in range(n)]
 
 
+def degrees(n: int) -> np.ndarray:
+    """[N] the ring's node degrees (2, or 1 at n = 2)."""
+    return np.array([len(x) for x in ring(n)], dtype=np.float64)
+
+
 def ring_size(tau: int, n_grid: list[int], delays: DelayParams) -> int:
     """The ring a delay's certificate is trained and verified on: the largest for the first delay, else tau_n (the
     first N subsystems of the largest ring have exactly the queries of the ring of N >= 3: every node has degree 2
@@ -90,11 +95,9 @@ def make_network(p: NetworkParams, dt: float, system: str, n: int, tau: int,
                  draws: dict[str, list[float] | np.ndarray]) -> Network:
     """The ring of the first n subsystems of ``draws`` (per-node parameters drawn once for the largest N)."""
     draws = {k: np.asarray(v)[:n] for k, v in draws.items()}
-    nbrs = ring(n)
-    deg = np.array([len(x) for x in nbrs], dtype=np.float64)
-    a0, a1, b1 = coefficients(p, system, draws, deg)
+    a0, a1, b1 = coefficients(p, system, draws, degrees(n))
     gain = np.zeros((n, n))
-    for i, js in enumerate(nbrs):
+    for i, js in enumerate(ring(n)):
         gain[i, js] = p.drone_kc if system == "drones" else p.grid_b / draws["inertia"][i]
     if system == "drones":
         channel, delayed, box = (1.0, 1.0), True, tuple(p.drone_box)

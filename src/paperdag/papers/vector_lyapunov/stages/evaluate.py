@@ -64,9 +64,9 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     write_table(ctx.output("monolithic.parquet"), {
         "system": [s for s, _ in rows], "n": [r["n"] for _, r in rows],
         "mono_outcome": [r["mono"]["outcome"] for _, r in rows],
-        **{f"mono_{k}": [float(r["mono"][k]) for _, r in rows] for k in WORK},
+        **{f"mono_{k}": [float(r["mono"][k]) for _, r in rows] for k in (*WORK, "seconds")},
         "comp_verified": [r["comp"]["verified"] for _, r in rows],
-        **{f"comp_{k}": [float(r["comp"][k]) for _, r in rows] for k in WORK}})
+        **{f"comp_{k}": [float(r["comp"][k]) for _, r in rows] for k in (*WORK, "seconds")}})
     write_table(ctx.output("control.parquet"), {"controller": list(control),
                                                "rms_spacing": [v["rms_spacing"] for v in control.values()],
                                                "string_ratio": [v["string_ratio"] for v in control.values()]})

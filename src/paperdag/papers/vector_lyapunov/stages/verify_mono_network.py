@@ -1,6 +1,7 @@
 """Stage ``verify_mono_<system>``: the monolithic certificate of every N verified by the same verifier and budget
-as the compositional one (N times its per-property budget); rings too small for the compositional certificate's
-prefix (N < 3, a different degree) get the compositional certificate verified on them here too."""
+as the compositional one (N times its per-property budget), up to its first undecided cell; rings too small for the
+compositional certificate's prefix (N < 3, a different degree) get the compositional certificate verified on them
+here too."""
 
 from __future__ import annotations
 

@@ -156,12 +156,15 @@ def choose_split(prop: Property, lo: np.ndarray, hi: np.ndarray, device: str = "
 
 
 def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: int = 128, max_milp: int = 50,
-           milp_nodes: int = 10_000, stop_after_cex: int = 0, device: str = "cpu") -> Result:
+           milp_nodes: int = 10_000, stop_after_cex: int = 0, stop_at_unknown: bool = False,
+           device: str = "cpu") -> Result:
     """Branch and bound over the input box; returns the per-cell table (leaves of the search tree).
 
     Budget: ``max_cells`` cells bounded (in batches of ``batch``), ``max_milp`` MILPs of at most ``milp_nodes``
     nodes each. stop_after_cex > 0: stop once that many counterexamples are found (the property is refuted; open
-    cells are recorded as ``unexplored``)."""
+    cells are recorded as ``unexplored``). stop_at_unknown: stop at the first cell the budget leaves ``unknown``
+    (the property can no longer be proved under the budget; the cells after it are ``unexplored``, so the verdict
+    proved / not proved is the full budget's, and a counterexample a later cell would have found is not searched)."""
     t0 = time.perf_counter()
     res = Result()
     C = [torch.as_tensor(prop.objective, dtype=torch.float64)]
@@ -232,7 +235,8 @@ def verify(prop: Property, max_cells: int = 20000, max_depth: int = 40, batch: i
                 left_hi[d], right_lo[d] = mid, mid
                 stack += [(lo[k], left_hi, depth[k] + 1), (right_lo, hi[k], depth[k] + 1)]
     for lo, hi, depth in to_milp:
-        if stop_after_cex and len(res.counterexamples) >= stop_after_cex:
+        if (stop_after_cex and len(res.counterexamples) >= stop_after_cex) or (stop_at_unknown
+                                                                                and res.count("unknown")):
             record(lo, hi, depth, "unexplored", np.inf)
             continue
         lo, hi = tighten(prop, lo, hi)
