@@ -1,7 +1,8 @@
 """DAGs of trivial stages (independent stages fanning into one evaluate) for the overhead benchmark: ``PIPELINE``
 with 20 of them and ``SMALL`` with 5, so the per-stage cost can be told apart from a flow run's fixed cost."""
 
-from paperdag.claims import Claim, write_metrics
+from paperdag.claims import write_metrics
+from paperdag.common.verdicts import check
 from paperdag.dag import Pipeline, Stage
 from paperdag.params import ParamsModel
 
@@ -16,7 +17,7 @@ def work(ctx) -> dict[str, float]:
 
 
 def evaluate(ctx) -> dict[str, float]:
-    write_metrics(ctx.out, {"stages": len(ctx.inputs)}, [Claim("ran", "every stage ran", None, len(ctx.inputs), True)])
+    write_metrics(ctx.out, {"stages": len(ctx.inputs)}, [check("ran", "every stage ran", None, len(ctx.inputs), True)])
     return {}
 
 

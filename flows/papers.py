@@ -72,16 +72,28 @@ def _flow_run_name() -> str:
     return f"{'+'.join(p.get('papers') or [])} · {p.get('profile', DEFAULT_PROFILE)} · {p.get('trigger', 'schedule')}"
 
 
-def claims_markdown(execution: Execution, slug: str) -> str:
-    """The paper's verdicts as a Markdown table with where to look next (a Prefect artifact)."""
-    import json
+VERDICT_MARK = {"holds": "holds", "fails": "**fails**", "inconclusive": "_inconclusive_"}
 
-    doc = json.loads(execution.project.metrics_path(slug).read_text())
-    rows = [f"| {c['id']} | {'yes' if c['holds'] else '**no**'} | {str(c['statement'])[:120]} |" for c in doc["claims"]]
-    return "\n".join([f"### {doc['title']}", "",
-                      f"**{doc['claims_holding']}/{doc['claims_total']} claims hold** (profile {doc['profile']}).",
-                      "", "| claim | holds | statement |", "|---|---|---|", *rows, "",
-                      f"Full table: `metrics/{slug}.json`, `reports/index.html`; runs: `paperdag ui`."])
+
+def _cell(text: object, limit: int = 240) -> str:
+    s = " ".join(str(text).split()).replace("|", "\\|")
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def claims_markdown(doc: dict) -> str:
+    """A paper's published verdicts (its metrics file) as Markdown with where to look next (a Prefect artifact):
+    the headline, the failed preconditions, then one row per claim, preconditions first."""
+    order = {"precondition": 0, "evidence": 1, "check": 2}
+    claims = sorted(doc["claims"], key=lambda c: order.get(c.get("kind"), 3))
+    failed = [c["id"] for c in claims if c.get("kind") == "precondition" and c.get("verdict") != "holds"]
+    rows = [f"| {c.get('kind')} | {VERDICT_MARK.get(c.get('verdict'), c.get('verdict'))} | `{c['id']}` | "
+            f"{_cell(c.get('statement'))} | {_cell(c.get('reason') if c.get('verdict') != 'holds' else '')} |"
+            for c in claims]
+    regime = "regime reached" if not failed else f"regime not reached: {', '.join(failed)} failed"
+    return "\n".join([f"### {doc['title']}", "", f"**{doc['headline']}** (profile {doc['profile']}; {regime}).", "",
+                      "| kind | verdict | claim | statement | why not |", "|---|---|---|---|---|", *rows, "",
+                      f"Full table: `metrics/{doc['paper']}.json` (default profile), `reports/index.html`; runs: "
+                      "`paperdag ui`."])
 
 
 def _publish_claims(execution: Execution) -> None:
@@ -90,10 +102,10 @@ def _publish_claims(execution: Execution) -> None:
     from prefect.artifacts import create_markdown_artifact
 
     log = get_run_logger()
-    for slug, holds in execution.verdicts.items():
-        log.info("%s: %d/%d claims hold", slug, sum(holds.values()), len(holds))
-        create_markdown_artifact(markdown=claims_markdown(execution, slug), key=f"claims-{slug.replace('_', '-')}",
-                                 description=f"{slug}: claims holding at profile {execution.profile}")
+    for slug, doc in execution.verdicts.items():
+        log.info("%s: %s", slug, doc["headline"])
+        create_markdown_artifact(markdown=claims_markdown(doc), key=f"claims-{slug.replace('_', '-')}",
+                                 description=f"{slug}: {doc['headline']} (profile {execution.profile})")
 
 
 @flow(name="paperdag", task_runner=ThreadPoolTaskRunner(max_workers=32), flow_run_name=_flow_run_name)

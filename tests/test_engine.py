@@ -25,9 +25,11 @@ def test_second_run_is_all_cache_hits(toy_project, tmp_path):
     second = _run()
     assert all(second.done.values()) and len(second.done) == 4
     assert executions(tmp_path / "log", "prepare") == 1
-    metrics = json.loads((toy_project.root / "metrics" / "toy.json").read_text())
+    assert not (toy_project.root / "metrics" / "toy.json").exists(), "a smoke run never replaces the default results"
+    metrics = json.loads((toy_project.root / "metrics" / "profiles" / "smoke" / "toy.json").read_text())
     assert metrics["paper"] == "toy" and metrics["profile"] == "smoke"
-    assert metrics["claims"][0]["holds"] is True
+    assert metrics["verdicts"] == {"a_is_nonzero": "holds", "ratio": "holds"} and metrics["evidence_holding"] == 1
+    assert metrics["headline"] == "evidence 1 holds / 0 fails / 0 inconclusive; checks 0/0; preconditions 1/1"
 
 
 def test_param_change_reruns_exactly_that_stage_and_descendants(toy_project):

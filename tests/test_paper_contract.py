@@ -24,7 +24,8 @@ from paperdag.params import load_params, read_params_file
 
 PAPERS = paper_slugs()
 PARAMS_FILE = REPO / "params.yaml"
-CLAIM_KEYS = {"id", "statement", "paper_value", "measured", "holds"}
+CLAIM_KEYS = {"id", "kind", "statement", "paper_value", "measured", "verdict", "holds", "reason", "requires", "rule"}
+CONSTRUCTORS = {"evidence", "check", "precondition"}
 
 
 def _package_dir(pipeline: Pipeline) -> Path:
@@ -128,6 +129,120 @@ def test_package_layout(pipeline):
     assert not any(w in claims_src for w in ("open(", "write_", "read_", "ctx")), "claims.py must be pure"
 
 
+def claims_source_problems(source: str) -> list[str]:
+    """What a paper's claims.py does against the verdict model: a claim built without a kind (``Claim(...)`` instead
+    of ``evidence`` / ``check`` / ``precondition`` from paperdag.common.verdicts), or a verdict from a mean alone (a
+    comparison with ``x.mean``, ``x["mean"]`` or ``mean(...)`` as an operand: over seeds, the shared interval rules
+    decide)."""
+    tree = ast.parse(source)
+    problems = []
+    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and n.module == "paperdag.common.verdicts" for a in n.names}
+    if not CONSTRUCTORS & imported:
+        problems.append("builds no claim with evidence / check / precondition from paperdag.common.verdicts")
+
+    def is_mean(node: ast.AST) -> bool:
+        if isinstance(node, ast.Attribute):
+            return node.attr == "mean"
+        if isinstance(node, ast.Subscript):
+            return isinstance(node.slice, ast.Constant) and node.slice.value == "mean"
+        if isinstance(node, ast.Call):
+            f = node.func
+            return (isinstance(f, ast.Name) and f.id == "mean") or (isinstance(f, ast.Attribute) and f.attr == "mean")
+        return False
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Claim":
+            problems.append(f"line {node.lineno}: Claim(...) without a kind: use evidence, check or precondition")
+        if isinstance(node, ast.Compare) and any(is_mean(x) for x in (node.left, *node.comparators)):
+            problems.append(f"line {node.lineno}: a verdict from a mean alone ({ast.unparse(node)}): use a shared "
+                            "interval rule (superiority, noninferiority, equivalence, trend)")
+    return problems
+
+
+def test_claims_use_the_verdict_model(pipeline):
+    """Every claim has a kind (built by the verdict model's constructors) and no seed comparison is judged by its mean
+    alone."""
+    source = (_package_dir(pipeline) / "claims.py").read_text()
+    assert not claims_source_problems(source), claims_source_problems(source)
+
+
+@pytest.mark.parametrize(("source", "problem"), [
+    ("from paperdag.claims import Claim\ndef claims(d):\n    return [Claim('a', 's', 1, d.mean, d.mean > 0)]",
+     "without a kind"),
+    ("from paperdag.common.verdicts import evidence, exact\n"
+     "def claims(d, p):\n    return [evidence('a', 's', 1, 2, exact(d.mean > p.margin, 'x'), ['r'])]", "mean alone"),
+    ("from paperdag.common.verdicts import evidence, exact\n"
+     "def claims(d):\n    return [evidence('a', 's', 1, 2, exact(d['mean'] <= 0.01, 'x'), ['r'])]", "mean alone"),
+    ("import numpy as np\nfrom paperdag.common.verdicts import check\n"
+     "def claims(v):\n    return [check('a', 's', 1, 2, np.mean(v) > 1)]", "mean alone"),
+])
+def test_the_contract_rejects_a_claims_py_without_kinds_or_judged_by_means(source, problem):
+    assert any(problem in p for p in claims_source_problems(source)), claims_source_problems(source)
+
+
+def test_the_contract_accepts_interval_rules():
+    source = ("from paperdag.common.verdicts import evidence, superiority\n"
+              "def claims(diff):\n    return [evidence('a', 's', 1, 2, superiority(diff), ['r'])]")
+    assert claims_source_problems(source) == []
+
+
+def _keys(value: object) -> set[str]:
+    """Every mapping key in a JSON value, at any depth."""
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+def check_published(doc: dict) -> list[str]:
+    """A published metrics file against the verdict model: rows with every key, kinds and verdicts, a reason unless
+    it holds, evidence decided by a rule and requiring preconditions (inconclusive when one fails), an interval rule
+    where the measured value is an interval, preconditions naming their baseline, counts that match."""
+    from paperdag.claims import counts
+    from paperdag.common.verdicts import INTERVAL_RULES, KINDS, RULES, VERDICTS
+
+    claims, problems = doc.get("claims", []), []
+    by_id = {c.get("id"): c for c in claims}
+    for c in claims:
+        cid = c.get("id")
+        if not CLAIM_KEYS <= set(c):
+            problems.append(f"{cid}: missing {sorted(CLAIM_KEYS - set(c))}")
+            continue
+        if c["kind"] not in KINDS or c["verdict"] not in VERDICTS or c["rule"] not in RULES:
+            problems.append(f"{cid}: kind {c['kind']!r}, verdict {c['verdict']!r}, rule {c['rule']!r}")
+        if c["holds"] != (c["verdict"] == "holds"):
+            problems.append(f"{cid}: holds disagrees with the verdict")
+        if c["verdict"] != "holds" and not str(c["reason"]).strip():
+            problems.append(f"{cid}: {c['verdict']} without a reason")
+        if c["kind"] == "evidence":
+            if not c["requires"]:
+                problems.append(f"{cid}: evidence requiring no precondition")
+            if any(by_id.get(r, {}).get("verdict") != "holds" for r in c["requires"]) and c["verdict"] != "inconclusive":
+                problems.append(f"{cid}: judged although a required precondition does not hold")
+            if c["rule"] not in INTERVAL_RULES and any(k.startswith("ci") for k in _keys(c["measured"])):
+                problems.append(f"{cid}: an interval in measured but judged by rule {c['rule']!r}")
+        if c["kind"] == "precondition" and not (isinstance(c["measured"], dict) and c["measured"].get("baseline")):
+            problems.append(f"{cid}: a precondition whose measured names no baseline")
+    kinds = {c.get("kind") for c in claims}
+    if not {"evidence", "precondition"} <= kinds:
+        problems.append(f"needs evidence and at least one precondition (kinds: {sorted(map(str, kinds))})")
+    n = counts(claims)
+    problems += [f"{k} {doc.get(k)} != {v} counted" for k, v in n.items() if doc.get(k) != v]
+    return problems
+
+
+def test_committed_metrics_are_in_the_verdict_model(pipeline):
+    path = REPO / "metrics" / f"{pipeline.slug}.json"
+    if path.exists():
+        doc = json.loads(path.read_text())
+        assert not check_published(doc), check_published(doc)[:8]
+        summary = json.loads((REPO / "metrics" / "summary" / path.name).read_text())
+        assert summary["evidence_holding"] == doc["evidence_holding"]
+        assert set(summary["claim"]) == {c["id"] for c in doc["claims"]}
+
+
 def _constants(slug: str) -> dict[str, str]:
     """Module-level string constants of the package (``DATA_FILE = "data.parquet"``), by name."""
     found = {}
@@ -180,13 +295,14 @@ def test_smoke_run_writes_every_output_and_the_claims_contract(pipeline, smoke_r
     metrics = runs.metrics()
     assert metrics["paper"] == pipeline.slug and metrics["profile"] == "smoke" and metrics["title"]
     claims = metrics["claims"]
-    assert claims and all(CLAIM_KEYS <= set(c) and isinstance(c["holds"], bool) for c in claims)
+    assert claims and not check_published(metrics), check_published(metrics)[:8]
     assert len({c["id"] for c in claims}) == len(claims), "claim ids are unique"
     assert all(isinstance(v, int | float | bool) for v in metrics["metrics"].values()), "metrics are scalars"
     json.dumps(metrics, allow_nan=False)
     assert not set(pipeline.headline) - set(metrics["metrics"]), "headline names metrics the paper reports"
-    summary = json.loads((runs.project.root / "metrics" / "summary" / f"{pipeline.slug}.json").read_text())
-    assert summary["claims_total"] == len(claims) and set(summary["holds"]) == {c["id"] for c in claims}
+    summary = runs.summary()
+    assert summary["claims_total"] == len(claims) and set(summary["claim"]) == {c["id"] for c in claims}
+    assert not runs.project.metrics_path(pipeline.slug).exists(), "a smoke run never replaces the published results"
 
 
 @pytest.mark.slow

@@ -30,7 +30,7 @@ def test_run_on_prefect_and_ray_in_parallel_then_cached(toy_project, tmp_path):
     assert first.returncode == 0, first.stderr[-3000:]  # a one-by-one run fails the rendezvous
     assert "[toy.train_a] a line from the stage" in first.stderr, "worker output reaches the driver"
     assert "pid=" not in first.stderr and "\x1b[" not in first.stderr, "no Ray prefixes or colour codes off a tty"
-    assert "[4/4]" in first.stderr and "toy: 1/1 claims hold" in first.stderr
+    assert "[4/4]" in first.stderr and "toy: evidence 1 holds / 0 fails / 0 inconclusive" in first.stderr
 
     second = paperdag("run", "toy", "--profile", "smoke", cwd=toy_project.root, env=env)
     assert second.returncode == 0, second.stderr[-3000:]
@@ -56,10 +56,19 @@ def test_run_on_prefect_and_ray_in_parallel_then_cached(toy_project, tmp_path):
     prepare = next(r for r in children if r.data.tags["mlflow.runName"] == "prepare")
     assert {t.key: t.value for t in inputs[0].tags}["paperdag.producer_run_id"] == prepare.info.run_id
     evaluate = next(r for r in children if r.data.tags["mlflow.runName"] == "evaluate")
+    line = "evidence 1 holds / 0 fails / 0 inconclusive; checks 0/0; preconditions 1/1"
     for run in (evaluate, *parents):
-        assert run.data.metrics["claims_holding"] == 1 and run.data.metrics["claims_total"] == 1
-        assert run.data.metrics["claim.ratio"] == 1 and run.data.tags["paperdag.claims"] == "1/1"
-    assert "toy: 1/1 claims hold" in second.stderr
+        m = run.data.metrics
+        assert (m["evidence_holding"], m["evidence_failing"], m["evidence_inconclusive"]) == (1, 0, 0)
+        assert m["preconditions_holding"] == m["preconditions_total"] == 1 and m["claims_total"] == 2
+        assert m["claim.ratio"] == 1 and run.data.tags["verdict.ratio"] == "holds"
+        assert run.data.tags["paperdag.claims"] == line
+    assert f"toy: {line} (metrics/profiles/smoke/toy.json)" in second.stderr
+    # the runs table sorts by evidence_holding and filters by a claim's verdict
+    exp_id = client.get_experiment_by_name("toy").experiment_id
+    found = client.search_runs([exp_id], "tags.verdict.ratio = 'holds'", order_by=["metrics.evidence_holding DESC"])
+    assert {r.info.run_id for r in found} == {r.info.run_id for r in (evaluate, *parents)}
+    assert not client.search_runs([exp_id], "tags.verdict.ratio = 'inconclusive'")
 
 
 def test_failed_stage_is_named_and_downstream_not_run(toy_project, tmp_path):
@@ -147,6 +156,8 @@ def test_prefect_ui_shows_named_tagged_runs_with_logs_and_a_claims_artifact(toy_
         assert run.name == "toy · default · cli" and {"paper:toy", "profile:default"} <= set(run.tags)
         logs = client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run.id])))
         messages = "\n".join(log.message for log in logs)
-        assert "toy.train_a: computed in" in messages and "toy: 1/1 claims hold" in messages
+        line = "evidence 1 holds / 0 fails / 0 inconclusive; checks 0/0; preconditions 1/1"
+        assert "toy.train_a: computed in" in messages and f"toy: {line}" in messages
         artifacts = client.read_latest_artifacts()
-        assert any(a.key == "claims-toy" and "1/1 claims hold" in a.data for a in artifacts)
+        claims = next(a for a in artifacts if a.key == "claims-toy")
+        assert f"**{line}**" in claims.data and "| precondition | holds | `a_is_nonzero` |" in claims.data

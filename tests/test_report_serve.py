@@ -19,11 +19,30 @@ def test_report_lists_claims_with_verdicts(toy_project):
     drive(Execution.open(["toy"], track=False))
     assert paperdag("report", cwd=toy_project.root).returncode == 0
     page = (toy_project.root / "reports/index.html").read_text()
-    assert "Toy pipeline" in page and "b is twice a" in page and '<span class="yes">yes</span>' in page
+    assert "Toy pipeline" in page and "b is twice a" in page and "<span class='holds'>holds</span>" in page
     assert "not run yet" in page  # toy_cluster has no metrics
-    assert "<td>claims holding</td>" in page.replace("<th>", "<td>").replace("</th>", "</td>")
+    assert "<td>evidence holds / fails / inconclusive</td>" in page.replace("<th>", "<td>").replace("</th>", "</td>")
+    assert "Regime reached: all 1 preconditions hold." in page and "<svg" in page
     summary = (toy_project.root / "reports/summary.md").read_text()
-    assert "| ratio | b is twice a | 2 | 2 | yes |" in summary and "| toy | 1/1 | default |" in summary
+    assert "| holds | `ratio` b is twice a | 2 | 2 |" in summary
+    assert "| toy | 1 / 0 / 0 | 0/0 | 1/1 | yes | default |" in summary
+    assert (toy_project.root / "reports/plots/verdicts.svg").read_text().startswith("<svg")
+
+
+def test_report_shows_inconclusive_evidence_with_the_failed_precondition(toy_project):
+    drive(Execution.open(["toy"], track=False))
+    path = toy_project.metrics_path("toy")
+    doc = json.loads(path.read_text())
+    pre, ev = doc["claims"]
+    pre |= {"verdict": "fails", "holds": False, "reason": "sum_abs_a 0 is not above 0"}
+    ev |= {"verdict": "inconclusive", "holds": False, "reason": "precondition a_is_nonzero fails"}
+    path.write_text(json.dumps(doc | {"evidence_holding": 0, "evidence_inconclusive": 1, "preconditions_holding": 0}))
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    page = (toy_project.root / "reports/index.html").read_text()
+    assert "<span class='inconclusive'>inconclusive</span>" in page and "Regime not reached: a_is_nonzero fails" in page
+    summary = (toy_project.root / "reports/summary.md").read_text()
+    assert "| toy | 0 / 0 / 1 | 0/0 | 0/1 | no: 0/1 hold (a_is_nonzero) | default |" in summary
+    assert "| _inconclusive_ | `ratio` b is twice a — precondition a_is_nonzero fails |" in summary
 
 
 def test_report_of_a_fresh_clone_keeps_the_facts_of_the_same_metrics(toy_project):
@@ -40,7 +59,7 @@ def test_report_of_a_fresh_clone_keeps_the_facts_of_the_same_metrics(toy_project
     metrics = json.loads(toy_project.metrics_path("toy").read_text())
     toy_project.metrics_path("toy").write_text(json.dumps(metrics | {"key": "0" * 64}))
     assert paperdag("report", cwd=toy_project.root).returncode == 0
-    assert "| toy | 1/1 | default | - | - |" in summary.read_text()
+    assert "| toy | 1 / 0 / 0 | 0/0 | 1/1 | yes | default | - | - |" in summary.read_text()
 
 
 def test_report_survives_a_corrupt_metrics_file(toy_project):

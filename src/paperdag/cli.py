@@ -113,8 +113,9 @@ def _summarise(execution, seconds: float) -> None:  # noqa: ANN001 - an Executio
     """The end of a run: each paper's verdict, where the results are, and a refreshed report."""
     from paperdag.report import write_report
 
-    for slug, holds in execution.verdicts.items():
-        console.print(f"  {slug}: {sum(holds.values())}/{len(holds)} claims hold (metrics/{slug}.json)")
+    for slug, doc in execution.verdicts.items():
+        path = execution.project.metrics_path(slug, execution.profile).relative_to(execution.project.root)
+        console.print(f"  {slug}: {doc['headline']} ({path})", highlight=False)
     try:
         where = [f"report {write_report(execution.project)[0].relative_to(execution.project.root)}"]
     except Exception as e:  # noqa: BLE001 - the run is done; another paper's broken declaration must not fail it

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from paperdag import __version__
-from paperdag.claims import METRICS_FILE
+from paperdag.claims import METRICS_FILE, VERDICT_CODE, counts, headline
 from paperdag.codehash import code_files, code_hash
 from paperdag.dag import Pipeline, Resources, Stage
 from paperdag.io import read_json, write_json_atomic
@@ -240,21 +240,24 @@ def round_floats(value: Any, digits: int = 6) -> Any:
     return value
 
 
-def summary_path(project: Project, slug: str) -> Path:
-    """The paper's DVC metrics file: its verdicts and headline numbers, flat (``dvc metrics show``/``diff``)."""
-    return project.root / "metrics" / "summary" / f"{slug}.json"
-
-
 def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: str, key: str) -> dict[str, Any]:
-    """Copy the metrics stage's ``metrics.json`` to ``metrics/<slug>.json`` (adding paper, title, profile, key and the
-    verdicts: ``claims_holding``, ``claims_total``, ``holds.<id>`` 0/1), and its DVC summary to
-    ``metrics/summary/<slug>.json`` (verdicts and the pipeline's headline metrics); floats to 6 significant digits."""
+    """Copy the metrics stage's ``metrics.json`` to ``metrics/<slug>.json`` (another profile's to
+    ``metrics/profiles/<profile>/``), adding paper, title, profile, key and the verdicts (``verdicts.counts``, the
+    ``headline`` line, ``regime_reached``, ``verdicts`` id -> verdict, ``holds`` id -> 0/1), and its flat DVC summary
+    (counts, ``claim.<id>`` 1 holds / 0 fails / -1 inconclusive, the pipeline's headline metrics) next to it under
+    ``summary/``; floats to 6 significant digits."""
     body = read_json(entry / METRICS_FILE)
-    holds = {c["id"]: int(bool(c["holds"])) for c in body.get("claims", [])}
-    verdicts = {"claims_holding": sum(holds.values()), "claims_total": len(holds), "holds": holds}
+    claims = body.get("claims", [])
+    n = counts(claims)
+    verdicts = {"headline": headline(n), **n,
+                "regime_reached": n["preconditions_holding"] == n["preconditions_total"],
+                "verdicts": {c["id"]: c["verdict"] for c in claims},
+                "holds": {c["id"]: int(c["verdict"] == "holds") for c in claims}}
     doc = round_floats({"paper": pipeline.slug, "title": pipeline.title, "profile": profile, "key": key,
                         **verdicts, **body})
-    headline = {k: doc["metrics"][k] for k in pipeline.headline if k in doc.get("metrics", {})}
-    write_json_atomic(project.metrics_path(pipeline.slug), doc)
-    write_json_atomic(summary_path(project, pipeline.slug), {**verdicts, **headline})
+    numbers = {k: doc["metrics"][k] for k in pipeline.headline if k in doc.get("metrics", {})}
+    summary = {**n, "regime_reached": int(verdicts["regime_reached"]),
+               "claim": {c["id"]: VERDICT_CODE[c["verdict"]] for c in claims}, **numbers}
+    write_json_atomic(project.metrics_path(pipeline.slug, profile), doc)
+    write_json_atomic(project.summary_path(pipeline.slug, profile), summary)
     return doc

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paperdag.errors import UsageError
+from paperdag.params import DEFAULT_PROFILE
 from paperdag.store import Store
 
 
@@ -42,5 +43,15 @@ class Project:
         """Where a stage's output is materialised in the project (the DVC ``outs`` path)."""
         return self.artifacts / paper / stage
 
-    def metrics_path(self, paper: str) -> Path:
-        return self.root / "metrics" / f"{paper}.json"
+    def metrics_dir(self, profile: str = DEFAULT_PROFILE) -> Path:
+        """Where a profile's results are published: ``metrics/`` for the default profile (committed, DVC-tracked),
+        ``metrics/profiles/<profile>/`` for any other, so a quick smoke run never replaces the published results."""
+        base = self.root / "metrics"
+        return base if profile == DEFAULT_PROFILE else base / "profiles" / profile
+
+    def metrics_path(self, paper: str, profile: str = DEFAULT_PROFILE) -> Path:
+        return self.metrics_dir(profile) / f"{paper}.json"
+
+    def summary_path(self, paper: str, profile: str = DEFAULT_PROFILE) -> Path:
+        """The paper's flat DVC metrics file: verdict counts, ``claim.<id>`` and headline numbers."""
+        return self.metrics_dir(profile) / "summary" / f"{paper}.json"

@@ -1,10 +1,13 @@
-"""``paperdag report`` (also refreshed by ``paperdag run``): every paper's claims, metrics and plots in
+"""``paperdag report`` (also refreshed by ``paperdag run``): every paper's verdicts, metrics and plots in
 reports/index.html (static, offline: plots are embedded) and reports/summary.md (plots copied to reports/plots/, so
 the folder stands alone).
 
-The page opens with a summary table (paper, claims holding, profile, commit, date of the metrics stage's run), then
-per paper its claims (statement, the paper's value, ours in short rounded form, the verdict and, for a claim that
-does not hold, its reason), its metrics, and its figures with captions.
+The page opens with a summary table (paper; evidence holding / failing / inconclusive; checks passing; preconditions
+holding; whether the regime was reached, i.e. every precondition holds; profile; commit and date of the metrics
+stage's run) and a chart of the three evidence verdicts per paper (reports/plots/verdicts.svg). Then per paper: a
+line naming the preconditions that failed (with their numbers), and its claims grouped by kind, preconditions first,
+then evidence, then checks, each with its statement, the paper's value, ours in short rounded form and the verdict in
+three colours, with the reason where it does not hold; then its metrics and its figures with captions.
 
 Run facts and plots come from the artifact store; reports/runs.json remembers them per paper with the metrics' cache
 key, so a report written on a machine that has not computed a paper (a fresh clone: metrics committed, store empty)
@@ -25,11 +28,19 @@ from paperdag.dag import Pipeline, registry
 from paperdag.io import write_text_atomic
 from paperdag.project import Project
 
-CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;width:100%}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;
-vertical-align:top}th{background:#f3f3f3}.yes{color:#176f2c;font-weight:bold}.no{color:#b00020;font-weight:bold}
+vertical-align:top}th{background:#f3f3f3}table.claims{table-layout:fixed}table.claims col.v{width:8em}
+table.claims col.s{width:44%}table.claims col.p{width:18%}.id{font-family:monospace;font-size:85%;color:#555;
+overflow-wrap:anywhere}.holds{color:#176f2c;font-weight:bold}.fails{color:#b00020;font-weight:bold}
+.inconclusive{color:#a35a00;font-weight:bold}.why{font-size:90%;color:#555;margin-top:.3em}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{color:#555;font-size:90%}
-code{background:#f6f6f6;padding:1px 3px}.why{color:#b00020;font-size:90%}"""
+code{background:#f6f6f6;padding:1px 3px}.regime{padding:.4em .6em;border-left:4px solid #a35a00;background:#fff8ee}
+.regime.ok{border-color:#176f2c;background:#f1faf3}"""
+COLOURS = {"holds": "#2e8b57", "fails": "#c0392b", "inconclusive": "#e6a23c"}
+KIND_TITLES = {"precondition": "Preconditions (the regime in which the evidence can appear)",
+               "evidence": "Evidence (the paper's findings at our scale)",
+               "check": "Checks (true by construction or implementation invariants; not counted as reproductions)"}
 MAX_CHARS = 160  # a measured value longer than this is cut at an item boundary
 
 
@@ -65,10 +76,16 @@ class PaperResult:
     run: dict[str, str]  # the metrics stage's run: "commit" (short, +dirty) and "date" (UTC, minutes)
     plots: list[tuple[str, str, Path]]  # (caption, declared file name, file)
 
+    def count(self, key: str) -> int:
+        """One of the published verdict counts (``evidence_holding``, ``checks_total``, ...), 0 if absent."""
+        return int((self.metrics or {}).get(key, 0))
+
     @property
-    def holding(self) -> str:
-        claims = (self.metrics or {}).get("claims", [])
-        return f"{sum(bool(c.get('holds')) for c in claims)}/{len(claims)}" if self.metrics else "-"
+    def claims(self) -> list[dict[str, Any]]:
+        return (self.metrics or {}).get("claims", [])
+
+    def failed_preconditions(self) -> list[dict[str, Any]]:
+        return [c for c in self.claims if c.get("kind") == "precondition" and c.get("verdict") != "holds"]
 
 
 RUNS_FILE = "runs.json"  # in reports/: {slug: {"key", "commit", "date"}} of the runs the report shows
@@ -132,39 +149,110 @@ def results(project: Project) -> list[PaperResult]:
 
 
 def _summary_rows(rows: list[PaperResult]) -> list[list[str]]:
-    return [[r.pipeline.slug, r.holding, str((r.metrics or {}).get("profile", "-")), r.run.get("commit", "-"),
-             r.run.get("date", "-")] for r in rows]
+    out = []
+    for r in rows:
+        if r.metrics is None:
+            out.append([r.pipeline.slug, "-", "-", "-", "-", "-", r.run.get("commit", "-"), r.run.get("date", "-")])
+            continue
+        evidence = " / ".join(str(r.count(f"evidence_{k}")) for k in ("holding", "failing", "inconclusive"))
+        failed = r.failed_preconditions()
+        out.append([r.pipeline.slug, evidence, f"{r.count('checks_passing')}/{r.count('checks_total')}",
+                    f"{r.count('preconditions_holding')}/{r.count('preconditions_total')}",
+                    "yes" if not failed else _not_reached(r, failed),
+                    str(r.metrics.get("profile", "-")), r.run.get("commit", "-"), r.run.get("date", "-")])
+    return out
 
 
-SUMMARY_HEAD = ["paper", "claims holding", "profile", "commit", "date (UTC)"]
-CLAIM_HEAD = ["claim", "statement", "paper", "measured", "holds"]
+def _not_reached(r: PaperResult, failed: list[dict[str, Any]]) -> str:
+    """``no: k/n hold (first failed, second failed, +m)`` for the summary table."""
+    names = ", ".join(c["id"] for c in failed[:2]) + (f", +{len(failed) - 2}" if len(failed) > 2 else "")
+    return f"no: {r.count('preconditions_holding')}/{r.count('preconditions_total')} hold ({names})"
 
 
-def render_html(rows: list[PaperResult]) -> str:
-    """The report page (see the module docstring) of ``results``."""
+SUMMARY_HEAD = ["paper", "evidence holds / fails / inconclusive", "checks passing", "preconditions holding",
+                "regime reached", "profile", "commit", "date (UTC)"]
+CHART_FILE = "verdicts.svg"
+
+
+def verdict_chart(rows: list[PaperResult]) -> str:
+    """An SVG bar per paper: its evidence claims split into holds (green), fails (red), inconclusive (amber)."""
+    shown = [r for r in rows if r.metrics is not None]
+    widest = max([r.count("evidence_total") for r in shown] + [1])
+    unit, left, bar, gap, top = 440 / widest, 150, 16, 6, 28
+    height = top + len(shown) * (bar + gap) + 10
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + 440 + 60}" height="{height}" '
+             'font-family="sans-serif" font-size="12">']
+    x = left
+    for verdict, colour in COLOURS.items():
+        parts.append(f'<rect x="{x}" y="6" width="12" height="12" fill="{colour}"/>'
+                     f'<text x="{x + 16}" y="16">{verdict}</text>')
+        x += 110
+    for i, r in enumerate(shown):
+        y = top + i * (bar + gap)
+        parts.append(f'<text x="{left - 6}" y="{y + bar - 4}" text-anchor="end">{html.escape(r.pipeline.slug)}</text>')
+        x = left
+        for verdict, key in (("holds", "holding"), ("fails", "failing"), ("inconclusive", "inconclusive")):
+            n = r.count(f"evidence_{key}")
+            if n:
+                parts.append(f'<rect x="{x:.1f}" y="{y}" width="{n * unit:.1f}" height="{bar}" fill="{COLOURS[verdict]}">'
+                             f"<title>{html.escape(r.pipeline.slug)}: {n} {verdict}</title></rect>")
+                x += n * unit
+        parts.append(f'<text x="{x + 4:.1f}" y="{y + bar - 4}" fill="#555">{r.count("evidence_total")}</text>')
+    return "\n".join(parts) + "\n</svg>\n"
+
+
+def _by_kind(claims: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    groups = [(kind, [c for c in claims if c.get("kind") == kind]) for kind in KIND_TITLES]
+    other = [c for c in claims if c.get("kind") not in KIND_TITLES]
+    return [g for g in groups if g[1]] + ([("unclassified", other)] if other else [])
+
+
+def _regime_line(r: PaperResult) -> str:
+    """Plain text: which preconditions failed (with their numbers), or that every one holds."""
+    failed = r.failed_preconditions()
+    if not failed:
+        return f"Regime reached: all {r.count('preconditions_total')} preconditions hold."
+    return "Regime not reached: " + "; ".join(f"{c['id']} {c.get('verdict')} ({fmt(c.get('measured'))})"
+                                              for c in failed) + "."
+
+
+def render_html(rows: list[PaperResult], chart: str) -> str:
+    """The report page (see the module docstring) of ``results``, with ``chart`` (an SVG document) inline."""
     parts = [f"<!doctype html><meta charset=utf-8><title>paperdag report</title><style>{CSS}</style>",
-             "<h1>paperdag: claims reproduced at laptop scale</h1><table><tr>"
-             + "".join(f"<th>{h}</th>" for h in SUMMARY_HEAD) + "</tr>"]
+             "<h1>paperdag: claims reproduced at laptop scale</h1>",
+             "<p>Evidence is the paper's finding restated for our scale; it is judged only where its preconditions "
+             "hold (every compared model beats the strongest trivial baseline, there is headroom, the mechanism can "
+             "act), otherwise it is inconclusive. Checks hold by construction and are not counted as reproductions."
+             "</p><table><tr>" + "".join(f"<th>{h}</th>" for h in SUMMARY_HEAD) + "</tr>"]
     for r, cells in zip(rows, _summary_rows(rows), strict=True):
         parts.append(f"<tr><td><a href='#{r.pipeline.slug}'>{html.escape(cells[0])}</a></td>"
                      + "".join(f"<td>{html.escape(c)}</td>" for c in cells[1:]) + "</tr>")
-    parts.append("</table>")
+    parts.append(f"</table><figure>{chart}<figcaption>Evidence verdicts per paper "
+                 "(default profile)</figcaption></figure>")
     for r in rows:
         p = r.pipeline
         parts.append(f"<h2 id={p.slug}>{html.escape(p.title)} <code>{p.slug}</code></h2>")
         if r.metrics is None:
             parts.append(f"<p>{html.escape(r.problem)}</p>")
             continue
-        parts.append(f"<p>Profile <b>{html.escape(str(r.metrics.get('profile')))}</b>: {r.holding} claims hold "
-                     "at this scale.</p><table><tr>" + "".join(f"<th>{h}</th>" for h in CLAIM_HEAD) + "</tr>")
-        for c in r.metrics["claims"]:
-            holds, reason = bool(c.get("holds")), c.get("reason") or ""
-            verdict = '<span class="yes">yes</span>' if holds else '<span class="no">no</span>'
-            why = f"<div class=why>{html.escape(reason)}</div>" if reason and not holds else ""
-            parts.append(f"<tr><td>{html.escape(str(c.get('id')))}</td><td>{html.escape(str(c.get('statement')))}</td>"
-                         f"<td>{html.escape(fmt(c.get('paper_value')))}</td>"
-                         f"<td>{html.escape(fmt(c.get('measured')))}</td><td>{verdict}{why}</td></tr>")
-        parts.append("</table><details><summary>metrics</summary><table>")
+        ok = " ok" if not r.failed_preconditions() else ""
+        parts.append(f"<p>Profile <b>{html.escape(str(r.metrics.get('profile')))}</b>: "
+                     f"{html.escape(str(r.metrics.get('headline', '')))}.</p>"
+                     f"<p class='regime{ok}'>{html.escape(_regime_line(r))}</p>")
+        for kind, claims in _by_kind(r.claims):
+            parts.append(f"<h3>{html.escape(KIND_TITLES.get(kind, kind))}</h3><table class=claims>"
+                         "<col class=v><col class=s><col class=p><col>"
+                         "<tr><th>verdict</th><th>claim</th><th>paper</th><th>measured</th></tr>")
+            for c in claims:
+                verdict, reason = str(c.get("verdict")), str(c.get("reason") or "")
+                why = f"<div class=why>{html.escape(reason)}</div>" if reason and verdict != "holds" else ""
+                parts.append(f"<tr><td><span class='{html.escape(verdict)}'>{html.escape(verdict)}</span></td>"
+                             f"<td><div class=id>{html.escape(str(c.get('id')))}</div>"
+                             f"{html.escape(str(c.get('statement')))}{why}</td>"
+                             f"<td>{html.escape(fmt(c.get('paper_value')))}</td>"
+                             f"<td>{html.escape(fmt(c.get('measured')))}</td></tr>")
+            parts.append("</table>")
+        parts.append("<details><summary>metrics</summary><table>")
         for k, v in sorted(r.metrics.get("metrics", {}).items()):
             parts.append(f"<tr><td>{html.escape(k)}</td><td>{html.escape(fmt(v))}</td></tr>")
         parts.append("</table></details>")
@@ -176,32 +264,36 @@ def render_html(rows: list[PaperResult]) -> str:
 
 
 def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    return "| " + " | ".join(" ".join(c.split()).replace("|", "\\|") for c in cells) + " |"
 
 
 def render_markdown(rows: list[PaperResult]) -> str:
     """The same content as Markdown, with plots linked as ``plots/<paper>-<file>`` (copied by ``write_report``)."""
     lines = ["# paperdag: claims reproduced at laptop scale", "", _md_row(SUMMARY_HEAD),
-             _md_row(["---"] * len(SUMMARY_HEAD)), *(_md_row(c) for c in _summary_rows(rows)), ""]
+             _md_row(["---"] * len(SUMMARY_HEAD)), *(_md_row(c) for c in _summary_rows(rows)), "",
+             f"![Evidence verdicts per paper](plots/{CHART_FILE})", ""]
     for r in rows:
         lines += [f"## {r.pipeline.title} (`{r.pipeline.slug}`)", ""]
         if r.metrics is None:
             lines += [r.problem, ""]
             continue
-        lines += [f"Profile **{r.metrics.get('profile')}**: {r.holding} claims hold.", "", _md_row(CLAIM_HEAD),
-                  _md_row(["---"] * len(CLAIM_HEAD))]
-        for c in r.metrics["claims"]:
-            reason = c.get("reason") or ""
-            verdict = "yes" if c.get("holds") else "**no**" + (f" ({reason})" if reason else "")
-            lines.append(_md_row([str(c.get("id")), str(c.get("statement")), fmt(c.get("paper_value")),
-                                  fmt(c.get("measured")), verdict]))
-        lines.append("")
+        lines += [f"Profile **{r.metrics.get('profile')}**: {r.metrics.get('headline', '')}.", "", _regime_line(r), ""]
+        for kind, claims in _by_kind(r.claims):
+            lines += [f"### {KIND_TITLES.get(kind, kind)}", "", _md_row(["verdict", "claim", "paper", "measured"]),
+                      _md_row(["---"] * 4)]
+            for c in claims:
+                verdict, reason = str(c.get("verdict")), str(c.get("reason") or "")
+                shown = {"holds": "holds", "fails": "**fails**"}.get(verdict, f"_{verdict}_")
+                why = f" — {reason}" if reason and verdict != "holds" else ""
+                lines.append(_md_row([shown, f"`{c.get('id')}` {c.get('statement')}{why}", fmt(c.get("paper_value")),
+                                      fmt(c.get("measured"))]))
+            lines.append("")
         lines += [f"![{caption}](plots/{r.pipeline.slug}-{name})\n*{caption}*\n" for caption, name, _ in r.plots]
     return "\n".join(lines)
 
 
 def write_report(project: Project) -> list[Path]:
-    """Write reports/index.html and reports/summary.md atomically; returns their paths."""
+    """Write reports/index.html, reports/summary.md and the verdict chart atomically; returns their paths."""
     folder = _folder(project)
     (folder / "plots").mkdir(parents=True, exist_ok=True)
     rows = results(project)
@@ -210,9 +302,11 @@ def write_report(project: Project) -> list[Path]:
             copy = folder / "plots" / f"{r.pipeline.slug}-{name}"
             if plot != copy:
                 shutil.copyfile(plot, copy)
-    paths = [folder / "index.html", folder / "summary.md"]
-    write_text_atomic(paths[0], render_html(rows))
+    chart = verdict_chart(rows)
+    paths = [folder / "index.html", folder / "summary.md", folder / "plots" / CHART_FILE]
+    write_text_atomic(paths[0], render_html(rows, chart))
     write_text_atomic(paths[1], render_markdown(rows))
+    write_text_atomic(paths[2], chart)
     runs = {r.pipeline.slug: {"key": r.metrics["key"], **r.run} for r in rows
             if r.run and r.metrics and r.metrics.get("key")}
     write_text_atomic(folder / RUNS_FILE, json.dumps(runs, indent=1, sort_keys=True) + "\n")

@@ -62,7 +62,7 @@ class Execution:
     done: dict[str, bool] = field(default_factory=dict)  # label -> was a cache hit
     failed: dict[str, str] = field(default_factory=dict)  # label -> error
     skipped: set[str] = field(default_factory=set)  # labels not run because an upstream failed or was skipped
-    verdicts: dict[str, dict[str, int]] = field(default_factory=dict)  # paper -> claim id -> holds (0/1)
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # paper -> its published metrics file
     ended: set[str] = field(default_factory=set)  # papers whose MLflow parent run is closed
     t0: float = field(default_factory=time.monotonic)
 
@@ -137,7 +137,7 @@ class Execution:
         self.progress(plan, "cached" if hit else f"done in {seconds:.1f}s")
         claims = None
         if plan.name == plan.pipeline.metrics_stage:
-            claims = publish_metrics(self.project, plan.pipeline, entry, self.profile, plan.key)["holds"]
+            claims = publish_metrics(self.project, plan.pipeline, entry, self.profile, plan.key)
             self.verdicts[plan.paper] = claims
         if self.tracker is not None:
             if hit:

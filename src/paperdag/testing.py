@@ -41,13 +41,18 @@ class StageRuns:
     slug: str
     outputs: dict[str, Path]
     summaries: dict[str, dict[str, float]]
+    profile: str = DEFAULT_PROFILE
 
     def __getitem__(self, stage: str) -> Path:
         return self.outputs[stage]
 
     def metrics(self) -> dict[str, Any]:
-        """The published ``metrics/<slug>.json`` (after the metrics stage ran)."""
-        return json.loads(self.project.metrics_path(self.slug).read_text())
+        """The published metrics file of the run's profile (after the metrics stage ran)."""
+        return json.loads(self.project.metrics_path(self.slug, self.profile).read_text())
+
+    def summary(self) -> dict[str, Any]:
+        """The published DVC summary of the run's profile."""
+        return json.loads(self.project.summary_path(self.slug, self.profile).read_text())
 
 
 def run_stages(slug: str, names: list[str] | tuple[str, ...] = (), profile: str = "smoke", root: Path | None = None,
@@ -72,11 +77,11 @@ def run_stages(slug: str, names: list[str] | tuple[str, ...] = (), profile: str 
     ran = [p for p in execution.plans if p.run]
     return StageRuns(project, slug, {p.name: project.view(slug, p.name) for p in ran},
                      {p.name: json.loads((project.view(slug, p.name) / "manifest.json").read_text())["summary"]
-                      for p in ran})
+                      for p in ran}, profile)
 
 
 def run_smoke(slug: str, folder: Path, profile: str = "smoke", track: bool = False) -> dict[str, Any]:
-    """Run ``slug``'s whole pipeline with ``profile`` in a project at ``folder``; returns metrics/<slug>.json."""
+    """Run ``slug``'s whole pipeline with ``profile`` in a project at ``folder``; returns its published metrics."""
     return run_stages(slug, profile=profile, root=folder, track=track).metrics()
 
 

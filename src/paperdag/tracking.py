@@ -2,7 +2,9 @@
 
 What users see: each paper's experiment (a model-development experiment described by the paper's title) holds a
 parent run per execution, named ``<paper> · <profile> · <trigger> · <commit> · <time>``, carrying the verdicts
-(``claims_holding``, ``claims_total``, ``claim.<id>`` 0/1 and the tag ``paperdag.claims = h/t``). Under it, a run per
+(metrics ``evidence_holding``, ``evidence_failing``, ``evidence_inconclusive``, ``checks_passing``,
+``preconditions_holding``, ... and ``claim.<id>`` 1 holds / 0 fails / -1 inconclusive; tags ``verdict.<id>`` and
+``paperdag.claims``, the headline line). Under it, a run per
 stage that was computed (or failed, or was retried), with its real start and end times, params, summary metrics,
 curves by step (a curve logged with a ``run`` label becomes a child run of its own with shared metric names, so
 configurations overlay in the compare view), its files as artifacts and its upstream files as datasets (Parquet
@@ -38,6 +40,7 @@ from typing import Any
 from filelock import FileLock
 
 from paperdag import __version__
+from paperdag.claims import VERDICT_CODE, counts, headline
 from paperdag.stage import CURVES_FILE
 
 MAX_PARAM_CHARS = 6000
@@ -62,17 +65,23 @@ def flatten(values: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return flat
 
 
-def claim_metrics(claims: dict[str, int]) -> dict[str, int]:
-    """``claim.<id>`` (0/1) per claim, and ``claims_holding`` / ``claims_total``, when there are claims."""
-    if not claims:
+def claim_metrics(doc: dict[str, Any] | None) -> dict[str, int]:
+    """From a published metrics file: the verdict counts (``evidence_holding``, ``evidence_failing``,
+    ``evidence_inconclusive``, ``checks_passing``, ..., ``claims_holding`` / ``claims_total``) and ``claim.<id>``
+    per claim (1 holds, 0 fails, -1 inconclusive), so the runs table sorts by them."""
+    if not doc or not doc.get("claims"):
         return {}
-    return {f"claim.{k}": v for k, v in claims.items()} | {"claims_holding": sum(claims.values()),
-                                                          "claims_total": len(claims)}
+    return {**{k: int(v) for k, v in counts(doc["claims"]).items()},
+            **{f"claim.{c['id']}": VERDICT_CODE[c["verdict"]] for c in doc["claims"]}}
 
 
-def claim_tags(claims: dict[str, int] | None) -> dict[str, str]:
-    """``paperdag.claims = "holding/total"``, so runs can be filtered by their verdicts."""
-    return {"paperdag.claims": f"{sum(claims.values())}/{len(claims)}"} if claims else {}
+def claim_tags(doc: dict[str, Any] | None) -> dict[str, str]:
+    """``paperdag.claims`` (the headline line) and ``verdict.<id>`` (holds / fails / inconclusive), so runs can be
+    filtered by a claim's verdict: ``tags.verdict.<id> = 'inconclusive'``."""
+    if not doc or not doc.get("claims"):
+        return {}
+    return {"paperdag.claims": headline(counts(doc["claims"])),
+            **{f"verdict.{c['id']}": c["verdict"] for c in doc["claims"]}}
 
 
 def _ms(when: float | None = None) -> int:
@@ -225,7 +234,7 @@ class Tracker:
         return self.parents[paper]
 
     @best_effort
-    def end_paper(self, paper: str, status: str, metrics: dict[str, float], claims: dict[str, int] | None) -> None:
+    def end_paper(self, paper: str, status: str, metrics: dict[str, float], claims: dict[str, Any] | None) -> None:
         """Close the paper's parent run (``FINISHED``, ``FAILED`` or ``KILLED``) with its counts and verdicts; a
         paper whose every stage came from the store gets a parent run that links to the producing runs."""
         hits = self._hits.pop(paper, [])
@@ -240,7 +249,7 @@ class Tracker:
                 tags["paperdag.cache"] = "hit"
                 tags["mlflow.note.content"] = f"All {len(hits)} stages served from the store; no stage recomputed."
             now = _ms()
-            rows = {**metrics, **claim_metrics(claims or {})}
+            rows = {**metrics, **claim_metrics(claims)}
             self.client.log_batch(run_id, metrics=[Metric(k, float(v), now, 0) for k, v in rows.items()],
                                   tags=[RunTag(k, v) for k, v in tags.items()])
             self.client.set_terminated(run_id, status, end_time=now)
@@ -263,7 +272,7 @@ class Tracker:
 
     @best_effort
     def stage(self, plan: Any, manifest: dict[str, Any] | None, entry: Path | None, inputs: dict[str, Path],
-              error: str | None = None, attempt: int = 0, claims: dict[str, int] | None = None) -> str:
+              error: str | None = None, attempt: int = 0, claims: dict[str, Any] | None = None) -> str:
         """A nested run for a stage that was computed (or failed: ``error``; ``attempt`` > 0 for a retry): params,
         summary metrics, curves by step, artifacts, input datasets; for the metrics stage its claims."""
         from mlflow.entities import Metric, Param
@@ -283,7 +292,7 @@ class Tracker:
             params = [Param(k, v) for k, v in flatten(plan.params).items()]
             params += [Param(f"args.{k}", v) for k, v in flatten(plan.stage.args).items()]
             params += [Param(f"upstream.{k}", v) for k, v in plan.upstream.items()]
-            metrics = self._summary(manifest, end) + [Metric(k, v, end, 0) for k, v in claim_metrics(claims or {}).items()]
+            metrics = self._summary(manifest, end) + [Metric(k, v, end, 0) for k, v in claim_metrics(claims).items()]
             _log_batches(self.client, run_id, params, metrics)
             if entry is not None and error is None:
                 self.client.log_artifacts(run_id, str(entry))

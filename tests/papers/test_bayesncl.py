@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch.distributions import Bernoulli, kl_divergence
 
-from paperdag.common.stats import Interval
+from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.papers.bayesncl.augment import hue_rotate
 from paperdag.papers.bayesncl.claims import claims
@@ -90,27 +90,45 @@ def test_dimension_report_on_a_hand_made_activation_matrix() -> None:
     assert np.allclose(kappa(top_samples(acts[:, :2], 4), label), [1.0, 0.0])
 
 
-def _summary(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float]) -> dict:
-    out = {}
-    for m in ("untrained", "simclr", "ncl", "bayesncl"):
-        for key, table in (("consistency", sc), ("background_share", bg), ("probe_acc", acc)):
-            v = table.get(m, 0.1)
-            out["shapes", m, key] = Interval(v, v - 0.01, v + 0.01)
-    return out
+def _runs(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float]) -> dict:
+    """Three seeds per (method, metric) scattering by +-0.002 around the given values (0.1 where none is given)."""
+    jitter = np.array([-0.002, 0.0, 0.002])
+    return {("shapes", m, key): table.get(m, 0.1) + jitter[::-1 if m == "ncl" else 1]
+            for m in ("untrained", "simclr", "ncl", "bayesncl")
+            for key, table in (("consistency", sc), ("background_share", bg), ("probe_acc", acc))}
 
 
-def test_claims_fail_when_the_ordering_or_the_sanity_check_fails() -> None:
-    p = ClaimParams(probe_tol_pp=2.0, learn_margin_pp=5.0)
-    runs = {("shapes", m, 0): a for m, a in (("untrained", 0.3), ("simclr", 0.6), ("ncl", 0.6), ("bayesncl", 0.32))}
-    bad = _summary({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.55}, {"simclr": 0.2, "ncl": 0.3, "bayesncl": 0.25},
-                   {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.57})
-    verdicts = {c.id: c.holds for c in claims(bad, runs, ["simclr", "ncl", "bayesncl"], ["shapes"], "untrained", p)}
-    assert not any(verdicts.values()), verdicts
-    good = _summary({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"simclr": 0.3, "ncl": 0.3, "bayesncl": 0.1},
-                    {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.59})
-    runs["shapes", "bayesncl", 0] = 0.59
-    verdicts = {c.id: c.holds for c in claims(good, runs, ["simclr", "ncl", "bayesncl"], ["shapes"], "untrained", p)}
-    assert all(verdicts.values()), verdicts
+P = ClaimParams(probe_tol_pp=2.0, learn_margin_pp=5.0)
+METHODS = ["simclr", "ncl", "bayesncl"]
+
+
+def _verdicts(runs: dict, pixels: float = 0.2) -> dict[str, str]:
+    return {c.id: c.verdict for c in resolve(claims(runs, {"shapes": pixels}, METHODS, ["shapes"], "untrained", P))}
+
+
+def test_claims_hold_and_fail_by_their_intervals() -> None:
+    good = _runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"simclr": 0.3, "ncl": 0.3, "bayesncl": 0.1},
+                 {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.59})
+    assert set(_verdicts(good).values()) == {"holds"}, _verdicts(good)
+    bad = _runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.55}, {"simclr": 0.2, "ncl": 0.3, "bayesncl": 0.25},
+                {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.5})
+    verdicts = _verdicts(bad)
+    assert all(v == "holds" for c, v in verdicts.items() if "_learned_" in c), verdicts
+    assert all(v == "fails" for c, v in verdicts.items() if "_learned_" not in c), verdicts
+
+
+def test_evidence_is_inconclusive_when_an_encoder_does_not_beat_the_trivial_baselines() -> None:
+    """BayesNCL within 3 points of its untrained init, or every encoder below the raw-pixel probe: the encoder
+    preconditions fail and every evidence claim is inconclusive, whatever its own numbers."""
+    good = _runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"simclr": 0.3, "ncl": 0.3, "bayesncl": 0.1},
+                 {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.33})
+    verdicts = _verdicts(good)
+    assert verdicts["bayesncl_learned_shapes"] == "fails" and verdicts["simclr_learned_shapes"] == "holds"
+    assert all(v == "inconclusive" for c, v in verdicts.items() if "_learned_" not in c), verdicts
+    below_pixels = _verdicts(_runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"bayesncl": 0.05},
+                                   {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.6}), pixels=0.8)
+    assert below_pixels["ncl_learned_shapes"] == "fails"
+    assert below_pixels["consistency_order_shapes"] == "inconclusive"
 
 
 def test_smoke_pipeline_measures_every_method_and_seed(smoke_runs) -> None:

@@ -4,12 +4,15 @@ run, claims file) is checked for every paper by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
 
 from paperdag.common.masked_diffusion import MASK_ID, MaskedDiffusionLM, mask_tokens
-from paperdag.common.stats import Interval
+from paperdag.common.stats import mean_ci, paired_diff_ci
+from paperdag.common.verdicts import resolve
 from paperdag.common.tokenizer import decode
 from paperdag.common.transformer import GPT, GPTConfig
 from paperdag.io import read_table
@@ -19,6 +22,8 @@ from paperdag.papers.diffusearch.decoding import ALPHABET, ALPHABET_INDEX, drive
 from paperdag.papers.diffusearch.experiment import sequential_fraction
 from paperdag.papers.diffusearch.mcts import Node, diffusearch
 from paperdag.papers.diffusearch.params import ClaimParams
+from paperdag.papers.diffusearch.reference import (count_table_hits, dependency_order, fit_count_table, ordered_infill,
+                                                   slot_keys, statements)
 from paperdag.papers.diffusearch.task import (Program, encode_task, execute, is_sequential, sample_program,
                                               slot_positions)
 
@@ -141,22 +146,101 @@ def test_mdm_is_bidirectional_and_masks_only_maskable_tokens():
     assert (masked <= maskable).all() and masked.any(dim=1).all() and ((xt == MASK_ID) == masked).all()
 
 
-def _summary(mcts: float, fixed: float, ar: float) -> Summary:
-    iv = lambda m: Interval(m, m - 0.01, m + 0.01)  # noqa: E731
-    acc = {"ar": iv(ar), "pi_l2r": iv(fixed), "mcts_c1_n8": iv(mcts)}
-    return Summary(accuracy=acc, grid={}, gain_vs_plan_infill=iv(mcts - fixed), gain_vs_best_fixed=iv(mcts - fixed),
-                   gain_vs_ar=iv(mcts - ar), effect_c=iv(0.01), effect_sims=iv(0.02), sequential_share=0.4,
-                   deviated_share=0.6, deviated_mcts=iv(0.5), deviated_l2r=iv(0.6),
-                   deviated_gain=iv(-0.1),
+def _summary(mcts: float, fixed: float, ar: float, seq: float = 0.4) -> Summary:
+    """A Summary whose per-seed accuracies are the given values +- 0.01 over three seeds (MCTS at every grid point,
+    every fixed order at ``fixed``); every other quantity is derived from them."""
+    def seeds(m: float) -> np.ndarray:
+        return np.array([m - 0.01, m, m + 0.01])
+    per_seed = {"ar": seeds(ar), **{f"pi_{o}": seeds(fixed) for o in ("l2r", "confidence", "random")},
+                **{f"mcts_c{c:g}_n{n}": seeds(mcts) for c in (1, 4) for n in (4, 8)}}
+    iv = {d: mean_ci(v) for d, v in per_seed.items()}
+    gain = paired_diff_ci(per_seed["mcts_c1_n8"], per_seed["pi_l2r"])
+    zero = mean_ci([-0.01, 0.0, 0.01])
+    return Summary(accuracy={d: iv[d] for d in ("ar", "pi_l2r", "pi_confidence", "pi_random", "mcts_c1_n8")},
+                   grid={d: iv[d] for d in per_seed if d.startswith("mcts_")}, per_seed=per_seed,
+                   gain_vs_plan_infill=gain, gain_vs_best_fixed=gain, gain_vs_confidence=gain,
+                   gain_vs_ar=paired_diff_ci(per_seed["mcts_c1_n8"], per_seed["ar"]), effect_c=zero, effect_sims=zero,
+                   c_over_sims=zero, sequential_share=mean_ci([seq - 0.01, seq, seq + 0.01]),
+                   random_sequential_share=mean_ci([0.44, 0.46, 0.47]), deviated_share=0.6, deviated_mcts=iv["pi_l2r"],
+                   deviated_l2r=iv["mcts_c1_n8"], deviated_gain=gain,
                    cost={"pi_l2r": 5.0, "mcts_c1_n8": 4.0}, trace_exact={})
 
 
+SANITY = {"mdm": {"slot_accuracy": [0.79, 0.8, 0.81], "majority_baseline": 0.25},
+          "ar": {"slot_accuracy": [0.89, 0.9, 0.91], "majority_baseline": 0.25}}
+PARAMS = ClaimParams(headroom=0.1, par_tol=0.02, mostly=0.5, confidence=0.95)
+
+
+def _base(oracle: float) -> dict:
+    return {"count_slot_accuracy": 0.5, "count_answer_accuracy": 0.3, "dependency_ordered_share": 0.7,
+            "oracle_accuracy": [oracle - 0.01, oracle, oracle + 0.01], "slots": 5}
+
+
 def test_claims_fail_when_search_does_not_help():
-    sanity = {"mdm": {"slot_accuracy": [0.3], "majority_baseline": 0.25},
-              "ar": {"slot_accuracy": [0.9], "majority_baseline": 0.25}}
-    verdicts = {c.id: c.holds for c in claims(_summary(0.5, 0.6, 0.7), sanity,
-                                              ClaimParams(min_margin=0.2, par_tol=0.02, mostly=0.5, confidence=0.95))}
-    assert not any(verdicts.values()), verdicts
+    """Competent models and headroom (oracle 0.8 vs l2r 0.6): search below the fixed orders fails every finding."""
+    verdicts = {c.id: c.verdict for c in resolve(claims(_summary(0.5, 0.6, 0.7), SANITY, _base(0.8), PARAMS))}
+    assert {v for k, v in verdicts.items() if k.endswith(("count_table", "count_answer", "headroom"))} == {"holds"}
+    assert verdicts["mcts_beats_plan_infill"] == "fails" and verdicts["mcts_at_least_on_par_with_ar"] == "fails"
+    assert verdicts["orders_mostly_sequential"] == "fails" and verdicts["deviations_beat_left_to_right"] == "fails"
+    assert verdicts["exploration_beats_simulations"] == "inconclusive"  # zero effects: no sign
+    assert verdicts["search_costs_forward_passes"] == "fails"
+
+
+def test_search_findings_are_inconclusive_without_order_headroom():
+    """The same search gain, with an oracle order no better than left-to-right: the order findings are inconclusive
+    (naming the headroom), while MCTS vs AR, which needs no order headroom, is still judged."""
+    good = claims(_summary(0.7, 0.6, 0.7), SANITY, _base(0.8), PARAMS)
+    flat = {c.id: c for c in resolve(claims(_summary(0.7, 0.6, 0.7), SANITY, _base(0.6), PARAMS))}
+    assert {c.id: c.verdict for c in resolve(good)}["mcts_beats_plan_infill"] == "holds"
+    assert flat["order_headroom"].verdict == "fails"
+    for cid in ("mcts_beats_plan_infill", "exploration_beats_simulations", "deviations_beat_left_to_right"):
+        assert flat[cid].verdict == "inconclusive" and "order_headroom" in flat[cid].reason
+    assert flat["mcts_at_least_on_par_with_ar"].verdict == "holds"
+
+
+def test_decoders_below_the_count_table_make_the_comparison_inconclusive():
+    """A random fixed order that does not beat the count table's answer accuracy gates the plan-and-infill claim."""
+    s = _summary(0.7, 0.6, 0.7)
+    s.per_seed["pi_random"] = np.array([0.1, 0.12, 0.14])
+    verdicts = {c.id: c.verdict for c in resolve(claims(s, SANITY, _base(0.8), PARAMS))}
+    assert verdicts["fixed_orders_beat_count_answer"] == "fails"
+    assert verdicts["mcts_beats_plan_infill"] == "inconclusive" and verdicts["orders_mostly_sequential"] == "fails"
+
+
+def test_count_table_reads_statement_text_only():
+    """Digit-only statements are predicted exactly; a variable operand is blanked in the key, and the answer slot
+    takes the query statement's key."""
+    prompts = ["a=2+3;b=a*0;?b|", "a=1+3;b=a*0;?b|", "a=4*5;b=a+1;?b|"]
+    answers = ["a5b0=0", "a4b0=0", "a0b1=1"]
+    assert slot_keys(prompts[0], 2) == ["2+3", "var*0", "var*0"]
+    table, default = fit_count_table(prompts, answers, 2)
+    assert table["var*0"] == 0 and table["2+3"] == 5 and default == 0
+    hits = count_table_hits(table, default, ["a=2+3;b=a+7;?b|"], ["a5b2=2"], 2)
+    assert hits.tolist() == [[True, False, False]]  # "var+7" was never seen: the majority digit 0
+
+
+def test_oracle_order_is_topological_and_solves_what_left_to_right_cannot():
+    """With a prior that is confidently wrong before a slot's operands are filled, left-to-right infilling fails
+    on shuffled programs while the dependency order (every operand filled first) solves every one; on a program
+    listed in dependency order the two orders coincide."""
+    programs = _programs(12, 1.0, seed=2)
+    x, start = _tasks(programs)
+    slots = slot_positions(K)
+    orders = [dependency_order(statements(decode(row[:start]), K)) for row in x]
+    for p, order in zip(programs, orders, strict=True):
+        assert sorted(order) == list(range(K + 1)) and order[-1] == K
+        done: set[str] = set()
+        for a in order[:-1]:
+            v, left, _, right = p.statements[a]
+            assert {t for t in (left, right) if t.isalpha()} <= done
+            done.add(v)
+    predict = _perfect_scorer(start, "overconfident")
+    oracle = drive([ordered_infill(r, start, slots, o) for r, o in zip(x, orders, strict=True)], predict, 64)
+    l2r = drive([plan_infill(r, start, slots, "l2r", np.random.default_rng(0)) for r in x], predict, 64)
+    solved = [sum(np.array_equal(o.tokens, r) for o, r in zip(outs, x, strict=True)) for outs in (oracle, l2r)]
+    assert solved[0] == len(x) > solved[1]
+    listed = _programs(5, 0.0, seed=3)
+    assert all(dependency_order(list(p.statements)) == list(range(K + 1)) for p in listed)
 
 
 @pytest.mark.slow
@@ -169,4 +253,8 @@ def test_smoke_pipeline_decodes_every_task_with_every_decoder(smoke_runs):
     assert {"ar", "mdm_confidence", "pi_l2r", "pi_confidence", "pi_random"} <= set(per)
     assert len({len(v) for v in per.values()}) == 1 and len(per) == 5 + 4
     assert set(per["pi_l2r"]) == {K + 1} and set(per["ar"]) == {2 * K + 2}
-    assert {c["id"] for c in runs.metrics()["claims"]} >= {"mcts_beats_plan_infill", "exploration_beats_simulations"}
+    base = json.loads((runs["baselines"] / "baselines.json").read_text())
+    assert len(base["oracle_accuracy"]) == 2 and 0 <= base["count_answer_accuracy"] <= 1 and base["slots"] == K + 1
+    kinds = {c["id"]: c["kind"] for c in runs.metrics()["claims"]}
+    assert kinds["order_headroom"] == "precondition" and kinds["search_costs_forward_passes"] == "check"
+    assert kinds["mcts_beats_plan_infill"] == kinds["exploration_beats_simulations"] == "evidence"

@@ -9,6 +9,7 @@ import torch
 from PIL import Image
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
+from paperdag.common.verdicts import resolve
 from paperdag.io import load_tensors, read_table
 from paperdag.papers.dune.attacks import ensemble_loss, pgd, project
 from paperdag.papers.dune.baselines import one_pixel_shortcut, ops_pixels, synthetic_noise
@@ -20,6 +21,7 @@ from paperdag.papers.dune.labels import shift_labels
 from paperdag.papers.dune.network import ConvNet, accuracy, train_classifier
 from paperdag.papers.dune.params import ClaimParams
 from paperdag.papers.dune.quality import psnr, ssim
+from paperdag.papers.dune.trivial import nearest_class_mean_accuracy, standardised_luminance
 
 SLUG = "dune"
 EPS = 8 / 255
@@ -140,15 +142,75 @@ def test_classifier_learns_a_separable_task():
     assert accuracy(model, x, y) > 0.9
 
 
-def test_claims_fail_when_dune_is_learnable_and_not_the_strongest():
-    defenses = list(DEFENSES)
-    schemes = ["clean", "random", "em", "spatial", "colour", "dune"]
-    acc = {(s, d): np.array([0.9, 0.92, 0.91]) for s in schemes for d in defenses}
-    acc |= {("em", d): np.array([0.1, 0.12, 0.11]) for d in defenses}
-    verdicts = {c.id: c.holds for c in claims(acc, schemes, defenses, {"dune": False}, 0.05,
-                                              ClaimParams(unlearn_frac=0.5, recover_gap=0.15, cover_tol=0.05,
-                                                          sanity_min=0.8))}
-    assert not any(v for k, v in verdicts.items() if k != "branches_cover_each_other"), verdicts
+CLAIMS = ClaimParams(unlearn_frac=0.5, recover_gap=0.15, cover_tol=0.05, hit_min=0.9)
+SCHEMES = ["clean", "random", "synthetic", "ops", "em", "spatial", "colour", "dune"]
+JITTER = np.array([-0.01, 0.0, 0.012])  # per-seed spread shared by every arm (paired differences stay exact)
+
+
+def _accuracies(level: dict[str, float], defended: dict[tuple[str, str], float] | None = None):
+    """Victim accuracies per (scheme, defense): ``level[scheme]`` everywhere unless ``defended`` says otherwise."""
+    acc = {(s, d): level[s] + JITTER for s in SCHEMES for d in DEFENSES}
+    return acc | {k: v + JITTER for k, v in (defended or {}).items()}
+
+
+def _verdicts(acc, hit_rate: float = 0.95) -> dict[str, str]:
+    budget = {s: True for s in SCHEMES[1:]}
+    return {c.id: c.verdict for c in resolve(claims(acc, SCHEMES, list(DEFENSES), budget, 0.85, 0.7, hit_rate,
+                                                    CLAIMS))}
+
+
+def test_dune_evidence_holds_where_the_regime_is_reached():
+    level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "spatial": 0.15,
+             "colour": 0.35, "dune": 0.1}
+    recovered = {("spatial", "jpeg"): 0.6, ("spatial", "adv_train"): 0.7, ("colour", "grayscale"): 0.85}
+    v = _verdicts(_accuracies(level, recovered))
+    assert all(x == "holds" for x in v.values()), v
+
+
+def test_dune_evidence_is_inconclusive_when_standard_schemes_do_not_work():
+    """The regime of issue 43: EM and synthetic noise leave the victim near clean accuracy, so no DUNE claim is
+    judged, whatever DUNE's own numbers say."""
+    level = {"clean": 0.86, "random": 0.86, "synthetic": 0.85, "ops": 0.7, "em": 0.75, "spatial": 0.1,
+             "colour": 0.1, "dune": 0.05}
+    v = _verdicts(_accuracies(level))
+    assert v["standard_schemes_unlearnable"] == "fails"
+    assert all(v[c] == "inconclusive" for c in ("unlearnable", "lowest_average_under_defenses",
+                                                "spatial_recovers_under_jpeg_and_at",
+                                                "colour_recovers_under_grayscale", "branches_cover_each_other")), v
+
+
+def test_recovery_needs_headroom_and_a_working_branch():
+    level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "spatial": 0.15,
+             "colour": 0.91, "dune": 0.1}  # the colour branch does nothing (above clean)
+    v = _verdicts(_accuracies(level, {("clean", "jpeg"): 0.2}), hit_rate=0.5)
+    assert v["colour_branch_acts"] == "fails" and v["spatial_recovery_headroom"] == "fails"
+    assert v["spatial_attack_hits"] == "fails" and v["spatial_branch_acts"] == "holds"
+    assert v["colour_recovers_under_grayscale"] == v["branches_cover_each_other"] == "inconclusive"
+    assert v["unlearnable"] == "inconclusive"  # the attack misses its target: the mechanism is not DUNE's
+
+
+def test_nearest_class_mean_matches_scikit_learn():
+    from sklearn.neighbors import NearestCentroid
+
+    pattern = _images(10, 7)  # one template per class, blended into noise: a learnable but imperfect task
+    y_train, y_test = torch.arange(200) % 10, torch.arange(80) % 10
+    x_train = 0.05 * pattern[y_train] + 0.95 * _images(200, 1)
+    x_test = 0.05 * pattern[y_test] + 0.95 * _images(80, 2)
+    z_train, z_test = standardised_luminance(x_train).numpy(), standardised_luminance(x_test).numpy()
+    oracle = NearestCentroid().fit(z_train, y_train.numpy()).score(z_test, y_test.numpy())
+    ours = nearest_class_mean_accuracy(x_train, y_train, x_test, y_test, 10)
+    assert abs(ours - oracle) < 1e-12 and 0.1 < ours < 1.0
+
+
+def test_standardised_luminance_ignores_the_random_colours():
+    """z is invariant to the per-image colouring x = (1 - d) bg + d fg with fg brighter than bg (data.py)."""
+    d = _images(1)[:, :1]
+
+    def colour(bg: list[float], fg: list[float]) -> torch.Tensor:
+        return (1 - d) * torch.tensor(bg)[None, :, None, None] + d * torch.tensor(fg)[None, :, None, None]
+
+    a, b = colour([0.1, 0.2, 0.3], [0.9, 0.7, 0.8]), colour([0.4, 0.0, 0.2], [0.6, 1.0, 0.9])
+    assert torch.allclose(standardised_luminance(a), standardised_luminance(b), atol=1e-5)
 
 
 @pytest.mark.slow
@@ -161,4 +223,4 @@ def test_smoke_pipeline_end_to_end(smoke_runs):
     assert victims.num_rows == 8 * len(DEFENSES) * 2
     dune = load_tensors(runs["perturb_dune"] / "perturbed.safetensors")
     assert ((dune["x"] - dune["x_colour"]).abs().max() <= EPS + 1e-6)
-    assert {c["id"] for c in runs.metrics()["claims"]} >= {"unlearnable", "lowest_average_under_defenses"}
+    assert {c["id"] for c in runs.metrics()["claims"]} >= {"unlearnable", "standard_schemes_unlearnable"}

@@ -1,18 +1,22 @@
 """hamn science against independent oracles: the maps and distances of the Poincare ball against closed forms and
 geoopt, the trees against brute force, the MAP against scikit-learn, the energies along their updates, the
-on-manifold check and the claims on inputs that must fail, and the smoke run through the platform. The platform
+on-manifold check, the claims' verdicts on inputs on both sides of their rules (and inconclusive where a
+precondition fails), and the smoke run through the platform. The platform
 contract is checked by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from sklearn.metrics import average_precision_score
 
+from paperdag.common.stats import Interval
+from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
-from paperdag.papers.hamn.analysis import Interval
-from paperdag.papers.hamn.claims import claims
+from paperdag.papers.hamn.analysis import clean_minima
+from paperdag.papers.hamn.claims import Regime, claims
 from paperdag.papers.hamn.embedding import poincare_distance, reconstruction_map, train_embedding
 from paperdag.papers.hamn.hyperbolic_memory import (energy_terms, hamn_energy, hamn_retrieve, hamn_step, lorentz_lift,
                                                      minkowski, poincare_ball)
@@ -175,28 +179,66 @@ def test_on_manifold_check_records_the_largest_iterate_norm() -> None:
         norms.append(xi.norm(dim=1))
         xi = hamn_step(ball, xi, P, 5.0, 1e-5, 1.0, 1e-4, 8)
     assert torch.equal(out.max_norm, torch.stack(norms).max(dim=0).values) and (out.max_norm < 1).all()
-    assert not {c.id: c.holds for c in _claims(max_norm=1.0)}["retrieval_on_manifold"]
+    assert _verdicts(max_norm=1.0)["retrieval_on_manifold"] == "fails"
 
 
-def _claims(delta: float = 0.1, slope: float = 0.05, gap: float = 0.1, max_norm: float = 0.99,
-            map_gain: float = 0.9, margin: float = 0.2):
-    def iv(m: float) -> Interval:
-        return Interval(m, m - 0.01, m + 0.01, 3)
+def _verdicts(delta: float = 0.1, slope: float = 0.05, gap: float = 0.1, shallow: float = 0.0,
+              shallow_half: float = 0.01, max_norm: float = 0.99, clean_mhn: float = 1.0, map_gap: float = 0.1,
+              map_gain: float = 0.9, margin: float = 0.2) -> dict[str, str]:
+    """The published verdicts (resolved: preconditions gate evidence) of claims on one branching b = 2."""
+    def iv(m: float, half: float = 0.01) -> Interval:
+        return Interval(m, m - half, m + half, 3)
 
-    return claims({2: iv(0.0)}, {2: iv(delta)}, {2: iv(slope)}, iv(gap), max_norm, 100,
-                  {"poincare": map_gain, "euclidean": map_gain}, margin,
-                  ClaimParams(shallow_tol=0.05, min_map_gain=0.5))
+    euclidean = np.array([0.50, 0.52, 0.48])
+    regime = Regime({"mhn": {(2, 2): 1.0, (2, 6): clean_mhn}, "hamn": {(2, 2): 1.0, (2, 6): 1.0}},
+                    {"euclidean": {2: euclidean}, "poincare": {2: euclidean + map_gap}},
+                    {"poincare": map_gain, "euclidean": map_gain}, margin)
+    out = claims({2: iv(shallow, shallow_half)}, {2: iv(delta)}, {2: iv(slope)}, iv(gap), max_norm, 100, regime,
+                 ClaimParams(shallow_tol=0.05, min_map_gain=0.5, min_clean_accuracy=0.99))
+    return {c.id: c.verdict for c in resolve(out)}
+
+
+DEEP_EVIDENCE = ("advantage_grows_with_depth", "hamn_beats_mhn_deepest", "errors_closer_in_tree")
 
 
 def test_claims_hold_and_fail_on_their_numbers() -> None:
-    """All hold on favourable numbers; each fails when its own number turns against it."""
-    assert all(c.holds for c in _claims())
+    """Every claim holds on favourable numbers; each evidence claim or check fails when its own number turns
+    against it, and nothing else changes."""
+    assert set(_verdicts().values()) == {"holds"}
     against = {"hamn_beats_mhn_deepest": {"delta": -0.1}, "advantage_grows_with_depth": {"slope": -0.02},
-               "errors_closer_in_tree": {"gap": -0.1}, "embeddings_learned": {"map_gain": 0.2},
-               "retrieval_above_chance": {"margin": -0.01}, "retrieval_on_manifold": {"max_norm": 1.0}}
+               "errors_closer_in_tree": {"gap": -0.1}, "comparable_at_shallow_depth": {"shallow": 0.2},
+               "retrieval_on_manifold": {"max_norm": 1.0}}
     for claim_id, kwargs in against.items():
-        verdict = {c.id: c.holds for c in _claims(**kwargs)}
-        assert not verdict[claim_id] and sum(not v for v in verdict.values()) == 1, (claim_id, verdict)
+        verdict = _verdicts(**kwargs)
+        assert verdict[claim_id] == "fails" and sum(v != "holds" for v in verdict.values()) == 1, (claim_id, verdict)
+
+
+def test_shallow_parity_on_an_interval_wider_than_its_band_is_inconclusive() -> None:
+    """3 seeds with the default run's spread (half-width 0.07 > the 0.05 band): neither on par nor not."""
+    assert _verdicts(shallow=-0.015, shallow_half=0.07)["comparable_at_shallow_depth"] == "inconclusive"
+
+
+def test_evidence_is_inconclusive_when_its_precondition_fails() -> None:
+    """An MHN that cannot retrieve its own noise-free leaves at depth 6 (0.67, the default run's b=2 value), or a
+    Poincare embedding no better than the Euclidean one, leaves the deep claims inconclusive whatever their numbers
+    (shallow parity is still judged: storage at D = 2 holds); unlearned embeddings or chance-level retrieval leave
+    every evidence claim inconclusive."""
+    for kwargs, failed in (({"clean_mhn": 0.667}, "mhn_stores_patterns"),
+                           ({"map_gap": -0.03}, "poincare_beats_euclidean_map")):
+        for numbers in ({}, {"delta": -0.1, "slope": -0.02, "gap": -0.1}):
+            verdict = _verdicts(**kwargs, **numbers)
+            assert verdict[failed] == "fails" and verdict["comparable_at_shallow_depth"] == "holds", verdict
+            assert all(verdict[c] == "inconclusive" for c in DEEP_EVIDENCE), verdict
+    for kwargs, failed in (({"map_gain": 0.2}, "embeddings_learned"), ({"margin": -0.01}, "retrieval_above_chance")):
+        verdict = _verdicts(**kwargs)
+        assert verdict[failed] == "fails", verdict
+        assert all(verdict[c] == "inconclusive" for c in (*DEEP_EVIDENCE, "comparable_at_shallow_depth")), verdict
+
+
+def test_clean_minima_take_the_worst_seed_per_cell() -> None:
+    clean = pd.DataFrame({"model": ["mhn"] * 3 + ["hamn"], "branching": [3, 3, 3, 3], "depth": [6, 6, 5, 6],
+                          "seed": [1, 2, 1, 1], "accuracy": [0.2, 0.1, 0.5, 1.0]})
+    assert clean_minima(clean) == {"mhn": {(3, 5): 0.5, (3, 6): 0.1}, "hamn": {(3, 6): 1.0}}
 
 
 def test_smoke_calibration_and_retrievals(smoke_runs) -> None:

@@ -4,19 +4,23 @@ platform. The platform contract (imports, params, smoke run, claims file) is che
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import torch
 from scipy import ndimage, stats
 
+from paperdag.common.stats import Interval
+from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.papers.miro import rewards as R
-from paperdag.papers.miro.analysis import is_monotone
+from paperdag.papers.miro.analysis import OBSERVES, corruption_gaps, fitted_rise, seed_speedups, welch_ci
 from paperdag.papers.miro.claims import claims
 from paperdag.papers.miro.evaluation import steps_to_reach
 from paperdag.papers.miro.flow import T_MIN, Condition, VelocityNet, fm_loss, guided_velocity, sample, velocity
 from paperdag.papers.miro.methods import method
 from paperdag.papers.miro.params import ClaimParams
 from paperdag.papers.miro.scenes import BACKGROUND, COLOURS, Corruption, canonical, corrupt, mismatch, render
+from paperdag.papers.miro.trivial import caption_mean_images
 
 SLUG = "miro"
 CAPTION = np.array([[1, 2, 1, 3, 1]])  # a red square left of a blue circle
@@ -136,16 +140,80 @@ def _finals(miro_gain: float) -> dict[str, dict[str, np.ndarray]]:
     return {"miro": {k: v + miro_gain for k, v in base.items()}, "base": base}
 
 
+CLAIMS = ClaimParams(confidence=0.95, diversity_tol=0.1, min_detector_acc=0.6, top_cell_min=0.02, control_floor=0.25)
+LEVELS = {r: np.array([0.0, 0.5, 1.0]) for r in R.REWARDS}
+STD = {r: 0.1 for r in R.REWARDS}
+
+
+def _gaps(gap: float) -> dict[str, dict[str, Interval]]:
+    return {r: {k: Interval(gap, gap - 0.01, gap + 0.01, 100) for k in OBSERVES[r]} for r in R.REWARDS}
+
+
+def _verdicts(gain: float, speed: float, slope: float, gap: float, top: float) -> dict[str, str]:
+    seeds = np.array([[0.0], [0.01], [0.03]]) + np.array([[0.0, slope / 2, slope]])  # three seeds, same rise
+    control = {r: seeds + np.array([[0.0, 0.0, 0.001], [0.0, 0.0, 0.0], [0.0, 0.0, -0.001]]) for r in R.REWARDS}
+    found = claims(_finals(gain), {"base": np.array([speed, speed + 0.2, speed - 0.1])}, control, LEVELS, STD,
+                   _gaps(gap), top, 0.9, 0.2, CLAIMS)
+    return {c.id: c.verdict for c in resolve(found)}
+
+
 def test_claims_hold_only_when_the_numbers_say_so() -> None:
-    p = ClaimParams(confidence=0.95, diversity_tol=0.1, min_colour_acc=0.4, min_detector_acc=0.6, monotone_tol=0.0)
-    up, down = {"noise": np.array([[0.1, 0.2, 0.3], [0.1, 0.25, 0.3]])}, {"noise": np.array([[0.3, 0.2, 0.1]] * 2)}
-    good = {c.id: c.holds for c in claims(_finals(0.1), {"base": 2.0}, up, 0.9, p)}
-    bad = {c.id: c.holds for c in claims(_finals(-0.1), {"base": 0.0}, down, 0.1, p)}
-    assert all(good.values()), good
-    assert not any(bad.values()), bad
+    good = _verdicts(gain=0.1, speed=2.0, slope=0.1, gap=0.05, top=0.05)
+    assert good.pop("evaluator_independent_of_rewards") == "fails"  # the GenEval detector is the alignment reward
+    assert good.pop("geneval_higher") == "inconclusive"
+    assert all(v == "holds" for v in good.values()), good
+    bad = _verdicts(gain=-0.1, speed=0.0, slope=-0.1, gap=0.05, top=0.05)
+    assert bad["miro_higher_every_reward"] == bad["training_speedup"] == bad["controllable_noise"] == "fails"
+    assert bad["miro_keeps_diversity"] == "fails"
     assert steps_to_reach(np.array([10, 20, 30]), np.array([0.1, 0.5, 0.9]), 0.5) == 20
     assert steps_to_reach(np.array([10, 20]), np.array([0.1, 0.2]), 0.5) is None
-    assert not is_monotone(np.array([0.1, 0.3, 0.2]), 0.0) and is_monotone(np.array([0.1, 0.3, 0.2]), 0.2)
+
+
+def test_reward_claims_are_inconclusive_when_a_reward_pays_for_a_corruption() -> None:
+    """Issue 46's regime: a reward that ranks a corruption above clean, and an all-top cell nearly empty."""
+    v = _verdicts(gain=0.1, speed=2.0, slope=0.1, gap=-0.05, top=0.004)
+    assert v["aesthetic_ranks_corruptions_below_clean"] == "fails" and v["all_top_cell_populated"] == "fails"
+    assert all(v[c] == "inconclusive" for c in ("miro_higher_every_reward", "training_speedup", "controllable_noise"))
+    assert v["miro_keeps_diversity"] == "holds"  # needs only competent models
+
+
+def test_controllability_needs_a_rise_above_the_floor() -> None:
+    small = _verdicts(gain=0.1, speed=2.0, slope=0.01, gap=0.05, top=0.05)  # 0.1 std: positive but below 0.25
+    assert small["controllable_alignment"] == "fails"
+
+
+def test_fitted_rise_is_the_least_squares_slope() -> None:
+    rng = np.random.default_rng(0)
+    levels, values = np.array([0.0, 0.25, 0.5, 1.0]), rng.random((3, 4))
+    oracle = [np.polyfit(levels, v, 1)[0] / 0.5 for v in values]
+    np.testing.assert_allclose(fitted_rise(levels, values, 0.5), oracle, atol=1e-12)
+
+
+def test_welch_interval_matches_scipy() -> None:
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(1.0, 1.0, 40), rng.normal(0.5, 2.0, 25)
+    ours = welch_ci(a, b, 0.95)
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert abs(ours.lo - ci.low) < 1e-10 and abs(ours.hi - ci.high) < 1e-10 and ours.n == 25
+
+
+def test_corruption_gaps_compare_clean_rows_with_rows_of_one_corruption() -> None:
+    flags = np.array([[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0], [0, 0, 1, 0], [0, 1, 1, 0]], bool)
+    rewards = np.array([[1.0] * 5, [2.0] * 5, [3.0] * 5, [0.0] * 5, [1.0] * 5, [9.0] * 5])
+    gaps = corruption_gaps(rewards, flags, OBSERVES, R.REWARDS, ("mismatch", "blur", "noise", "dull"), 0.95)
+    assert abs(gaps["sharpness"]["noise"].mean - (2.0 - 0.5)) < 1e-12  # the blur + noise row is left out
+    assert "mismatch" not in gaps["sharpness"] and "mismatch" in gaps["alignment"]
+
+
+def test_per_seed_speedup_and_caption_mean_image() -> None:
+    rows = [("miro", s, step, v) for s in (0, 1) for step, v in ((10, 0.1 + s), (20, 0.9 + s))]
+    rows += [("base", s, step, v) for s in (0, 1) for step, v in ((10, 0.0), (20, 0.5 + 2 * s))]
+    curves = pa.table({k: [r[i] for r in rows] for i, k in enumerate(("method", "seed", "step", "aggregate"))})
+    np.testing.assert_allclose(seed_speedups(curves, ("base",), "aggregate")["base"], [1.0, 0.0])
+    images = torch.stack([torch.full((3, 16, 16), v) for v in (0.0, 1.0, 0.5)])
+    tokens = np.array([[1, 1, 1, 2, 1], [1, 1, 1, 2, 1], [2, 1, 3, 1, 1]])
+    out = caption_mean_images(images, tokens, np.array([[1, 1, 1, 2, 1], [3, 2, 1, 4, 2]]))
+    assert torch.allclose(out[0], torch.full((3, 16, 16), 0.5)) and torch.allclose(out[1], images.mean(0))
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -17,6 +18,7 @@ from Bio import SeqIO
 from rdkit import Chem
 from rdkit.Chem import rdCIPLabeler
 
+from paperdag.common.verdicts import resolve
 from paperdag.papers.pepmirror import chem, data, fullatom, geometry, seqhead
 from paperdag.papers.pepmirror.certificates import judge
 from paperdag.papers.pepmirror.claims import claims
@@ -361,61 +363,129 @@ def test_certificate_verdicts() -> None:
     assert not judge(broken | {"rotation_error": 1e-3}, axial=True, p=p)["passes"]
 
 
-def _measured(polar_l: float, axial_l: float, recovery_axial: float, native: float = 0.95) -> dict[str, float]:
-    m = {f"{k}_{v}_mirrored": 1.0 for k in ("contacts", "buried_surface", "native_recovery", "clashes")
-         for v in ("polar", "axial")} | {"native_recovery_axial_mirrored": recovery_axial}
-    m |= {"seq_recovery": 0.2, "seq_majority_recovery": 0.1, "seq_recovery_gain_ci_low": 0.05,
-          "seq_recovery_gain_ci_high": 0.15, "seq_perplexity": 14.0, "seq_composition_perplexity": 18.0,
-          "seq_nll_gain_ci_low": 0.1, "seq_nll_gain_ci_high": 0.4, "seq_recovery_real_complexes": 0.2,
-          "fullatom_n": 2.0, "fullatom_max_clashes_before": 9.0, "fullatom_max_clashes_after": 0.0,
-          "fullatom_median_interaction_before": 1e4, "fullatom_median_interaction_after": -500.0,
-          "fullatom_max_interaction_after": -300.0, "fullatom_mean_buried_surface_after": 900.0,
-          "fullatom_mean_hbonds_after": 4.0, "fullatom_max_mirror_energy_rel_diff": 1e-13,
-          "fullatom_converged_fraction": 1.0, "fullatom_max_rms_force_after": 0.5}
-    for v, ratio in (("polar", polar_l), ("axial", axial_l)):
-        m |= {f"L_ratio_{v}_mirrored_target": ratio, f"L_ratio_{v}_native_target": native,
-              f"L_ratio_raw_{v}_mirrored_target": ratio, f"undefined_ratio_raw_{v}_mirrored_target": 0.0,
+def _measured(polar_l: float, native: float = 0.95) -> dict[str, float]:
+    m = {"seq_recovery": 0.2, "seq_majority_recovery": 0.1, "seq_recovery_gain_ci_low": 0.05,
+         "seq_recovery_gain_ci_high": 0.15, "seq_perplexity": 14.0, "seq_composition_perplexity": 18.0,
+         "seq_nll_gain_ci_low": 0.1, "seq_nll_gain_ci_high": 0.4, "seq_recovery_real_complexes": 0.2,
+         "fullatom_n": 2.0, "fullatom_max_clashes_before": 9.0, "fullatom_max_clashes_after": 0.0,
+         "fullatom_median_interaction_before": 1e4, "fullatom_median_interaction_after": -500.0,
+         "fullatom_max_interaction_after": -300.0, "fullatom_mean_buried_surface_after": 900.0,
+         "fullatom_mean_hbonds_after": 4.0, "fullatom_max_mirror_energy_rel_diff": 1e-13,
+         "fullatom_converged_fraction": 1.0, "fullatom_max_rms_force_after": 0.5,
+         "polar_design_mirror_deviation_A": 1e-14, "D_ratio_polar_native_target": polar_l}
+    for v in ("polar", "axial"):
+        m |= {f"L_ratio_{v}_mirrored_target": polar_l if v == "polar" else 0.8, f"L_ratio_{v}_native_target": native,
+              f"L_ratio_raw_{v}_mirrored_target": 0.8, f"undefined_ratio_raw_{v}_mirrored_target": 0.0,
               f"{v}_rotation_error": 0.0, f"{v}_reflection_error": 0.0}
     return m
 
 
+def _designs(native_l: float, axial_mirrored_l: float, axial_quality: float, n: int = 16) -> pd.DataFrame:
+    """Verified-design rows of 2 targets x n/2 samples per variant and hand: L ratios scatter by +-0.02 around the
+    given ones (clipped to [0, 1]); quality 10 +- 1 (axial on mirrored targets: axial_quality times that)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for v in ("polar", "axial"):
+        for hand in ("L", "D"):
+            ratio = native_l if hand == "L" else (1 - native_l if v == "polar" else axial_mirrored_l)
+            for i in range(n):
+                scale = axial_quality if (v, hand) == ("axial", "D") else 1.0
+                q = scale * (10 + (-1) ** i * (1 + i / n))
+                rows.append({"variant": v, "target_hand": hand, "target_id": f"T{i % 2}", "sample": i // 2,
+                             "L_ratio": float(np.clip(ratio + rng.uniform(-0.02, 0.02), 0, 1)), "contacts": q,
+                             "buried_surface": q, "native_recovery": q / 20, "clashes": 20 / q})
+    return pd.DataFrame(rows)
+
+
+def _paired(design_minus_trivial: float, n: int = 16) -> dict[str, pd.DataFrame]:
+    """Each variant's mirrored designs against trivial designs, in-silico scores differing by about the given gap."""
+    base = np.linspace(100, 300, n)
+    frame = pd.DataFrame({"in_silico_design": base + design_minus_trivial + np.sin(np.arange(n)),
+                          "in_silico_trivial": base, "native_recovery_design": 0.3, "native_recovery_trivial": 0.2,
+                          "L_ratio_design": 0.9, "L_ratio_trivial": 1.0})
+    return {"polar": frame, "axial": frame}
+
+
+P_CLAIMS = ClaimParams(native_hand_min=0.9, clear_majority=0.7, noninferiority_margin=0.1, mirror_energy_rel_tol=1e-9)
+CERT = CertificateParams(equiv_tol=1e-8, reflection_min_violation=1e-3)
+OK = {"polar": True, "axial": True}
+PACKAGE = {"n_exported": 2, "n_pass": 2}
+
+
+def _verdicts(m: dict, designs: pd.DataFrame, paired: dict, passes: dict = OK, package: dict = PACKAGE
+              ) -> dict[str, str]:
+    return {c.id: c.verdict for c in resolve(claims(m, designs, paired, passes, package, P_CLAIMS, CERT))}
+
+
 def test_claims_follow_their_thresholds() -> None:
-    p = ClaimParams(native_hand_min=0.9, near_zero=0.1, clear_majority=0.7, noninferiority_margin=0.1,
-                    mirror_energy_rel_tol=1e-9)
-    cert = CertificateParams(equiv_tol=1e-8, reflection_min_violation=1e-3)
-    ok = {"polar": True, "axial": True}
-
-    def verdicts(m: dict[str, float], passes: dict[str, bool], package: dict[str, int]) -> dict[str, bool]:
-        return {c.id: c.holds for c in claims(m, passes, package, p, cert)}
-
-    assert all(verdicts(_measured(0.05, 0.8, 0.95), ok, {"n_exported": 2, "n_pass": 2}).values())
-    bad = _measured(0.5, 0.6, 0.85, native=0.5) | {"seq_nll_gain_ci_low": -0.1, "fullatom_max_interaction_after": 9.0}
-    wrong = verdicts(bad, {"polar": True, "axial": False}, {"n_exported": 2, "n_pass": 1})
-    assert not any(wrong.values())
-    assert not verdicts(_measured(0.05, 0.8, 0.95), ok, {"n_exported": 0, "n_pass": 0})["export_checks"]
-    untrained = claims(_measured(0.05, 0.8, 0.95, native=0.52), ok, {"n_exported": 2, "n_pass": 2}, p, cert)
-    by_id = {c.id: c for c in untrained}  # a polar model that never learned the hand cannot confirm mirroring
-    assert not by_id["native_hand_sanity"].holds and not by_id["polar_wrong_hand_on_mirrored_targets"].holds
-    assert "never learned the native hand" in by_id["polar_wrong_hand_on_mirrored_targets"].reason
-    worse = _measured(0.05, 0.8, 0.95) | {"seq_recovery_gain_ci_low": -0.01, "fullatom_max_clashes_after": 1.0}
-    v = verdicts(worse, ok, {"n_exported": 2, "n_pass": 2})
-    assert not v["sequence_head_beats_baselines"] and not v["fullatom_candidates_energy_checked"]
-    stopped = claims(_measured(0.05, 0.8, 0.95) | {"fullatom_converged_fraction": 0.9}, ok,
-                     {"n_exported": 2, "n_pass": 2}, p, cert)  # a clash-free complex that is not yet a minimum
+    good = _verdicts(_measured(0.03), _designs(0.98, 0.9, 1.0), _paired(50.0))
+    assert set(good.values()) == {"holds"}, good
+    worse_head = {"seq_perplexity": 20.0, "seq_nll_gain_ci_low": -0.2, "seq_nll_gain_ci_high": -0.02}
+    broken_mirror = {"D_ratio_polar_native_target": 0.01}  # mirrored designs that are not the native ones mirrored
+    bad = _verdicts(_measured(0.03) | worse_head | broken_mirror | {"fullatom_max_interaction_after": 9.0},
+                    _designs(0.98, 0.5, 0.7), _paired(50.0), {"polar": True, "axial": False},
+                    {"n_exported": 2, "n_pass": 1})
+    assert bad["axial_requested_hand_majority"] == "fails" and bad["axial_quality_noninferior"] == "fails"
+    assert bad["sequence_head_beats_trivial"] == "fails"
+    assert all(bad[c] == "fails" for c in ("equivariance_certificates", "polar_wrong_hand_on_mirrored_targets",
+                                           "fullatom_candidates_energy_checked", "export_checks"))
+    stopped = claims(_measured(0.03) | {"fullatom_converged_fraction": 0.9}, _designs(0.98, 0.9, 1.0),
+                     _paired(50.0), OK, PACKAGE, P_CLAIMS, CERT)  # a clash-free complex that is not yet a minimum
     fa = next(c for c in stopped if c.id == "fullatom_candidates_energy_checked")
-    assert not fa.holds and "stopped above its tolerance" in fa.reason
+    assert fa.verdict == "fails" and "stopped above its tolerance" in fa.reason
+
+
+def test_evidence_is_inconclusive_without_the_regime() -> None:
+    """A denoiser that never learned the native hand (L ratio ~0.5), or one whose mirrored designs are no better than
+    the trivial majority-hand design: the axial claims are inconclusive whatever their own numbers."""
+    untrained = _verdicts(_measured(0.5, native=0.5), _designs(0.5, 0.9, 1.0), _paired(50.0))
+    assert untrained["axial_learned_native_hand"] == "fails" and untrained["polar_learned_native_hand"] == "fails"
+    assert untrained["axial_requested_hand_majority"] == "inconclusive"
+    assert untrained["axial_quality_noninferior"] == "inconclusive"
+    assert untrained["polar_wrong_hand_on_mirrored_targets"] == "holds"  # mirrors its designs, learned or not
+    ignores = _verdicts(_measured(0.03), _designs(0.98, 0.9, 1.0), _paired(-50.0))
+    assert ignores["axial_beats_majority_hand_design"] == "fails"
+    assert ignores["axial_requested_hand_majority"] == "inconclusive" == ignores["axial_quality_noninferior"]
+
+
+def test_majority_hand_design_is_the_unmirrored_native_design() -> None:
+    """A native-target design equal to the native peptide: its trivial majority-hand design keeps the L hand but, in
+    the mirrored pocket, misses the mirrored native (recovery < 1); it pairs one to one with the mirrored design of
+    the same (target, sample)."""
+    from paperdag.papers.pepmirror.baseline import majority_hand_designs, paired_with_mirrored
+    from paperdag.papers.pepmirror.params import QualityParams
+
+    rng = np.random.default_rng(3)
+    native = rng.normal(size=(6, 4, 3)) * 3 + np.array([4.0, 0.0, 0.0])  # off the mirror plane: not symmetric
+    pocket = rng.normal(size=(12, 4, 3)) * 8
+    center = pocket[:, 1].mean(0)
+    target = {"pocket_xyz": pocket.ravel().tolist(), "pep_xyz": native.ravel().tolist()}
+    row = {"variant": "axial", "target_id": "T", "sample": 0, "L_ratio": 1.0, "contacts": 1, "buried_surface": 1.0,
+           "clashes": 0, "native_recovery": 1.0}
+    designs = pd.DataFrame([row | {"target_hand": "L", "xyz": native.ravel().tolist()},
+                            row | {"target_hand": "D", "xyz": geometry.mirror(native, center).ravel().tolist()}])
+    q = QualityParams(clash_dist=3.0, recovery_dist=3.0, bond_min=1.2, bond_max=1.8, max_peptide_bond=2.0)
+    trivial = majority_hand_designs(designs, {"T": target}, q, 8.0)
+    assert len(trivial) == 1 and trivial["L_ratio"].iloc[0] == 1.0
+    assert trivial["native_recovery"].iloc[0] < 1.0
+    paired = paired_with_mirrored(designs, trivial, "axial", clash_penalty=10.0)
+    assert len(paired) == 1
+    assert paired["in_silico_trivial"].iloc[0] == trivial["buried_surface"].iloc[0] - 10 * trivial["clashes"].iloc[0]
 
 
 @pytest.mark.slow
 def test_smoke_run_designs_certifies_and_exports(smoke_runs, tmp_path: Path) -> None:
     runs = smoke_runs("pepmirror")
     metrics = runs.metrics()
-    assert {c["id"] for c in metrics["claims"]} == {
-        "equivariance_certificates", "native_hand_sanity", "polar_wrong_hand_on_mirrored_targets",
-        "axial_requested_hand_majority", "axial_quality_noninferior", "sequence_head_beats_baselines",
-        "fullatom_candidates_energy_checked", "export_checks"}
-    holds = {c["id"]: c["holds"] for c in metrics["claims"]}
-    assert holds["equivariance_certificates"] and holds["export_checks"]
+    assert {c["id"]: c["kind"] for c in metrics["claims"]} == {
+        "polar_learned_native_hand": "precondition", "axial_learned_native_hand": "precondition",
+        "polar_beats_majority_hand_design": "precondition", "axial_beats_majority_hand_design": "precondition",
+        "sequence_head_beats_trivial": "precondition", "axial_requested_hand_majority": "evidence",
+        "axial_quality_noninferior": "evidence", "equivariance_certificates": "check",
+        "polar_wrong_hand_on_mirrored_targets": "check", "fullatom_candidates_energy_checked": "check",
+        "export_checks": "check"}
+    verdicts = {c["id"]: c["verdict"] for c in metrics["claims"]}
+    assert verdicts["equivariance_certificates"] == "holds" == verdicts["export_checks"]
     m = metrics["metrics"]
     assert m["export_n_exported"] >= 1 and m["export_n_pass"] == m["export_n_exported"]
     assert m["polar_design_mirror_deviation_A"] < 1e-9  # polar designs on a mirrored target are exact mirror images

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import ot
+import pyarrow as pa
 import pytest
 import torch
 from scipy import integrate, optimize
 from scipy.stats import wasserstein_distance
 
 from paperdag.io import read_json, read_table
+from paperdag.common.stats import Interval
+from paperdag.common.verdicts import resolve
 from paperdag.papers.sa_gaussian.claims import Measured, claims
 from paperdag.papers.sa_gaussian.distance import best_scale, bootstrap_w1, directions, w1
 from paperdag.papers.sa_gaussian.dynamics import Noise, simulate
@@ -21,6 +24,7 @@ from paperdag.papers.sa_gaussian.params import ClaimParams
 from paperdag.papers.sa_gaussian.problems import (Problem, build_problems, contraction_fixed_point, limit_covariance,
                                                   logcosh_root, rotation, stepsize_covariance)
 from paperdag.papers.sa_gaussian.rates import Rate, loglog_rate, within_envelope
+from paperdag.papers.sa_gaussian.summary import curvature, limit_gap, ratio_interval, tail_intervals
 from paperdag.papers.sa_gaussian.tails import tail_table
 from paperdag.papers.sa_gaussian.verify import DISTANCES_FILE
 
@@ -183,16 +187,109 @@ def test_envelope_rejects_slow_decay_and_rate_fit_recovers_slopes() -> None:
     assert loglog_rate(alphas, vals, boots, np.full(5, 1.0), 3.0).points == 0  # everything below the floor
 
 
-def test_claims_fail_on_wrong_measurements() -> None:
-    bad = Rate(0.0, -0.1, 0.1, 5)
-    names = ["sgd_quadratic_gaussian", "sgd_quadratic_skewed", "sgd_logcosh_gaussian", "linear_gaussian",
-             "linear_skewed", "linear_markov", "nonlinear_gaussian"]
-    m = Measured(rates={s: bad for s in names}, inside_envelope={s: False for s in names},
-                 tail_error={s: (0.01, 0.02) for s in names}, markov_w1=(0.05, 0.06), quartic_gibbs=(0.01, 0.02, 0.001),
-                 quartic_best_gaussian_min=0.02, quartic_var_rate=Rate(1.0, 0.95, 1.05, 5), max_drift=0.5,
-                 max_cov_error=0.5)
-    verdicts = claims(m, 3.0, ClaimParams(slope_tol=0.2, baseline_ratio=3.0, stationarity_tol=0.02))
-    assert not any(c.holds for c in verdicts), [c.id for c in verdicts if c.holds]
+NAMES = ["sgd_quadratic_gaussian", "sgd_quadratic_skewed", "sgd_logcosh_gaussian", "linear_gaussian", "linear_skewed",
+         "linear_markov", "nonlinear_gaussian"]
+PARAMS = ClaimParams(slope_tol=0.2, baseline_ratio=3.0, stationarity_tol=0.02)
+
+
+def _measured(**change) -> Measured:
+    """Measurements in the regime (every precondition holds) where every evidence claim holds, with ``change``."""
+    slope = {s: Rate(1.0, 0.95, 1.05, 5) if "gaussian" in s and "logcosh" not in s and "nonlinear" not in s
+             else Rate(0.5, 0.45, 0.55, 5) for s in NAMES}
+    ok = Interval(0.05, 0.04, 0.06)
+    base = dict(rates=slope | {"quartic_rademacher": Rate(0.3, 0.2, 0.4, 5)},
+                curvature={s: Rate(0.0, -0.05, 0.05, 5) for s in NAMES}, smallest_w1={s: ok for s in NAMES},
+                resolution={s: 0.01 for s in NAMES}, inside_envelope={s: True for s in NAMES},
+                tail_largest={s: ok for s in NAMES}, tail_gap={s: ok for s in NAMES},
+                markov_ratio=Interval(6.0, 5.0, 7.0), markov_w1=(0.02, 0.12), markov_limit_gap=(0.1, 0.01),
+                quartic_shrink=ok, quartic_end=(Interval(0.003, 0.002, 0.004), 0.006), quartic_gibbs_gain=[ok, ok],
+                quartic_best_ratio=Interval(10.0, 8.0, 12.0), quartic_best_resolved=(ok, 0.006),
+                quartic_var_rate=Rate(0.5, 0.49, 0.51, 5), max_drift=0.001, max_cov_error=0.001)
+    return Measured(**(base | change))
+
+
+def _verdicts(m: Measured) -> dict[str, str]:
+    return {c.id: c.verdict for c in resolve(claims(m, 3.0, PARAMS))}
+
+
+def test_claims_hold_in_the_regime_and_fail_on_wrong_measurements() -> None:
+    """In the regime every claim holds; wrong slopes, ratios and tails make the evidence fail (not inconclusive)."""
+    assert set(_verdicts(_measured()).values()) == {"holds"}
+    bad = Rate(-0.2, -0.3, -0.1, 5)  # W1 grows as alpha -> 0
+    wrong = _measured(rates={s: bad for s in [*NAMES, "quartic_rademacher"]}, tail_gap={
+        s: Interval(-0.05, -0.06, -0.04) for s in NAMES}, markov_ratio=Interval(0.8, 0.7, 0.9),
+        quartic_shrink=Interval(-0.01, -0.02, -0.005), quartic_best_ratio=Interval(0.8, 0.7, 0.9),
+        quartic_var_rate=Rate(1.0, 0.95, 1.05, 5), inside_envelope={s: False for s in NAMES})
+    verdicts = {c.id: (c.kind, c.verdict) for c in resolve(claims(wrong, 3.0, PARAMS))}
+    assert {v for k, v in verdicts.values() if k == "evidence"} == {"fails"}, verdicts
+    assert verdicts["w1_inside_envelope"] == ("check", "fails")
+
+
+def test_pre_asymptotic_or_unresolved_rates_are_inconclusive() -> None:
+    """A curved log-log line (slope moving by 0.4 across the range, as the nonlinear settings at our scale) or a W1
+    at the MC floor makes the rate claims of that setting inconclusive whatever their slope; the others keep theirs."""
+    curved = _measured(curvature={**{s: Rate(0.0, -0.05, 0.05, 5) for s in NAMES},
+                                  "nonlinear_gaussian": Rate(-0.4, -0.5, -0.3, 5)},
+                       rates={**_measured().rates, "nonlinear_gaussian": Rate(0.8, 0.75, 0.85, 5)})
+    v = _verdicts(curved)
+    assert v["one_regime_nonlinear_gaussian"] == "fails"
+    assert v["w1_rate_nonlinear_drift"] == "inconclusive"
+    assert v["w1_rate_skewed_noise"] == "holds" and v["w1_vanishes"] == "holds"
+    floor = _measured(smallest_w1={**_measured().smallest_w1, "linear_markov": Interval(0.012, 0.008, 0.016)},
+                      resolution={s: 0.02 if s == "linear_markov" else 0.01 for s in NAMES})
+    v = _verdicts(floor)
+    assert v["w1_resolved_linear_markov"] == "fails"
+    assert v["w1_rate_markov_noise"] == v["w1_vanishes"] == "inconclusive"
+    evidence = {c.id for c in claims(_measured(), 3.0, PARAMS) if c.kind == "evidence"}
+    unsteady = _verdicts(_measured(max_drift=0.5))
+    assert unsteady["chains_reached_steady_state"] == "fails"
+    assert {unsteady[k] for k in evidence} == {"inconclusive"}
+
+
+def test_curvature_is_zero_on_a_power_law_and_sees_a_bend() -> None:
+    """Slope(3 smallest) - slope(3 largest): 0 on c alpha^0.5; on 0.1 alpha^0.5 + alpha (the two-term shape whose
+    local slope moves from ~1 toward 0.5) the least-squares difference, -0.23; NaN with 3 usable stepsizes."""
+    alphas = 0.5 * 4.0 ** -np.arange(6)
+    rng = np.random.default_rng(6)
+    floor = np.full(alphas.size, 1e-6)
+
+    def rows(vals):
+        return {"alpha": alphas, "w1": vals, "floor": floor,
+                "boot": vals[:, None] * np.exp(0.01 * rng.standard_normal((alphas.size, 30)))}
+
+    flat = curvature(rows(0.3 * alphas**0.5), 3.0)
+    assert flat.lo < 0 < flat.hi and abs(flat.estimate) < 1e-9
+    bent = curvature(rows(0.1 * alphas**0.5 + alphas), 3.0)
+    ref = (np.polyfit(np.log(alphas[-3:]), np.log(0.1 * alphas[-3:] ** 0.5 + alphas[-3:]), 1)[0]
+           - np.polyfit(np.log(alphas[:3]), np.log(0.1 * alphas[:3] ** 0.5 + alphas[:3]), 1)[0])
+    assert abs(bent.estimate - ref) < 1e-12 and bent.hi < -0.2
+    assert np.isnan(curvature(rows(0.3 * alphas**0.5) | {"floor": np.r_[floor[:3], np.ones(3)]}, 3.0).estimate)
+
+
+def test_limit_gap_equals_sliced_w1_of_large_gaussian_samples() -> None:
+    """Closed form sqrt(2/pi) |s1 - s2| per direction against the sliced W1 of 4e5-point samples of both limits."""
+    pr = _linear("markov")
+    pr = Problem("m", "linear", "markov", [0.0, 0.0], A.tolist(), (0.4 * GAMMA).tolist(), GAMMA.tolist(),
+                 limit_covariance(A, GAMMA).tolist(), 4.0, pr.coef)
+    gap = limit_gap(pr, 8)
+    rng = np.random.default_rng(7)
+    la, l0 = (np.linalg.cholesky(limit_covariance(A, g)) for g in (GAMMA, 0.4 * GAMMA))
+    n = 400_000
+    mc = w1(rng.standard_normal((n, 2)) @ la.T, rng.standard_normal((n, 2)) @ l0.T, directions(2, 8))
+    assert gap > 0.05 and abs(mc - gap) < 0.03 * gap
+
+
+def test_ratio_and_tail_intervals() -> None:
+    """The ratio interval is the delta-method one; the tail drop interval uses the se at the maximising level."""
+    a_boot, b_boot = np.array([1.9, 2.0, 2.1]), np.array([0.95, 1.0, 1.05])
+    r = ratio_interval(2.0, a_boot, 1.0, b_boot)
+    sd = np.hypot(0.1 / 2.0, 0.05 / 1.0)
+    assert r.mean == 2.0 and abs(r.lo - 2 * np.exp(-1.96 * sd)) < 1e-12 and abs(r.hi - 2 * np.exp(1.96 * sd)) < 1e-12
+    t = pa.table({"alpha": [0.1, 0.1, 0.01, 0.01], "t": [1.0, 2.0, 1.0, 2.0], "empirical": [0.30, 0.05, 0.31, 0.045],
+                  "gaussian": [0.32, 0.046, 0.32, 0.046], "se": [0.001, 0.0005, 0.001, 0.0005]})
+    big, drop = tail_intervals(t)
+    assert abs(big.mean - 0.02) < 1e-12 and abs(big.hi - big.mean - 1.96 * 0.001) < 1e-12
+    assert abs(drop.mean - 0.01) < 1e-12 and abs(drop.hi - drop.mean - 1.96 * np.hypot(0.001, 0.001)) < 1e-12
 
 
 def test_build_problems_covers_every_setting(smoke_runs) -> None:

@@ -11,10 +11,11 @@ import pytest
 import torch
 
 from paperdag.common.stats import Interval
+from paperdag.common.verdicts import resolve
 from paperdag.common.tokenizer import encode
 from paperdag.common.transformer import GPT, GPTConfig
 from paperdag.papers.scp_delta import certificate as cert
-from paperdag.papers.scp_delta.analysis import kl_carrier_fraction
+from paperdag.papers.scp_delta.analysis import kl_carrier_fraction, minimax_headroom
 from paperdag.papers.scp_delta.claims import claims
 from paperdag.papers.scp_delta.combine import cp_delta, cp_k, influential_set, normalise, scp_delta_r
 from paperdag.papers.scp_delta.extraction import (code_logprobs, digit_steps, enumeration_inputs, exposure,
@@ -22,6 +23,7 @@ from paperdag.papers.scp_delta.extraction import (code_logprobs, digit_steps, en
 from paperdag.papers.scp_delta.lm import next_token_logprobs, train_lm
 from paperdag.papers.scp_delta.params import ClaimParams, TrainParams
 from paperdag.papers.scp_delta.records import draw_private_set
+from paperdag.papers.scp_delta.summary import seed_bound_ratios
 
 SLUG = "scp_delta"
 
@@ -136,19 +138,81 @@ def test_kl_carrier_fraction_of_a_one_token_shift():
     assert float(kl_carrier_fraction(q, p0, 0.9)) == 1 / 256
 
 
-def test_claims_fail_on_bad_numbers():
-    iv = {k: Interval(v, v, v) for k, v in {
-        "exposure_q_full_single": 2.0, "exposure_cp_delta_single": 9.0, "exposure_scp_delta_r_single": 9.0,
-        "exposure_cp_delta_dup": 1.0, "exposure_scp_delta_r_dup": 1.0, "ppl_gap_scp_vs_q_full": 0.5,
-        "ppl_diff_scp_minus_cp_delta": 1.0, "exposure_q1_own": 1.0, "exposure_q2_own": 1.0}.items()}
-    m = {"log2_canary_space": 10.0, "bound_ratio_cp_over_scp": 0.5, "dmax_median_cp_delta": 1.0,
-         "dmax_median_scp_delta_r": 2.0, "base_bound_ratio_cp_over_scp": 2.0, "dmax_base_median_cp_delta": 2.0,
-         "dmax_base_median_scp_delta_r": 1.0, "greedy_q_full_single": 0.0, "greedy_cp_delta_single": 1.0,
-         "greedy_scp_delta_r_single": 1.0, "p_extract_cp_delta_single": 1.0, "p_extract_scp_delta_r_single": 1.0,
-         "kl_carrier_fraction_median": 0.5, "scp_kept_fraction_mean": 0.5, "p0_nll_heldout": 6.0,
-         "ppl_q_full": 10.0, "ppl_p0": 5.0}
-    p = ClaimParams(min_bound_ratio=10, leak_fraction=0.5, chance_bits=3, max_ppl_gap=0.05, max_sparse_fraction=0.1)
-    assert not any(c.holds for c in claims(m, iv, p))
+CLAIMS = ClaimParams(min_bound_ratio=10, leak_fraction=0.5, chance_bits=3, max_ppl_gap=0.05, max_sparse_fraction=0.1)
+SPREAD = np.array([-0.01, 0.0, 0.012])  # per-seed jitter shared by the arms
+
+
+def _iv(v: float) -> Interval:
+    return Interval(v, v - 0.1, v + 0.1, 3)
+
+
+def _inputs(good: bool, p0_nll: float = 1.0, headroom: float = 20.0):
+    """Claims inputs where the preconditions hold (p0 in domain unless ``p0_nll`` says otherwise) and the evidence
+    holds (``good``) or fails."""
+    single = {"q_full": 9.0, "cp_delta": 1.5, "scp_delta_r": 1.4} if good else {"q_full": 2.0, "cp_delta": 9.0,
+                                                                                "scp_delta_r": 9.0}
+    iv = {f"exposure_{k}_single": _iv(v) for k, v in single.items()}
+    iv |= {f"exposure_{k}_dup": _iv(9.0 if good else 1.0) for k in ("cp_delta", "scp_delta_r")}
+    iv |= {"exposure_q1_own": _iv(9.5), "exposure_q2_own": _iv(9.5),
+           "ppl_gap_scp_vs_q_full": _iv(-0.15 if good else 0.5), "ppl_diff_scp_minus_cp_delta": _iv(-1 if good else 1)}
+    m = {"log2_canary_space": 10.0, "dmax_median_cp_delta": 1.0, "dmax_median_scp_delta_r": 2.0,
+         "dmax_base_median_cp_delta": 2.0, "dmax_base_median_scp_delta_r": 1.0, "greedy_q_full_single": 0.0,
+         "greedy_cp_delta_single": 1.0, "greedy_scp_delta_r_single": 1.0, "p_extract_cp_delta_single": 1.0,
+         "p_extract_scp_delta_r_single": 1.0, "kl_carrier_fraction_median": 0.01, "scp_kept_fraction_mean": 0.05}
+    nll = {q: 1.0 + SPREAD for q in ("q1", "q2", "q_full")}
+    nll |= {f"bigram_{q}": 2.0 + SPREAD for q in ("q1", "q2", "q_full")}
+    nll["p0"] = p0_nll + SPREAD
+    ratio = (20.0 if good else 1.0) + SPREAD
+    return m, iv, nll, {"dmax": ratio, "dmax_base": ratio}, np.full(3, headroom)
+
+
+def _verdicts(*args) -> dict[str, str]:
+    return {c.id: c.verdict for c in resolve(claims(*args, CLAIMS))}
+
+
+def test_claims_hold_or_fail_with_the_numbers_where_the_regime_is_reached():
+    good, bad = _verdicts(*_inputs(True)), _verdicts(*_inputs(False))
+    assert all(v == "holds" for v in good.values()), good
+    assert all(v == "fails" for k, v in bad.items() if k.startswith(("bound", "utility", "q_full", "dup"))), bad
+
+
+def test_scp_claims_are_inconclusive_with_an_out_of_domain_base_model():
+    """Issue 47's regime: p0 is worse than a bigram of the private records, so every claim that falls back to p0 is
+    inconclusive, and CP-Delta, which never uses p0, is still judged."""
+    v = _verdicts(*_inputs(True, p0_nll=3.0))
+    assert v["base_model_in_domain"] == "fails"
+    fallback = ("scp_delta_r_near_chance", "utility_close_to_q_full", "utility_better_than_cp_delta",
+                "bound_tighter_with_base_model_as_safe")
+    assert all(v[c] == "inconclusive" for c in fallback), v
+    assert v["cp_delta_near_chance"] == v["bound_tighter_than_cp_delta"] == "holds"
+
+
+def test_shard_safe_tightness_is_inconclusive_without_minimax_headroom():
+    v = _verdicts(*_inputs(True, headroom=1.0))
+    assert v["cp_delta_bound_headroom"] == "fails" and v["bound_tighter_than_cp_delta"] == "inconclusive"
+
+
+class _Logprobs:
+    """A stand-in for Models: the toy shard models and their CP-Delta, whatever the ids."""
+
+    def __init__(self, logq1: torch.Tensor, logq2: torch.Tensor):
+        self.logp = {"q1": logq1, "q2": logq2, "cp_delta": cp_delta(logq1, logq2)}
+
+    def logprobs(self, ids: torch.Tensor, keep_mass: float) -> dict[str, torch.Tensor]:
+        return self.logp
+
+
+def test_cp_delta_certificate_sits_on_the_minimax_bound():
+    _, q1, q2 = _toy(3)
+    assert abs(minimax_headroom(_Logprobs(q1, q2), torch.zeros(5, 8, dtype=torch.long), 0.9) - 1.0) < 1e-12
+
+
+def test_seed_bound_ratios_are_medians_per_seed():
+    rows = [(s, "single", meth, v) for s in (0, 1) for meth, vals in (("cp_delta", (1.0, 3.0, 5.0)),
+                                                                      ("scp_delta_r", (1.0, 1.0, 2.0)))
+            for v in vals] + [(0, "dup", "cp_delta", 100.0)]
+    cert = {k: [r[i] for r in rows] for i, k in enumerate(("seed", "kind", "method", "dmax"))}
+    np.testing.assert_allclose(seed_bound_ratios(cert, "dmax"), [3.0, 3.0])
 
 
 def test_smoke_run_certificates_match_closed_forms(smoke_runs):

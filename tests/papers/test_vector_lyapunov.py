@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 
+from paperdag.common.verdicts import resolve
 from paperdag.io import read_json
 from paperdag.papers.vector_lyapunov.claims import network_claims
 from paperdag.papers.vector_lyapunov.networks.cegis import quadratic_init
@@ -30,6 +32,7 @@ from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, bl
 from paperdag.papers.vector_lyapunov.params import (BudgetParams, ClaimParams, NetworkCegisParams,
                                                     NetworkCertificateParams, NetworkParams, PlatoonParams)
 from paperdag.papers.vector_lyapunov.platoon.certificate import Policy, VectorCert, compile_query, decrease
+from paperdag.papers.vector_lyapunov.platoon.evaluation import gain_one_equilibria
 from paperdag.papers.vector_lyapunov.platoon.model import make_platoon
 from paperdag.papers.vector_lyapunov.reverify import reverify
 from paperdag.papers.vector_lyapunov.stages.verify_network import VERIFIED_DIR
@@ -440,11 +443,16 @@ def test_verification_is_deterministic_under_cpu_load(tmp_path):
     assert verdicts[0] == verdicts[1]
 
 
-def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
+def _network_results(**change) -> NetworkResults:
+    """Two small rings in the regime (every verification decided, the LMI failing nowhere its polygon is proved, a
+    monolithic baseline proved at N = 2, headroom for the drones' control study), with ``change``."""
     scal = {"n": [4, 8], "bounds": [10, 20], "seconds": [1.0, 2.0], "cells": [4, 8], "milp_nodes": [6, 12],
             "verified": [True, True]}
     case = {"verified": True, "n": 8, "refuted": 0, "unknown": 0, "max_violation_G_over_c0": None,
             "learning_rounds": 0}
+    unit = {"verified": True, "unknown_cells": 0, "refuted_cells": 0}
+    runs = {f"{s}_tau1_{d}": {"per_subsystem": [unit | {"verified": d == "reach", "refuted_cells": int(d == "full")}]
+                              * 8} for s in ("drones", "microgrid") for d in ("reach", "full")}
     work = {"lp_iterations": 10, "bounds": 5, "seconds": 1.0}
     mono = [{"n": 2, "mono": {"verified": True, "outcome": "proved", **work}, "comp": {"verified": True, **work}},
             {"n": 4, "mono": {"verified": False, "outcome": "unknown", **work | {"lp_iterations": 99}},
@@ -452,23 +460,77 @@ def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
     control = {"n": 8, "tau": 1, "effort": 1.0, "certified_alpha": 0.5, "attempts": [],
                "controllers": {name: {"J": J, "rms_q": 0.1} for name, J in (("nominal", 1.2), ("uncertified", 1.0),
                                                                             ("certified", 1.05))}}
-    results = NetworkResults(
+    base = dict(
         scaling={"drones": scal, "microgrid": scal | {"bounds": [10, 80]}},
-        slopes={"drones": 1.0, "microgrid": 3.0}, runs={}, neural={"drones_tau1": True, "microgrid_tau1": True},
-        lmi={"drones_tau1": True, "microgrid_tau1": False}, cases={"drones_tau1": case, "microgrid_tau1": case},
+        slopes={"drones": 1.0, "microgrid": 3.0}, runs=runs, neural={"drones_tau1": True, "microgrid_tau1": True},
+        lmi={"drones_tau1": True, "microgrid_tau1": False}, lmi_feasible={"drones_tau1": True, "microgrid_tau1": True},
+        cases={"drones_tau1": case, "microgrid_tau1": case | {"learning_rounds": 2}},
         full_refuted=[True, True], falsified={"drones_tau1_reach": {"violations": 1}},
         simulated={"drones_tau1_reach": {"decay_ratio": 0.9, "invariance_ratio": 0.5}},
         monolithic={"drones": mono, "microgrid": [r | {"mono": r["mono"] | {"verified": True}} for r in mono]},
         control={"drones": control, "microgrid": control | {"certified_alpha": None, "controllers": {
             k: v for k, v in control["controllers"].items() if k != "certified"}}})
-    thresholds = ClaimParams(slope_range=(0.5, 1.5), control_tol=0.1)
-    verdicts = {c.id: c.holds for c in network_claims(results, [4, 8], [1], 8, thresholds)}
-    assert verdicts == {"drones_verified_all_n": True, "drones_work_linear": True, "microgrid_verified_all_n": True,
-                        "microgrid_work_linear": False, "network_delays_verified": True,
-                        "network_reachability_needed": True, "neural_beats_lmi": True,
-                        "network_certificates_hold": False, "drones_monolithic_fails_beyond_small_n": True,
-                        "microgrid_monolithic_fails_beyond_small_n": False, "drones_competitive_control": True,
-                        "microgrid_competitive_control": False}
-    control["controllers"]["certified"]["J"] = 1.2  # 20% above the uncertified controller's cost
-    verdicts = {c.id: c.holds for c in network_claims(results, [4, 8], [1], 8, thresholds)}
-    assert not verdicts["drones_competitive_control"]
+    return NetworkResults(**(base | change))
+
+
+THRESHOLDS = ClaimParams(slope_range=(0.5, 1.5), control_tol=0.1)
+
+
+def _verdicts(results: NetworkResults) -> dict[str, str]:
+    return {c.id: c.verdict for c in resolve(network_claims(results, [4, 8], [1], 8, THRESHOLDS))}
+
+
+def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
+    """Evidence, checks and preconditions on hand-made results: a falsified certificate and a slope of 3 fail their
+    checks; a monolithic baseline proved at every N and an unproved controller fail their evidence."""
+    results = _network_results()
+    verdicts = _verdicts(results)
+    assert verdicts == {"network_verification_decided": "holds", "lmi_verdicts_reflect_quadratic_class": "holds",
+                        "drones_scaling_decided": "holds", "drones_verified_all_n": "holds",
+                        "drones_work_linear": "holds", "microgrid_scaling_decided": "holds",
+                        "microgrid_verified_all_n": "holds", "microgrid_work_linear": "fails",
+                        "network_delays_verified": "holds", "network_reachability_needed": "holds",
+                        "neural_beats_lmi": "holds", "network_certificates_hold": "fails",
+                        "drones_monolithic_competent": "holds", "drones_monolithic_fails_beyond_small_n": "holds",
+                        "microgrid_monolithic_competent": "holds",
+                        "microgrid_monolithic_fails_beyond_small_n": "fails", "drones_control_headroom": "holds",
+                        "drones_competitive_control": "holds", "microgrid_control_headroom": "holds",
+                        "microgrid_competitive_control": "fails"}
+    results.control["drones"]["controllers"]["certified"]["J"] = 1.15  # 15% above the uncertified controller's cost
+    assert _verdicts(results)["drones_competitive_control"] == "fails"
+
+
+def test_network_evidence_is_inconclusive_outside_its_regime():
+    """An undecided monolithic baseline (as measured: unknown at every N), an LMI that fails where the polygon of its
+    own norm is proved as initialised, no control headroom and a subsystem left unknown by the budget make the
+    dependent evidence inconclusive whatever its own verdict."""
+    results = _network_results()
+    for system in ("drones", "microgrid"):
+        for row in results.monolithic[system]:
+            row["mono"] |= {"verified": False, "outcome": "unknown"}
+    results.cases["microgrid_tau1"]["learning_rounds"] = 0  # the LMI's polygon proved before any learning step
+    results.control["drones"]["controllers"]["nominal"]["J"] = 1.05  # the nominal law is within 10% already
+    results.runs["drones_tau1_reach"]["per_subsystem"][3] = {"verified": False, "unknown_cells": 2,
+                                                             "refuted_cells": 0}
+    verdicts = _verdicts(results)
+    assert verdicts["drones_monolithic_competent"] == "fails"
+    assert verdicts["drones_monolithic_fails_beyond_small_n"] == "inconclusive"
+    assert verdicts["lmi_verdicts_reflect_quadratic_class"] == "fails"
+    assert verdicts["neural_beats_lmi"] == verdicts["network_delays_verified"] == "inconclusive"
+    assert verdicts["drones_control_headroom"] == "fails"
+    assert verdicts["drones_competitive_control"] == "inconclusive"
+    assert verdicts["drones_scaling_decided"] == "fails" and verdicts["drones_verified_all_n"] == "inconclusive"
+    assert verdicts["microgrid_verified_all_n"] == "holds"
+
+
+def test_platoon_followers_pass_a_constant_velocity_error_on_at_gain_one():
+    """The nominal platoon (no residual): every follower has an equilibrium (e_s, c) behind a predecessor at a
+    constant velocity error c, e_s = c / kappa for an HDV and (k_d c) / k_s for a CAV, so no strict certificate
+    exists; a CAV whose spacing gain is too weak to hold c inside the box has none."""
+    pl = make_platoon(PLATOON, 0.1, 4, np.random.default_rng(0))
+    policy = Policy(4, 1.0)  # the residual starts at zero: the nominal controller
+    assert gain_one_equilibria(pl, policy, 0.75) == [True] * 4
+    ks, kv, kd = pl.gains
+    assert 0.75 / pl.kappa <= pl.box[0] and kd * 0.75 / ks <= pl.box[0]
+    weak = replace(pl, gains=(0.01, kv, kd))  # the CAVs' equilibrium spacing kd c / ks = 22.5 > S
+    assert gain_one_equilibria(weak, policy, 0.75) == [not c for c in pl.is_cav]

@@ -5,7 +5,8 @@ import os
 from paperdag.dag import Pipeline, Resources, Stage
 from paperdag.io import write_json
 from paperdag.params import ParamsModel
-from paperdag.claims import Claim, write_metrics
+from paperdag.claims import write_metrics
+from paperdag.common.verdicts import check
 
 
 class Params(ParamsModel):
@@ -16,7 +17,7 @@ def where(ctx) -> dict[str, float]:
     import ray
 
     write_json(ctx.out / "node.json", {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()})
-    write_metrics(ctx.out, {}, [Claim("ran", "the stage ran", True, True, True)])
+    write_metrics(ctx.out, {}, [check("ran", "the stage ran", True, True, True)])
     return {}
 
 

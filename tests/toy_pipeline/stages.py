@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from paperdag.claims import Claim, write_metrics
+from paperdag.claims import write_metrics
+from paperdag.common.verdicts import evidence, exact, precondition
 from paperdag.io import read_table, write_table
 from paperdag.stage import StageContext
 
@@ -64,5 +65,9 @@ def evaluate(ctx: StageContext) -> dict[str, float]:
     a = read_table(ctx.input("train_a", "model.parquet"))["y"].to_numpy()
     b = read_table(ctx.input("train_b", "model.parquet"))["y"].to_numpy()
     ratio = float(np.abs(b).sum() / np.abs(a).sum())
-    write_metrics(ctx.out, {"ratio": ratio}, [Claim("ratio", "b is twice a", 2.0, ratio, abs(ratio - 2.0) < 1e-9)])
+    learned = precondition("a_is_nonzero", "train_a's output is not all zero", "an all-zero output",
+                           {"sum_abs_a": float(np.abs(a).sum())}, bool(np.abs(a).sum() > 0))
+    ratio_claim = evidence("ratio", "b is twice a", 2.0, ratio, exact(abs(ratio - 2.0) < 1e-9, f"ratio {ratio:g} vs 2"),
+                           requires=["a_is_nonzero"])
+    write_metrics(ctx.out, {"ratio": ratio}, [learned, ratio_claim])
     return {"ratio": ratio}

@@ -9,16 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A mean over seeds and its two-sided confidence interval [lo, hi]."""
+    """A mean (or any estimate) and its two-sided confidence interval [lo, hi] at level ``confidence``, from ``n``
+    values (0 when the interval does not come from n independent values, e.g. a closed form)."""
 
     mean: float
     lo: float
     hi: float
+    n: int = 0
+    confidence: float = 0.95
 
     def excludes_zero(self) -> bool:
         """True when the whole interval lies on one side of 0 (the effect's sign is resolved)."""
@@ -35,9 +37,11 @@ def mean_ci(values: np.ndarray | list[float], confidence: float = 0.95) -> Inter
     if v.size == 0:
         raise ValueError("mean_ci needs at least one value")
     if v.size == 1:
-        return Interval(float(v[0]), float(v[0]), float(v[0]))
+        return Interval(float(v[0]), float(v[0]), float(v[0]), 1, confidence)
+    from scipy import stats  # here, not at import: the claim model imports this module and stays light
+
     half = stats.t.ppf((1 + confidence) / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
-    return Interval(float(v.mean()), float(v.mean() - half), float(v.mean() + half))
+    return Interval(float(v.mean()), float(v.mean() - half), float(v.mean() + half), int(v.size), confidence)
 
 
 def paired_diff_ci(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: float = 0.95) -> Interval:

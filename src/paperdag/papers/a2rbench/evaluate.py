@@ -16,8 +16,9 @@ from .params import Params
 from .plots import plot_information, plot_solvers, plot_verifiers
 from .primitives import DIMS
 from .recheck import recheck
-from .scoring import (PHASES, VERIFIERS, acceptance, accuracy, information_ladders, ladder_gmean, ladder_rho,
-                      mean_cost, pooled_rho, score, solvers_used)
+from .scoring import (PHASES, VERIFIERS, acceptance, accuracy, cycle_valid_ambiguity, information_ladders,
+                      ladder_gmean, ladder_rho, mean_cost, multi_program_share, pooled_rho, score, search_coverage,
+                      solvers_used)
 from .tasks import VARIANTS, from_row
 from .verify import CERTIFICATES_FILE
 
@@ -43,17 +44,20 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     m = Measured(
         acceptance={v: {"lossy": acceptance(certs, v, True), "invertible": acceptance(certs, v, False)}
                     for v in VERIFIERS},
-        rechecked=len(tasks), recheck_failed=failed,
-        ambiguous_rejected=sum(c["cycle"] and not c["unique"] for c in certs), rho=ladder_rho(ladders, benches),
+        rechecked=len(tasks), recheck_failed=failed, ambiguity=cycle_valid_ambiguity(certs),
+        multi_program=multi_program_share(certs, ladders), coverage=search_coverage(k, p.dsl.max_depth, p.solve.budget),
+        rho=ladder_rho(ladders, benches),
         rho_pooled=pooled_rho(certs, benches), ladder_gmean=ladder_gmean(ladders),
         acc=acc, acc_dim=acc_dims["search"])
     metrics = {"tasks_generated": len(certs), "tasks_exported": len(tasks), "recheck_failed": failed,
                "info_rho_within": float(m.rho.mean()),
-               "info_rho_pooled": float(m.rho_pooled.mean()), "ambiguous_rejected": m.ambiguous_rejected}
+               "info_rho_pooled": float(m.rho_pooled.mean()),
+               "ambiguous_rejected": sum(m.ambiguity["ambiguous"].values())}
     metrics |= {f"accept_{v}_{kind}": m.acceptance[v][kind] for v in VERIFIERS for kind in ("lossy", "invertible")}
     metrics |= {f"acc_{s}_{ph}": float(np.nanmean(acc[s][ph])) for s in solvers for ph in PHASES}
     metrics |= {f"acc_search_{d}d": float(np.nanmean(acc_dims["search"][d])) for d in DIMS}
     metrics |= {f"cost_search_{d}d": mean_cost(rows, solver="search", phase="P0", dim=d) for d in DIMS}
+    metrics |= {f"search_coverage_{d}d": v for d, v in m.coverage.items()}
     metrics |= {f"exported_{v}": sum(t.variant == v for t in tasks) for v in ("original", *VARIANTS)}
     write_metrics(ctx.out, metrics, claims(m, p.claims))
 

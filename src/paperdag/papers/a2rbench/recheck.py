@@ -11,6 +11,7 @@ import numpy as np
 from paperdag.io import read_table
 
 from .certificate import consistent_set, distinct_answers, reproduces, round_trips
+from .params import DslParams
 from .primitives import names, registry
 from .tasks import Task, from_row
 
@@ -26,10 +27,22 @@ def recheck(task: Task, alphabet: int, max_depth: int, device: str = "cpu") -> t
     return bool(ys_ok and round_trips(task.program, task.inverse_program, xs, prims) and same), len(answers)
 
 
+def budget(field: str) -> int:
+    """The largest value of a DSL param the paper allows (its bound in params.py): the most a certificate may ask
+    the re-check to enumerate."""
+    return next(m.le for m in DslParams.model_fields[field].metadata if getattr(m, "le", None) is not None)
+
+
 def reverify(folder: Path) -> tuple[bool, str]:
-    """Re-check every accepted task of ``folder``/certificates.parquet (alphabet and depth read from the table)."""
+    """Re-check every accepted task of ``folder``/certificates.parquet (alphabet and depth read from the table);
+    a table asking for a larger alphabet or depth than the paper's budget is refused before any enumeration (the
+    work grows exponentially with both)."""
     rows = [r for r in read_table(Path(folder) / "certificates.parquet").to_pylist() if r["accepted"]]
     alphabet, depth = int(rows[0]["alphabet"]), int(rows[0]["max_depth"])
+    for name, value in (("alphabet", alphabet), ("max_depth", depth)):
+        if value > budget(name):
+            raise ValueError(f"the certificate asks for {name} {value}, beyond the paper's budget {budget(name)}: "
+                             "refused, nothing re-checked")
     failed = [r["task_id"] for r in rows if not recheck(from_row(r), alphabet, depth)[0]]
     return not failed, f"{len(rows) - len(failed)}/{len(rows)} accepted tasks re-checked" + (
         f"; failing: {failed[:5]}" if failed else "")

@@ -106,3 +106,33 @@ def ladder_rho(rows: Sequence[dict], benches: int) -> np.ndarray:
                                            np.array([r["rule"] for r in sel])))
         rho[b] = float(np.mean(per_dim))
     return rho
+
+
+def search_coverage(alphabet: int, max_depth: int, budget: int) -> dict[int, float]:
+    """Per dimension, the fraction of its DSL's programs up to ``max_depth`` (sum_{d <= max_depth} P^d, P its
+    primitives) that a search examining ``budget`` programs in breadth-first order can reach."""
+    return {dim: min(1.0, budget / sum(len(names(dim, alphabet)) ** d for d in range(max_depth + 1)))
+            for dim in DIMS}
+
+
+def cycle_valid_ambiguity(certs: Sequence[dict]) -> dict[str, object]:
+    """The theorem's strong form against the certificates: cycle-valid tasks (invertible rule, cycle check passed),
+    those of them with more than one answer among the consistent DSL programs, both by variant, one such task,
+    and whether every cycle-valid task's own rule is among its consistent programs within the enumerated depth."""
+    valid = [c for c in certs if c["cycle"]]
+    ambiguous = [c for c in valid if not c["unique"]]
+    variants = sorted({c["variant"] for c in valid})
+    example = ({k: ambiguous[0][k] for k in ("task_id", "program", "answers", "consistent", "query", "answer")}
+               if ambiguous else None)
+    return {"cycle_valid": {v: sum(c["variant"] == v for c in valid) for v in variants},
+            "ambiguous": {v: sum(c["variant"] == v for c in ambiguous) for v in variants},
+            "counterexample": example,
+            "rule_enumerated": all(c["consistent"] >= 1 and len(c["program"]) <= c["max_depth"] for c in valid)}
+
+
+def multi_program_share(certs: Sequence[dict], ladders: Sequence[dict]) -> dict[str, float]:
+    """Share of tasks whose demos leave more than one consistent DSL program: original invertible tasks, and the
+    information ladder's re-posed tasks (the ambiguity that more informative inputs could remove)."""
+    orig = [c["consistent"] > 1 for c in certs if c["variant"] == "original" and not c["lossy"]]
+    return {"original": float(np.mean(orig)) if orig else 0.0,
+            "ladder": float(np.mean([r["consistent"] > 1 for r in ladders])) if ladders else 0.0}

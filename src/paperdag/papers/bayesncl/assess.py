@@ -1,4 +1,5 @@
-"""Per-run measurements of trained networks (probe accuracies, the dimension report, the gate's kept share)."""
+"""Per-run measurements of trained networks (probe accuracies, the dimension report, the gate's kept share) and the
+encoder-free trivial baseline (the same linear probe on raw pixels)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,12 @@ def measure(net: ContrastiveNet, method: str, train: Split, test: Split, top_m: 
            "background_probe_acc": linear_probe(a["h"], train.background, b["h"], test.background, probe_c, max_iter),
            "kept": float((b["pi"] > 0.5).mean())}
     return row | dimension_report(b["f"], test.label, test.background, top_m, tau), b["f"]
+
+
+def pixel_probe(train: Split, test: Split, probe_c: float, max_iter: int) -> float:
+    """Class accuracy of the same linear probe on the raw pixels (flattened RGB images): the encoder-free trivial
+    baseline every encoder has to beat."""
+    def flat(split: Split) -> np.ndarray:
+        return split.x.reshape(len(split.x), -1).cpu().numpy().astype(np.float64)
+
+    return linear_probe(flat(train), train.label, flat(test), test.label, probe_c, max_iter)

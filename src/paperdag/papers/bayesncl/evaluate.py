@@ -1,8 +1,9 @@
-"""Stage ``evaluate``: measure every pretrained network (assess.py), aggregate over seeds, plot, and judge the
-claims (claims.py)."""
+"""Stage ``evaluate``: measure every pretrained network and the raw-pixel probe (assess.py), aggregate over seeds,
+plot, and judge the claims (claims.py)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 from paperdag.claims import write_metrics
@@ -10,7 +11,7 @@ from paperdag.common.stats import mean_ci
 from paperdag.io import load_tensors, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .assess import Split, measure
+from .assess import Split, measure, pixel_probe
 from .claims import claims
 from .data import load_split
 from .params import Params
@@ -26,10 +27,11 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
     """results.parquet (one row per dataset, method, seed), summary.png, top_activations_<dataset>.png, metrics."""
     p, e = ctx.params, ctx.params.evaluate
     r = Recipe(**p.train.model_dump(exclude={"n_seeds"}))
-    rows, acts = [], {}
+    rows, acts, pixels = [], {}, {}
     for dataset in datasets:
         splits = {s: load_split(ctx.input("prepare", DATA_FILE), dataset, s, p.data.image_size) for s in ("train", "test")}
         train, test = (Split(d["x"].to(ctx.device), d["label"].numpy(), d["background"].numpy()) for d in splits.values())
+        pixels[dataset] = pixel_probe(train, test, e.probe_c, e.probe_max_iter)
         for method in [UNTRAINED, *methods]:
             state = None if method == UNTRAINED else load_tensors(ctx.input(f"train_{method}_{dataset}", WEIGHTS_FILE))
             for s in ctx.progress(range(p.train.n_seeds), desc=f"{dataset} {method}"):
@@ -47,8 +49,10 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
     summary = {(d, m, k): mean_ci([row[k] for row in rows if row["dataset"] == d and row["method"] == m])
                for d in datasets for m in [UNTRAINED, *methods] for k in rows[0] if k not in ("dataset", "method", "seed")}
     metrics = {f"{d}_{m}_{k}": v.mean for (d, m, k), v in summary.items()}
-    probe_by_run = {(row["dataset"], row["method"], row["seed"]): row["probe_acc"] for row in rows}
-    write_metrics(ctx.out, metrics, claims(summary, probe_by_run, methods, datasets, UNTRAINED, p.claims))
+    metrics |= {f"{d}_raw_pixel_probe_acc": v for d, v in pixels.items()}
+    runs = {key: np.array([row[key[2]] for row in sorted(rows, key=lambda r: r["seed"])
+                           if (row["dataset"], row["method"]) == key[:2]]) for key in summary}
+    write_metrics(ctx.out, metrics, claims(runs, pixels, methods, datasets, UNTRAINED, p.claims))
     save_figure(plot_summary(summary, datasets, methods, UNTRAINED), ctx.output("summary.png"))
     return {k: v for k, v in metrics.items() if k.endswith(("consistency", "probe_acc"))}
 

@@ -16,6 +16,7 @@ from .envs import EXPLORATION_ENV
 from .params import Params
 from .plots import plot_aulc, plot_learning_curves
 from .prepare import TASKS_FILE
+from .reach import first_success, reach_summary
 from .train import EPISODES_FILE, EVALUATION_FILE
 
 
@@ -23,7 +24,7 @@ def evaluate(ctx: StageContext[Params], agents: list[str], tasks: list[str]) -> 
     """curves.parquet, aulc.parquet, metrics.json (with the claims), learning_curves.png and aulc.png."""
     p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
     seeds, bins = info["seeds"], p.evaluation.curve_bins
-    curves, aulc, learned, rows, metrics = {}, {}, {}, [], {}
+    curves, aulc, learned, reach, rows, metrics = {}, {}, {}, {}, [], {}
     for task in tasks:
         t = info["tasks"][task]
         floor, top = t["trivial_return"]["best"], t["optimal_return"]
@@ -42,6 +43,10 @@ def evaluate(ctx: StageContext[Params], agents: list[str], tasks: list[str]) -> 
             metrics[f"{task}_aulc_{agent}"] = float(aulc[task][agent].mean())
             metrics[f"{task}_eval_score_{agent}"] = float(learned[task][agent].mean())
             metrics[f"{task}_final_bin_{agent}"] = float(c[:, -1].mean())
+            if task == EXPLORATION_ENV:
+                reach[agent] = reach_summary([first_success(end[seed == s], ret[seed == s]) for s in seeds],
+                                             info["deepsea_size"], t["steps"] // t["max_steps"])
+                metrics[f"{task}_seeds_reaching_{agent}"] = reach[agent]["seeds_reaching"]
     write_table(ctx.output("aulc.parquet"), {k: [r[k] for r in rows] for k in rows[0]})
     write_table(ctx.output("curves.parquet"), {
         "task": [t for t in tasks for a in agents for _ in seeds],
@@ -49,7 +54,7 @@ def evaluate(ctx: StageContext[Params], agents: list[str], tasks: list[str]) -> 
         "seed": [s for t in tasks for a in agents for s in seeds],
         "normalised_return": [row for t in tasks for a in agents for row in curves[t][a]]})
     dense = [t for t in tasks if t != EXPLORATION_ENV]
-    verdicts = claims(aulc, learned, EXPLORATION_ENV, dense, p.claims)
+    verdicts = claims(aulc, learned, reach, EXPLORATION_ENV, dense, p.claims)
     write_metrics(ctx.out, metrics, verdicts)
     steps = {task: info["tasks"][task]["steps"] for task in tasks}
     save_figure(plot_learning_curves(curves, steps, p.claims.confidence), ctx.output("learning_curves.png"))

@@ -65,8 +65,9 @@ class ClaimParams(ParamsModel):
     confidence: float = Field(gt=0.5, lt=1.0, description="level of the paired t confidence intervals over seeds")
     par_margin: float = Field(gt=0.0, le=1.0, description="on par: normalised-AULC deficit vs QR-DQN allowed "
                                                           "(non-inferiority margin on the CI's lower end)")
-    learned_min: float = Field(gt=0.0, le=1.0, description="sanity: normalised greedy score every agent must reach "
-                                                           "on the dense tasks (0 = random policy, 1 = optimal)")
+    learned_min: float = Field(gt=0.0, le=1.0, description="competence precondition on a dense task: the normalised "
+                               "greedy score's interval must lie above this (0 = best state-ignoring policy, "
+                               "1 = optimal)")
 
 
 class Params(ParamsModel):

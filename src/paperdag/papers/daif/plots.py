@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from paperdag.common.stats import mean_ci
 from paperdag.io import new_figure
-
-from .curves import t_interval
 
 COLORS = {"daif": "tab:red", "daif_lam0": "tab:orange", "qrdqn": "tab:blue", "dqn": "tab:gray"}
 LABELS = {"daif": "DAIF (free energy)", "daif_lam0": "DAIF lambda=0", "qrdqn": "QR-DQN", "dqn": "DQN"}
@@ -21,7 +20,7 @@ def plot_learning_curves(curves: dict[str, dict[str, np.ndarray]], steps: dict[s
         for agent, c in by_agent.items():
             bins = c.shape[1]
             x = (np.arange(bins) + 0.5) * steps[task] / bins
-            iv = [t_interval(c[:, b], confidence) for b in range(bins)]
+            iv = [mean_ci(c[:, b], confidence) for b in range(bins)]
             ax.plot(x, [i.mean for i in iv], color=COLORS[agent], label=LABELS[agent])
             ax.fill_between(x, [i.lo for i in iv], [i.hi for i in iv], color=COLORS[agent], alpha=0.2, lw=0)
         ax.axhline(0, color="k", lw=0.6, ls=":")
@@ -41,7 +40,7 @@ def plot_aulc(aulc: dict[str, dict[str, np.ndarray]], confidence: float) -> Figu
     fig, ax = new_figure(1.8 + 2.2 * len(tasks), 3.8)
     width = 0.8 / len(agents)
     for j, agent in enumerate(agents):
-        iv = [t_interval(aulc[t][agent], confidence) for t in tasks]
+        iv = [mean_ci(aulc[t][agent], confidence) for t in tasks]
         x = np.arange(len(tasks)) + (j - (len(agents) - 1) / 2) * width
         means = np.array([i.mean for i in iv])
         err = np.array([[m - i.lo for m, i in zip(means, iv, strict=True)],

@@ -10,6 +10,7 @@ Here: a same-size MDM and AR transformer trained from scratch on straight-line p
 Methods: DiffuSearch (mcts.py; PUCT as in Silver et al. 2017). Baselines (decoding.py): AR greedy; MDM confidence
 unmasking (Chang et al. 2022, MaskGIT; Nie et al. 2025, LLaDA); plan-and-infill with left-to-right, confidence
 and random slot orders. MDM training: random-ratio masking (Sahoo et al. 2024, MDLM; common/masked_diffusion.py).
+Regime (reference.py): a statement-count table (the trivial baseline) and the MDM in an oracle dependency order.
 
 Data: procedural straight-line programs (task.py), checkable by execution; the prepare stage records the
 generator, seed and a sha256 of the table in provenance.json.

@@ -4,6 +4,8 @@
     gain vs plan-infill   = acc_MCTS - (1/3) sum_{o in l2r, confidence, random} acc_PI-o       (paired over seeds)
     effect of c           = mean_n [acc(c_max, n) - acc(c_min, n)]
     effect of simulations = mean_c [acc(c, n_max) - acc(c, n_min)]
+    c over simulations    = effect of c - effect of simulations                             (paired over seeds)
+    sequential share      = per seed, the mean over tasks of the fraction of commits taking the leftmost open slot
     cost_d                = sum forward passes / sum solved tasks (pooled over seeds)
 """
 
@@ -26,12 +28,16 @@ class Summary:
 
     accuracy: dict[str, Interval]  # decoder -> accuracy over seeds
     grid: dict[str, Interval]  # mcts label -> accuracy over seeds
+    per_seed: dict[str, np.ndarray]  # decoder or mcts label -> accuracy per seed (ascending seed)
     gain_vs_plan_infill: Interval
     gain_vs_best_fixed: Interval
+    gain_vs_confidence: Interval
     gain_vs_ar: Interval
     effect_c: Interval
     effect_sims: Interval
-    sequential_share: float
+    c_over_sims: Interval  # paired over seeds: effect of c - effect of simulations
+    sequential_share: Interval  # DiffuSearch (main grid point), over seeds
+    random_sequential_share: Interval  # plan-and-infill in a random order: the trivial reference, over seeds
     deviated_share: float
     deviated_mcts: Interval
     deviated_l2r: Interval
@@ -56,6 +62,8 @@ def summarise(table: dict[str, list], c_puct: float, n_sim: int, c_grid: list[fl
     main = mcts_name(c_puct, n_sim)
     acc = {d: _by_seed(t, d) for d in (*BASELINES, main)}
     grid = {mcts_name(c, n): _by_seed(t, mcts_name(c, n)) for c in c_grid for n in sim_grid}
+    share = {d: np.array([t["sequential"][(t["decoder"] == d) & (t["seed"] == s)].mean()
+                          for s in np.unique(t["seed"])]) for d in (main, "pi_random")}
     fixed = np.mean([acc[f"pi_{p}"] for p in POLICIES], axis=0)
     best = max((f"pi_{p}" for p in POLICIES), key=lambda d: acc[d].mean())
     eff_c = np.mean([grid[mcts_name(c_grid[-1], n)] - grid[mcts_name(c_grid[0], n)] for n in sim_grid], axis=0)
@@ -71,11 +79,15 @@ def summarise(table: dict[str, list], c_puct: float, n_sim: int, c_grid: list[fl
     return Summary(
         accuracy={d: mean_ci(v, confidence) for d, v in acc.items()},
         grid={d: mean_ci(v, confidence) for d, v in grid.items()},
+        per_seed=acc | grid,
         gain_vs_plan_infill=paired_diff_ci(acc[main], fixed, confidence),
         gain_vs_best_fixed=paired_diff_ci(acc[main], acc[best], confidence),
+        gain_vs_confidence=paired_diff_ci(acc[main], acc["pi_confidence"], confidence),
         gain_vs_ar=paired_diff_ci(acc[main], acc["ar"], confidence),
         effect_c=mean_ci(eff_c, confidence), effect_sims=mean_ci(eff_n, confidence),
-        sequential_share=float(t["sequential"][is_main].mean()),
+        c_over_sims=paired_diff_ci(eff_c, eff_n, confidence),
+        sequential_share=mean_ci(share[main], confidence),
+        random_sequential_share=mean_ci(share["pi_random"], confidence),
         deviated_share=float((t["sequential"][is_main] < 1).mean()),
         deviated_mcts=mean_ci(dev_mcts[ok] if ok.any() else [0.0], confidence),
         deviated_l2r=mean_ci(dev_l2r[ok] if ok.any() else [0.0], confidence),

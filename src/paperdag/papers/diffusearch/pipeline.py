@@ -1,5 +1,5 @@
-"""The diffusearch DAG: prepare -> train_mdm, train_ar (in parallel) -> decode -> evaluate. Imported only by the
-registry."""
+"""The diffusearch DAG: prepare -> train_mdm, train_ar (in parallel) -> decode and baselines -> evaluate. Imported
+only by the registry."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -11,7 +11,7 @@ SHARED = ("data", "model", "train")  # what both models share: programs, shape, 
 PIPELINE = Pipeline(
     slug="diffusearch",
     title="DiffuSearch: MCTS over plan-and-infill slot orders for a masked diffusion LM vs fixed orders and AR",
-    headline=("gain_vs_plan_infill", "gain_vs_ar", "effect_c", "effect_sims"),
+    headline=("gain_vs_plan_infill", "gain_vs_ar", "effect_c", "effect_sims", "order_headroom"),
     params_model=Params,
     stages=(
         Stage("prepare", "prepare", "prepare:prepare", params=("data",),
@@ -21,7 +21,10 @@ PIPELINE = Pipeline(
                 resources=Resources(cpus=1, gpus=0.5)) for k in KINDS),
         Stage("decode", "evaluate", "decode:decode", upstream=("prepare", *(f"train_{k}" for k in KINDS)),
               params=(*SHARED, "search"), outputs=("results.parquet",), resources=Resources(cpus=1, gpus=0.5)),
-        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("decode", *(f"train_{k}" for k in KINDS)),
+        Stage("baselines", "evaluate", "baselines:baselines", upstream=("prepare", "train_mdm"),
+              params=(*SHARED, "search"), outputs=("baselines.json",), resources=Resources(cpus=1, gpus=0.5)),
+        Stage("evaluate", "evaluate", "evaluate:evaluate",
+              upstream=("decode", "baselines", *(f"train_{k}" for k in KINDS)),
               params=("search", "claims"), outputs=("metrics.json", "decoders.png", "grid.png", "orders.png"),
               plots=("decoders.png", "grid.png", "orders.png")),
     ),

@@ -57,6 +57,6 @@ def plot_orders(s: Summary) -> Figure:
     _bars(ax, {"left-to-right": s.deviated_l2r, "DiffuSearch": s.deviated_mcts}, ["tab:gray", "tab:red"])
     ax.set_ylim(0, 1)
     ax.set_ylabel("accuracy on deviated tasks")
-    ax.set_title(f"{100 * s.sequential_share:.0f}% of commits sequential; "
+    ax.set_title(f"{100 * s.sequential_share.mean:.0f}% of commits sequential; "
                  f"{100 * s.deviated_share:.0f}% of tasks deviate", fontsize=9)
     return fig

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from paperdag.common.stats import Interval
 from paperdag.io import new_figure
 
-from .stats import Interval, PowerFit
+from .stats import PowerFit
 
 COLORS = {"distilled": "tab:blue", "no_phase1_match": "tab:orange", "random_subset": "tab:gray"}
 
@@ -18,7 +19,7 @@ def plot_error_vs_memory(memory: list[int], curves: dict[str, list[Interval]], e
     and zero-predictor levels as horizontal lines."""
     fig, ax = new_figure(7.4, 3.8)
     for method, iv in curves.items():
-        mean = np.array([i.estimate for i in iv])
+        mean = np.array([i.mean for i in iv])
         lo, hi = np.array([i.lo for i in iv]), np.array([i.hi for i in iv])
         ax.plot(memory, mean, "o-", color=COLORS[method], label=method.replace("_", " "))
         ax.fill_between(memory, np.maximum(lo, 1e-4), hi, color=COLORS[method], alpha=0.2)
@@ -53,8 +54,8 @@ def plot_memory_scaling(rows: list[dict], fit: PowerFit | None) -> Figure:
     y = np.array([r["memory"] for r in rows], float)
     grid = np.geomspace(x.min(), x.max(), 50)
     if fit is not None:
-        ax.plot(grid, np.exp(fit.intercept) * grid**fit.slope.estimate, "k-", lw=1,
-                label=f"fit: exponent {fit.slope.estimate:.2f} [{fit.slope.lo:.2f}, {fit.slope.hi:.2f}]")
+        ax.plot(grid, np.exp(fit.intercept) * grid**fit.slope.mean, "k-", lw=1,
+                label=f"fit: exponent {fit.slope.mean:.2f} [{fit.slope.lo:.2f}, {fit.slope.hi:.2f}]")
     ax.plot(grid, np.exp(np.mean(np.log(y)) - np.mean(np.log(x))) * grid, "k:", lw=1, label="exponent 1")
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -1,21 +1,41 @@
-"""The paper's claims restated for our scale: a pure function from victim accuracies to ``Claim``s.
+"""The paper's claims restated for our scale: a pure function from victim accuracies to claims of three kinds.
 
 ``acc[(scheme, defense)]`` holds the clean test accuracy of each victim seed (the same seeds, hence paired, across
-schemes). Intervals are 95% Student-t intervals over seeds (paperdag.common.stats).
+schemes and defenses). Every comparison is a paired 95% Student-t interval over seeds judged by a shared rule
+(paperdag.common.verdicts). Preconditions, before any DUNE claim is judged:
+
+- competence: the clean-data victim and the surrogate beat the nearest-class-mean classifier (trivial.py);
+- the mechanism can act: the standard schemes (error-minimising and synthetic noise) make the data unlearnable at
+  this budget, the spatial branch's targeted attack reaches the shifted label on the surrogates, and each branch
+  alone lowers the undefended victim;
+- headroom: a defense can only "recover" a branch by ``recover_gap`` if the defended clean-data victim is that much
+  above the branch's undefended victim.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from paperdag.claims import Claim
 from paperdag.common.stats import mean_ci, paired_diff_ci
+from paperdag.common.verdicts import (
+    Claim,
+    all_of,
+    check,
+    evidence,
+    noninferiority,
+    precondition,
+    superiority,
+)
 
 from .params import ClaimParams
 
 Acc = dict[tuple[str, str], np.ndarray]
 PAPER_ROBUST = ("average test accuracy over 7 defenses 14.95% to 50.82% lower than 12 SOTA UE schemes "
                 "(CIFAR-10 and ImageNet, ResNet-scale victims)")
+STANDARD = ("em", "synthetic")  # the standard schemes whose drop shows the budget lets unlearnable examples work
+RECOVER = {"spatial": ("jpeg", "adv_train"), "colour": ("grayscale",)}  # the defenses that remove each branch
+COVER = ("jpeg", "adv_train", "grayscale")
+TRIVIAL = "nearest class mean of per-image standardised luminance (trivial.py)"
 
 
 def defense_average(acc: Acc, scheme: str, defenses: list[str]) -> np.ndarray:
@@ -23,53 +43,103 @@ def defense_average(acc: Acc, scheme: str, defenses: list[str]) -> np.ndarray:
     return np.mean([acc[scheme, d] for d in defenses], axis=0)
 
 
-def _m(acc: Acc, scheme: str, defense: str) -> float:
-    return float(np.mean(acc[scheme, defense]))
+def _r(x: float) -> float:
+    return round(float(x), 4)
+
+
+def preconditions(acc: Acc, surrogate_acc: float, trivial_acc: float, hit_rate: float,
+                  p: ClaimParams) -> list[Claim]:
+    """Competence of the trained models, the mechanism's regime and the recovery headroom (module docstring)."""
+    clean = acc["clean", "none"]
+    drop = {s: paired_diff_ci(acc[s, "none"], p.unlearn_frac * clean) for s in STANDARD}
+    acts = {b: paired_diff_ci(acc[b, "none"], clean) for b in RECOVER}
+    room = {(b, d): paired_diff_ci(acc["clean", d], acc[b, "none"]) for b, ds in RECOVER.items() for d in ds}
+    return [
+        precondition("clean_victim_beats_trivial", "the clean-data victim (no defense) beats the nearest-class-mean "
+                     "classifier on the clean test set", TRIVIAL,
+                     {"clean_victim": mean_ci(clean).rounded(), "trivial": _r(trivial_acc)},
+                     superiority(mean_ci(clean), reference=trivial_acc, what="clean victim accuracy")),
+        precondition("surrogate_beats_trivial", "the surrogate (best checkpoint) beats the nearest-class-mean "
+                     "classifier on the clean test set", TRIVIAL,
+                     {"surrogate": _r(surrogate_acc), "trivial": _r(trivial_acc)}, surrogate_acc > trivial_acc,
+                     f"one surrogate run: {surrogate_acc:.4f} vs {trivial_acc:.4f}"),
+        precondition("standard_schemes_unlearnable", f"error-minimising and synthetic noise each bring the undefended "
+                     f"victim below {p.unlearn_frac:g} x the clean victim's accuracy (paired over seeds): the budget "
+                     "lets unlearnable examples work at all", "the clean-data victim (no defense)",
+                     {"clean": mean_ci(clean).rounded()} | {s: mean_ci(acc[s, "none"]).rounded() for s in STANDARD},
+                     all_of({s: superiority(v, direction="below", what=f"{s} - {p.unlearn_frac:g} clean")
+                               for s, v in drop.items()})),
+        precondition("spatial_attack_hits", f"the spatial branch's targeted attack makes the surrogate ensemble "
+                     f"predict the shifted label y' on >= {p.hit_min:g} of the training images",
+                     "the shift rate the branch aims at (every image)",
+                     {"hit_rate": _r(hit_rate), "required": p.hit_min}, hit_rate >= p.hit_min,
+                     f"one surrogate ensemble on the fixed training set: {hit_rate:.4f} vs {p.hit_min:g}"),
+        *(precondition(f"{b}_branch_acts", f"the {b}-only branch lowers the undefended victim's accuracy below the "
+                       "clean victim's (paired over seeds)", "the clean-data victim (no defense)",
+                       {b: mean_ci(acc[b, "none"]).rounded(), "clean": mean_ci(clean).rounded()},
+                       superiority(v, direction="below", what=f"{b} - clean accuracy")) for b, v in acts.items()),
+        *(precondition(f"{b}_recovery_headroom", f"under {' and '.join(ds)} the defended clean-data victim is at "
+                       f"least {p.recover_gap:g} above the undefended {b}-only victim, so a recovery of that size "
+                       "can appear", f"the clean-data victim under {', '.join(ds)}",
+                       {f"clean_{d}_minus_{b}_none": room[b, d].rounded() for d in ds},
+                       all_of({d: superiority(room[b, d], margin=p.recover_gap, sesoi=p.recover_gap,
+                                                what=f"clean ({d}) - {b} (none)") for d in ds}))
+          for b, ds in RECOVER.items()),
+    ]
 
 
 def claims(acc: Acc, schemes: list[str], defenses: list[str], budget_ok: dict[str, bool], surrogate_acc: float,
-           p: ClaimParams) -> list[Claim]:
-    """Unlearnability, robustness over defenses, the branches' complementarity, the budget and the sanity gate."""
-    clean, dune = _m(acc, "clean", "none"), mean_ci(acc["dune", "none"])
+           trivial_acc: float, hit_rate: float, p: ClaimParams) -> list[Claim]:
+    """Preconditions, then unlearnability, robustness over defenses, the branches' recovery and complementarity,
+    and the budget check."""
+    clean = acc["clean", "none"]
     avg = {s: defense_average(acc, s, defenses) for s in schemes}
     rivals = [s for s in schemes if s not in ("clean", "dune")]
     margins = {s: paired_diff_ci(avg[s], avg["dune"]) for s in rivals}
-    runner = min(rivals, key=lambda s: float(avg[s].mean()))
-    gain = {(s, d): _m(acc, s, d) - _m(acc, s, "none") for s in ("spatial", "colour")
-            for d in ("jpeg", "adv_train", "grayscale")}
-    cover = {d: _m(acc, "dune", d) - min(_m(acc, "spatial", d), _m(acc, "colour", d))
-             for d in ("jpeg", "adv_train", "grayscale")}
+    gain = {(b, d): paired_diff_ci(acc[b, d], acc[b, "none"]) for b, ds in RECOVER.items() for d in ds}
+    better = {d: min(RECOVER, key=lambda b: float(np.mean(acc[b, d]))) for d in COVER}
+    cover = {d: paired_diff_ci(acc["dune", d], acc[better[d], d]) for d in COVER}
+    regime = ["clean_victim_beats_trivial", "surrogate_beats_trivial", "standard_schemes_unlearnable"]
     return [
-        Claim("unlearnable", f"victims trained on DUNE data (no defense) reach a clean test accuracy whose 95% CI "
-              f"upper end is below {p.unlearn_frac:g} x the clean-data victims' accuracy",
-              "CIFAR-10 / ImageNet victims near chance (abstract gives no single number)",
-              {"dune": dune.rounded(), "clean": round(clean, 4)}, dune.hi < p.unlearn_frac * clean),
-        Claim("lowest_average_under_defenses", f"averaged over the {len(defenses)} defenses ({', '.join(defenses)}), "
-              "DUNE's victim accuracy is the lowest of all schemes: the paired 95% CI of (rival - DUNE) is above 0 "
-              "for every rival", PAPER_ROBUST,
-              {"dune_avg": mean_ci(avg["dune"]).rounded(), "runner_up": runner,
-               "margin_to_runner_up": margins[runner].rounded(),
-               "avg": {s: round(float(avg[s].mean()), 4) for s in schemes}},
-              all(m.lo > 0 for m in margins.values())),
-        Claim("spatial_recovers_under_jpeg_and_at", "the spatial-only branch loses its effect under JPEG and under "
-              f"adversarial training: victim accuracy rises by >= {p.recover_gap:g} over no defense under each",
-              "spatial-domain UEs are removed by JPEG / adversarial training (the paper's motivation)",
-              {d: round(gain["spatial", d], 4) for d in ("jpeg", "adv_train")},
-              min(gain["spatial", "jpeg"], gain["spatial", "adv_train"]) >= p.recover_gap),
-        Claim("colour_recovers_under_grayscale", "the colour-only branch loses its effect under grayscale: victim "
-              f"accuracy rises by >= {p.recover_gap:g} over no defense",
-              "colour-domain perturbations are removed by grayscale (the paper's motivation)",
-              round(gain["colour", "grayscale"], 4), gain["colour", "grayscale"] >= p.recover_gap),
-        Claim("branches_cover_each_other", "under JPEG, adversarial training and grayscale, DUNE's victim accuracy "
-              f"is at most the better branch's + {p.cover_tol:g}",
-              "dual-branch DUNE stays robust where a single-domain branch fails",
-              {d: round(v, 4) for d, v in cover.items()}, max(cover.values()) <= p.cover_tol),
-        Claim("within_budget_every_image", "every perturbed image of every scheme is within its budget (L_inf eps; "
+        *preconditions(acc, surrogate_acc, trivial_acc, hit_rate, p),
+        evidence("unlearnable", f"victims trained on DUNE data (no defense) stay below {p.unlearn_frac:g} x the "
+                 "clean-data victims' accuracy (paired over seeds)",
+                 "CIFAR-10 / ImageNet victims near chance (abstract gives no single number)",
+                 {"dune": mean_ci(acc["dune", "none"]).rounded(), "clean": mean_ci(clean).rounded()},
+                 superiority(paired_diff_ci(acc["dune", "none"], p.unlearn_frac * clean), direction="below",
+                             what=f"dune - {p.unlearn_frac:g} clean"),
+                 requires=[*regime, "spatial_attack_hits"]),
+        evidence("lowest_average_under_defenses", f"averaged over the {len(defenses)} defenses "
+                 f"({', '.join(defenses)}), DUNE's victim accuracy is the lowest of all schemes: the paired CI of (rival - DUNE) is above 0 "
+                 "for every rival", PAPER_ROBUST,
+                 {"dune_avg": mean_ci(avg["dune"]).rounded(),
+                  "rival_minus_dune": {s: m.rounded() for s, m in margins.items()}},
+                 all_of({s: superiority(m, what=f"{s} - dune (defense average)") for s, m in margins.items()}),
+                 requires=[*regime, "spatial_attack_hits"]),
+        evidence("spatial_recovers_under_jpeg_and_at", "the spatial-only branch loses its effect under JPEG and under "
+                 f"adversarial training: victim accuracy rises by >= {p.recover_gap:g} over no defense under each",
+                 "spatial-domain UEs are removed by JPEG / adversarial training (the paper's motivation)",
+                 {d: gain["spatial", d].rounded() for d in RECOVER["spatial"]},
+                 all_of({d: superiority(gain["spatial", d], margin=p.recover_gap, sesoi=p.recover_gap,
+                                          what=f"spatial ({d}) - spatial (none)") for d in RECOVER["spatial"]}),
+                 requires=[*regime, "spatial_attack_hits", "spatial_branch_acts", "spatial_recovery_headroom"]),
+        evidence("colour_recovers_under_grayscale", "the colour-only branch loses its effect under grayscale: victim "
+                 f"accuracy rises by >= {p.recover_gap:g} over no defense",
+                 "colour-domain perturbations are removed by grayscale (the paper's motivation)",
+                 {"grayscale": gain["colour", "grayscale"].rounded()},
+                 superiority(gain["colour", "grayscale"], margin=p.recover_gap, sesoi=p.recover_gap,
+                             what="colour (grayscale) - colour (none)"),
+                 requires=[*regime, "colour_branch_acts", "colour_recovery_headroom"]),
+        evidence("branches_cover_each_other", f"under {', '.join(COVER)}, DUNE's victim accuracy is at most the "
+                 f"better branch's + {p.cover_tol:g} (paired over seeds)",
+                 "dual-branch DUNE stays robust where a single-domain branch fails",
+                 {d: {"better_branch": better[d], "dune_minus_better": cover[d].rounded()} for d in COVER},
+                 all_of({d: noninferiority(cover[d], margin=p.cover_tol, what=f"dune - {better[d]} ({d})")
+                           for d in COVER}),
+                 requires=[*regime, "spatial_attack_hits", "spatial_branch_acts", "colour_branch_acts"]),
+        check("within_budget_every_image", "every perturbed image of every scheme is within its budget (L_inf eps; "
               "one pixel for OPS; PSNR and SSIM floors for the colour part), checked exactly on all images",
               "L_inf 8/255 spatial budget plus PSNR/SSIM-constrained colour offsets",
-              {s: ok for s, ok in budget_ok.items()}, all(budget_ok.values())),
-        Claim("clean_models_learn", f"sanity gate: the clean-data victim (no defense) and the surrogate reach test "
-              f"accuracy >= {p.sanity_min:g} (chance 0.1)", "clean CIFAR-10 accuracy ~94% (standard ResNet-18)",
-              {"clean_victim": round(clean, 4), "surrogate": round(surrogate_acc, 4)},
-              min(clean, surrogate_acc) >= p.sanity_min),
+              {s: ok for s, ok in budget_ok.items()}, all(budget_ok.values()),
+              f"over budget: {[s for s, ok in budget_ok.items() if not ok]}"),
     ]

@@ -19,13 +19,15 @@ from .plots import plot_accuracy_table, plot_examples
 from .prepare import DATA_FILE
 from .retrain import VICTIMS_FILE
 from .surrogate import CLASSES, ENSEMBLE_FILE
+from .trivial import nearest_class_mean_accuracy
 from .verify import BUDGET_FILE
 
 EXAMPLES = 2
 
 
 def evaluate(ctx: StageContext[Params], schemes: list[str]) -> dict[str, float]:
-    """accuracy.parquet (every victim), metrics.json, accuracy_table.png and examples.png."""
+    """accuracy.parquet (every victim), metrics.json, accuracy_table.png and examples.png; the trivial
+    nearest-class-mean classifier's test accuracy is the competence baseline of the claims."""
     victims = pa.concat_tables([read_table(ctx.input(f"victims_{s}", VICTIMS_FILE)) for s in schemes])
     write_table(ctx.output("accuracy.parquet"), victims)
     rows = victims.to_pylist()
@@ -47,7 +49,10 @@ def evaluate(ctx: StageContext[Params], schemes: list[str]) -> dict[str, float]:
     shifted = shift_labels(data["y_train"], ctx.params.dune.shift, CLASSES)
     for s, x in [("clean", data["x_train"]), *((s, perturbed[s]) for s in ("spatial", "colour", "dune"))]:
         metrics[f"surrogate_shift_rate_{s}"] = ensemble_rate(models, x, shifted)
-    write_metrics(ctx.out, metrics, claims(acc, schemes, list(DEFENSES), budget, surrogate, ctx.params.claims))
+    metrics["trivial_test_acc"] = nearest_class_mean_accuracy(data["x_train"], data["y_train"], data["x_test"],
+                                                              data["y_test"], CLASSES)
+    write_metrics(ctx.out, metrics, claims(acc, schemes, list(DEFENSES), budget, surrogate, metrics["trivial_test_acc"],
+                                           metrics["surrogate_shift_rate_spatial"], ctx.params.claims))
     table = np.array([[acc[s, d].mean() for d in DEFENSES] for s in schemes])
     save_figure(plot_accuracy_table(table, schemes, list(DEFENSES)), ctx.output("accuracy_table.png"))
     examples = {s: x[:EXAMPLES] for s, x in perturbed.items()}

@@ -4,40 +4,15 @@ Per cell (model, b, D, seed): accuracy = P(retrieved leaf = source leaf); accura
 (retrieved, source) >= l), i.e. the retrieved leaf has the right ancestor at level l (level D = exact retrieval);
 error LCA = mean LCA level / D over the wrong retrievals (1 would be the right leaf, 0 the root).
 Advantage Delta(b, D, s) = accuracy_HAMN - accuracy_MHN on the same queries; its depth trend per seed is the OLS
-slope of Delta on D, summarised over seeds by a t interval.
+slope of Delta on D, summarised over seeds by a t interval (paperdag.common.stats.mean_ci).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 CELL = ["branching", "depth", "seed"]
-
-
-@dataclass(frozen=True)
-class Interval:
-    """mean and two-sided t confidence interval [lo, hi] of a sample (lo = hi = mean for one value)."""
-
-    mean: float
-    lo: float
-    hi: float
-    n: int
-
-    def as_dict(self) -> dict[str, float | list[float]]:
-        return {"mean": round(self.mean, 4), "ci95": [round(self.lo, 4), round(self.hi, 4)], "n": self.n}
-
-
-def t_interval(values: np.ndarray, level: float = 0.95) -> Interval:
-    """mean +- t_{level, n-1} s / sqrt(n)."""
-    v = np.asarray(values, float)
-    if len(v) < 2:
-        return Interval(float(v.mean()), float(v.mean()), float(v.mean()), len(v))
-    half = stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
-    return Interval(float(v.mean()), float(v.mean() - half), float(v.mean() + half), len(v))
 
 
 def cell_table(retrievals: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -78,3 +53,17 @@ def error_lca_gap(cells: pd.DataFrame, min_depth: int) -> np.ndarray:
     """error_lca_HAMN - error_lca_MHN per cell with D >= min_depth where both models made errors."""
     wide = cells[cells["depth"] >= min_depth].pivot_table(index=CELL, columns="model", values="error_lca")
     return (wide["hamn"] - wide["mhn"]).dropna().to_numpy()
+
+
+def clean_minima(clean: pd.DataFrame) -> dict[str, dict[tuple[int, int], float]]:
+    """model -> (b, D) -> the least accuracy over seeds of the noise-free queries of every stored leaf."""
+    least = clean.groupby(["model", "branching", "depth"])["accuracy"].min()
+    out: dict[str, dict[tuple[int, int], float]] = {}
+    for (model, b, d), v in least.items():
+        out.setdefault(str(model), {})[int(b), int(d)] = float(v)
+    return out
+
+
+def seed_values(table: pd.DataFrame, branching: int, depth: int, column: str) -> np.ndarray:
+    """``column`` of the cell (b, D), one value per seed in seed order (so two tables' values pair by seed)."""
+    return table[(table["branching"] == branching) & (table["depth"] == depth)].sort_values("seed")[column].to_numpy()

@@ -1,54 +1,143 @@
-"""The paper's claims restated for our scale: a pure function from measured numbers to ``Claim``s.
+"""The paper's claims restated for our scale: a pure function from measured numbers to claims of three kinds.
 
-Intervals are 95% t intervals over evaluation seeds (trend, shallow and deepest-depth advantage) or over cells
-(error distances); a claim holds only when its interval says so, never on a point estimate alone.
+- preconditions (the regime): each memory retrieves its own noise-free stored leaves (the strong trivial baseline of
+  an associative memory: a memory that cannot return a stored pattern from the pattern itself says nothing about
+  hierarchy) in the cells a claim uses, at D = 2 and at every depth; the Poincare embedding reconstructs the deepest
+  trees better than the Euclidean one (the hyperbolic geometry carries the hierarchy the depth claims are about);
+  both embeddings are learned; both memories retrieve noisy queries above chance;
+- evidence: the depth trend (slope of the advantage over seeds), shallow parity (equivalence), the deepest-depth
+  advantage and the closeness of errors in the tree, each judged by a shared interval rule, for every branching b;
+- check: HAMN's iterates stay on the ball (true by construction of the exp-map updates).
+
+Intervals are 95% t intervals over evaluation seeds (trend, shallow and deepest advantage, MAP gap) or over cells
+(error distances).
 """
 
 from __future__ import annotations
 
-from paperdag.claims import Claim
+from dataclasses import dataclass
 
-from .analysis import Interval
+import numpy as np
+
+from paperdag.common.stats import Interval, paired_diff_ci
+from paperdag.common.verdicts import Claim, Judgement, check, equivalence, evidence, precondition, superiority
+
+from .design import CALIBRATION_DEPTH
 from .params import ClaimParams
 
 HYPOTHESIS = ("HAMNs outperform Euclidean MHNs on data with deep hierarchies but exhibit comparable performance on "
               "data with weak or shallow hierarchies (abstract; depth-controlled experiments, no number given)")
+MODEL_NAMES = {"mhn": "the Euclidean MHN (Ramsauer et al.)", "hamn": "HAMN"}
+SHALLOW = ("mhn_stores_patterns_shallow", "hamn_stores_patterns_shallow")
+DEEP = ("mhn_stores_patterns", "hamn_stores_patterns", "poincare_beats_euclidean_map")
+COMMON = ("embeddings_learned", "retrieval_above_chance")
+
+
+@dataclass(frozen=True)
+class Regime:
+    """What the preconditions measure.
+
+    ``clean``: model -> (b, D) -> least accuracy over seeds of noise-free queries of every stored leaf;
+    ``map_deepest``: geometry -> b -> per-seed reconstruction MAP at the deepest depth (seeds aligned);
+    ``map_gain``: geometry -> least normalised MAP gain (MAP - MAP_untrained) / (MAP_tree_metric - MAP_untrained);
+    ``chance_margin``: least noisy-query accuracy - 1 / #leaves over cells and models."""
+
+    clean: dict[str, dict[tuple[int, int], float]]
+    map_deepest: dict[str, dict[int, np.ndarray]]
+    map_gain: dict[str, float]
+    chance_margin: float
+
+
+def _iv(x: Interval) -> dict[str, float | int | list[float]]:
+    return {"mean": round(x.mean, 4), "ci95": [round(x.lo, 4), round(x.hi, 4)], "n": x.n}
+
+
+def every_b(judged: dict[int, Judgement]) -> Judgement:
+    """A claim "for every branching b": fails if it fails for one b, holds if it holds for all, else inconclusive;
+    the reason lists every b's."""
+    verdicts = {j.verdict for j in judged.values()}
+    verdict = "fails" if "fails" in verdicts else "holds" if verdicts == {"holds"} else "inconclusive"
+    reason = "; ".join(f"b={b}: {j.reason}" for b, j in sorted(judged.items()))
+    return Judgement(verdict, reason, next(iter(judged.values())).rule)
+
+
+def _stores(model: str, clean: dict[tuple[int, int], float], depths: str, suffix: str, p: ClaimParams) -> Claim:
+    """Noise-free retrieval of the stored leaves at least ``min_clean_accuracy`` in every (b, D) cell of ``clean``
+    (the cells ``depths`` describes); the claim id is ``<model>_stores_patterns<suffix>``."""
+    worst = min(clean, key=clean.__getitem__)
+    short = [f"b{b} D{d}: {v:.3f}" for (b, d), v in sorted(clean.items()) if v < p.min_clean_accuracy]
+    return precondition(
+        f"{model}_stores_patterns{suffix}", f"{MODEL_NAMES[model]} retrieves its own noise-free stored leaves "
+        f"(accuracy >= {p.min_clean_accuracy:g}, least over seeds) in every (b, D) cell {depths}",
+        "noise-free retrieval of the memory's own stored patterns (every leaf queried once, rho = 0)",
+        {"least_clean_accuracy": round(clean[worst], 4), "worst_cell": "b{} D{}".format(*worst),
+         "threshold": p.min_clean_accuracy,
+         "by_cell": {f"b{b}_D{d}": round(v, 4) for (b, d), v in sorted(clean.items())}},
+        clean[worst] >= p.min_clean_accuracy,
+        f"least noise-free accuracy {clean[worst]:.4f} at b{worst[0]} D{worst[1]}"
+        + (f"; below {p.min_clean_accuracy:g}: {', '.join(short)}" if short else ""))
+
+
+def preconditions(r: Regime, p: ClaimParams) -> list[Claim]:
+    """The regime: storage of each memory (at D = 2 and at every depth), the hyperbolic embedding's MAP advantage at
+    the deepest trees, both embeddings learned, both memories above chance."""
+    gap = {b: paired_diff_ci(r.map_deepest["poincare"][b], r.map_deepest["euclidean"][b])
+           for b in sorted(r.map_deepest["poincare"])}
+    shallow = {m: {k: v for k, v in c.items() if k[1] == CALIBRATION_DEPTH} for m, c in r.clean.items()}
+    return [
+        *(_stores(m, shallow[m], f"at D = {CALIBRATION_DEPTH}", "_shallow", p) for m in ("mhn", "hamn")),
+        *(_stores(m, r.clean[m], "at every depth", "", p) for m in ("mhn", "hamn")),
+        precondition("poincare_beats_euclidean_map", "the Poincare embedding reconstructs the deepest trees better "
+                     "than the Euclidean one (same loss, dimension and budget): 95% CI of the paired MAP difference "
+                     "over seeds above 0, for every b",
+                     "the Euclidean embedding's reconstruction MAP (Nickel & Kiela's metric)",
+                     {f"b{b}": {"map_poincare": round(float(np.mean(r.map_deepest["poincare"][b])), 4),
+                                "map_euclidean": round(float(np.mean(r.map_deepest["euclidean"][b])), 4),
+                                "poincare_minus_euclidean": _iv(g)} for b, g in gap.items()},
+                     every_b({b: superiority(g, what="MAP Poincare - Euclidean") for b, g in gap.items()})),
+        precondition("embeddings_learned", f"every embedding closes at least {p.min_map_gain:g} of the gap from its "
+                     "untrained reconstruction MAP to the MAP of the tree's own path metric, in both geometries",
+                     "the untrained embedding's MAP (chance) and the tree path metric's MAP (an isometric embedding)",
+                     {g: round(v, 3) for g, v in r.map_gain.items()},
+                     all(v >= p.min_map_gain for v in r.map_gain.values()),
+                     "least normalised MAP gain " + ", ".join(f"{g} {v:.3f}" for g, v in r.map_gain.items())
+                     + f" (threshold {p.min_map_gain:g})"),
+        precondition("retrieval_above_chance", "both memories retrieve the right leaf from noisy queries above chance "
+                     "(1 / #leaves) in every cell", "a uniformly random leaf",
+                     {"least_accuracy_minus_chance": round(r.chance_margin, 4)}, r.chance_margin > 0,
+                     f"least accuracy - chance over cells and models {r.chance_margin:.4f}"),
+    ]
 
 
 def claims(shallow: dict[int, Interval], deepest: dict[int, Interval], slope: dict[int, Interval],
-           error_gap: Interval, max_norm: float, n_iterates: int, map_gain: dict[str, float], chance_margin: float,
-           p: ClaimParams) -> list[Claim]:
+           error_gap: Interval, max_norm: float, n_iterates: int, regime: Regime, p: ClaimParams) -> list[Claim]:
     """``shallow``/``deepest``: Delta = acc_HAMN - acc_MHN at D = 2 / the largest D, per branching b; ``slope``:
     d Delta / d D per b; ``error_gap``: error-LCA fraction HAMN - MHN per cell; ``max_norm``: the largest
-    sqrt(c)||xi|| over ``n_iterates`` HAMN iterates; ``map_gain``: min over cells of the normalised MAP gain
-    (MAP - MAP_untrained) / (MAP_tree_metric - MAP_untrained) per geometry; ``chance_margin``: min over cells
-    and models of accuracy - 1 / #leaves."""
+    sqrt(c)||xi|| over ``n_iterates`` HAMN iterates; ``regime``: what the preconditions measure."""
     bs = sorted(slope)
     return [
-        Claim("advantage_grows_with_depth", "HAMN's leaf-retrieval accuracy advantage over the Euclidean MHN grows "
-              "with tree depth: 95% CI of the slope d(acc_HAMN - acc_MHN)/dD (over seeds) above 0, for every b",
-              HYPOTHESIS, {f"b{b}": slope[b].as_dict() for b in bs}, all(slope[b].lo > 0 for b in bs)),
-        Claim("comparable_at_shallow_depth", f"|acc_HAMN - acc_MHN| <= {p.shallow_tol:g} at D = 2 on held-out seeds "
-              "(95% CI inside the band), for every b; the noise was calibrated at D = 2 on a separate seed",
-              HYPOTHESIS, {f"b{b}": shallow[b].as_dict() for b in bs},
-              all(-p.shallow_tol <= shallow[b].lo and shallow[b].hi <= p.shallow_tol for b in bs)),
-        Claim("hamn_beats_mhn_deepest", "at the largest depth HAMN retrieves more accurately than the MHN: 95% CI "
-              "of acc_HAMN - acc_MHN above 0, for every b", HYPOTHESIS,
-              {f"b{b}": deepest[b].as_dict() for b in bs}, all(deepest[b].lo > 0 for b in bs)),
-        Claim("errors_closer_in_tree", "on wrong retrievals HAMN's memory is closer in the tree: mean LCA level / D "
-              "of (retrieved, true) leaf higher for HAMN than for MHN, 95% CI over cells with D >= 3 above 0",
-              "cross-level metrics favour HAMN on deep hierarchies (abstract; no number given)",
-              error_gap.as_dict(), error_gap.lo > 0),
-        Claim("retrieval_on_manifold", "every HAMN iterate stays on the ball: sqrt(c)||xi|| < 1 (computed without "
-              "projection)", "stable on-manifold retrieval (abstract)",
+        *preconditions(regime, p),
+        evidence("advantage_grows_with_depth", "HAMN's leaf-retrieval accuracy advantage over the Euclidean MHN grows "
+                 "with tree depth: 95% CI of the slope d(acc_HAMN - acc_MHN)/dD (over seeds) above 0, for every b",
+                 HYPOTHESIS, {f"b{b}": _iv(slope[b]) for b in bs},
+                 every_b({b: superiority(slope[b], what="slope of the advantage") for b in bs}),
+                 requires=[*DEEP, *COMMON]),
+        evidence("comparable_at_shallow_depth", f"|acc_HAMN - acc_MHN| <= {p.shallow_tol:g} at D = 2 on held-out "
+                 "seeds (95% CI inside the band), for every b; the noise was calibrated at D = 2 on a separate seed",
+                 HYPOTHESIS, {f"b{b}": _iv(shallow[b]) for b in bs},
+                 every_b({b: equivalence(shallow[b], margin=p.shallow_tol, what="acc_HAMN - acc_MHN at D = 2")
+                          for b in bs}),
+                 requires=[*SHALLOW, *COMMON]),
+        evidence("hamn_beats_mhn_deepest", "at the largest depth HAMN retrieves more accurately than the MHN: 95% CI "
+                 "of acc_HAMN - acc_MHN above 0, for every b", HYPOTHESIS, {f"b{b}": _iv(deepest[b]) for b in bs},
+                 every_b({b: superiority(deepest[b], what="acc_HAMN - acc_MHN at the largest depth") for b in bs}),
+                 requires=[*DEEP, *COMMON]),
+        evidence("errors_closer_in_tree", "on wrong retrievals HAMN's memory is closer in the tree: mean LCA level / D "
+                 "of (retrieved, true) leaf higher for HAMN than for MHN, 95% CI over cells with D >= 3 above 0",
+                 "cross-level metrics favour HAMN on deep hierarchies (abstract; no number given)", _iv(error_gap),
+                 superiority(error_gap, what="error LCA fraction HAMN - MHN"), requires=[*DEEP, *COMMON]),
+        check("retrieval_on_manifold", "every HAMN iterate stays on the ball: sqrt(c)||xi|| < 1 (computed without "
+              "projection; true by construction of the exp-map updates)", "stable on-manifold retrieval (abstract)",
               {"max_sqrt_c_norm": max_norm, "margin_1_minus_max": 1.0 - max_norm, "iterates_checked": n_iterates},
-              max_norm < 1.0),
-        Claim("embeddings_learned", "sanity: every embedding closes at least "
-              f"{p.min_map_gain:g} of the gap from its untrained reconstruction MAP to the MAP of the tree's own path "
-              "metric, in both geometries",
-              "Poincare embeddings reconstruct trees (Nickel & Kiela 2017)",
-              {g: round(v, 3) for g, v in map_gain.items()}, all(v >= p.min_map_gain for v in map_gain.values())),
-        Claim("retrieval_above_chance", "sanity: both memories retrieve the right leaf above chance (1 / #leaves) in "
-              "every cell", "trivial baseline: a uniformly random leaf", {"min_margin": round(chance_margin, 4)},
-              chance_margin > 0),
+              max_norm < 1.0, f"largest sqrt(c)||xi|| = {max_norm!r} is not below 1"),
     ]

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pandas as pd
 
 from paperdag.claims import write_metrics
+from paperdag.common.stats import mean_ci
 from paperdag.io import read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .analysis import advantage, cell_table, depth_slopes, error_lca_gap, level_accuracy, t_interval
-from .claims import claims
+from .analysis import advantage, cell_table, clean_minima, depth_slopes, error_lca_gap, level_accuracy, seed_values
+from .claims import Regime, claims
 from .design import CALIBRATION_DEPTH
 from .embed import QUALITY_FILE
 from .params import Params
@@ -29,27 +30,30 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     bs, deepest_d = p.trees.branchings, max(p.trees.depths)
     leaves = {(b, d): b**d for b in bs for d in p.trees.depths}
     quality = {g: read_table(ctx.input(f"embed_{g}", QUALITY_FILE)).to_pandas() for g in GEOMETRY.values()}
-    at = {d: {b: t_interval(adv[(adv.branching == b) & (adv.depth == d)]["delta"].to_numpy()) for b in bs}
+    at = {d: {b: mean_ci(adv[(adv.branching == b) & (adv.depth == d)]["delta"].to_numpy()) for b in bs}
           for d in (CALIBRATION_DEPTH, deepest_d)}
-    slope = {b: t_interval(depth_slopes(adv, b)) for b in bs}
-    gap = t_interval(error_lca_gap(cells, CALIBRATION_DEPTH + 1))
+    slope = {b: mean_ci(depth_slopes(adv, b)) for b in bs}
+    gap = mean_ci(error_lca_gap(cells, CALIBRATION_DEPTH + 1))
     chance = (cells["accuracy"] - 1 / cells.apply(lambda r: leaves[r.branching, r.depth], axis=1)).min()
+    clean = pd.concat([read_table(ctx.input(f"retrieve_{m}", CLEAN_FILE)).to_pandas().assign(model=m) for m in MODELS])
+    regime = Regime(clean_minima(clean), {g: {b: seed_values(q, b, deepest_d, "map") for b in bs}
+                                          for g, q in quality.items()},
+                    {g: float(((q["map"] - q["map_untrained"]) / (q["map_tree_metric"] - q["map_untrained"])).min())
+                     for g, q in quality.items()}, float(chance))
     hamn = cells[cells.model == "hamn"]
     verdicts = claims(at[CALIBRATION_DEPTH], at[deepest_d], slope, gap, float(hamn["max_norm"].max()),
-                      int(hamn["n_queries"].sum()) * (p.hamn.steps + 1),
-                      {g: float(((q["map"] - q["map_untrained"]) / (q["map_tree_metric"] - q["map_untrained"])).min())
-                       for g, q in quality.items()}, chance, p.claims)
+                      int(hamn["n_queries"].sum()) * (p.hamn.steps + 1), regime, p.claims)
     calibration = {m: read_table(ctx.input(f"retrieve_{m}", CALIBRATION_FILE)).to_pandas() for m in MODELS}
     metrics: dict[str, float] = {f"rho_{m}_b{r.branching}": r.rho for m in MODELS for r in calibration[m].itertuples()}
     for r in cells.groupby(["model", "branching", "depth"])["accuracy"].mean().reset_index().itertuples():
         metrics[f"acc_{r.model}_b{r.branching}_D{r.depth}"] = float(r.accuracy)
-    clean = pd.concat([read_table(ctx.input(f"retrieve_{m}", CLEAN_FILE)).to_pandas().assign(model=m) for m in MODELS])
     for r in clean.groupby(["model", "branching", "depth"])["accuracy"].mean().reset_index().itertuples():
         metrics[f"clean_acc_{r.model}_b{r.branching}_D{r.depth}"] = float(r.accuracy)
     for g, q in quality.items():
         for r in q.groupby(["branching", "depth"])["map"].mean().reset_index().itertuples():
             metrics[f"map_{g}_b{r.branching}_D{r.depth}"] = float(r.map)
     metrics |= {f"slope_b{b}": slope[b].mean for b in bs} | {"error_lca_gap": gap.mean}
+    metrics |= {f"least_clean_acc_{m}": min(c.values()) for m, c in regime.clean.items()}
     write_metrics(ctx.out, metrics, verdicts)
     save_figure(plot_accuracy_vs_depth(cells, clean, leaves), ctx.output("accuracy_vs_depth.png"))
     levels = {b: level_accuracy(runs, b, deepest_d) for b in bs}

@@ -67,6 +67,9 @@ class ClaimParams(ParamsModel):
     shallow_tol: float = Field(ge=0.0, le=1.0, description="|HAMN - MHN| leaf accuracy allowed at D=2 (shallow)")
     min_map_gain: float = Field(ge=0.0, le=1.0,
                                 description="least (MAP - untrained MAP) / (tree-metric MAP - untrained MAP)")
+    min_clean_accuracy: float = Field(gt=0.0, le=1.0, description=(
+        "least noise-free retrieval accuracy of a memory's own stored leaves in every cell a claim uses (issue 41: "
+        "0.99, a memory must return a stored pattern from the pattern itself before its noisy retrieval is compared)"))
 
 
 class Params(ParamsModel):

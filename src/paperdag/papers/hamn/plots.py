@@ -6,9 +6,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from paperdag.common.stats import mean_ci
 from paperdag.io import new_figure
-
-from .analysis import t_interval
 
 STYLE = {"mhn": ("tab:gray", "s", "Euclidean MHN"), "hamn": ("tab:purple", "o", "HAMN (Poincare ball)")}
 
@@ -27,7 +26,7 @@ def plot_accuracy_vs_depth(cells: pd.DataFrame, clean: pd.DataFrame, leaves: dic
         for model, (color, marker, label) in STYLE.items():
             sub = cells[(cells["branching"] == b) & (cells["model"] == model)]
             depths = sorted(sub["depth"].unique())
-            ci = [t_interval(sub[sub["depth"] == d]["accuracy"].to_numpy()) for d in depths]
+            ci = [mean_ci(sub[sub["depth"] == d]["accuracy"].to_numpy()) for d in depths]
             ax.plot(depths, [c.mean for c in ci], marker=marker, color=color, label=label)
             ax.fill_between(depths, [c.lo for c in ci], [c.hi for c in ci], color=color, alpha=0.2)
             kept = clean[(clean["branching"] == b) & (clean["model"] == model)].groupby("depth")["accuracy"].mean()

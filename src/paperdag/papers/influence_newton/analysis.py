@@ -59,14 +59,24 @@ def subset_errors(estimates: pa.Table, fits: dict[tuple[int, int], np.ndarray]) 
     return pa.concat_tables(parts)
 
 
+def cell_subsets(errors: pa.Table, values: tuple[str, ...] = ("err_ns", "err_if", "gap", "shift")) -> dict[str, list]:
+    """Per cell (sorted keys n, d, k, kind): the keys, and for each column of ``values`` the list of per-cell arrays
+    of its per-subset values (in subset order, so two columns are paired by subset)."""
+    errors = errors.sort_by([(c, "ascending") for c in CELL + ["subset"]])
+    agg = errors.group_by(CELL, use_threads=False).aggregate([(c, "list") for c in values])
+    agg = agg.sort_by([(c, "ascending") for c in CELL])
+    out: dict[str, list] = {c: agg[c].to_pylist() for c in CELL}
+    return out | {c: [np.asarray(v, float) for v in agg[f"{c}_list"].to_pylist()] for c in values}
+
+
 def cell_errors(errors: pa.Table, how: str) -> dict[str, np.ndarray]:
     """Per cell (sorted keys n, d, k, kind): err_ns, err_if, gap aggregated by ``how`` (mean or median) over its
     subsets, and ratio = err_if / err_ns of the aggregates."""
     values = ("err_ns", "err_if", "gap")
-    agg = errors.group_by(CELL).aggregate([(c, "list") for c in values]).sort_by([(c, "ascending") for c in CELL])
+    cells = cell_subsets(errors, values)
     reduce = {"mean": np.mean, "median": np.median}[how]
-    out = {c: agg[c].to_numpy(zero_copy_only=False) for c in CELL}
-    out |= {c: np.array([reduce(v) for v in agg[f"{c}_list"].to_pylist()]) for c in values}
+    out = {c: np.asarray(cells[c]) for c in CELL}
+    out |= {c: np.array([reduce(v) for v in cells[c]]) for c in values}
     return out | {"ratio": out["err_if"] / out["err_ns"]}
 
 

@@ -13,7 +13,8 @@ from paperdag.claims import write_metrics
 from paperdag.io import read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .analysis import CELL, PAPER_EXPONENTS, cell_errors, group_loss_changes, group_slopes, scaling_fits, subset_errors
+from .analysis import (CELL, PAPER_EXPONENTS, cell_errors, cell_subsets, group_loss_changes, group_slopes,
+                       scaling_fits, subset_errors)
 from .claims import claims
 from .params import Params
 from .plots import plot_group_effects, plot_ratio_heatmap, plot_scaling
@@ -34,7 +35,8 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     errors = subset_errors(estimates, fits).join(passed, CELL)
     write_table(ctx.output("errors.parquet"), errors)
 
-    used = errors.filter(pc.and_(errors["passed"], pc.equal(errors["kind"], "random")))
+    certified = errors.filter(errors["passed"])
+    used = certified.filter(pc.equal(certified["kind"], "random"))
     cells = {how: cell_errors(used, how) for how in ("mean", "median")}
     scaling = {how: scaling_fits(m) for how, m in cells.items()}
     group = group_loss_changes(ctx.input("prepare", DATA_FILE), estimates, fits[(p.group_n, p.group_d)], p.group_n,
@@ -64,6 +66,8 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     }
     metrics |= {f"{how}_{f}_{t}": scaling[how][f][t].estimate for how in scaling for f, t in PAPER_EXPONENTS}
     metrics |= {f"group_slope_{kind}_{method}": c.estimate for (kind, method), c in slopes.items()}
-    verdicts = claims(fit, m["ratio"], slopes, p.n_subsets, (p.group_n, p.group_d), p.claims)
+    verdicts = claims(fit, cell_subsets(certified), slopes,
+                      certificate=(metrics["cells"], metrics["cells_failed_certificate"]),
+                      refit=(metrics["max_refit_grad_norm"], p.newton_tol), group=(p.group_n, p.group_d), p=p.claims)
     write_metrics(ctx.out, metrics, verdicts)
     return {key: float(v) for key, v in metrics.items()}

@@ -1,4 +1,8 @@
-"""Least-squares fits with t-based confidence intervals: log-log scaling exponents and proportionality slopes."""
+"""Least-squares fits with t-based confidence intervals: log-log scaling exponents and proportionality slopes.
+
+A coefficient carries the number of observations of its fit (``n``) and the interval's level (``confidence``), so
+the shared decision rules (paperdag.common.verdicts) can judge it and say how many observations would resolve it.
+"""
 
 from __future__ import annotations
 
@@ -10,20 +14,19 @@ from scipy import stats
 
 @dataclass(frozen=True)
 class Coef:
-    """A fitted coefficient with its standard error and two-sided confidence interval [lo, hi]."""
+    """A fitted coefficient with its standard error and two-sided confidence interval [lo, hi] at level
+    ``confidence``, from a fit to ``n`` observations."""
 
     estimate: float
     stderr: float
     lo: float
     hi: float
+    n: int
+    confidence: float
 
     def contains(self, value: float) -> bool:
         """value in [lo, hi]."""
         return self.lo <= value <= self.hi
-
-    def within(self, value: float, tol: float) -> bool:
-        """The interval meets [value - tol, value + tol]: the data are consistent with ``value`` up to ``tol``."""
-        return self.lo <= value + tol and self.hi >= value - tol
 
 
 def ols(y: np.ndarray, columns: dict[str, np.ndarray], intercept: bool = True, level: float = 0.95) -> dict[str, Coef]:
@@ -41,7 +44,7 @@ def ols(y: np.ndarray, columns: dict[str, np.ndarray], intercept: bool = True, l
     se = np.sqrt(s2 * np.diag(np.linalg.inv(A.T @ A)))
     t = stats.t.ppf(0.5 + level / 2, n - p)
     return {
-        name: Coef(float(b[j]), float(se[j]), float(b[j] - t * se[j]), float(b[j] + t * se[j]))
+        name: Coef(float(b[j]), float(se[j]), float(b[j] - t * se[j]), float(b[j] + t * se[j]), n, level)
         for j, name in enumerate(names)
     }
 

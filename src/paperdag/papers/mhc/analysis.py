@@ -1,5 +1,5 @@
-"""From the runs' tables to the compared numbers: seed means with t confidence intervals, paired differences,
-peak mixing gains and spike counts.
+"""From the runs' tables to the compared numbers: seed means with t confidence intervals (the shared
+``paperdag.common.stats.mean_ci`` / ``paired_diff_ci``), peak mixing gains and spike counts.
 
     mean +- t_{0.975, k-1} s / sqrt(k)   over the k seeds (a paired difference uses the same seed's runs)
 """
@@ -10,26 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from scipy import stats
+
+from paperdag.common.stats import mean_ci, paired_diff_ci
 
 from .params import SpikeParams
 from .records import by_seed
 from .stability import spike_steps
-
-
-@dataclass(frozen=True)
-class Interval:
-    """Seed mean and its 95% t-interval."""
-
-    mean: float
-    lo: float
-    hi: float
-
-    @classmethod
-    def of(cls, values: np.ndarray) -> Interval:
-        v = np.asarray(values, dtype=float)
-        half = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan
-        return cls(float(v.mean()), float(v.mean() - half), float(v.mean() + half))
 
 
 @dataclass(frozen=True)
@@ -43,9 +29,14 @@ class Connection:
     max_grad_norm: np.ndarray
 
     @property
+    def spike_counts(self) -> np.ndarray:
+        """Gradient-norm plus loss spikes of each seed's run."""
+        return self.grad_spikes + self.loss_spikes
+
+    @property
     def spikes(self) -> int:
         """Gradient-norm plus loss spikes, summed over seeds."""
-        return int(self.grad_spikes.sum() + self.loss_spikes.sum())
+        return int(self.spike_counts.sum())
 
 
 def summarise(steps: pa.Table, evals: pa.Table, s: SpikeParams) -> Connection:
@@ -60,11 +51,6 @@ def summarise(steps: pa.Table, evals: pa.Table, s: SpikeParams) -> Connection:
         loss_spikes=np.array([len(spike_steps(loss[k], s.window, s.loss_factor)) for k in seeds]),
         max_grad_norm=np.array([grad[k].max() for k in seeds]),
     )
-
-
-def paired_difference(a: Connection, b: Connection) -> Interval:
-    """Final validation loss a - b per seed, its mean and 95% t-interval."""
-    return Interval.of(a.final_val_loss - b.final_val_loss)
 
 
 def mean_curve_rows(evals: dict[str, pa.Table], column: str) -> list[dict[str, float]]:
@@ -83,13 +69,13 @@ def comparison_metrics(c: dict[str, Connection], timing: dict[str, dict[str, flo
     GFLOPs; and mHC minus HC and minus residual (paired by seed) with their 95% CIs."""
     out: dict[str, float] = {}
     for k, s in c.items():
-        loss = Interval.of(s.final_val_loss)
+        loss = mean_ci(s.final_val_loss)
         out |= {f"{k}_final_val_loss_mean": loss.mean, f"{k}_final_val_loss_ci_lo": loss.lo,
                 f"{k}_final_val_loss_ci_hi": loss.hi, f"{k}_peak_gain_max": float(s.peak_gain.max()),
                 f"{k}_spikes": s.spikes, f"{k}_max_grad_norm": float(s.max_grad_norm.max()),
                 f"{k}_train_step_ms": timing[k]["train_step_ms"], f"{k}_forward_gflops": timing[k]["forward_gflops"]}
     for other in ("hc", "residual"):
-        d = paired_difference(c["mhc"], c[other])
+        d = paired_diff_ci(c["mhc"].final_val_loss, c[other].final_val_loss)
         out |= {f"mhc_minus_{other}_val_loss": d.mean, f"mhc_minus_{other}_ci_lo": d.lo,
                 f"mhc_minus_{other}_ci_hi": d.hi}
     return out

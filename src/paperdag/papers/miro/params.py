@@ -79,9 +79,13 @@ class ClaimParams(ParamsModel):
 
     confidence: float = Field(gt=0.5, lt=1.0, description="level of the across-seed confidence intervals")
     diversity_tol: float = Field(ge=0.0, le=1.0, description="allowed relative loss of diversity vs a baseline")
-    min_colour_acc: float = Field(ge=0.0, le=1.0, description="sanity: GenEval colour accuracy every model must pass")
-    min_detector_acc: float = Field(ge=0.0, le=1.0, description="sanity: detector accuracy on all five attributes")
-    monotone_tol: float = Field(ge=0.0, description="allowed drop of a reward between consecutive target levels")
+    min_detector_acc: float = Field(ge=0.0, le=1.0, description="precondition: the detector's all-checks accuracy "
+                                    "on held-out clean renders must be above this (CI)")
+    top_cell_min: float = Field(gt=0.0, le=1.0, description="precondition: share of the training data with every "
+                                "reward in its top bin, the cell MIRO samples toward (0.02, issue 46)")
+    control_floor: float = Field(gt=0.0, le=5.0, description="controllability: a reward's fitted rise from its "
+                                 "lowest to its top target must exceed this many stds of that reward over the "
+                                 "training data (0.25, issue 46: an effect-size floor, not just a positive slope)")
 
 
 class Params(ParamsModel):

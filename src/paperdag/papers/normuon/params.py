@@ -56,19 +56,24 @@ class MuonParams(ParamsModel):
 
 
 class ClaimParams(ParamsModel):
-    """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
+    """Margins of the claims (claims.py), each applied to a 95% interval over seeds by a shared rule
+    (paperdag.common.verdicts): described, set in params.yaml before the run, never tuned to make a claim pass."""
 
     min_step_reduction_pct: float = Field(
-        ge=0.0, le=100.0, description="NorMuon must save more than this % of AdamW's steps to AdamW's final loss"
+        ge=0.0, le=100.0, description="superiority margin: NorMuon's step reduction to AdamW's final loss must lie "
+        "above this % (0: any saving, the paper's claim is the sign at 21.74%)"
     )
     min_gain_over_muon_pp: float = Field(
-        ge=0.0, le=100.0, description="NorMuon's step reduction must exceed Muon's by at least this many points"
+        ge=0.0, le=100.0, description="superiority margin: NorMuon's step reduction minus Muon's (paired by seed) must "
+        "lie above this many percentage points (0: any gain)"
     )
     max_row_cv_ratio: float = Field(
-        gt=0.0, le=1.0, description="NorMuon's mean update row-norm CV must be below this fraction of Muon's"
+        gt=0.0, le=1.0, description="NorMuon's mean update row-norm CV minus this fraction of Muon's (paired by seed) "
+        "must lie below 0 (1: simply more uniform than Muon)"
     )
     min_final_loss_margin: float = Field(
-        ge=0.0, le=1.0, description="NorMuon's final val loss must be below AdamW's and Muon's by more than this (nats)"
+        ge=0.0, le=1.0, description="superiority margin (nats/byte): NorMuon's final val loss minus AdamW's and minus "
+        "Muon's (paired by seed) must lie below -this (0: any improvement)"
     )
 
 

@@ -1,5 +1,6 @@
-"""Stage ``evaluate``: the measured numbers (summary.py, the sequence head's held-out evaluation), the package
-re-read from its files (package.py), the claims (claims.py) and the figures (plots.py)."""
+"""Stage ``evaluate``: the measured numbers (summary.py, the sequence head's held-out evaluation), the trivial
+majority-hand designs (baseline.py), the package re-read from its files (package.py), the claims (claims.py) and the
+figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from paperdag.claims import write_metrics
 from paperdag.io import read_json, read_table, save_figure
 from paperdag.stage import StageContext
 
+from .baseline import majority_hand_designs, paired_with_mirrored
 from .claims import claims
 from .package import FULLATOM_TABLE, MANIFEST_FILE, recheck_package
 from .params import Params
 from .plots import plot_chirality, plot_fullatom
+from .prepare import EXAMPLES_FILE
 from .reverify import CERTIFICATES_FILE, VERIFIED_FILE
 from .summary import summarize, summarize_fullatom
 from .train_seq import SEQ_EVAL_FILE
@@ -22,8 +25,17 @@ FULLATOM_PLOT = "fullatom.png"
 def evaluate(ctx: StageContext[Params], variants: list[str]) -> dict[str, float]:
     """metrics.json with the claims; chirality.png (L-residue ratio per variant and target hand); fullatom.png
     (interaction energy and clashes of each candidate before and after minimisation)."""
+    p = ctx.params
     certs = read_json(ctx.input("verify", CERTIFICATES_FILE))
-    m = summarize(read_table(ctx.input("verify", VERIFIED_FILE)).to_pandas(), certs, variants)
+    designs = read_table(ctx.input("verify", VERIFIED_FILE)).to_pandas()
+    m = summarize(designs, certs, variants)
+    targets = {r["id"]: r for r in read_table(ctx.input("prepare", EXAMPLES_FILE)).to_pylist()
+               if r["split"] == "target"}
+    trivial = majority_hand_designs(designs, targets, p.quality, p.contact_dist)
+    paired = {v: paired_with_mirrored(designs, trivial, v, p.export.clash_penalty) for v in variants}
+    for v, rows in paired.items():
+        m |= {f"in_silico_{v}_{side}": float(rows[f"in_silico_{side}"].mean()) for side in ("design", "trivial")}
+        m[f"L_ratio_{v}_trivial_majority_hand"] = float(rows["L_ratio_trivial"].mean())
     seq = read_json(ctx.input("train_seq", SEQ_EVAL_FILE))
     m |= {k: float(v) for k, v in seq.items() if k.startswith("seq_")}
     energies = read_table(ctx.input("export", FULLATOM_TABLE)).to_pandas()
@@ -31,7 +43,7 @@ def evaluate(ctx: StageContext[Params], variants: list[str]) -> dict[str, float]
     package = recheck_package(ctx.input("export", MANIFEST_FILE).parent)
     m |= {f"export_{k}": v for k, v in package.items()}
     passes = {v: certs[v]["passes"] for v in variants}
-    write_metrics(ctx.out, m, claims(m, passes, package, ctx.params.claims, ctx.params.certificate))
+    write_metrics(ctx.out, m, claims(m, designs, paired, passes, package, p.claims, p.certificate))
     save_figure(plot_chirality({v: m[f"L_ratio_{v}_native_target"] for v in variants},
                                {v: m[f"L_ratio_{v}_mirrored_target"] for v in variants}), ctx.output(CHIRALITY_PLOT))
     save_figure(plot_fullatom(energies), ctx.output(FULLATOM_PLOT))

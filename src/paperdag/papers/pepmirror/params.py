@@ -101,11 +101,15 @@ class FullAtomParams(ParamsModel):
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
-    native_hand_min: float = Field(ge=0.5, le=1.0, description="L-residue ratio on native targets a denoiser must "
-                                                               "reach (sanity: it learned the native hand)")
-    near_zero: float = Field(ge=0.0, le=1.0, description="polar L-residue ratio on mirrored targets at most")
-    clear_majority: float = Field(ge=0.5, le=1.0, description="axial L-residue ratio on mirrored targets at least")
-    noninferiority_margin: float = Field(ge=0.0, le=1.0, description="relative margin of 'axial at least as good'")
+    native_hand_min: float = Field(ge=0.5, le=1.0, description=(
+        "precondition: a denoiser's per-design L-residue ratio on native targets must stay above this, i.e. at most "
+        "1 - native_hand_min below the majority (training) hand's 1.0 (0.5 would be a hand-agnostic sampler)"))
+    clear_majority: float = Field(ge=0.5, le=1.0, description=(
+        "evidence: the axial per-design L-residue ratio on mirrored targets must lie above this (the paper's 'clear "
+        "majority' of the requested hand)"))
+    noninferiority_margin: float = Field(gt=0.0, le=1.0, description=(
+        "relative margin of 'axial at least as good': the paired axial - polar difference of a quality metric may "
+        "be at most this fraction of the polar mean worse"))
     mirror_energy_rel_tol: float = Field(gt=0.0, le=1e-2, description="mirrored-back full-atom energy equals the "
                                                                       "mirror-space one to this relative precision "
                                                                       "(both in double precision)")

@@ -31,9 +31,10 @@ PIPELINE = Pipeline(
               outputs=("certificates.json", "designs_verified.parquet"), args={"variants": list(VARIANTS)}),
         Stage("export", "export", "export:export", upstream=("prepare", "verify"),
               params=("export", "quality", "fullatom"), outputs=EXPORT_OUT),
-        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("verify", "train_seq", "export"),
-              params=("claims", "certificate"), outputs=("metrics.json", "chirality.png", "fullatom.png"),
-              plots=("chirality.png", "fullatom.png"), args={"variants": list(VARIANTS)}),
+        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", "verify", "train_seq", "export"),
+              params=("claims", "certificate", "quality", "contact_dist", "export"),
+              outputs=("metrics.json", "chirality.png", "fullatom.png"), plots=("chirality.png", "fullatom.png"),
+              args={"variants": list(VARIANTS)}),
     ),
     reverify="reverify:reverify",
 )

@@ -1,80 +1,161 @@
-"""The paper's claims restated for our scale: a pure function from the exact, across-seed summaries to ``Claim``s.
+"""The paper's claims restated for our scale: a pure function from exact per-seed metrics to claims of three kinds.
 
-PowerFlow is the length-aware TB (``tb_length_*``); ``s`` maps a method and a metric (accuracy, entropy, length,
-kl) to its mean and t-interval over seeds, ``base`` the base model's exact metrics, ``targets`` the exact metrics
-of each method's target (alpha-power family, with the exact h(q)). "Above" means the intervals do not overlap.
+PowerFlow is the length-aware TB (``tb_length_*``). Every number is exact (enumeration of every response); seeds
+vary only the fine-tuning samples, and every method uses the same seeds, so comparisons are paired t intervals.
+
+- precondition (the regime): the base model beats the strongest trivial model of its pretraining pairs (a per-prompt
+  count model); each baseline the method is said to beat improves on the un-tuned base model; there is headroom (the
+  base is not already at the TB targets; PowerFlow's alpha > 1 target is more accurate than the base and within
+  ``grpo_gap`` of GRPO); the mechanism can act (the exact alpha < 1 target keeps accuracy, the exact length-aware
+  target keeps length: where it does not, the claim is decided by the target, not by the method).
+- evidence: TB reaches its own targets; alpha > 1 beats the base model and each RLIF baseline and approaches GRPO;
+  alpha < 1 keeps accuracy; trajectory-level TB shortens responses; length-aware TB keeps their length.
+- check: alpha < 1 raises the entropy (true of the flattened target, so it holds once TB reaches it).
 """
 
 from __future__ import annotations
 
-from paperdag.claims import Claim
+import numpy as np
+
+from paperdag.common.stats import mean_ci, paired_diff_ci
+from paperdag.common.verdicts import (Claim, check, equivalence, evidence, noninferiority, precondition,
+                                      superiority)
 
 from .params import ClaimParams
-from .stats import Interval
 
 RLIF = ("entropy", "self_certainty", "majority")
 PAPER_RLIF = ("PowerFlow (alpha > 1) beats the RLIF baselines (Intuitor, EMPO/entropy, TTRL) and matches or exceeds "
               "supervised GRPO on math reasoning (Qwen2.5 / Llama base models, 1.5B-7B)")
+BASE = "base_model_learned"
 
 
-def claims(s: dict[str, dict[str, Interval]], base: dict[str, float], targets: dict[str, dict[str, float]],
-           sanity: dict[str, float], p: ClaimParams) -> list[Claim]:
-    """Every claim of the issue, judged on the measured numbers with the thresholds ``p``."""
-    tb = [m for m in s if m.startswith("tb_")]
-    pf, flat, traj = s["tb_length_sharpen"], s["tb_length_flatten"], s["tb_traj_sharpen"]
-    acc, grpo = pf["accuracy"], s["grpo"]["accuracy"]
-    rel_len = (pf["length"].mean - base["length"]) / base["length"]
-    flat_target, sharp_target = targets["tb_length_flatten"], targets["tb_length_sharpen"]
-    overlapping = [m for m in RLIF if acc.lo <= s[m]["accuracy"].hi]
-    why_flat = (f"the exact alpha < 1 target itself has accuracy {flat_target['accuracy']:.3f} (TB matched it): "
-                "flattening this base model moves mass onto its diffuse wrong responses"
-                if abs(flat_target["accuracy"] - base["accuracy"]) > p.flat_acc_tol else "")
-    why_len = (f"the exact length-aware target itself has expected length {sharp_target['length']:.3f}: here the "
-               "responses with the highest likelihood per token are the long worked chains"
-               if abs(sharp_target["length"] - base["length"]) > p.length_tol * base["length"] else "")
-    return [
-        Claim("base_model_learned", f"the base model learned D: exact KL(D||base) < {p.sanity_kl_ratio:g} x "
-              "KL(D||uniform), and its accuracy beats the uniform policy's",
-              "a pretrained base model (Qwen2.5-Math-7B etc.)",
-              {k: round(v, 4) for k, v in sanity.items()},
-              sanity["kl_data_base"] < p.sanity_kl_ratio * sanity["kl_data_uniform"]
-              and base["accuracy"] > sanity["acc_uniform"]),
-        Claim("tb_matches_own_target", f"every TB run reaches its own target: mean over prompts and seeds of the "
-              f"exact KL(pi||target) < {p.kl_tol:g} nats, for 3 TB variants x alpha in (>1, <1)",
-              "TB's fixed point is pi = target (KL = 0); no KL value is reported at LLM scale",
-              {m: s[m]["kl"].rounded() for m in tb} | {"kl_base_to_targets": {m: round(targets[m]["kl_base"], 4)
-                                                                              for m in tb}},
-              all(s[m]["kl"].mean < p.kl_tol for m in tb)),
-        Claim("sharpen_beats_base", "alpha > 1 (length-aware TB) raises exact accuracy above the base model's "
-              "(interval above the base value)", "sharpening elicits reasoning: +accuracy over the base model",
-              {"powerflow": acc.rounded(), "base": round(base["accuracy"], 4)}, acc.lo > base["accuracy"]),
-        Claim("sharpen_beats_rlif", "alpha > 1 (length-aware TB) has higher exact accuracy than every RLIF baseline "
-              "(entropy, self-certainty, majority vote): intervals do not overlap", PAPER_RLIF,
-              {"powerflow": acc.rounded()} | {m: s[m]["accuracy"].rounded() for m in RLIF},
-              not overlapping, f"interval overlaps {overlapping}" if overlapping else ""),
-        Claim("sharpen_approaches_grpo", f"alpha > 1 (length-aware TB) accuracy is at most {p.grpo_gap:g} below "
-              "supervised GRPO's (true reward)", PAPER_RLIF,
-              {"powerflow": acc.rounded(), "grpo": grpo.rounded(), "gap": round(grpo.mean - acc.mean, 4)},
-              acc.mean >= grpo.mean - p.grpo_gap),
-        Claim("flatten_raises_entropy", "alpha < 1 (length-aware TB) raises the exact entropy above the base "
-              "model's", "flattening (alpha < 1) raises diversity (creative writing, aligned models)",
-              {"powerflow_flatten": flat["entropy"].rounded(), "base": round(base["entropy"], 4)},
-              flat["entropy"].lo > base["entropy"]),
-        Claim("flatten_keeps_accuracy", f"alpha < 1 (length-aware TB) keeps exact accuracy within "
-              f"{p.flat_acc_tol:g} of the base model's",
-              "diversity and quality rise together (Pareto shift on creative tasks)",
-              {"powerflow_flatten": flat["accuracy"].rounded(), "base": round(base["accuracy"], 4),
-               "its_exact_target": round(targets["tb_length_flatten"]["accuracy"], 4)},
-              abs(flat["accuracy"].mean - base["accuracy"]) <= p.flat_acc_tol, why_flat),
-        Claim("traj_shortens_when_sharpening", "trajectory-level TB at alpha > 1 shortens the expected response "
-              "length below the base model's (interval below)", "trajectory-level matching collapses length",
-              {"tb_traj_sharpen": traj["length"].rounded(), "base": round(base["length"], 4)},
-              traj["length"].hi < base["length"]),
-        Claim("length_aware_keeps_length", f"length-aware TB at alpha > 1 keeps the expected length within "
-              f"{p.length_tol:g} (relative) of the base model's",
-              "PowerFlow keeps the response length stable through training",
-              {"powerflow": pf["length"].rounded(), "base": round(base["length"], 4),
-               "relative_change": round(rel_len, 4),
-               "its_exact_target": round(targets["tb_length_sharpen"]["length"], 4)},
-              abs(rel_len) <= p.length_tol, why_len),
+def _r(x: float) -> float:
+    return round(float(x), 4)
+
+
+def regime(runs: dict[str, dict[str, np.ndarray]], base: dict[str, float], targets: dict[str, dict[str, float]],
+           reference: dict[str, float], ceiling: dict, p: ClaimParams) -> list[Claim]:
+    """The preconditions (module docstring)."""
+    c, tb = p.confidence, [m for m in runs if m.startswith("tb_")]
+    sharp, flat = targets["tb_length_sharpen"], targets["tb_length_flatten"]
+    out = [
+        precondition(BASE, "the base model learned D better than a count model of the same pretraining pairs: exact "
+                     "KL(D || base) < KL(D || count model), the per-prompt add-one count model of the same pairs",
+                     "add-one count model of the pretraining pairs",
+                     {k: _r(v) for k, v in reference.items()} | {"acc_base": _r(base["accuracy"])},
+                     bool(reference["kl_data_base"] < reference["kl_data_count"]),
+                     f"KL(D||base) {reference['kl_data_base']:.4f} vs KL(D||count model) "
+                     f"{reference['kl_data_count']:.4f} (uniform {reference['kl_data_uniform']:.4f})"),
+        precondition("targets_differ_from_base", f"the base model is not already at the TB targets: exact "
+                     f"KL(base || target) > {p.kl_tol:g} nats for every TB variant", "the base model (exact)",
+                     {m: _r(targets[m]["kl_base"]) for m in tb},
+                     bool(min(targets[m]["kl_base"] for m in tb) > p.kl_tol),
+                     f"smallest KL(base||target) {min(targets[m]['kl_base'] for m in tb):.4f}"),
+        precondition("sharpen_target_has_headroom", "PowerFlow's exact alpha > 1 target is more accurate than the base "
+                     "model", "the base model (exact accuracy)",
+                     {"target_accuracy": _r(sharp["accuracy"]), "base": _r(base["accuracy"])},
+                     bool(sharp["accuracy"] > base["accuracy"]),
+                     f"target {sharp['accuracy']:.4f} vs base {base['accuracy']:.4f}"),
+        precondition("grpo_within_reach", f"PowerFlow's exact alpha > 1 target (its accuracy ceiling) comes within "
+                     f"{p.grpo_gap:g} of supervised GRPO's accuracy", "PowerFlow's exact alpha > 1 target accuracy",
+                     {"target_accuracy": _r(sharp["accuracy"]), "grpo": mean_ci(runs["grpo"]["accuracy"], c).rounded()}
+                     | ceiling, superiority(mean_ci(runs["grpo"]["accuracy"], c), direction="below",
+                                            reference=sharp["accuracy"] + p.grpo_gap, what="GRPO's accuracy")),
+        precondition("flatten_target_keeps_accuracy", f"the mechanism can act: the exact alpha < 1 target of the "
+                     f"flattened model keeps its accuracy within {p.flat_acc_tol:g} (the paper flattens an aligned, "
+                     "over-sharpened model; here the base model is flattened)", "the base model (exact accuracy)",
+                     {"target_accuracy": _r(flat["accuracy"]), "base": _r(base["accuracy"])},
+                     bool(abs(flat["accuracy"] - base["accuracy"]) <= p.flat_acc_tol),
+                     f"the alpha < 1 target's own accuracy {flat['accuracy']:.4f} vs the base's {base['accuracy']:.4f}"),
+        precondition("length_target_keeps_length", f"the mechanism can act: the exact length-aware alpha > 1 target "
+                     f"keeps the expected length within {p.length_tol:g} (relative) of the base model's (where length "
+                     "and correctness go together, sharpening lengthens whatever the objective)",
+                     "the base model (exact expected length)",
+                     {"target_length": _r(sharp["length"]), "base": _r(base["length"])},
+                     bool(abs(sharp["length"] - base["length"]) <= p.length_tol * base["length"]),
+                     f"the length-aware target's own expected length {sharp['length']:.4f} vs the base's "
+                     f"{base['length']:.4f}"),
     ]
+    for m in (*RLIF, "grpo"):
+        iv = mean_ci(runs[m]["accuracy"], c)
+        out.append(precondition(f"competent_{m}", f"{m} fine-tuning improves on the un-tuned base model: its exact "
+                                f"accuracy lies above the base's ({100 * c:g}% t interval over {iv.n} seeds)",
+                                "the base model without fine-tuning (exact accuracy)",
+                                {"accuracy": iv.rounded(), "base": _r(base["accuracy"])},
+                                superiority(iv, reference=base["accuracy"], what=f"{m}'s accuracy")))
+    return out
+
+
+def findings(runs: dict[str, dict[str, np.ndarray]], base: dict[str, float], targets: dict[str, dict[str, float]],
+             p: ClaimParams) -> list[Claim]:
+    """The evidence and the check (module docstring)."""
+    c, tb = p.confidence, [m for m in runs if m.startswith("tb_")]
+    pf, flat, traj = runs["tb_length_sharpen"], runs["tb_length_flatten"], runs["tb_traj_sharpen"]
+    acc = mean_ci(pf["accuracy"], c)
+    worst_kl = mean_ci(np.max([runs[m]["kl"] for m in tb], axis=0), c)
+    out = [
+        evidence("tb_matches_own_target", f"every TB run reaches its own target: the per-seed worst exact "
+                 f"KL(pi||target) over the 3 TB variants x alpha in (>1, <1) lies below {p.kl_tol:g} nats",
+                 "TB's fixed point is pi = target (KL = 0); no KL value is reported at LLM scale",
+                 {m: mean_ci(runs[m]["kl"], c).rounded() for m in tb} | {"worst_variant": worst_kl.rounded()},
+                 superiority(worst_kl, direction="below", reference=p.kl_tol, what="the worst variant's KL"),
+                 requires=[BASE, "targets_differ_from_base"]),
+        evidence("sharpen_beats_base", "alpha > 1 (length-aware TB) raises exact accuracy above the base model's",
+                 "sharpening elicits reasoning: +accuracy over the base model",
+                 {"powerflow": acc.rounded(), "base": _r(base["accuracy"])},
+                 superiority(acc, reference=base["accuracy"], what="PowerFlow's accuracy"),
+                 requires=[BASE, "sharpen_target_has_headroom"]),
+    ]
+    for m in RLIF:
+        d = paired_diff_ci(pf["accuracy"], runs[m]["accuracy"], c)
+        out.append(evidence(f"sharpen_beats_{m}", f"alpha > 1 (length-aware TB) has higher exact accuracy than the "
+                            f"{m} RLIF baseline (paired t interval of the difference over {d.n} seeds above 0)",
+                            PAPER_RLIF, {"powerflow": acc.rounded(), m: mean_ci(runs[m]["accuracy"], c).rounded(),
+                                         "difference": d.rounded()},
+                            superiority(d, what=f"PowerFlow - {m} accuracy"), requires=[BASE, f"competent_{m}"]))
+    gap = paired_diff_ci(pf["accuracy"], runs["grpo"]["accuracy"], c)
+    flat_acc, traj_len = mean_ci(flat["accuracy"], c), mean_ci(traj["length"], c)
+    rel_len = mean_ci((pf["length"] - base["length"]) / base["length"], c)
+    out += [
+        evidence("sharpen_approaches_grpo", f"alpha > 1 (length-aware TB) accuracy is at most {p.grpo_gap:g} below "
+                 "supervised GRPO's (true reward; paired t interval of the difference)", PAPER_RLIF,
+                 {"powerflow": acc.rounded(), "grpo": mean_ci(runs["grpo"]["accuracy"], c).rounded(),
+                  "difference": gap.rounded(), "powerflow_target_accuracy": _r(targets["tb_length_sharpen"]["accuracy"])},
+                 noninferiority(gap, margin=p.grpo_gap, direction="above", what="PowerFlow - GRPO accuracy"),
+                 requires=[BASE, "competent_grpo", "grpo_within_reach"]),
+        evidence("flatten_keeps_accuracy", f"alpha < 1 (length-aware TB) keeps exact accuracy within "
+                 f"{p.flat_acc_tol:g} of the base model's", "diversity and quality rise together (Pareto shift on "
+                 "creative tasks)", {"powerflow_flatten": flat_acc.rounded(), "base": _r(base["accuracy"]),
+                                     "its_exact_target": _r(targets["tb_length_flatten"]["accuracy"])},
+                 equivalence(flat_acc, margin=p.flat_acc_tol, center=base["accuracy"], what="the flattened accuracy"),
+                 requires=[BASE, "flatten_target_keeps_accuracy"]),
+        evidence("traj_shortens_when_sharpening", "trajectory-level TB at alpha > 1 shortens the expected response "
+                 "length below the base model's", "trajectory-level matching collapses length",
+                 {"tb_traj_sharpen": traj_len.rounded(), "base": _r(base["length"])},
+                 superiority(traj_len, direction="below", reference=base["length"], what="its expected length"),
+                 requires=[BASE]),
+        evidence("length_aware_keeps_length", f"length-aware TB at alpha > 1 keeps the expected length within "
+                 f"{p.length_tol:g} (relative) of the base model's", "PowerFlow keeps the response length stable "
+                 "through training", {"relative_change": rel_len.rounded(), "powerflow": mean_ci(pf["length"], c)
+                                      .rounded(), "base": _r(base["length"]),
+                                      "its_exact_target": _r(targets["tb_length_sharpen"]["length"])},
+                 equivalence(rel_len, margin=p.length_tol, what="the relative length change"),
+                 requires=[BASE, "length_target_keeps_length"]),
+    ]
+    ent = mean_ci(flat["entropy"], c)
+    out.append(check("flatten_raises_entropy", "alpha < 1 (length-aware TB) raises the exact entropy above the base "
+                     "model's: true of the flattened target, so it holds once TB reaches it (a check, not evidence)",
+                     "flattening (alpha < 1) raises diversity (creative writing, aligned models)",
+                     {"powerflow_flatten": ent.rounded(), "base": _r(base["entropy"]),
+                      "its_exact_target": _r(targets["tb_length_flatten"]["entropy"])}, bool(ent.lo > base["entropy"]),
+                     f"entropy interval {ent.lo:.4f}..{ent.hi:.4f} reaches the base's {base['entropy']:.4f}"))
+    return out
+
+
+def claims(runs: dict[str, dict[str, np.ndarray]], base: dict[str, float], targets: dict[str, dict[str, float]],
+           reference: dict[str, float], ceiling: dict, p: ClaimParams) -> list[Claim]:
+    """``runs[method][metric]``: per-seed exact accuracy, entropy, length and (TB) KL to the method's own target;
+    ``base`` and ``targets[method]`` (with ``kl_base`` = KL(base || target)): exact metrics; ``reference``: the
+    base model's and the trivial models' fit to D (kl_data_base, kl_data_count, kl_data_uniform, acc_count,
+    acc_uniform); ``ceiling``: baselines.power_ceiling against GRPO's accuracy."""
+    return regime(runs, base, targets, reference, ceiling, p) + findings(runs, base, targets, p)

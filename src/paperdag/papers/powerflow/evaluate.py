@@ -3,25 +3,41 @@ the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import torch
 
 from paperdag.claims import write_metrics
+from paperdag.common.stats import mean_ci
 from paperdag.io import load_tensors, read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
 from . import exact
+from .baselines import count_model_log_probs, kl, power_ceiling
 from .claims import claims
-from .data import load_task
+from .data import load_pairs, load_task
 from .finetune import CURVE_FILE, FINAL_FILE
 from .params import Params
 from .plots import plot_kl_curves, plot_lengths, plot_pareto
 from .policy import build_model
-from .prepare import PROMPTS_FILE
+from .prepare import DATA_FILE, PROMPTS_FILE
 from .pretrain import BASE_FILE
-from .stats import mean_ci, spread_by_step
-from .task import all_responses, data_log_probs
+from .stats import spread_by_step
+from .task import Task, all_responses, data_log_probs
 
 KEYS = ("accuracy", "entropy", "length", "kl")
+
+
+def trivial_models(task: Task, log_base: torch.Tensor, data: Path) -> dict[str, float]:
+    """The base model's exact fit to D beside the trivial models': KL(D || .) and accuracy of the uniform policy and
+    of the per-prompt count model of the pretraining pairs (baselines.py)."""
+    log_d = data_log_probs(task)
+    log_uniform = torch.full_like(log_d, -float(np.log(log_d.shape[1])))
+    log_count = count_model_log_probs(task, *load_pairs(data, task.max_len))
+    return {"kl_data_base": kl(log_d, log_base), "kl_data_count": kl(log_d, log_count),
+            "kl_data_uniform": kl(log_d, log_uniform), "acc_count": exact.metrics(log_count, task)["accuracy"],
+            "acc_uniform": exact.metrics(log_uniform, task)["accuracy"]}
 
 
 def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
@@ -32,16 +48,13 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
     model.load_state_dict(load_tensors(ctx.input("train_base", BASE_FILE)))
     log_base, n_tokens = exact.log_probs(model, task), (all_responses(task)[1] + 1).double()
     base, h = exact.metrics(log_base, task), exact.base_rate(log_base, n_tokens)
-    log_d = data_log_probs(task)
-    n_responses = log_d.shape[1]
-    sanity = {"kl_data_base": float((log_d.exp() * (log_d - log_base)).sum(1).mean()),
-              "kl_data_uniform": float((log_d.exp() * (log_d + np.log(n_responses))).sum(1).mean()),
-              "acc_uniform": (n_responses - 1) / n_responses / t.modulus}
+    reference = trivial_models(task, log_base, ctx.input("prepare", DATA_FILE))
 
-    s, targets, curves, dists = {}, {}, {}, {"base": exact.length_distribution(log_base, task)}
+    runs, s, targets, curves, dists = {}, {}, {}, {}, {"base": exact.length_distribution(log_base, task)}
     for m in methods:
-        final = read_table(ctx.input(f"finetune_{m}", FINAL_FILE))
-        s[m] = {k: mean_ci(final[k].to_numpy(), p.claims.confidence) for k in KEYS}
+        final = read_table(ctx.input(f"finetune_{m}", FINAL_FILE)).sort_by("seed")
+        runs[m] = {k: final[k].to_numpy() for k in KEYS}
+        s[m] = {k: mean_ci(v, p.claims.confidence) for k, v in runs[m].items()}
         dists[m] = np.mean(np.array(final["length_dist"].to_pylist()), 0)
         if m.startswith("tb_"):
             kind, power = m.split("_")[1], m.split("_")[2]
@@ -53,11 +66,12 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
     write_table(ctx.output("methods.parquet"), {
         "method": methods, **{f"{k}_{v}": [getattr(s[m][k], v) for m in methods] for k in KEYS
                               for v in ("mean", "lo", "hi")}})
-    metrics = {f"{k[:3]}_base": base[k] for k in baseline_only} | sanity
+    metrics = {f"{k[:3]}_base": base[k] for k in baseline_only} | reference
     metrics |= {f"{k[:3]}_{m}": s[m][k].mean for m in methods for k in KEYS if m.startswith("tb_") or k != "kl"}
     metrics |= {f"target_{k[:3]}_{m}": v[k] for m, v in targets.items() for k in baseline_only}
     save_figure(plot_kl_curves(curves), ctx.output("kl_curves.png"))
     save_figure(plot_pareto(s, base, targets), ctx.output("pareto.png"))
     save_figure(plot_lengths(dists), ctx.output("lengths.png"))
-    write_metrics(ctx.out, metrics, claims(s, base, targets, sanity, p.claims))
+    ceiling = power_ceiling(log_base, n_tokens, h, task, float(s["grpo"]["accuracy"].mean), p.claims.grpo_gap)
+    write_metrics(ctx.out, metrics, claims(runs, base, targets, reference, ceiling, p.claims))
     return {k: float(v) for k, v in metrics.items()}

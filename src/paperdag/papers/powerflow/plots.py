@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from paperdag.common.stats import Interval
 from paperdag.io import new_figure
-
-from .stats import Interval
 
 COLORS = {"traj": "tab:red", "token": "tab:orange", "length": "tab:blue", "entropy": "tab:brown",
           "self_certainty": "tab:pink", "majority": "tab:olive", "grpo": "tab:green", "base": "k"}

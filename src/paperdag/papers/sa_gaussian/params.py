@@ -69,8 +69,11 @@ class AnalysisParams(ParamsModel):
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
-    slope_tol: float = Field(ge=0.0, le=1.0, description="a rate holds if its 95% CI meets paper slope +- tol")
-    baseline_ratio: float = Field(ge=1.0, description="a wrong limit must be this many times farther than the right")
+    slope_tol: float = Field(ge=0.0, le=1.0, description="a rate holds if its 95% CI lies inside paper slope +- tol "
+                             "(trend; allowance for the bound's log factor and constants over one decade of alpha); "
+                             "also the largest change of slope across the stepsizes counted as one regime")
+    baseline_ratio: float = Field(ge=1.0, description="a wrong limit must be this many times farther than the right "
+                                  "(the 95% CI of the W1 ratio above it)")
     stationarity_tol: float = Field(gt=0.0, le=1.0, description="allowed relative drift of E|y|^2 over the last "
                                                                 "quarter of burn-in, and covariance error")
 

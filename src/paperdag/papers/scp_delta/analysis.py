@@ -4,12 +4,16 @@ sparsity of the fine-tuning shift.
 Utility is the mean next-token NLL (nats per byte) on held-out windows, perplexity exp(NLL). Sparsity: at a position
 with per-token terms c_v = q(v) log(q(v) / p0(v)) of KL(q || p0), the fraction of the 256 tokens that the fewest
 tokens by decreasing c_v need for their running sum to reach kl_mass * KL(q || p0).
+Headroom of the tightness claim: a model that is k-NAF for items of either shard satisfies p <= e^k q1 and
+p <= e^k q2, so sum_v p = 1 <= e^k Z with Z = sum_v min(q1, q2): k >= -log Z binds every method. The headroom is
+CP-Delta's certificate max_j sum_t Delta_max(CP-Delta || q_j), enumerated, over that lower bound summed alike.
 """
 
 from __future__ import annotations
 
 import torch
 
+from .certificate import cp_delta_closed_form, max_divergence
 from .combine import scp_delta_r
 from .extraction import code_logprobs, digit_steps, enumeration_inputs, exposure, greedy_hit
 from .models import BASE, METHODS, Models
@@ -56,3 +60,11 @@ def shift_sparsity(models: Models, windows: torch.Tensor, keep_mass: float, kl_m
     frac = kl_carrier_fraction(logp["q_full"], logp["p0"], kl_mass)
     kept = scp_delta_r(logp["p0"], logp["q1"], logp["q2"], keep_mass)[1].double().mean(-1)
     return {"kl_carrier_fraction_median": float(frac.median()), "scp_kept_fraction_mean": float(kept.mean())}
+
+
+def minimax_headroom(models: Models, windows: torch.Tensor, keep_mass: float) -> float:
+    """CP-Delta's summed worst-case Delta_max certificate over the summed minimax lower bound -log Z (module
+    docstring) on ``windows``: how much any method could tighten CP-Delta's bound (1 = not at all)."""
+    logp = models.logprobs(windows[:, :-1], keep_mass)
+    cert = torch.maximum(*(max_divergence(logp["cp_delta"], logp[q]).sum(-1) for q in ("q1", "q2")))
+    return float(cert.sum() / cp_delta_closed_form(logp["q1"], logp["q2"]).sum())

@@ -1,22 +1,25 @@
-"""Stage ``evaluate``: extraction attacks (exposure by exact enumeration, greedy, sampled), held-out utility, shift
-sparsity and the certificate medians, the claims (claims.py) and the figures (plots.py)."""
+"""Stage ``evaluate``: extraction attacks (exposure by exact enumeration, greedy, sampled), held-out utility beside
+the count byte bigram of each model's training bytes (paperdag.common.ngram, the trivial baseline), the minimax
+headroom of the tightness claim, shift sparsity and the certificate medians, the claims (claims.py) and the figures
+(plots.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from paperdag.claims import write_metrics
+from paperdag.common.ngram import bigram_cross_entropies
 from paperdag.io import read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .analysis import ATTACKED, attack_canary, shift_sparsity, utility_nll
+from .analysis import ATTACKED, attack_canary, minimax_headroom, shift_sparsity, utility_nll
 from .claims import claims
 from .params import Params
 from .plots import plot_bounds, plot_exposure, plot_utility
 from .prepare import CANARY_FILE, PRIVATE_FILE
 from .records import read_canaries, shard_tokens
-from .summary import bound_medians, extraction_intervals, ppl_intervals
-from .train import eval_windows
+from .summary import bound_medians, extraction_intervals, ppl_intervals, seed_bound_ratios
+from .train import SHARDS, eval_windows
 from .verify import CERTIFICATE_FILE, seed_models
 
 
@@ -33,6 +36,8 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     rows: dict[str, list] = {k: [] for k in ("seed", "canary", "model", "group", "exposure", "p_extract", "greedy")}
     nll: dict[str, list[float]] = {}
     sparsity: dict[str, list[float]] = {}
+    bigram: dict[str, list[float]] = {}
+    headroom: list[float] = []
     for s in ctx.progress(range(p.n_seeds), desc="seeds"):
         models = seed_models(ctx, s)
         for c in read_canaries(ctx.input("prepare", CANARY_FILE), s):
@@ -45,6 +50,11 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
             nll.setdefault(m, []).append(v)
         for k, v in shift_sparsity(models, held, p.keep_mass, p.kl_mass).items():
             sparsity.setdefault(k, []).append(v)
+        pairs = (held[:, :-1].numpy(), held[:, 1:].numpy())
+        for m, splits in SHARDS.items():
+            fit = bigram_cross_entropies(shard_tokens(ctx.input("prepare", PRIVATE_FILE), s, splits), *pairs)
+            bigram.setdefault(m, []).append(min(fit.values()))
+        headroom.append(minimax_headroom(models, held, p.keep_mass))
     write_table(ctx.output("extraction.parquet"), rows)
     cert = read_table(ctx.input("verify", CERTIFICATE_FILE)).to_pydict()
     bounds = bound_medians(cert)
@@ -54,8 +64,12 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     metrics |= {"bound_ratio_cp_over_scp": bounds["dmax_median_cp_delta"] / bounds["dmax_median_scp_delta_r"],
                 "base_bound_ratio_cp_over_scp": bounds["dmax_base_median_cp_delta"]
                 / bounds["dmax_base_median_scp_delta_r"],
-                "log2_canary_space": log2_space, "p0_nll_heldout": float(np.mean(nll["p0"]))}
-    write_metrics(ctx.out, metrics, claims(metrics, intervals, p.claims))
+                "log2_canary_space": log2_space, "p0_nll_heldout": float(np.mean(nll["p0"])),
+                "minimax_headroom": float(np.mean(headroom))}
+    metrics |= {f"bigram_nll_{m}_shards": float(np.mean(v)) for m, v in bigram.items()}
+    ratios = {div: seed_bound_ratios(cert, div) for div in ("dmax", "dmax_base")}
+    nats = {m: np.array(v) for m, v in nll.items()} | {f"bigram_{m}": np.array(v) for m, v in bigram.items()}
+    write_metrics(ctx.out, metrics, claims(metrics, intervals, nats, ratios, np.array(headroom), p.claims))
     save_figure(plot_bounds(cert), ctx.output("bounds.png"))
     save_figure(plot_exposure(intervals, ATTACKED, log2_space), ctx.output("exposure.png"))
     save_figure(plot_utility(intervals), ctx.output("utility.png"))

@@ -24,6 +24,15 @@ def bound_medians(cert: dict[str, list]) -> dict[str, float]:
     return out
 
 
+def seed_bound_ratios(cert: dict[str, list], div: str) -> np.ndarray:
+    """Per seed (ascending): median ``div`` certificate of CP-Delta over SCP-Delta_r's, over PROTECTED_KINDS."""
+    def median(seed: int, method: str) -> float:
+        return float(np.median([v for v, k, m, s in zip(cert[div], cert["kind"], cert["method"], cert["seed"],
+                                                         strict=True) if m == method and k in PROTECTED_KINDS
+                                and s == seed]))
+    return np.array([median(s, "cp_delta") / median(s, "scp_delta_r") for s in sorted(set(cert["seed"]))])
+
+
 def per_seed_means(rows: dict[str, list], value: str, model: str, group: str) -> list[float]:
     """For each seed, the mean of ``value`` over the canaries of ``group`` (single / dup / own) attacked on model."""
     seeds = sorted(set(rows["seed"]))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from paperdag.common.stats import Interval, mean_ci, paired_diff_ci
+from paperdag.common.stats import Interval, mean_ci
 
 
 @dataclass(frozen=True)
@@ -55,11 +55,6 @@ class Runs:
 def pass_curve(runs: Runs, budgets: np.ndarray) -> list[Interval]:
     """Mean over seeds of P_s(b), with its 95% CI, for each budget b."""
     return [mean_ci(runs.pass_rates(b)) for b in budgets]
-
-
-def pass_diff(a: Runs, b: Runs, budget: float) -> Interval:
-    """Paired CI over seeds of P^a_s(budget) - P^b_s(budget)."""
-    return paired_diff_ci(a.pass_rates(budget), b.pass_rates(budget))
 
 
 def token_means(a: Runs, b: Runs) -> tuple[np.ndarray, np.ndarray]:

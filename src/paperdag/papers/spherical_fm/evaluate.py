@@ -1,8 +1,10 @@
 """Stage ``evaluate``: feature-space metrics of every generator, seed and step count against the MNIST test images,
-the trivial Gaussian generator and a real-vs-real reference, the claims (claims.py) and the figures (plots.py)."""
+the trivial Gaussian generator (one draw per seed) and a real-vs-real reference, the regime (regime.py), the claims
+(claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import torch
 
@@ -10,17 +12,19 @@ from paperdag.claims import write_metrics
 from paperdag.io import load_tensors, read_json, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .claims import claims
-from .data import load_split, to_model_space
+from .claims import Measured, claims
+from .data import DATASETS, load_split, to_model_space
 from .features import CLASSIFIER_FILE
 from .flows import gaussian_baseline
 from .metrics import featurize, label_frequencies, score
 from .networks import Classifier
+from .observation import chance
 from .params import Params
 from .plots import plot_labels, plot_metric_vs_steps, plot_observation, plot_samples
 from .prepare import DATA_FILE
 from .probes import OBSERVATION_FILE
-from .stats import summarize
+from .regime import coupling_agreement, saturated_fraction
+from .stats import per_seed, summarize
 from .train import SAMPLES_FILE, to_uint8
 
 METRICS = ("fd", "one_nn", "precision", "recall", "label_tv")
@@ -42,19 +46,30 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
     samples = {m: load_tensors(ctx.input(f"train_{m}", SAMPLES_FILE))["samples"] for m in methods}
     rows = [dict(method=m, seed=s, steps=k, **image_score(samples[m][s, j]))
             for m in methods for s in range(p.flow.n_seeds) for j, k in enumerate(p.flow.sample_steps)]
-    gaussian = to_uint8(gaussian_baseline(X_tr, n, torch.Generator().manual_seed(p.seed)))
-    reference = {"gaussian": image_score(gaussian), "real_train": image_score(to_uint8(X_tr[:n]))}
-    baselines = [dict(method=b, seed=0, steps=0, **v) for b, v in reference.items()]
+    gaussians = [image_score(to_uint8(gaussian_baseline(X_tr, n, torch.Generator().manual_seed(p.seed + s))))
+                 for s in range(p.flow.n_seeds)]
+    reference = {"gaussian": gaussians[0], "real_train": image_score(to_uint8(X_tr[:n]))}
+    baselines = [dict(method="gaussian", seed=s, steps=0, **v) for s, v in enumerate(gaussians)]
+    baselines.append(dict(method="real_train", seed=0, steps=0, **reference["real_train"]))
     write_table(ctx.output("scores.parquet"), pa.Table.from_pylist(rows + baselines))
 
     summary = summarize(rows, ("method", "steps"), METRICS)
     observation = read_json(ctx.input("train_probes", OBSERVATION_FILE))
+    same, pairs = coupling_agreement(X_tr, p.flow.batch, p.metrics.coupling_batches,
+                                     torch.Generator().manual_seed(p.seed))
+    measured = Measured(
+        per_seed(rows, ("method", "steps"), "fd"), np.array([g["fd"] for g in gaussians]),
+        reference["real_train"]["fd"], feature_acc, chance(y_te), observation,
+        {d: saturated_fraction(load_split(ctx.input("prepare", DATA_FILE), d, "train")[0]) for d in DATASETS},
+        same, pairs)
     metrics = {f"{v}_{m}_{k}": c.mean for (m, k), cs in summary.items() for v, c in cs.items()}
     metrics |= {f"fd_{m}_{k}_ci_lo": cs["fd"].lo for (m, k), cs in summary.items()}
     metrics |= {f"fd_{m}_{k}_ci_hi": cs["fd"].hi for (m, k), cs in summary.items()}
     metrics |= {f"{v}_{b}": x for b, r in reference.items() for v, x in r.items()} | {"feature_accuracy": feature_acc}
     metrics |= {f"{d}_{s}_{k}": x for d, by in observation.items() for s, r in by.items() for k, x in r.items()}
-    write_metrics(ctx.out, metrics, claims(summary, reference, feature_acc, observation, p.flow.sample_steps, p.claims))
+    metrics |= {"fd_gaussian_seed_mean": float(measured.gaussian_fd.mean()), "coupling_agreement": same / pairs}
+    metrics |= {f"saturated_fraction_{d}": v for d, v in measured.saturated.items()}
+    write_metrics(ctx.out, metrics, claims(measured, p.flow.sample_steps, p.claims))
 
     save_figure(plot_samples({m: samples[m][0] for m in methods}, p.flow.sample_steps, to_uint8(X_te)),
                 ctx.output("samples.png"))

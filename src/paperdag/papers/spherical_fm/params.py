@@ -48,6 +48,8 @@ class MetricParams(ParamsModel):
     """Settings of the feature-space metrics (metrics.py)."""
 
     knn_k: int = Field(ge=1, le=50, description="k of the k-NN balls of precision/recall")
+    coupling_batches: int = Field(ge=1, le=1000, description="noise/data batches (of flow.batch) on which the "
+                                  "Euclidean and angular OT couplings are compared (regime.py)")
 
 
 class ClaimParams(ParamsModel):
@@ -60,6 +62,12 @@ class ClaimParams(ParamsModel):
     match_tol: float = Field(ge=0.0, le=1.0, description="'SOT-CFM matches OT-CFM': mean FD within this relative "
                                                          "margin at every step count")
     min_feature_acc: float = Field(ge=0.0, le=1.0, description="test accuracy the feature classifier must reach")
+    max_fd_ratio: float = Field(gt=0.0, le=1.0, description=(
+        "competence: every generator's FD at most this multiple of the fitted Gaussian's (issue 53, set before the "
+        "run: a generator must close at least a quarter of the Gaussian's FD to count as having learned the images)"))
+    max_saturated_frac: float = Field(gt=0.0, lt=1.0, description=(
+        "natural-image statistics: at most this fraction of pixels exactly 0 or 1 (each adds exactly 1 to the "
+        "model-scale ||x||^2; above one half, most of the norm is fixed by that identity, not by the image)"))
 
 
 class Params(ParamsModel):

@@ -6,9 +6,8 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from paperdag.common.stats import Interval
 from paperdag.io import new_figure
-
-from .stats import MeanCI
 
 NAMES = {"icfm": "I-CFM", "otcfm": "OT-CFM", "sotcfm": "SOT-CFM", "sfm": "SFM"}
 COLORS = {"icfm": "tab:gray", "otcfm": "tab:blue", "sotcfm": "tab:orange", "sfm": "tab:red", "real test": "k"}
@@ -39,7 +38,7 @@ def plot_samples(samples: dict[str, torch.Tensor], steps: list[int], real: torch
     return fig
 
 
-def plot_metric_vs_steps(summary: dict[tuple[str, int], dict[str, MeanCI]], methods: list[str], steps: list[int],
+def plot_metric_vs_steps(summary: dict[tuple[str, int], dict[str, Interval]], methods: list[str], steps: list[int],
                          reference: dict[str, dict[str, float]]) -> Figure:
     """Each metric against sampler steps, mean over seeds with 95% CI bars; Gaussian and real-vs-real as lines."""
     fig, axes = new_figure(14, 3.4, ncols=len(PANELS))

@@ -1,14 +1,21 @@
-"""Across-seed summaries that the claims judge: per configuration means with 95% t-intervals and paired differences
-on shared seeds (paperdag.common.stats), the return drop of a training curve, and the epsilon sweep's trend."""
+"""The per-seed numbers the claims judge (claims.py builds the intervals with the shared rules): every configuration's
+evaluation on its seeds (seed i of every method shares the torch seed, so comparisons are paired), the return drop
+and the late rise of a training curve, the epsilon sweep (per-update KL of every seed at every epsilon) and the simulator
+throughput.
+
+Trivial baseline of a simulator: the better of the zero-action and the uniform random-action policy (prepare's
+specs.json); a configuration's gain is its stochastic return minus it.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-from paperdag.common.stats import mean_ci, paired_diff_ci
+from paperdag.common.stats import mean_ci
 
 UNIMODAL = ("pendulum", "reacher")
+MAIN, BASE, STRESS = "main", "base", "stress"
 
 
 def select(table: pa.Table, column: str, **where: object) -> np.ndarray:
@@ -20,57 +27,71 @@ def select(table: pa.Table, column: str, **where: object) -> np.ndarray:
     return np.array([r[column] for r in rows], dtype=float)
 
 
-def return_drop(curves: pa.Table, **where: object) -> np.ndarray:
-    """Per seed: max_t R_t - R_final of the training return curve (0 when the last iterate is the best)."""
+def _per_seed_curves(curves: pa.Table, **where: object) -> list[list[float]]:
+    """The training-return curve of every seed (ordered by seed, then iteration)."""
     rows = [r for r in curves.to_pylist() if all(r[k] == v for k, v in where.items())]
     seeds = sorted({r["seed"] for r in rows})
-    finals = [[r["return"] for r in sorted(rows, key=lambda r: r["iteration"]) if r["seed"] == s] for s in seeds]
-    return np.array([max(f) - f[-1] for f in finals])
+    return [[r["return"] for r in sorted(rows, key=lambda r: r["iteration"]) if r["seed"] == s] for s in seeds]
+
+
+def return_drop(curves: pa.Table, **where: object) -> np.ndarray:
+    """Per seed: max_t R_t - R_final of the training return curve (0 when the last iterate is the best)."""
+    return np.array([max(f) - f[-1] for f in _per_seed_curves(curves, **where)])
+
+
+def late_rise(curves: pa.Table, window: float, **where: object) -> np.ndarray:
+    """Per seed: mean training return over the last ``window`` fraction of iterations minus the mean over the
+    window before it (> 0 while the curve still rises; at least one iteration per window)."""
+    out = []
+    for f in _per_seed_curves(curves, **where):
+        w = max(1, round(window * len(f)))
+        out.append(float(np.mean(f[-w:]) - np.mean(f[-2 * w:-w])))
+    return np.array(out)
+
+
+def competence(evals: pa.Table, trivial: dict[str, float]) -> dict[str, dict]:
+    """Per compared configuration (env/method/setting: the main and base runs and TruDi at the large learning rate,
+    whose baselines are expected to fail there): per-seed gains over the trivial baseline and the best mean gain
+    among the main and base configurations of its simulator."""
+    rows = evals.to_pylist()
+    configs = sorted({(r["env"], r["method"], r["setting"]) for r in rows
+                      if r["setting"] in (MAIN, BASE) or (r["setting"], r["method"]) == (STRESS, "trudi")})
+    gain = {c: select(evals, "return_stoch", env=c[0], method=c[1], setting=c[2]) - trivial[c[0]] for c in configs}
+    best = {e: max(float(g.mean()) for c, g in gain.items() if c[0] == e and c[2] != STRESS) for e, *_ in configs}
+    return {"/".join(c): {"gain": g, "best_gain": best[c[0]], "env": c[0]} for c, g in gain.items()}
 
 
 def summarise(evals: pa.Table, curves: pa.Table, throughput: pa.Table, env: dict[str, str],
-              learn_frac: float) -> dict:
-    """The summaries of claims.py: stress (stability), detour (multimodal), par (unimodal), sweep, throughput,
-    sanity. ``env`` names the stress and sweep simulators."""
+              trivial: dict[str, float], window: float) -> dict:
+    """The per-seed arrays of claims.py: stress (stability), detour (multimodal), par (unimodal), sweep,
+    competence, throughput. ``env`` names the stress and sweep simulators, ``trivial`` each simulator's trivial
+    return, ``window`` the fraction of iterations of ``late_rise``."""
     def ev(column: str, **where: object) -> np.ndarray:
         return select(evals, column, **where)
 
-    stress = {"env": env["stress"], "lr": float(ev("lr", setting="stress", method="clip")[0])}
+    stress = {"env": env["stress"], "lr": float(ev("lr", setting=STRESS, method="clip")[0])}
     for m in ("trudi", "clip", "final"):
-        stress[f"max_kl_{m}"] = mean_ci(ev("max_kl", setting="stress", method=m))
-        stress[f"drop_{m}"] = mean_ci(return_drop(curves, setting="stress", method=m))
-    for m in ("clip", "final"):
-        stress[f"return_diff_{m}"] = paired_diff_ci(ev("return_stoch", setting="stress", method="trudi"),
-                                                    ev("return_stoch", setting="stress", method=m))
-    main = {"setting": "main"}
-    detour = {f"coverage_{m}": mean_ci(ev("coverage_stoch", env="detour", method=m, **main))
-              for m in ("trudi", "gauss")}
-    detour["coverage_trudi_det"] = mean_ci(ev("coverage_det", env="detour", method="trudi", **main))
-    detour |= {f"{k}_diff": paired_diff_ci(ev(c, env="detour", method="trudi", **main),
-                                           ev(c, env="detour", method="gauss", **main))
-               for k, c in (("coverage", "coverage_stoch"), ("return", "return_stoch"))}
-    par = {e: {"diff": paired_diff_ci(ev("return_stoch", env=e, method="trudi", **main),
-                                      ev("return_stoch", env=e, method="gauss", **main)),
-               "gauss_gain": float(ev("return_stoch", env=e, method="gauss", **main).mean()
-                                   - ev("zero_return", env=e, method="gauss", **main)[0])} for e in UNIMODAL}
+        stress |= {f"{k}_{m}": ev(c, setting=STRESS, method=m) for k, c in (("max_kl", "max_kl"),
+                                                                          ("return", "return_stoch"))}
+        stress[f"drop_{m}"] = return_drop(curves, setting=STRESS, method=m)
+    detour = {f"{k}_{m}": ev(c, env="detour", method=m, setting=MAIN) for m in ("trudi", "gauss")
+              for k, c in (("coverage", "coverage_stoch"), ("return", "return_stoch"))}
+    detour["coverage_det_trudi"] = ev("coverage_det", env="detour", method="trudi", setting=MAIN)
+    par = {e: {f"{k}_{m}": ev(c, env=e, method=m, setting=MAIN) for m in ("trudi", "gauss")
+               for k, c in (("return", "return_stoch"), ("mean_kl", "mean_kl"))} for e in UNIMODAL}
+    for e, v in par.items():
+        v["gauss_gain"] = float(v["return_gauss"].mean() - trivial[e])
+        v |= {f"rise_{m}": late_rise(curves, window, env=e, method=m, setting=MAIN) for m in ("trudi", "gauss")}
     eps = sorted(set(ev("epsilon", setting="sweep").tolist()))
-    kl = [float(ev("mean_kl", setting="sweep", epsilon=e).mean()) for e in eps]
-    sweep = {"env": env["sweep"], "epsilons": eps, "mean_kl": [round(k, 5) for k in kl], "kl_increasing": all(
-        a < b for a, b in zip(kl, kl[1:])), "return": [mean_ci(ev("return_stoch", setting="sweep", epsilon=e)).rounded(
-            3) for e in eps]}
+    kl = np.stack([ev("mean_kl", setting="sweep", epsilon=e) for e in eps])  # [epsilon, seed]
+    sweep = {"env": env["sweep"], "epsilons": eps, "mean_kl": [mean_ci(k).rounded(5) for k in kl],
+             "kl_increasing": bool((np.diff(kl, axis=0) > 0).all()),
+             "return": [mean_ci(ev("return_stoch", setting="sweep", epsilon=e)).rounded(3) for e in eps]}
     tp = throughput.to_pylist()
     kernels = {r["env"]: set() for r in tp}
     for r in tp:
         kernels[r["env"]].add(r["kernels_per_call"])
-    sanity = {}
-    for e in sorted(set(evals["env"].to_pylist())):
-        configs = {(r["method"], r["setting"]) for r in evals.to_pylist() if r["env"] == e and r["setting"] in
-                   ("main", "base")}
-        gain = {c: float(ev("return_stoch", env=e, method=c[0], setting=c[1]).mean()
-                         - ev("zero_return", env=e, method=c[0], setting=c[1])[0]) for c in configs}
-        best = max(gain.values())
-        sanity |= {f"{e}/{c[0]}/{c[1]}": best > 0 and g >= learn_frac * best for c, g in sorted(gain.items())}
-    return {"stress": stress, "detour": detour, "par": par, "sweep": sweep, "sanity": sanity,
+    return {"stress": stress, "detour": detour, "par": par, "sweep": sweep, "competence": competence(evals, trivial),
             "throughput": {f"{r['env']}@{r['n_envs']}": {"kernels": r["kernels_per_call"],
                                                           "steps_per_s": round(r["steps_per_second"])} for r in tp},
             "throughput_constant": all(len(k) == 1 for k in kernels.values())}

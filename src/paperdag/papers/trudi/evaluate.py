@@ -6,14 +6,29 @@ import numpy as np
 import pyarrow as pa
 
 from paperdag.claims import write_metrics
-from paperdag.io import read_table, save_figure, write_table
+from paperdag.io import read_json, read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
 from .analysis import summarise
 from .claims import claims
 from .params import ENVS, Params
 from .plots import plot_detour_actions, plot_epsilon_sweep, plot_kl, plot_returns
-from .prepare import THROUGHPUT_FILE
+from .prepare import SPECS_FILE, THROUGHPUT_FILE
+
+
+def headline_metrics(s: dict) -> dict[str, float]:
+    """Means over seeds of the summaries ``s`` (analysis.summarise) for the metrics file (the claims judge intervals)."""
+    st, det = s["stress"], s["detour"]
+    metrics = {f"stress_max_kl_{m}": st[f"max_kl_{m}"].mean() for m in ("trudi", "clip", "final")}
+    metrics |= {f"stress_return_drop_{m}": st[f"drop_{m}"].mean() for m in ("trudi", "clip", "final")}
+    metrics |= {f"stress_return_trudi_minus_{m}": (st["return_trudi"] - st[f"return_{m}"]).mean()
+                for m in ("clip", "final")}
+    metrics |= {"detour_coverage_trudi": det["coverage_trudi"].mean(), "detour_coverage_gauss": det["coverage_gauss"]
+                .mean(), "detour_return_trudi_minus_gauss": (det["return_trudi"] - det["return_gauss"]).mean()}
+    metrics |= {f"{e}_return_trudi_minus_gauss": (v["return_trudi"] - v["return_gauss"]).mean()
+                for e, v in s["par"].items()}
+    metrics |= {f"{e}_mean_kl_{m}": v[f"mean_kl_{m}"].mean() for e, v in s["par"].items() for m in ("trudi", "gauss")}
+    return metrics
 
 
 def evaluate(ctx: StageContext[Params], runs: list[str]) -> dict[str, float]:
@@ -22,22 +37,17 @@ def evaluate(ctx: StageContext[Params], runs: list[str]) -> dict[str, float]:
     evals = pa.concat_tables([read_table(ctx.input(r, "evals.parquet")) for r in runs], promote_options="default")
     curves = pa.concat_tables([read_table(ctx.input(r, "curves.parquet")) for r in runs])
     write_table(ctx.output("evals.parquet"), evals)
+    specs = read_json(ctx.input("prepare", SPECS_FILE))["envs"]
+    trivial = {e: max(v["zero_return"], v["random_return"]) for e, v in specs.items()}
     s = summarise(evals, curves, read_table(ctx.input("prepare", THROUGHPUT_FILE)),
-                  {"stress": p.stress_env, "sweep": p.sweep_env}, p.claims.learn_frac)
+                  {"stress": p.stress_env, "sweep": p.sweep_env}, trivial, p.claims.plateau_window)
     actions = {m: np.array(read_table(ctx.input(f"train_detour_{m}", "actions.parquet")).to_pandas())
                for m in ("trudi", "gauss")}
     save_figure(plot_returns(curves, ENVS), ctx.output("returns.png"))
     save_figure(plot_kl(curves, p.stress_env, (p.lr, p.stress_lr), p.epsilon), ctx.output("kl_per_update.png"))
     save_figure(plot_detour_actions(actions), ctx.output("detour_actions.png"))
     save_figure(plot_epsilon_sweep(s["sweep"]), ctx.output("epsilon_sweep.png"))
-    st, det = s["stress"], s["detour"]
-    metrics = {f"stress_max_kl_{m}": st[f"max_kl_{m}"].mean for m in ("trudi", "clip", "final")}
-    metrics |= {f"stress_return_drop_{m}": st[f"drop_{m}"].mean for m in ("trudi", "clip", "final")}
-    metrics |= {f"stress_return_trudi_minus_{m}": st[f"return_diff_{m}"].mean for m in ("clip", "final")}
-    metrics |= {"detour_coverage_trudi": det["coverage_trudi"].mean,
-                "detour_coverage_gauss": det["coverage_gauss"].mean,
-                "detour_return_trudi_minus_gauss": det["return_diff"].mean}
-    metrics |= {f"{e}_return_trudi_minus_gauss": v["diff"].mean for e, v in s["par"].items()}
+    metrics = headline_metrics(s)
     verdicts = claims(s, p.claims)
     write_metrics(ctx.out, metrics, verdicts)
-    return {k: float(v) for k, v in metrics.items()}
+    return metrics

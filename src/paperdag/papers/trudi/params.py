@@ -41,13 +41,18 @@ class PPOParams(ParamsModel):
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
-    kl_factor: float = Field(ge=1.0, description="stability: clip-only's max per-update KL must exceed TruDi's by this")
-    par_tol: float = Field(ge=0.0, le=1.0, description="on par: allowed shortfall vs Gaussian PPO, as a fraction of "
-                           "Gaussian PPO's gain over the zero-action policy")
-    min_coverage: float = Field(ge=0.0, le=0.5, description="multimodal: minority-side share of episodes to count "
+    kl_factor: float = Field(gt=1.0, description="per-update KLs that differ by this factor are different step "
+                             "sizes: the stress test needs the unconstrained baselines' max KL above this x TruDi's; "
+                             "the on-par comparison needs TruDi's mean KL within this factor of Gaussian PPO's")
+    par_tol: float = Field(gt=0.0, le=1.0, description="on par: allowed shortfall vs Gaussian PPO, as a fraction of "
+                           "Gaussian PPO's gain over the trivial policy (zero action on every simulator here); a late "
+                           "rise of the curves above this margin means they have not plateaued")
+    min_coverage: float = Field(gt=0.0, le=0.5, description="multimodal: minority-side share of episodes to count "
                                 "as capturing both modes")
-    learn_frac: float = Field(ge=0.0, le=1.0, description="sanity: a trained policy must close this fraction of the "
-                              "gap from the zero-action return to the best method's return")
+    learn_frac: float = Field(ge=0.0, le=1.0, description="competence: a configuration's gain over the trivial policy "
+                              "must lie above this fraction of the best configuration's gain on its simulator")
+    plateau_window: float = Field(gt=0.0, le=0.5, description="plateau: the last fraction of iterations whose mean "
+                                  "training return is compared with the window before it (the issue's last 10%)")
 
 
 class Params(ParamsModel):

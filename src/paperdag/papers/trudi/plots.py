@@ -67,7 +67,7 @@ def plot_epsilon_sweep(sweep: dict) -> Figure:
     err = np.array([[r["mean"] - r["ci"][0] for r in ret], [r["ci"][1] - r["mean"] for r in ret]])
     ax.errorbar(eps, mean, yerr=err, marker="o", color=COLORS["trudi"], capsize=3)
     ax.set(xscale="log", xlabel="epsilon", ylabel="return (stochastic)", title=sweep["env"])
-    ax2.plot(eps, sweep["mean_kl"], marker="o", color=COLORS["trudi"], label="measured")
+    ax2.plot(eps, [k["mean"] for k in sweep["mean_kl"]], marker="o", color=COLORS["trudi"], label="measured")
     ax2.plot(eps, eps, ls="--", color="k", lw=1, label="KL = epsilon")
     ax2.set(xscale="log", yscale="log", xlabel="epsilon", ylabel="mean per-update KL")
     ax2.legend(fontsize=8)

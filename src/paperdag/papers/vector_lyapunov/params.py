@@ -212,7 +212,8 @@ class ClaimParams(ParamsModel):
     slope_range: Range = Field(description="log-log slope of verification time against N counted as about linear")
     control_tol: float = Field(ge=0.0, le=10.0, description="allowed relative excess of the certified "
                                "controller's RMS spacing error and string ratio (platoon) or cost J (networks) over "
-                               "the uncertified one")
+                               "the uncertified one; the nominal controller must exceed it for the comparison to "
+                               "have headroom")
 
 
 class Params(ParamsModel):

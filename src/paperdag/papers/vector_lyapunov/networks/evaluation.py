@@ -108,7 +108,8 @@ def level_set(folder: Path, lmi: dict | None, seed: int) -> LevelSet:
 class NetworkResults:
     """What the network claims are judged on. ``scaling``/``slopes``: per system, the first delay's
     reachability-constrained certificate by N (``prefix_scaling``; slope of log work); ``runs``: every verified
-    network's summary by name; ``neural``/``lmi``: verdict per ``<system>_tau<tau>`` (``cases``: the neural one's
+    network's summary by name; ``neural``/``lmi``: verdict per ``<system>_tau<tau>`` (``lmi_feasible``: whether
+    the LMI found a common P at all, the P whose norm's polygon initialises the neural one; ``cases``: the neural one's
     subsystems refuted / unknown and the largest violation G / c_0 its counterexamples show); ``full_refuted``: per
     system, the full-domain baseline refuted while the reachability-constrained certificate is verified;
     ``falsified``/``simulated``: per verified certificate, ``falsify_folder`` and ``siss_simulation``;
@@ -120,6 +121,7 @@ class NetworkResults:
     runs: dict[str, dict]
     neural: dict[str, bool]
     lmi: dict[str, bool]
+    lmi_feasible: dict[str, bool]
     cases: dict[str, dict]
     full_refuted: list[bool]
     falsified: dict[str, dict[str, float]]
@@ -188,8 +190,8 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
     the verify_mono stage's results, the train stage's CEGIS summary and the control stage's study;
     ``folder(system, name)``: a certificate folder (name ``<system>_control``: the certified controller's).
     Falsification uses a tenth of ``ev.falsify_samples`` per subsystem."""
-    scal, slopes, by_name, neural, lmi_ok, cases, full_refuted, verified, mono_rows = ({}, {}, {}, {}, {}, {}, [],
-                                                                                        [], {})
+    scal, slopes, by_name, neural, lmi_ok, lmi_feasible, cases, mono_rows = {}, {}, {}, {}, {}, {}, {}, {}
+    full_refuted, verified = [], []
     for system in SYSTEMS:
         named = {r["name"]: r for r in runs[system]}
         main = named[f"{system}_tau{taus[0]}_reach"]
@@ -205,6 +207,7 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
             rounds = int(trained[system][f"tau{tau}_cegis_rounds_run"])
             cases[f"{system}_tau{tau}"] = _case(named[name], cex, feat, rounds, lmi_rows.get(tau))
         lmi_ok |= {f"{system}_tau{row['tau']}": row["verified"] for row in lmi[system]}
+        lmi_feasible |= {f"{system}_tau{row['tau']}": row["P"] is not None for row in lmi[system]}
         full_refuted.append(not named[f"{system}_tau{taus[0]}_full"]["verified"] and main["verified"])
         by_name |= named
         verified += [folder(system, name) for name, r in named.items() if r["verified"]]
@@ -213,5 +216,5 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
         mono_rows[system] = monolithic_rows(mono[system], main, mono_grid)
     falsified = {f.name: falsify_folder(f, ev.falsify_samples // 10, ev.falsify_steps, seed) for f in verified}
     simulated = {f.name: siss_simulation(f, ev.sim_steps, ev.n_sims, seed) for f in verified}
-    return NetworkResults(scal, slopes, by_name, neural, lmi_ok, cases, full_refuted, falsified, simulated,
-                          mono_rows, control)
+    return NetworkResults(scal, slopes, by_name, neural, lmi_ok, lmi_feasible, cases, full_refuted, falsified,
+                          simulated, mono_rows, control)

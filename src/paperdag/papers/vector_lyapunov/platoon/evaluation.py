@@ -14,7 +14,7 @@ from ..scaling import loglog_slope, prefix_scaling
 from .cegis import falsify, sample_box
 from .certificate import Policy, VectorCert, decrease
 from .certify import Certificate
-from .model import Platoon, simulate
+from .model import Platoon, accel, simulate
 
 
 def closed_loop(pl: Platoon, policy: Policy | None, steps: int, n_sims: int, w_bound: float,
@@ -56,12 +56,31 @@ def falsification(vc: VectorCert, policy: Policy, pl: Platoon, delta: np.ndarray
     return {"violations": violations, "worst_G_over_c0": worst}
 
 
+def gain_one_equilibria(pl: Platoon, policy: Policy, c: float, grid: int = 4001) -> list[bool]:
+    """Per follower: whether it has an equilibrium x_i = (e_s, c) with |e_s| <= S behind a predecessor cruising at
+    the constant velocity error c, with constant histories (delta = 0, inside every delay domain). The spacing
+    kinematics e_s(k+1) = e_s(k) + dt (e_vp - e_v) force e_v = c at any such equilibrium (the velocity error passes
+    on at DC gain 1), so one exists iff the acceleration command u(e_s, c; c) changes sign (or vanishes) on a grid
+    of e_s over [-S, S] (the command is continuous in e_s)."""
+    S = pl.box[0]
+    e_s = torch.linspace(-S, S, grid, dtype=torch.float64)
+    xd = torch.stack([e_s, torch.full_like(e_s, c)], -1)
+    vpd = torch.full_like(e_s, c)
+    out = []
+    with torch.no_grad():
+        for i in range(pl.n):
+            u = accel(pl, np.full(grid, i), xd, vpd, policy)
+            out.append(bool(u.min() <= 0.0 <= u.max()))
+    return out
+
+
 @dataclass(frozen=True)
 class PlatoonResults:
     """What the platoon's claims are judged on: scaling by N (``prefix_scaling`` rows) of the vector certificate on
     the reachability-constrained (``reach``) and full (``full``) delay domains, its log-log slope (of the
-    deterministic work), closed-loop performance per controller, and the falsification of every vector certificate,
-    split by its verdict."""
+    deterministic work), closed-loop performance per controller, the falsification of every vector certificate,
+    split by its verdict, and per follower of the certified platoon whether it passes a constant predecessor velocity
+    error c on at DC gain 1 (``gain_one_equilibria`` at c = ``equilibrium_c``)."""
 
     reach: dict[str, list]
     full: dict[str, list]
@@ -72,12 +91,15 @@ class PlatoonResults:
     control: dict[str, dict[str, float]]
     falsified_verified: dict[str, dict[str, float]]
     falsified_refuted: dict[str, dict[str, float]]
+    gain_one: list[bool]
+    equilibrium_c: float
 
     def metrics(self) -> dict[str, float | bool]:
         s = self.reach_summary
         return {"vector_loglog_slope": self.slope, "w_sim": self.w_sim, "reach_verified": s["verified"],
                 "full_verified": self.full_summary["verified"], "c_0": s["c_0"], "rho": s["rho"],
                 "gamma_max": s["gamma_max"], "w_certified": s["w_certified"],
+                "gain_one_followers": float(sum(self.gain_one)),
                 **{f"{k}_{m}": v[m] for k, v in self.control.items() for m in v},
                 **{f"falsify_{k}_{m}": v[m] for k, v in (self.falsified_verified | self.falsified_refuted).items()
                    for m in v}}
@@ -86,7 +108,8 @@ class PlatoonResults:
 def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, dict], uncertified: Policy,
                      n_grid: list[int], ev: EvaluationParams, seed: int) -> PlatoonResults:
     """Scaling (``timing``: the verify stages' seconds, by domain), closed loops (disturbance bound w_bar of the
-    platoon) and falsification of both certificates."""
+    platoon), falsification of both certificates, and the certified platoon's DC-gain-1 equilibria at half the
+    velocity bound."""
     pl = reach.pl
     t = timing["reach"]
     scal = prefix_scaling(reach.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
@@ -100,5 +123,6 @@ def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, di
         (verified if s["verified"] else refuted)[name] = found
     t = timing["full"]
     full_scal = prefix_scaling(full.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
+    c = pl.box[1] / 2
     return PlatoonResults(scal, full_scal, loglog_slope(scal["n"], scal["bounds"]), reach.summary, full.summary,
-                          pl.w_bound, control, verified, refuted)
+                          pl.w_bound, control, verified, refuted, gain_one_equilibria(pl, reach.policy, c), c)

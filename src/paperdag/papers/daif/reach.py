@@ -1,0 +1,46 @@
+"""Reaching DeepSea's reward: which training episodes earned the +1, each seed's first success, and the uniform
+random policy's exact chance of earning it (the trivial baseline an exploring agent has to beat).
+
+An episode earned the +1 iff its return exceeds 1/2 (the +1 minus at most N moves at 0.01 / N; without it the
+return is <= 0). Under the uniform random policy each move goes right with probability 1/2 whatever the cell's
+action mapping, so the column is a random walk on {0, ..., N - 1} clamped at both ends, started at 0:
+P_{t+1}(c) = (P_t(c - 1) + P_t(c + 1)) / 2 with the clamped ends folded in, and p = P_N(N - 1) = 2 * 2^-N (all N
+moves right, or a free first left then N - 1 right). Over E episodes the random policy earns it at least once with
+probability 1 - (1 - p)^E.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SUCCESS_RETURN = 0.5  # a return above this earned DeepSea's +1
+
+
+def first_success(end_step: np.ndarray, returns: np.ndarray) -> int | None:
+    """The environment step at which one seed's first rewarded episode ended (None if no episode earned the +1)."""
+    hit = np.flatnonzero(np.asarray(returns) > SUCCESS_RETURN)
+    return int(np.asarray(end_step)[hit[0]]) if hit.size else None
+
+
+def random_success_probability(size: int) -> float:
+    """p: the chance that one episode of the uniform random policy ends in column N - 1 (the module's recursion)."""
+    p = np.zeros(size)
+    p[0] = 1.0
+    for _ in range(size):
+        nxt = np.zeros(size)
+        np.add.at(nxt, np.minimum(np.arange(size) + 1, size - 1), p / 2)
+        np.add.at(nxt, np.maximum(np.arange(size) - 1, 0), p / 2)
+        p = nxt
+    return float(p[-1])
+
+
+def random_reach_probability(size: int, episodes: int) -> float:
+    """1 - (1 - p)^E: the chance that the uniform random policy earns the +1 at least once in E episodes."""
+    return 1.0 - (1.0 - random_success_probability(size)) ** episodes
+
+
+def reach_summary(first: list[int | None], size: int, episodes: int) -> dict:
+    """How an agent earned the reward over its seeds (``first``: each seed's first-success step), beside the
+    uniform random policy's exact chance of earning it in the same ``episodes``."""
+    return {"episodes": episodes, "seeds_reaching": sum(f is not None for f in first), "first_success_step": first,
+            "random_reach_chance": random_reach_probability(size, episodes)}
