@@ -25,11 +25,23 @@ def test_second_run_is_all_cache_hits(toy_project, tmp_path):
     second = _run()
     assert all(second.done.values()) and len(second.done) == 4
     assert executions(tmp_path / "log", "prepare") == 1
-    assert not (toy_project.root / "metrics" / "toy.json").exists(), "a smoke run never replaces the default results"
     metrics = json.loads((toy_project.root / "metrics" / "profiles" / "smoke" / "toy.json").read_text())
     assert metrics["paper"] == "toy" and metrics["profile"] == "smoke"
     assert metrics["verdicts"] == {"a_is_nonzero": "holds", "ratio": "holds"} and metrics["evidence_holding"] == 1
     assert metrics["headline"] == "evidence 1 holds / 0 fails / 0 inconclusive; checks 0/0; preconditions 1/1"
+
+
+def test_another_profile_never_replaces_the_published_default_results(toy_project):
+    published = toy_project.metrics_path("toy")
+    _run()  # a new paper: its first (smoke) results are published where there were none
+    assert json.loads(published.read_text())["profile"] == "smoke"
+    drive(Execution.open(["toy"], track=False))  # the default run publishes over them
+    default = published.read_bytes()
+    params = toy_project.params_path
+    params.write_text(params.read_text().replace("      n: 10", "      n: 12"))
+    _run()
+    assert published.read_bytes() == default, "a smoke run replaced the published default results"
+    assert json.loads((published.parent / "profiles" / "smoke" / "toy.json").read_text())["profile"] == "smoke"
 
 
 def test_param_change_reruns_exactly_that_stage_and_descendants(toy_project):

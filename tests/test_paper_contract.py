@@ -302,7 +302,6 @@ def test_smoke_run_writes_every_output_and_the_claims_contract(pipeline, smoke_r
     assert not set(pipeline.headline) - set(metrics["metrics"]), "headline names metrics the paper reports"
     summary = runs.summary()
     assert summary["claims_total"] == len(claims) and set(summary["claim"]) == {c["id"] for c in claims}
-    assert not runs.project.metrics_path(pipeline.slug).exists(), "a smoke run never replaces the published results"
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ from paperdag.claims import METRICS_FILE, VERDICT_CODE, counts, headline
 from paperdag.codehash import code_files, code_hash
 from paperdag.dag import Pipeline, Resources, Stage
 from paperdag.io import read_json, write_json_atomic
-from paperdag.params import load_params, read_params_file
+from paperdag.params import DEFAULT_PROFILE, load_params, read_params_file
 from paperdag.project import Project
 from paperdag.store import MANIFEST, Store
 
@@ -242,7 +242,8 @@ def round_floats(value: Any, digits: int = 6) -> Any:
 
 def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: str, key: str) -> dict[str, Any]:
     """Copy the metrics stage's ``metrics.json`` to ``metrics/<slug>.json`` (another profile's to
-    ``metrics/profiles/<profile>/``), adding paper, title, profile, key and the verdicts (``verdicts.counts``, the
+    ``metrics/profiles/<profile>/``, and to ``metrics/<slug>.json`` only while no result is published there: a
+    new paper's first smoke run), adding paper, title, profile, key and the verdicts (``verdicts.counts``, the
     ``headline`` line, ``regime_reached``, ``verdicts`` id -> verdict, ``holds`` id -> 0/1), and its flat DVC summary
     (counts, ``claim.<id>`` 1 holds / 0 fails / -1 inconclusive, the pipeline's headline metrics) next to it under
     ``summary/``; floats to 6 significant digits."""
@@ -258,6 +259,10 @@ def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: 
     numbers = {k: doc["metrics"][k] for k in pipeline.headline if k in doc.get("metrics", {})}
     summary = {**n, "regime_reached": int(verdicts["regime_reached"]),
                "claim": {c["id"]: VERDICT_CODE[c["verdict"]] for c in claims}, **numbers}
-    write_json_atomic(project.metrics_path(pipeline.slug, profile), doc)
-    write_json_atomic(project.summary_path(pipeline.slug, profile), summary)
+    targets = [profile]
+    if profile != DEFAULT_PROFILE and not project.metrics_path(pipeline.slug).exists():
+        targets.append(DEFAULT_PROFILE)  # a new paper's first results: there is nothing published to replace yet
+    for where in targets:
+        write_json_atomic(project.metrics_path(pipeline.slug, where), doc)
+        write_json_atomic(project.summary_path(pipeline.slug, where), summary)
     return doc
