@@ -87,7 +87,7 @@ def claims_markdown(doc: dict) -> str:
     claims = sorted(doc["claims"], key=lambda c: order.get(c.get("kind"), 3))
     failed = [c["id"] for c in claims if c.get("kind") == "precondition" and c.get("verdict") != "holds"]
     rows = [f"| {c.get('kind')} | {VERDICT_MARK.get(c.get('verdict'), c.get('verdict'))} | `{c['id']}` | "
-            f"{_cell(c.get('statement'))} | {_cell(c.get('reason') if c.get('verdict') != 'holds' else '')} |"
+            f"{_cell(c.get('statement'), 110)} | {_cell(c.get('reason') if c.get('verdict') != 'holds' else '', 160)} |"
             for c in claims]
     regime = "regime reached" if not failed else f"regime not reached: {', '.join(failed)} failed"
     return "\n".join([f"### {doc['title']}", "", f"**{doc['headline']}** (profile {doc['profile']}; {regime}).", "",
