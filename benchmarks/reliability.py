@@ -1,5 +1,5 @@
-"""Reliability probes (issue 12), repeatable: bad inputs and broken environments, signals to running runs, and a
-hash check of every store entry they left. Prints the counts and exits 1 if any probe failed. Run from the project
+"""Reliability probes (issues 12 and 55), repeatable: bad inputs and broken environments, damage to the store that
+the next run must heal, signals to running runs, and a hash check of every store entry they left. Prints the counts and exits 1 if any probe failed. Run from the project
 root with the environment active:
 
     python benchmarks/reliability.py           # everything (about 5 minutes on 2 cores: Prefect + Ray runs)
@@ -10,6 +10,10 @@ Everything runs on the toy pipeline of the test suite (tests/toy_pipeline) in th
 
 - inputs tried / one-line errors: the expected non-zero exit code, no traceback, the last stderr line the only
   ``error: ...`` line, at most a few lines before it, and nothing written where the input was refused up front.
+- damages to the store / healed: a truncated, deleted, replaced or extra view file, a manifest that lists no files
+  or has no ``files``; healed = the next run exits 0 and every view is exactly its (whole) entry again.
+- new / tracking (counted with the inputs): ``paperdag new`` with quotes and backslashes in the title loads; a cached
+  run tracking to a closed loopback port ends within 15 s with one warning.
 - signals / clean exits / orphans: SIGINT, SIGTERM, a terminal's Ctrl-C (SIGINT to the process group) and SIGKILL
   while a stage runs or while Ray and Prefect start; clean = exit 130/143 within 10 s with one ``interrupted:``
   line (SIGKILL: exit -9); orphans = processes of the run's tree still alive 15 s later.
@@ -20,6 +24,7 @@ Everything runs on the toy pipeline of the test suite (tests/toy_pipeline) in th
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -130,6 +135,34 @@ def bad_inputs() -> list[tuple[str, list[str], dict, int, str | None, bool]]:
          True),
         ("ray: gRPC that never joins", ["run", "toy", "--ray-address", f"127.0.0.1:{h2.port}"],
          {"PAPERDAG_RAY_CONNECT_TIMEOUT_S": "4"}, 2, "did not accept this driver", False),
+        ("ray: no port", ["run", "toy", "--ray-address", "127.0.0.1"], {}, 2, "host:port", True),
+        ("ray: RAY_ADDRESS garbage", ["run", "toy"], {"RAY_ADDRESS": "garbage"}, 2, "host:port", True),
+        ("ray: port out of range", ["run", "toy", "--ray-address", "127.0.0.1:99999"], {}, 2, "1-65535", True),
+        ("ray: auto without a cluster", ["run", "toy"], {"RAY_ADDRESS": "auto", "RAY_TMPDIR": str(WORK / "no-ray")},
+         2, "no cluster started", True),
+        ("ray: connect timeout not a number", ["run", "toy", "--ray-address", f"127.0.0.1:{closed_port}"],
+         {"PAPERDAG_RAY_CONNECT_TIMEOUT_S": "abc"}, 2, "PAPERDAG_RAY_CONNECT_TIMEOUT_S", True),
+        ("grace not a number", ["list"], {"PAPERDAG_INTERRUPT_GRACE_S": "abc"}, 2, "PAPERDAG_INTERRUPT_GRACE_S",
+         True),
+        ("tracking timeout not a number", ["run", "toy", "--local"],
+         {"PAPERDAG_TRACKING_TIMEOUT_S": "x", "PAPERDAG_TRACKING": "on"}, 2, "PAPERDAG_TRACKING_TIMEOUT_S", True),
+        ("prefect API at a closed port (run)", ["run", "toy"],
+         {"PREFECT_API_URL": f"http://127.0.0.1:{closed_port}/api"}, 2, "unreachable", True),
+        ("prefect API at a closed port (serve)", ["serve"],
+         {"PREFECT_API_URL": f"http://127.0.0.1:{closed_port}/api"}, 2, "unreachable", True),
+        ("prefect API at a non-Prefect server (serve)", ["serve"],
+         {"PREFECT_API_URL": f"http://127.0.0.1:{http.port}/api"}, 2, "not a Prefect API", True),
+        ("params.yaml not UTF-8", ["run", "toy"], {"params_bytes": b"toy:\n  seed: \xff\n"}, 2, "UTF-8", True),
+        ("duplicate params key", ["run", "toy"], {"params": params_variant("  n: 50", "  n: 50\n  n: 60")}, 2,
+         "duplicate key", True),
+        ("misspelt paper section", ["run", "toy"], {"params": TOY.replace("SLEEP", "0.0") + "toyy:\n  seed: 0\n"},
+         2, "did you mean 'toy'", True),
+        ("YAML alias bomb", ["run", "toy"], {"params": ALIAS_BOMB}, 2, "toy.", True),
+        ("reports/ is a file", ["report"], {"setup": _reports_file}, 2, "not a folder", False),
+        ("ui on a port in use", ["ui", "--port", str(BUSY.getsockname()[1])], {}, 2, "cannot serve", True),
+        ("new all", ["new", "all"], {}, 2, "reserved", True),
+        ("new an existing paper", ["new", "normuon"], {}, 2, "already exists", True),
+        ("new with a two-line title", ["new", "demo", "--title", "a\nb"], {}, 2, "one non-empty line", True),
         ("failing stage (local)", ["run", "toy", "--local", "--retries", "0"], {"TOY_FAIL": "train_b"}, 1,
          "traceback: artifacts/.logs/toy/train_b.log", False),
         ("stage with missing upstream", ["stage", "toy", "evaluate"], {}, 1, "not built", False),
@@ -151,6 +184,15 @@ def bad_inputs() -> list[tuple[str, list[str], dict, int, str | None, bool]]:
          {"setup": _truncated_mlflow, "PAPERDAG_TRACKING": "on"}, "ok-or-error", None, False),
     ]
     return cases
+
+
+BUSY = socket.create_server(("127.0.0.1", 0))  # a port in use for the `ui` probe
+ALIAS_BOMB = TOY.replace("SLEEP", "0.0").replace("toy:\n", "toy:\n  a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"  {n}: &{n} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, n in zip("abcdefgh", "bcdefghi")), 1)
+
+
+def _reports_file(folder: Path) -> None:
+    (folder / "reports").write_text("a file where the reports folder goes")
 
 
 def _corrupt_metrics(folder: Path) -> None:
@@ -186,6 +228,8 @@ def one_line(result: subprocess.CompletedProcess, code: int | str | None, words:
         return f"{len(errors)} error lines, last: {lines[-1] if lines else ''!r}"
     if len(lines) > 12:
         return f"{len(lines)} lines of stderr"
+    if len(errors[0]) > 320:
+        return f"an error line of {len(errors[0])} characters"
     if words and words not in errors[0]:
         return f"{words!r} not in {errors[0]!r}"
     return None
@@ -197,6 +241,8 @@ def run_bad_inputs() -> tuple[int, int, list[str]]:
     for name, args, extra, code, words, untouched in bad_inputs():
         extra = dict(extra)
         folder = project(params=extra.pop("params", None))
+        if raw := extra.pop("params_bytes", None):
+            (folder / "params.yaml").write_bytes(raw)
         if setup := extra.pop("setup", None):
             setup(folder)
         cwd = extra.pop("cwd", folder)
@@ -329,6 +375,100 @@ def run_signals(quick: bool) -> tuple[int, int, int, list[str]]:
     return sent, clean, orphans, problems
 
 
+# -- healing ---------------------------------------------------------------------------------------------------------
+def _damage(folder: Path, how: str) -> None:
+    """Damage a computed toy project's store the way users and crashes do."""
+    view = folder / "artifacts" / "toy"
+    target = view / "prepare" / "data.parquet"
+    if how == "truncated view file":
+        target.chmod(0o644)
+        os.truncate(target, 7)
+    elif how == "deleted view file":
+        (view / "train_a" / "model.parquet").unlink()
+    elif how == "view file replaced":
+        data = (view / "evaluate" / "metrics.json").read_bytes()
+        (view / "evaluate" / "metrics.json").unlink()
+        (view / "evaluate" / "metrics.json").write_bytes(data.replace(b"twice a", b"twice A"))
+    elif how == "extra file in a view":
+        (view / "prepare" / "notes.txt").write_text("not the stage's")
+    else:
+        manifest = view / "prepare" / "manifest.json"
+        doc = json.loads(manifest.read_text())
+        doc = doc | {"files": {}} if how == "manifest lists no files" else {k: v for k, v in doc.items() if k != "files"}
+        manifest.chmod(0o644)
+        manifest.write_text(json.dumps(doc))  # the view's manifest is the entry's (a hard link)
+
+
+def run_heals() -> tuple[int, int, list[str]]:
+    """Each damage in a fresh computed project, then a run: it must exit 0 and leave every view exactly its entry
+    (the same files, hard links) and every entry whole; returns (damages tried, healed, problems)."""
+    from paperdag.store import MANIFEST, Store, manifest_problem, view_differences
+
+    damages = ["truncated view file", "deleted view file", "view file replaced", "extra file in a view",
+               "manifest lists no files", "manifest without files"]
+    healed, problems = 0, []
+    for how in damages:
+        folder = project()
+        subprocess.run([*PAPERDAG, "run", "toy", "--local"], cwd=folder, env=env(folder), capture_output=True,
+                       timeout=300)
+        _damage(folder, how)
+        result = subprocess.run([*PAPERDAG, "run", "toy", "--local"], cwd=folder, env=env(folder),
+                                capture_output=True, text=True, timeout=300)
+        store, wrong = Store(folder / "artifacts", folder / "artifacts"), []
+        for view in sorted((folder / "artifacts" / "toy").iterdir()):
+            manifest = json.loads((view / MANIFEST).read_text())
+            entry = store.local_path("toy", view.name, manifest["key"])
+            if manifest_problem(manifest, manifest["key"]) or store.lookup("toy", view.name, manifest["key"]) is None:
+                wrong.append(f"{view.name}: entry not whole")
+            wrong += [f"{view.name}: {d}" for d in view_differences(entry, view, manifest.get("files", {}))]
+        ok = result.returncode == 0 and not wrong
+        healed += ok
+        note = f"exit {result.returncode}" + (f", {'; '.join(wrong[:3])}" if wrong else "")
+        print(f"  {'ok ' if ok else 'BAD'} {how}: {note}", flush=True)
+        if not ok:
+            problems.append(f"heal {how}: {note}")
+    return len(damages), healed, problems
+
+
+def run_new_with_any_title() -> tuple[int, int, list[str]]:
+    """``paperdag new`` with quotes and backslashes in the title, in a copy of the project: the package it writes
+    must load (``list`` exits 0 and shows the title as given)."""
+    copy = WORK / "newproj"
+    for name in ("src", "tests"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copy(ROOT / "params.yaml", copy / "params.yaml")
+    title = 'A "quoted" \\ title with \'\'\' and """'
+    run_env = {**os.environ, "PYTHONPATH": str(copy / "src"), "PAPERDAG_TRACKING": "off"}
+    new = subprocess.run([*PAPERDAG, "new", "demo_paper", "--title", title], cwd=copy, env=run_env,
+                         capture_output=True, text=True, timeout=120)
+    shown = subprocess.run([sys.executable, "-c", "from paperdag.dag import get_pipeline; "
+                            "print(get_pipeline('demo_paper').title, end='')"], cwd=copy, env=run_env,
+                           capture_output=True, text=True, timeout=120)
+    ok = new.returncode == 0 and shown.stdout == title
+    note = f"new exit {new.returncode}, title read back {shown.stdout!r}"
+    print(f"  {'ok ' if ok else 'BAD'} new with a quoted title: {note}", flush=True)
+    return 1, int(ok), [] if ok else [f"new with a quoted title: {note}"]
+
+
+def run_tracking_unreachable() -> tuple[int, int, list[str]]:
+    """A cached run tracking to a closed loopback port: exit 0 within 15 s with one warning line."""
+    folder = project()
+    subprocess.run([*PAPERDAG, "run", "toy", "--local"], cwd=folder, env=env(folder), capture_output=True, timeout=300)
+    closed = socket.create_server(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    t0 = time.monotonic()
+    result = subprocess.run([*PAPERDAG, "run", "toy", "--local"], cwd=folder, capture_output=True, text=True,
+                            env=env(folder, PAPERDAG_TRACKING="on", MLFLOW_TRACKING_URI=f"http://127.0.0.1:{port}"),
+                            timeout=600)
+    took = time.monotonic() - t0
+    warnings = [l for l in result.stderr.splitlines() if l.startswith("warning: ")]
+    ok = result.returncode == 0 and len(warnings) == 1 and took < 15
+    note = f"exit {result.returncode} after {took:.1f}s, {len(warnings)} warning lines"
+    print(f"  {'ok ' if ok else 'BAD'} cached run, tracking server at a closed port: {note}", flush=True)
+    return 1, int(ok), [] if ok else [f"tracking unreachable: {note}"]
+
+
 # -- the store -----------------------------------------------------------------------------------------------------
 def check_store() -> tuple[int, int, list[str]]:
     """After a sweeping run in each probe project, hash-check every entry and count leftover scratch."""
@@ -363,18 +503,26 @@ def main() -> int:
     try:
         print("bad inputs:", flush=True)
         tried, good, p1 = run_bad_inputs()
+        print("healing:", flush=True)
+        damages, healed, p4 = run_heals()
+        print("new, tracking:", flush=True)
+        others = [run_new_with_any_title(), run_tracking_unreachable()]
+        tried += sum(o[0] for o in others)
+        good += sum(o[1] for o in others)
+        p1 += [p for o in others for p in o[2]]
         print("signals:", flush=True)
         sent, clean, orphans, p2 = run_signals(quick)
         checked, bad, p3 = check_store()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
     print(f"\ninputs tried / one-line errors:          {tried} / {good}")
+    print(f"damages to the store / healed:           {damages} / {healed}")
     print(f"signals / clean exits / orphans:         {sent} / {clean} / {orphans}")
     print(f"store entries checked / bad:             {checked} / {bad}")
     print(f"({time.monotonic() - t0:.0f} s)")
-    for problem in p1 + p2 + p3:
+    for problem in p1 + p4 + p2 + p3:
         print(f"  {problem}")
-    return 1 if p1 or p2 or p3 else 0
+    return 1 if p1 or p2 or p3 or p4 else 0
 
 
 if __name__ == "__main__":

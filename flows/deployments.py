@@ -77,6 +77,9 @@ def require_api() -> str:
     if not url:
         raise UsageError("paperdag serve needs a Prefect API: run `prefect server start --host 127.0.0.1` and set "
                          "PREFECT_API_URL=http://127.0.0.1:4200/api")
+    from flows.papers import check_api
+
+    check_api(url)
     return url
 
 

@@ -210,13 +210,48 @@ except (OSError, AttributeError):
 API_STARTUP_TIMEOUT_S = 120
 
 
+API_CHECK_TIMEOUT_S = 5.0
+
+
+def check_api(url: str, timeout: float = API_CHECK_TIMEOUT_S) -> None:
+    """One line (exit 2) unless a Prefect API answers ``GET <url>/health`` with ``true`` within ``timeout``
+    seconds: a closed port or a server that is not Prefect's is named before any flow starts."""
+    import urllib.error
+    import urllib.request
+
+    from paperdag.errors import EnvironmentProblem
+
+    where = f"PREFECT_API_URL={url}"
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/health", timeout=timeout) as answer:
+            body = answer.read(200)
+    except urllib.error.HTTPError as e:
+        raise EnvironmentProblem(f"{where} is not a Prefect API: GET /health answered HTTP {e.code}") from None
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        raise EnvironmentProblem(f"{where} is unreachable ({getattr(reason, 'strerror', None) or reason}); start "
+                                 "the server or unset PREFECT_API_URL for a temporary one") from None
+    if body.strip() != b"true":
+        raise EnvironmentProblem(f"{where} is not a Prefect API: GET /health answered {body[:60]!r}")
+
+
+def check_configured_api() -> None:
+    """``check_api`` on the configured Prefect API, if there is one (else a temporary API will be started)."""
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():
+        check_api(PREFECT_API_URL.value())
+
+
 def start_api_server() -> str | None:
-    """Start the temporary Prefect API this process's flows will use, unless an API is configured; returns its
-    URL. Prefect's own temporary server, started the way paperdag needs it (see the module docstring)."""
+    """Start the temporary Prefect API this process's flows will use, unless an API is configured (then checked
+    with ``check_api``); returns its URL. Prefect's own temporary server, started the way paperdag needs it (see
+    the module docstring)."""
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL
 
     if PREFECT_API_URL.value():
+        check_api(PREFECT_API_URL.value())
         return None
     for var in ("no_proxy", "NO_PROXY"):  # an HTTP proxy in the environment must not carry loopback calls
         hosts = [h for h in os.environ.get(var, "").split(",") if h]

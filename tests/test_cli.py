@@ -7,6 +7,7 @@ import ast
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,11 @@ def _one_line_error(result, code: int) -> str:
     (["dvc"], 2, "exactly one of --write or --check"),
     (["dvc", "--write", "--check"], 2, "exactly one of --write or --check"),
     (["new", "Bad-Slug"], 2, "lowercase Python identifier"),
+    (["new", "match"], 2, "not a Python keyword"),
+    (["new", "all"], 2, "reserved"),
+    (["new", "normuon"], 2, "paper 'normuon' already exists"),
+    (["new", "demo", "--title", "two\nlines"], 2, "one non-empty line"),
+    (["new", "demo"], 2, "has no src/paperdag/papers"),
     (["list", "toy"], 2, "unexpected extra argument"),
     (["ui", "--port", "0"], 2, "--port"),
 ])
@@ -110,6 +116,101 @@ def test_verify_on_a_folder_of_garbage_is_one_line_and_exit_1(tmp_path, paper):
     assert "Traceback" not in result.stderr
     lines = [l for l in (result.stdout + result.stderr).splitlines() if l.strip()]
     assert len(lines) == 1 and lines[0].startswith(("error: ", "REFUTED ")), lines
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("args, env, words", [
+    (["run", "toy", "--local"], {"PAPERDAG_INTERRUPT_GRACE_S": "abc"}, "PAPERDAG_INTERRUPT_GRACE_S='abc'"),
+    (["list"], {"PAPERDAG_INTERRUPT_GRACE_S": "-1"}, "not a positive number of seconds"),
+    (["run", "toy", "--ray-address", "127.0.0.1:6379"], {"PAPERDAG_RAY_CONNECT_TIMEOUT_S": "abc"},
+     "PAPERDAG_RAY_CONNECT_TIMEOUT_S"),
+    (["run", "toy", "--local"], {"PAPERDAG_TRACKING_TIMEOUT_S": "0", "PAPERDAG_TRACKING": "on"},
+     "PAPERDAG_TRACKING_TIMEOUT_S"),
+    (["run", "toy"], {"RAY_ADDRESS": "garbage"}, "is not host:port"),
+    (["run", "toy", "--ray-address", "127.0.0.1"], {}, "is not host:port"),
+    (["run", "toy", "--ray-address", "127.0.0.1:99999"], {}, "port in 1-65535"),
+    (["run", "toy"], {"RAY_ADDRESS": "auto", "RAY_TMPDIR": "/nonexistent-paperdag"}, "no cluster started with"),
+    (["run", "toy"], {"PREFECT_API_URL": "http://127.0.0.1:CLOSED/api"}, "is unreachable"),
+    (["serve"], {"PREFECT_API_URL": "http://127.0.0.1:CLOSED/api"}, "is unreachable"),
+])
+def test_a_broken_environment_is_one_line_and_exit_2(toy_project, args, env, words):
+    env = {k: v.replace("CLOSED", str(_closed_port())) for k, v in env.items()}
+    assert words in _one_line_error(paperdag(*args, cwd=toy_project.root, env=env), 2)
+    assert not (toy_project.root / "artifacts" / ".store").exists()
+
+
+def test_an_unreachable_tracking_server_is_one_warning_and_the_run_goes_on(toy_project):
+    assert paperdag("run", "toy", "--local", cwd=toy_project.root).returncode == 0
+    env = {"PAPERDAG_TRACKING": "on", "MLFLOW_TRACKING_URI": f"http://127.0.0.1:{_closed_port()}"}
+    t0 = time.monotonic()
+    result = paperdag("run", "toy", "--local", cwd=toy_project.root, env=env)
+    took = time.monotonic() - t0
+    assert result.returncode == 0, result.stderr
+    warnings = [l for l in result.stderr.splitlines() if l.startswith("warning: MLflow tracking off")]
+    assert len(warnings) == 1 and "no tracking server answers" in warnings[0], result.stderr
+    assert took < 60, f"{took:.0f}s: MLflow's own retries were not bounded"  # they took ~4 minutes
+
+
+def test_a_server_that_is_not_prefect_is_named(toy_project):
+    import http.server
+    import threading
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {"PREFECT_API_URL": f"http://127.0.0.1:{server.server_port}/api"}
+        assert "is not a Prefect API" in _one_line_error(paperdag("serve", cwd=toy_project.root, env=env), 2)
+    finally:
+        server.shutdown()
+
+
+def test_ui_on_a_port_in_use_is_refused(toy_project):
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = str(busy.getsockname()[1])
+        assert "cannot serve on 127.0.0.1:" in _one_line_error(paperdag("ui", "--port", port, cwd=toy_project.root), 2)
+
+
+def test_reports_that_is_a_file_is_one_line(toy_project):
+    (toy_project.root / "reports").write_text("not a folder")
+    assert "is not a folder" in _one_line_error(paperdag("report", cwd=toy_project.root), 2)
+
+
+@pytest.mark.parametrize("text, words", [
+    (b"toy:\n  seed: \xff\n", "not UTF-8 text"),
+    (b"toy:\n  seed: 0\n  seed: 1\n", "duplicate key 'seed'"),
+    (b"toy:\n  seed: 0\ntoyy:\n  seed: 0\n", "section 'toyy' is no paper; did you mean 'toy'?"),
+])
+def test_params_file_problems_are_named(toy_project, text, words):
+    toy_project.params_path.write_bytes(text)
+    assert words in _one_line_error(paperdag("run", "toy", cwd=toy_project.root), 2)
+
+
+def test_a_yaml_alias_bomb_gives_a_short_line(toy_project):
+    bomb = "  a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"  {n}: &{n} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, n in zip("abcdefgh", "bcdefghi"))
+    text = toy_project.params_path.read_text()
+    toy_project.params_path.write_text(text.replace("toy:\n", "toy:\n" + bomb, 1))  # 9^9 leaves behind "i"
+    line = _one_line_error(paperdag("run", "toy", cwd=toy_project.root), 2)
+    assert line.startswith("error: ") and "toy." in line and len(line) <= 320
+
+
+def test_a_declaration_that_does_not_parse_names_its_paper(toy_project, tmp_path):
+    broken = tmp_path / "broken_pkg"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("")
+    (broken / "pipeline.py").write_text('PIPELINE = Pipeline(title="A "quoted" title")\n')
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+           "PAPERDAG_EXTRA_PIPELINES": os.environ.get("PAPERDAG_EXTRA_PIPELINES", "") + ",broken_pkg.pipeline"}
+    line = _one_line_error(paperdag("list", cwd=toy_project.root, env=env), 2)
+    assert "does not parse" in line and "pipeline.py line 1" in line
 
 
 def test_outside_a_project(tmp_path):

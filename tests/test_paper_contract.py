@@ -306,14 +306,20 @@ def test_smoke_run_writes_every_output_and_the_claims_contract(pipeline, smoke_r
 
 @pytest.mark.slow
 def test_scaffold_generates_a_paper_that_passes_the_contract(tmp_path):
-    """`paperdag new demo_paper` in a copy of the project: the contract and the generated tests pass as written."""
+    """`paperdag new demo_paper` in a copy of the project: the contract and the generated tests pass as written,
+    whatever quotes and backslashes the title holds."""
     for name in ("src", "tests"):
         shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     shutil.copy(PARAMS_FILE, tmp_path / "params.yaml")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), str(tmp_path / "tests")])}
-    new = subprocess.run([sys.executable, "-c", "from paperdag.cli import main; main()", "new", "demo_paper"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    title = 'A "quoted" \\ title with \'\'\' and """'
+    new = subprocess.run([sys.executable, "-c", "from paperdag.cli import main; main()", "new", "demo_paper",
+                          "--title", title], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert new.returncode == 0, new.stderr
+    shown = subprocess.run([sys.executable, "-c", "from paperdag.dag import get_pipeline; "
+                            "print(get_pipeline('demo_paper').title, end='')"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert shown.stdout == title, shown.stderr
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "demo_paper",
                             "tests/test_paper_contract.py", "tests/papers/test_demo_paper.py"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from conftest import executions
+from conftest import executions, paperdag
 from paperdag.runs import Execution, drive
-from paperdag.store import Store, materialize
+from paperdag.store import NO_VIEW, Store, materialize
 
 
 def _run(**kw):
@@ -20,6 +20,7 @@ def test_corrupted_output_is_detected_and_recomputed(toy_project, tmp_path):
     _run()
     plan = next(p for p in Execution.open(["toy"], profile="smoke", track=False).plans if p.name == "prepare")
     entry = toy_project.store().local_path("toy", "prepare", plan.key)
+    (entry / "data.parquet").chmod(0o644)  # entries are read-only; corruption by a process that ignores that
     (entry / "data.parquet").write_bytes(b"garbage")
     again = Execution.open(["toy"], profile="smoke", track=False)
     assert [p.name for p in again.plans if not p.cached] == ["prepare"]
@@ -83,9 +84,79 @@ def test_materialize_swaps_view_atomically(tmp_path):
     view = tmp_path / "view"
     view.mkdir()
     (view / "stale.txt").write_text("old")
-    materialize(entry, view)
+    files = {"f.txt": {"sha256": "0" * 64, "bytes": 3}}
+    assert materialize(entry, view, files) == [NO_VIEW]  # a folder without a manifest is no view
     assert sorted(p.name for p in view.iterdir()) == ["f.txt", "manifest.json"]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert materialize(entry, view, files) == [], "a view that is the entry's is left alone"
+
+
+# -- the store heals what it detects (a view repaired, a damaged manifest recomputed) --------------------------------
+def _plans() -> dict:
+    return {p.name: p for p in Execution.open(["toy"], profile="smoke", track=False).plans}
+
+
+def _same_file(a, b) -> bool:
+    return os.path.samefile(a, b)
+
+
+def test_entries_are_read_only_and_views_hard_link_them(toy_project):
+    _run()
+    entry = toy_project.store().local_path("toy", "prepare", _plans()["prepare"].key)
+    view = toy_project.view("toy", "prepare")
+    assert oct((entry / "data.parquet").stat().st_mode & 0o777) == "0o444"
+    assert _same_file(entry / "data.parquet", view / "data.parquet")
+
+
+def test_a_truncated_view_file_is_recomputed_and_the_view_healed(toy_project, tmp_path):
+    _run()
+    view = toy_project.view("toy", "prepare") / "data.parquet"
+    size = view.stat().st_size
+    view.chmod(0o644)
+    os.truncate(view, 7)  # through the hard link: the entry is damaged too
+    assert [n for n, p in _plans().items() if not p.cached] == ["prepare"]
+    _run()
+    assert executions(tmp_path / "log", "prepare") == 2
+    entry = toy_project.store().local_path("toy", "prepare", _plans()["prepare"].key)
+    assert view.stat().st_size == size and _same_file(view, entry / "data.parquet")
+
+
+def test_a_deleted_or_replaced_view_file_comes_back_from_the_cached_entry(toy_project, tmp_path):
+    _run()
+    view = toy_project.view("toy", "train_a")
+    entry = toy_project.store().local_path("toy", "train_a", _plans()["train_a"].key)
+    (view / "model.parquet").unlink()
+    (toy_project.view("toy", "prepare") / "provenance.txt").write_text("an extra file")
+    evaluate = toy_project.view("toy", "evaluate") / "metrics.json"
+    original = evaluate.read_bytes()
+    evaluate.unlink()
+    evaluate.write_bytes(original.replace(b"b is twice a", b"b is twice A"))  # same size, another file
+    _run()
+    assert all(executions(tmp_path / "log", s) == 1 for s in ("prepare", "train_a", "evaluate")), "nothing recomputed"
+    assert _same_file(view / "model.parquet", entry / "model.parquet")
+    assert not (toy_project.view("toy", "prepare") / "provenance.txt").exists()
+    assert evaluate.read_bytes() == original
+
+
+@pytest.mark.parametrize("damage", ["empty files", "no files", "fewer files", "not an object"])
+def test_a_damaged_manifest_counts_as_missing_and_is_recomputed(toy_project, tmp_path, damage):
+    import json
+
+    _run()
+    plan = _plans()["prepare"]
+    manifest_path = toy_project.store().local_path("toy", "prepare", plan.key) / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    changed = {"empty files": manifest | {"files": {}},
+               "no files": {k: v for k, v in manifest.items() if k != "files"},
+               "fewer files": manifest | {"files": {"other.bin": manifest["files"]["data.parquet"]}},
+               "not an object": []}[damage]
+    manifest_path.chmod(0o644)
+    manifest_path.write_text(json.dumps(changed))
+    assert not _plans()["prepare"].cached
+    again = paperdag("run", "toy", "--profile", "smoke", "--local", cwd=toy_project.root)
+    assert again.returncode == 0, again.stderr
+    assert executions(tmp_path / "log", "prepare") == 2
+    assert toy_project.store().lookup("toy", "prepare", plan.key, outputs=plan.stage.outputs) is not None
 
 
 def test_weights_files_are_byte_identical_for_the_same_tensors(tmp_path):

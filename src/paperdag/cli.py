@@ -14,7 +14,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from paperdag.errors import Interrupted, PaperdagError
+from paperdag.errors import EnvironmentProblem, Interrupted, PaperdagError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Research papers as cached, versioned pipelines (Prefect + Ray, DVC, MLflow).")
@@ -48,13 +48,14 @@ for _var, _value in {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK"
 @app.command("list")
 def list_papers(profile: str = typer.Option("default", help="Profile whose cache status is shown.")) -> None:
     """Papers, their stages and whether each stage's output is cached for the current params and code."""
-    from paperdag.dag import registry
+    from paperdag.dag import known_slugs, registry
     from paperdag.engine import load_pipeline_params, plan_pipeline
-    from paperdag.params import read_params_file
+    from paperdag.params import check_sections, read_params_file
     from paperdag.project import Project
 
     project = Project.find()
     data = read_params_file(project.params_path)
+    check_sections(data, known_slugs(), project.params_path)
     store = project.store()
     for pipeline in registry().values():
         out.print(f"[bold]{pipeline.slug}[/bold]  {pipeline.title}")
@@ -84,17 +85,21 @@ def run(
 
     t0 = time.perf_counter()
     if ray_address:
-        from paperdag.ray_exec import check_reachable
+        from paperdag.ray_exec import resolve_address
 
-        check_reachable(ray_address)
+        ray_address = resolve_address(ray_address)
     execution = Execution.open(papers, profile=profile, force=force, only=only or (), track=False)
-    execution.store.prepare()  # a read-only artifacts/ is one line before anything else is printed
+    if tracking_enabled():
+        execution.start_tracking()  # validates PAPERDAG_TRACKING_TIMEOUT_S; opens nothing yet
     pending = execution.pending()
+    if pending and not local:
+        from flows.papers import check_configured_api
+
+        check_configured_api()  # a PREFECT_API_URL that is not a Prefect API: one line, nothing written
+    execution.store.prepare()  # a read-only artifacts/ is one line before anything else is printed
     console.print(f"[bold]paperdag run[/bold] {', '.join(p.slug for p in execution.pipelines)} "
                   f"[dim](profile {profile}: {len(pending)} to run, "
                   f"{sum(p.cached and p.run for p in execution.plans)} cached)[/dim]")
-    if tracking_enabled():
-        execution.start_tracking()
     if not pending or local:
         drive(execution, LocalExecutor(), retries=retries)
     else:
@@ -102,8 +107,9 @@ def run(
         from paperdag.ray_exec import connect
 
         start_watchdog()  # Ray's and Prefect's processes end with this one, however it ends (SIGKILL included)
-        connect(ray_address)  # in the main thread, before Prefect starts its API
         from flows.papers import run_execution
+
+        connect(ray_address)  # in the main thread, before Prefect starts its API
 
         run_execution(execution, ray_address=ray_address, retries=retries)
     _summarise(execution, time.perf_counter() - t0)
@@ -171,6 +177,9 @@ def report() -> None:
     from paperdag.report import write_report
 
     project = Project.find()
+    folder = project.root / "reports"
+    if folder.exists() and not folder.is_dir():
+        raise EnvironmentProblem(f"{folder} is not a folder: the report is written into reports/")
     for path in write_report(project):
         console.print(f"wrote {path}")
 
@@ -195,8 +204,12 @@ def verify(paper: str, path: Optional[Path] = typer.Argument(None, help="Certifi
 
     require_extra(pipeline.slug)
     reverify = resolve_fn(pipeline.package, pipeline.reverify)
+    import warnings
+
     try:
-        ok, message = reverify(folder)
+        with warnings.catch_warnings():  # numerical libraries' warnings on a damaged folder never precede the result
+            warnings.simplefilter("ignore")
+            ok, message = reverify(folder)
     except Exception as e:  # noqa: BLE001 - whatever the folder holds, the answer is one line and exit 1
         raise PaperdagError(f"{folder} holds no readable {paper} certificate ({type(e).__name__}: {_first_line(e)}); "
                             f"nothing was verified") from None
@@ -228,6 +241,12 @@ def ui(port: int = typer.Option(5000, min=1, max=65535, help="Port to serve on."
 
     project = Project.find()
     uri = tracking_uri(project.root)
+    import socket
+
+    try:
+        socket.create_server((host, port)).close()  # refuse a port in use here, not after mlflow has started
+    except OSError as e:
+        raise EnvironmentProblem(f"cannot serve on {host}:{port}: {e.strerror or e} (choose another --port)") from None
     console.print(f"MLflow UI on http://{host}:{port} (store {uri})")
     os.execvp(sys.executable, [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
                                "--host", host, "--port", str(port)])
@@ -262,7 +281,7 @@ def _dispatch() -> tuple[int, str | None]:
     except Interrupted as e:
         return e.exit_code, None
     except PaperdagError as e:
-        return e.exit_code, f"error: {e}"
+        return e.exit_code, f"error: {_capped(str(e))}"
     except typer.Exit as e:
         return e.exit_code, None
     except typer.Abort:
@@ -277,6 +296,15 @@ def _dispatch() -> tuple[int, str | None]:
             raise
         return 1, f"error: {type(e).__name__}: {_first_line(e)} (unexpected; traceback in {_save_traceback(e)})"
     return (code if isinstance(code, int) else 0), None
+
+
+MAX_ERROR_CHARS = 300
+
+
+def _capped(text: str) -> str:
+    """An error message as one line of at most ``MAX_ERROR_CHARS`` (the location comes first in every message)."""
+    line = " ".join(text.split())
+    return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 3] + "..."
 
 
 def _first_line(e: BaseException) -> str:
@@ -302,7 +330,11 @@ def main() -> None:
     in-flight Ray tasks are cancelled, finished stages stay cached, and helper processes never outlive this one."""
     from paperdag import lifetime
 
-    lifetime.install_signal_handlers()
+    try:
+        lifetime.install_signal_handlers()
+    except PaperdagError as e:  # a bad PAPERDAG_INTERRUPT_GRACE_S
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(e.exit_code)
     try:
         code, line = _dispatch()
     except BaseException:  # noqa: BLE001 - a signal's unwinding (Prefect's TerminationSignal, Ray's SystemExit(15))

@@ -159,8 +159,12 @@ def _paper_modules() -> dict[str, str]:
 
 @cache
 def _load(module: str) -> Pipeline:
-    pipeline: Pipeline = importlib.import_module(module).PIPELINE
     folder = module.split(".")[-2]
+    try:
+        pipeline: Pipeline = importlib.import_module(module).PIPELINE
+    except SyntaxError as e:
+        raise UsageError(f"paper {folder!r}: its declaration does not parse ({Path(e.filename or '?').name} line "
+                         f"{e.lineno}: {e.msg})") from None
     if module.startswith("paperdag.papers.") and pipeline.slug != folder:
         raise ValueError(f"paperdag/papers/{folder}: PIPELINE.slug is {pipeline.slug!r}")
     return pipeline
@@ -181,19 +185,22 @@ def paper_slugs() -> list[str]:
     return list(_paper_modules())
 
 
-def _slugs() -> list[str]:
+def known_slugs() -> list[str]:
+    """Every paper slug the registry knows (papers, extra and registered pipelines), no declaration imported
+    beyond the extras'."""
     return list(dict.fromkeys([*_extra_pipelines(), *_REGISTERED, *_paper_modules()]))
+
 
 
 def registry() -> dict[str, Pipeline]:
     """All papers by slug: every ``paperdag.papers.<slug>.pipeline`` module's ``PIPELINE``, those of the modules
     named in ``PAPERDAG_EXTRA_PIPELINES``, and any ``register()``-ed one (imports every declaration)."""
-    return {slug: get_pipeline(slug) for slug in _slugs()}
+    return {slug: get_pipeline(slug) for slug in known_slugs()}
 
 
 def configured(params_file: dict) -> list[Pipeline]:
     """The papers that have a section in the project's params.yaml (what ``all`` means)."""
-    return [get_pipeline(slug) for slug in _slugs() if isinstance(params_file.get(slug), dict)]
+    return [get_pipeline(slug) for slug in known_slugs() if isinstance(params_file.get(slug), dict)]
 
 
 def register(pipeline: Pipeline) -> None:
@@ -209,5 +216,5 @@ def get_pipeline(slug: str) -> Pipeline:
         return known[slug]
     modules = _paper_modules()
     if slug not in modules:
-        raise UsageError(f"unknown paper {slug!r} (known: {', '.join(sorted(_slugs())) or 'none'})")
+        raise UsageError(f"unknown paper {slug!r} (known: {', '.join(sorted(known_slugs())) or 'none'})")
     return _load(modules[slug])

@@ -133,7 +133,7 @@ def plan_pipeline(pipeline: Pipeline, values: BaseModel, store: Store, force: bo
         params = {k: dumped[k] for k in declared_keys(stage) if k in dumped}
         upstream = {u: plans[u].key for u in stage.upstream}
         key = stage_key(pipeline, stage, params, upstream)
-        manifest = store.lookup(pipeline.slug, stage.name, key)
+        manifest = store.lookup(pipeline.slug, stage.name, key, outputs=stage.outputs)
         forced = force and (not only or stage.name in only)
         plans[stage.name] = StagePlan(pipeline=pipeline, stage=stage, key=key, params=params, values=values,
                                       upstream=upstream, cached=manifest is not None and not forced, force=forced,
@@ -194,7 +194,7 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
 
     stage = plan.stage
     with store.lock(plan.paper, stage.name, plan.key):
-        found = None if plan.force else store.lookup(plan.paper, stage.name, plan.key)
+        found = None if plan.force else store.lookup(plan.paper, stage.name, plan.key, outputs=stage.outputs)
         if found is not None:
             return found, True
         scratch = store.scratch(plan.paper, stage.name, plan.key)

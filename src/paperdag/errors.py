@@ -19,6 +19,31 @@ class ParamsError(PaperdagError):
     exit_code = 2
 
 
+class EnvironmentProblem(PaperdagError):
+    """The environment cannot be used as set: a variable with a bad value, a server that is not there or not what
+    it should be, a folder that is a file (exit code 2: fix it and rerun; nothing was written)."""
+
+    exit_code = 2
+
+
+def env_seconds(name: str, default: float) -> float:
+    """The positive, finite number of seconds in environment variable ``name`` (``default`` when unset or empty);
+    any other value is one ``EnvironmentProblem`` line naming the variable."""
+    import math
+    import os
+
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise EnvironmentProblem(f"{name}={text[:40]!r} is not a positive number of seconds")
+    return value
+
+
 class StageFailed(PaperdagError):
     """A stage raised; the message names the paper, the stage and the error."""
 

@@ -27,10 +27,10 @@ import time
 import uuid
 from pathlib import Path
 
-from paperdag.errors import Interrupted
+from paperdag.errors import Interrupted, env_seconds
 
 TAG = "PAPERDAG_LIFETIME"
-GRACE_S = float(os.environ.get("PAPERDAG_INTERRUPT_GRACE_S", "6"))
+GRACE_S = [6.0]  # PAPERDAG_INTERRUPT_GRACE_S, read (and validated) when the handlers are installed
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _received: list[int] = []  # the first interrupting signal (recorded by the handler or the wakeup thread)
@@ -107,13 +107,14 @@ def _watch_wakeups(sock: socket.socket) -> None:
                     _received.append(signum)
                     _seen.set()
                 if deadline is None:
-                    deadline = time.monotonic() + GRACE_S
+                    deadline = time.monotonic() + GRACE_S[0]
 
 
 def install_signal_handlers() -> None:
     """SIGINT (unless the parent made this process ignore it) and SIGTERM raise ``Interrupted``; a signal the
     process does not act on within ``GRACE_S`` seconds ends it. Main thread only; once per process."""
     global _installed
+    GRACE_S[0] = env_seconds("PAPERDAG_INTERRUPT_GRACE_S", GRACE_S[0])
     if _installed or threading.current_thread() is not threading.main_thread():
         return
     _installed = True

@@ -22,12 +22,12 @@ import threading
 from typing import Any, Iterator
 
 from paperdag.engine import StagePlan, execute_stage
-from paperdag.errors import PaperdagError, UsageError
+from paperdag.errors import PaperdagError, UsageError, env_seconds
 from paperdag.store import Store
 
 _CONNECT_LOCK = threading.Lock()
 PROBE_TIMEOUT_S = 3.0
-CONNECT_TIMEOUT_S = float(os.environ.get("PAPERDAG_RAY_CONNECT_TIMEOUT_S", "60"))
+CONNECT_TIMEOUT_S = 60.0  # default of PAPERDAG_RAY_CONNECT_TIMEOUT_S
 # HTTP/2 client connection preface + an empty SETTINGS frame: a gRPC server (a Ray GCS or Ray Client server)
 # answers with its own SETTINGS frame (frame type 4), anything else with something else or nothing.
 _H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
@@ -60,14 +60,12 @@ def check_reachable(address: str, timeout: float = PROBE_TIMEOUT_S) -> None:
     accept a TCP connection there and answer an HTTP/2 preface as gRPC servers do. With TLS (``RAY_USE_TLS``) only
     the TCP connection is checked."""
     hostport = address.removeprefix("ray://")
-    if address in ("auto", "local") or ":" not in hostport:
-        return
     host, _, port = hostport.rpartition(":")
     host = host.strip("[]")
-    try:
-        port_number = int(port)
-    except ValueError:
-        raise RayUnavailable(f"Ray address {address!r} is not host:port") from None
+    port_number = int(port) if port.isdigit() else 0
+    if not host or not 1 <= port_number <= 65535:
+        raise RayUnavailable(f"Ray address {address!r} is not host:port with a port in 1-65535 (e.g. 10.0.0.5:6379, "
+                             "ray://10.0.0.5:10001, or auto for the cluster `ray start` runs on this machine)")
     try:
         sock = socket.create_connection((host, port_number), timeout=timeout)
     except socket.gaierror as e:
@@ -101,11 +99,10 @@ def connect(address: str | None = None) -> dict[str, float]:
     ``address`` (or ``RAY_ADDRESS``) joins an existing cluster; none starts an embedded local Ray sized to this
     machine, listening on 127.0.0.1 only.
     """
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    if address == "local":
-        address = None
+    address = resolve_address(address or os.environ.get("RAY_ADDRESS"))
+    if os.environ.get("RAY_ADDRESS"):  # Ray prefers the variable to its argument: make them agree
+        os.environ["RAY_ADDRESS"] = address or "local"
     if address:
-        check_reachable(address)
         _use_token_auth_if_available()
     with _CONNECT_LOCK, (contextlib.nullcontext() if address else _local_only()):
         import ray
@@ -113,6 +110,31 @@ def connect(address: str | None = None) -> dict[str, float]:
         if not ray.is_initialized():
             _init(address)
     return ray.cluster_resources()
+
+
+def resolve_address(address: str | None) -> str | None:
+    """The cluster to join (None: an embedded Ray): ``local`` is None, ``auto`` the cluster ``ray start`` runs on
+    this machine (``local_cluster``); a cluster is checked in seconds (``check_reachable``), and
+    ``PAPERDAG_RAY_CONNECT_TIMEOUT_S`` is validated before anything starts."""
+    env_seconds("PAPERDAG_RAY_CONNECT_TIMEOUT_S", CONNECT_TIMEOUT_S)
+    if not address or address == "local":
+        return None
+    if address == "auto":
+        address = local_cluster()
+    check_reachable(address)
+    return address
+
+
+def local_cluster() -> str:
+    """``auto``: the address of the cluster that ``ray start`` last started on this machine (Ray's own address
+    file), never another process's embedded Ray; one line when there is none."""
+    from ray._private.utils import read_ray_address
+
+    found = read_ray_address()
+    if not found:
+        raise RayUnavailable("Ray address 'auto': no cluster started with `ray start` on this machine (start one, "
+                             "give its host:port, or unset RAY_ADDRESS for an embedded Ray)")
+    return found
 
 
 @contextlib.contextmanager
@@ -184,12 +206,13 @@ def _init(address: str | None) -> None:
     where = address or "a new local cluster"
     log = os.path.join(tempfile.gettempdir(), f"paperdag-ray-connect-{os.getpid()}.log")
     guard = None
+    wait = env_seconds("PAPERDAG_RAY_CONNECT_TIMEOUT_S", CONNECT_TIMEOUT_S)
     if address and lifetime.cli_driver():
         def give_up() -> None:
-            lifetime.fail_now(f"error: Ray at {address} did not accept this driver within {CONNECT_TIMEOUT_S:.0f}s "
+            lifetime.fail_now(f"error: Ray at {address} did not accept this driver within {wait:.0f}s "
                               f"(Ray's messages: {log}){_proxy_hint()}", 2, _STDERR[-1] if _STDERR else 2)
 
-        guard = threading.Timer(CONNECT_TIMEOUT_S, give_up)
+        guard = threading.Timer(wait, give_up)
         guard.daemon = True
         guard.start()
     try:

@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from paperdag.dag import Pipeline, configured, get_pipeline
+from paperdag.dag import Pipeline, configured, get_pipeline, known_slugs
 from paperdag.engine import (StagePlan, execute_stage, git_provenance, load_pipeline_params, plan_pipeline,
                              publish_metrics)
 from paperdag.errors import StageFailed, UsageError
 from paperdag.extras import require_extra
-from paperdag.params import DEFAULT_PROFILE, read_params_file
+from paperdag.params import DEFAULT_PROFILE, check_sections, read_params_file
 from paperdag.project import Project
-from paperdag.store import Store, materialize
+from paperdag.store import NO_VIEW, OTHER_ENTRY, Store, materialize
 
 
 def _echo(line: str) -> None:
@@ -83,6 +83,7 @@ class Execution:
         """
         project = project or Project.find()
         data = read_params_file(project.params_path)
+        check_sections(data, known_slugs(), project.params_path)
         pipelines = resolve_papers(names, data)
         only = tuple(only)
         if only and len(pipelines) != 1:
@@ -130,8 +131,13 @@ class Execution:
     def finish(self, plan: StagePlan, manifest: dict[str, Any], hit: bool) -> None:
         """Materialise a finished stage into artifacts/, log it, publish metrics if it is the metrics stage."""
         entry = self.store.local_path(plan.paper, plan.name, plan.key)
+        view = self.project.view(plan.paper, plan.name)
         with self.store.lock(plan.paper, plan.name, plan.key):
-            materialize(entry, self.project.view(plan.paper, plan.name))
+            repaired = materialize(entry, view, manifest["files"])
+        if repaired and repaired[0] not in (NO_VIEW, OTHER_ENTRY):
+            more = f" (+{len(repaired) - 3} more)" if len(repaired) > 3 else ""
+            _echo(f"  {plan.label:<36} view healed: {view.relative_to(self.project.root)} "
+                  f"({'; '.join(repaired[:3])}{more})")
         self.done[plan.label] = hit
         seconds = manifest.get("run", {}).get("timing", {}).get("seconds", 0.0)
         self.progress(plan, "cached" if hit else f"done in {seconds:.1f}s")

@@ -10,10 +10,19 @@ A scratch folder (``.tmp-*`` and ``.trash-*`` in the store, ``scratch/.tmp-*`` f
 output's key, so one whose lock nobody holds was left by a killed process: ``prepare``, run before each scheduling
 loop, removes those.
 
-An entry counts only when its ``manifest.json`` exists and every file it lists has the recorded sha256, so a crash
-or Ctrl-C mid-stage never leaves an output that counts as done, and a corrupted output is recomputed. Entries are
-written to a temporary folder and renamed into place (manifest written last, so stores without atomic rename stay
-safe). A file lock per (paper, stage, key) keeps concurrent runs from computing or writing one output twice.
+An entry counts only when its ``manifest.json`` is well formed (its key, a non-empty ``files`` map of sha256 and
+size, every output the stage declares among them) and every file it lists has the recorded sha256, so a crash or
+Ctrl-C mid-stage never leaves an output that counts as done, and a corrupted or truncated entry is recomputed.
+Entries are written to a temporary folder and renamed into place (manifest written last, so stores without atomic
+rename stay safe), their files made read-only. A file lock per (paper, stage, key) keeps concurrent runs from
+computing or writing one output twice.
+
+Views heal: each time a run uses an entry, its view must hold exactly the entry's files (a hard link to each where
+the view and the store share a filesystem; elsewhere a copy of the same size, hashed again when it is newer than the
+entry); a missing, extra, replaced or edited file makes ``materialize`` swap in a fresh view. Views are hard links
+rather than copies so that materialising costs no disk and no time whatever the outputs weigh; the entry files are
+read-only so an edit through a view fails for ordinary users, and when one happens anyway (root, or a tool that
+ignores permissions) the entry's hash check catches it and the entry is recomputed.
 
 ``manifest.json`` depends only on what was computed, so a deterministic stage recomputed gives a byte-identical
 entry; when and where it ran goes to ``run.json``, which views (``artifacts/<paper>/<stage>``, DVC's outs) leave
@@ -26,12 +35,14 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from filelock import FileLock, Timeout
 
@@ -58,6 +69,26 @@ def hash_folder(folder: Path) -> dict[str, dict[str, Any]]:
         if rel not in (MANIFEST, RUN_FILE):
             files[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
     return files
+
+
+def manifest_problem(manifest: Any, key: str, outputs: Sequence[str] = ()) -> str | None:
+    """Why a manifest cannot make its entry count (None when it can): not a mapping, another key, ``files`` missing,
+    empty or malformed (each ``{"sha256": 64 hex digits, "bytes": int >= 0}``), or a declared output (a file, or a
+    folder: a prefix) that it does not list."""
+    if not isinstance(manifest, dict):
+        return "not a JSON object"
+    if manifest.get("key") != key:
+        return "written for another key"
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        return "lists no files"
+    for rel, meta in files.items():
+        ok = isinstance(meta, dict) and isinstance(meta.get("bytes"), int) and meta["bytes"] >= 0
+        digest = meta.get("sha256") if isinstance(meta, dict) else None
+        if not (ok and isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+            return f"a malformed entry for {rel!r}"
+    missing = [o for o in outputs if o not in files and not any(r.startswith(o.rstrip("/") + "/") for r in files)]
+    return f"does not list the declared outputs {missing}" if missing else None
 
 
 def _is_uri(root: str) -> bool:
@@ -151,11 +182,13 @@ class Store:
         except (FileNotFoundError, OSError, json.JSONDecodeError):
             return None
 
-    def lookup(self, paper: str, stage: str, key: str, verify: bool = True) -> dict[str, Any] | None:
-        """The manifest of a complete entry (with its ``run.json`` as ``"run"``), or None if missing, incomplete or
-        corrupted (hash mismatch)."""
+    def lookup(self, paper: str, stage: str, key: str, verify: bool = True,
+               outputs: Sequence[str] = ()) -> dict[str, Any] | None:
+        """The manifest of a complete entry (with its ``run.json`` as ``"run"``), or None if missing, incomplete,
+        malformed (``manifest_problem``, checked against the stage's declared ``outputs``) or corrupted (hash
+        mismatch)."""
         manifest = self._read_json(paper, stage, key, MANIFEST)
-        if manifest is None or manifest.get("key") != key:
+        if manifest is None or manifest_problem(manifest, key, outputs) is not None:
             return None
         if verify and not self.verify(paper, stage, key, manifest):
             return None
@@ -264,6 +297,9 @@ class Store:
             (folder / RUN_FILE).write_text(json.dumps(run, indent=2, sort_keys=True))
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
         target = self._entry(paper, stage, key)
+        for path in folder.rglob("*"):
+            if path.is_file():
+                path.chmod(0o444)  # the entry is immutable; views hard-link these files
         if self.remote:
             self._upload(folder, target)
             shutil.rmtree(folder, ignore_errors=True)
@@ -286,16 +322,51 @@ class Store:
                 pafs.copy_files(str(path), dest, source_filesystem=local, destination_filesystem=self.fs)
 
 
-def materialize(entry: Path, view: Path) -> None:
-    """Make ``view`` (e.g. ``artifacts/<paper>/<stage>``) a copy of a store entry without its ``run.json``,
-    swapped in atomically.
+NO_VIEW, OTHER_ENTRY = "no view yet", "the view holds another entry"  # what a first or a changed run finds
 
-    Files are hard-linked when possible (same filesystem), copied otherwise. Skipped when the view already holds
-    this entry's manifest.
+
+def view_differences(entry: Path, view: Path, files: dict[str, dict[str, Any]]) -> list[str]:
+    """What ``view`` holds that is not exactly the entry (``files``: its manifest's), one short note each: the
+    manifest, a file missing, extra or not a regular file, and a file that is not the entry's own (a different
+    inode where view and store share a filesystem; elsewhere a different size, or a different sha256 when it is
+    newer than the entry)."""
+    try:
+        if (view / MANIFEST).read_bytes() != (entry / MANIFEST).read_bytes():
+            return [OTHER_ENTRY]
+        entry_time = (entry / MANIFEST).stat().st_mtime
+        linked = view.stat().st_dev == entry.stat().st_dev
+    except OSError:
+        return [NO_VIEW]
+    notes = []
+    present = {p.relative_to(view).as_posix() for p in view.rglob("*") if not p.is_dir()} - {MANIFEST}
+    notes += [f"{rel} is extra" for rel in sorted(present - set(files))]
+    for rel, meta in files.items():
+        try:
+            got, own = (view / rel).lstat(), (entry / rel).stat()
+        except FileNotFoundError:
+            notes.append(f"{rel} is missing")
+            continue
+        if (got.st_ino, got.st_dev) == (own.st_ino, own.st_dev):
+            continue
+        if linked or not stat.S_ISREG(got.st_mode):
+            notes.append(f"{rel} was replaced")
+        elif got.st_size != meta["bytes"]:
+            notes.append(f"{rel} has {got.st_size} bytes, not {meta['bytes']}")
+        elif got.st_mtime > entry_time and sha256_file(view / rel) != meta["sha256"]:
+            notes.append(f"{rel} was edited")
+    return notes
+
+
+def materialize(entry: Path, view: Path, files: dict[str, dict[str, Any]]) -> list[str]:
+    """Make ``view`` (e.g. ``artifacts/<paper>/<stage>``) a copy of a store entry without its ``run.json``,
+    swapped in atomically, unless it already is one (``view_differences`` is empty); returns the differences it
+    repaired ([] when the view was right; ``[NO_VIEW]`` or ``[OTHER_ENTRY]`` when it was simply not this entry's).
+
+    Files are hard-linked when possible (same filesystem), copied otherwise.
     """
-    manifest_text = (entry / MANIFEST).read_text()
-    if (view / MANIFEST).is_file() and (view / MANIFEST).read_text() == manifest_text:
-        return
+    notes = view_differences(entry, view, files)
+    if not notes:
+        return []
     view.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{view.name}.tmp-{entry.name[:16]}-", dir=view.parent))
     tmp.chmod(0o755)
@@ -313,11 +384,15 @@ def materialize(entry: Path, view: Path) -> None:
             except OSError:
                 shutil.copy2(path, dest)
         old = None
-        if view.exists():
+        if view.exists() or view.is_symlink():
             old = view.with_name(f".{view.name}.old-{entry.name[:16]}-{uuid.uuid4().hex[:8]}")
             os.replace(view, old)
         os.replace(tmp, view)
         if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                old.unlink(missing_ok=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return notes

@@ -41,9 +41,11 @@ from filelock import FileLock
 
 from paperdag import __version__
 from paperdag.claims import VERDICT_CODE, counts, headline
+from paperdag.errors import env_seconds
 from paperdag.stage import CURVES_FILE
 
 MAX_PARAM_CHARS = 6000
+TRACKING_TIMEOUT_S = 5.0  # default of PAPERDAG_TRACKING_TIMEOUT_S
 EXPERIMENT_KIND = "custom_model_development"  # MLflow 3 opens such experiments on their runs, not on GenAI traces
 
 
@@ -82,6 +84,20 @@ def claim_tags(doc: dict[str, Any] | None) -> dict[str, str]:
         return {}
     return {"paperdag.claims": headline(counts(doc["claims"])),
             **{f"verdict.{c['id']}": c["verdict"] for c in doc["claims"]}}
+
+
+def _probe_server(uri: str, timeout: float) -> None:
+    """Raise ``ConnectionError`` unless something accepts a TCP connection at the tracking server within
+    ``timeout`` seconds (the caller, ``best_effort``, turns it into one warning)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(uri)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname or "localhost", port), timeout=timeout).close()
+    except OSError as e:
+        raise ConnectionError(f"no tracking server answers within {timeout:g}s ({e.strerror or e})") from None
 
 
 def _ms(when: float | None = None) -> int:
@@ -164,11 +180,19 @@ class Tracker:
         self.session = dvc_session() if trigger == "dvc" else None
         self.broken = False
         self.started = _ms()
+        self.timeout = env_seconds("PAPERDAG_TRACKING_TIMEOUT_S", TRACKING_TIMEOUT_S)
 
     @property
     def client(self) -> Any:
-        """The MLflow client, created on first use (imports MLflow, creates or migrates the store under a lock)."""
+        """The MLflow client, created on first use (imports MLflow, creates or migrates the store under a lock).
+        A tracking server must accept a TCP connection within ``PAPERDAG_TRACKING_TIMEOUT_S`` and each request is
+        bounded by it, with one retry: an unreachable server costs seconds, not MLflow's minutes of retries."""
         if self._client is None:
+            if self.uri.startswith(("http://", "https://")):
+                _probe_server(self.uri, self.timeout)
+                os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", str(max(1, round(self.timeout))))
+                os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
+                os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
             os.environ.setdefault("MLFLOW_ENABLE_ASYNC_LOGGING", "false")
             for name in ("mlflow", "alembic"):  # store creation and migration chatter
                 logging.getLogger(name).setLevel(logging.WARNING)

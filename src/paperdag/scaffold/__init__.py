@@ -20,24 +20,47 @@ TEMPLATE = Path(__file__).resolve().parent / "template"
 PACKAGE_FILES = ("__init__", "params", "pipeline", "data", "model", "prepare", "train", "evaluate", "claims", "plots")
 
 
+RESERVED = {"all"}  # `paperdag run all` means every paper
+
+
 def _render(name: str, slug: str, title: str) -> str:
-    return (TEMPLATE / f"{name}.tmpl").read_text().replace("__SLUG__", slug).replace("__TITLE__", title)
+    """A template file with the slug, the title as a Python string literal (``__TITLE_LITERAL__``) and the title
+    inside a docstring (``__TITLE__``, its backslashes and quotes escaped), so any title gives code that parses."""
+    text = (TEMPLATE / f"{name}.tmpl").read_text().replace("__SLUG__", slug)
+    text = text.replace("__TITLE_LITERAL__", repr(title))
+    return text.replace("__TITLE__", title.replace("\\", "\\\\").replace('"', '\\"'))
+
+
+def check_new(project: Project, slug: str, title: str) -> Path:
+    """The package folder ``new`` would write (``<project>/src/paperdag/papers/<slug>``), or one line saying why
+    it may not: a slug that is not a lowercase identifier, a keyword or ``all``, a paper that exists (registered,
+    package, test file or params.yaml section), a title that is empty or not one line, or a project that is not a
+    paperdag checkout."""
+    from paperdag.dag import paper_slugs
+
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", slug) or keyword.iskeyword(slug) or keyword.issoftkeyword(slug):
+        raise UsageError(f"slug {slug!r} must be a lowercase Python identifier (letters, digits, underscores) and "
+                         "not a Python keyword")
+    if slug in RESERVED:
+        raise UsageError(f"slug {slug!r} is reserved (`paperdag run {slug}` runs every paper)")
+    if not title.strip() or any(c in title for c in "\r\n"):
+        raise UsageError("--title must be one non-empty line")
+    papers = project.root / "src" / "paperdag" / "papers"
+    test_file = project.root / "tests" / "papers" / f"test_{slug}.py"
+    if slug in paper_slugs() or (papers / slug).exists() or test_file.exists() or \
+            re.search(rf"(?m)^{slug}:", project.params_path.read_text()):
+        raise UsageError(f"paper {slug!r} already exists (registered paper, package, test file or params.yaml section)")
+    if not papers.is_dir():
+        raise UsageError(f"{project.root} has no src/paperdag/papers: `paperdag new` writes into a paperdag checkout")
+    return papers / slug
 
 
 def new_paper(project: Project, slug: str, title: str) -> list[Path]:
-    """Write ``src/paperdag/papers/<slug>/``, ``tests/papers/test_<slug>.py`` and the slug's params.yaml section.
-
-    Refuses (one line, nothing written) a slug that is not a lowercase identifier or that already exists.
-    """
-    import paperdag.papers
-
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", slug) or keyword.iskeyword(slug):
-        raise UsageError(f"slug {slug!r} must be a lowercase Python identifier (letters, digits, underscores)")
-    package = Path(paperdag.papers.__path__[0]) / slug
+    """Write ``src/paperdag/papers/<slug>/``, ``tests/papers/test_<slug>.py`` and the slug's params.yaml section
+    in the project found from the working folder; refuses in one line, writing nothing, what ``check_new`` does."""
+    package = check_new(project, slug, title)
     test_file = project.root / "tests" / "papers" / f"test_{slug}.py"
     params_text = project.params_path.read_text()
-    if package.exists() or test_file.exists() or re.search(rf"(?m)^{slug}:", params_text):
-        raise UsageError(f"paper {slug!r} already exists (package, test file or params.yaml section)")
     package.mkdir(parents=True)
     written = []
     for name in PACKAGE_FILES:
