@@ -121,6 +121,24 @@ def test_a_truncated_view_file_is_recomputed_and_the_view_healed(toy_project, tm
     assert view.stat().st_size == size and _same_file(view, entry / "data.parquet")
 
 
+def test_an_identical_copy_in_a_view_is_relinked_without_a_heal_note(toy_project):
+    import shutil
+
+    from paperdag.store import IDENTICAL_COPY, view_differences
+
+    _run()
+    view = toy_project.view("toy", "prepare")
+    plan = _plans()["prepare"]
+    entry = toy_project.store().local_path("toy", "prepare", plan.key)
+    copy = view / "data.parquet"
+    data = copy.read_bytes()
+    copy.unlink()
+    copy.write_bytes(data)  # what `dvc commit` leaves: the same bytes, not the entry's file
+    assert view_differences(entry, view, plan.manifest["files"]) == [f"data.parquet {IDENTICAL_COPY}"]
+    _run()
+    assert _same_file(copy, entry / "data.parquet")
+
+
 def test_a_deleted_or_replaced_view_file_comes_back_from_the_cached_entry(toy_project, tmp_path):
     _run()
     view = toy_project.view("toy", "train_a")

@@ -26,7 +26,7 @@ from paperdag.errors import StageFailed, UsageError
 from paperdag.extras import require_extra
 from paperdag.params import DEFAULT_PROFILE, check_sections, read_params_file
 from paperdag.project import Project
-from paperdag.store import NO_VIEW, OTHER_ENTRY, Store, materialize
+from paperdag.store import IDENTICAL_COPY, NO_VIEW, OTHER_ENTRY, Store, materialize
 
 
 def _echo(line: str) -> None:
@@ -134,7 +134,8 @@ class Execution:
         view = self.project.view(plan.paper, plan.name)
         with self.store.lock(plan.paper, plan.name, plan.key):
             repaired = materialize(entry, view, manifest["files"])
-        if repaired and repaired[0] not in (NO_VIEW, OTHER_ENTRY):
+        repaired = [n for n in repaired if n not in (NO_VIEW, OTHER_ENTRY) and not n.endswith(IDENTICAL_COPY)]
+        if repaired:
             more = f" (+{len(repaired) - 3} more)" if len(repaired) > 3 else ""
             _echo(f"  {plan.label:<36} view healed: {view.relative_to(self.project.root)} "
                   f"({'; '.join(repaired[:3])}{more})")

@@ -323,13 +323,14 @@ class Store:
 
 
 NO_VIEW, OTHER_ENTRY = "no view yet", "the view holds another entry"  # what a first or a changed run finds
+IDENTICAL_COPY = "is an identical copy"  # relinked without a word: no damage, just not the entry's own file
 
 
 def view_differences(entry: Path, view: Path, files: dict[str, dict[str, Any]]) -> list[str]:
     """What ``view`` holds that is not exactly the entry (``files``: its manifest's), one short note each: the
-    manifest, a file missing, extra or not a regular file, and a file that is not the entry's own (a different
-    inode where view and store share a filesystem; elsewhere a different size, or a different sha256 when it is
-    newer than the entry)."""
+    manifest, a file missing, extra or not a regular file, and a file that is not the entry's own: where view and
+    store share a filesystem a different inode (an identical copy, as ``dvc commit`` leaves, or a replaced file,
+    told apart by its sha256); elsewhere a different size, or a different sha256 when it is newer than the entry."""
     try:
         if (view / MANIFEST).read_bytes() != (entry / MANIFEST).read_bytes():
             return [OTHER_ENTRY]
@@ -348,10 +349,13 @@ def view_differences(entry: Path, view: Path, files: dict[str, dict[str, Any]]) 
             continue
         if (got.st_ino, got.st_dev) == (own.st_ino, own.st_dev):
             continue
-        if linked or not stat.S_ISREG(got.st_mode):
+        if not stat.S_ISREG(got.st_mode):
             notes.append(f"{rel} was replaced")
         elif got.st_size != meta["bytes"]:
             notes.append(f"{rel} has {got.st_size} bytes, not {meta['bytes']}")
+        elif linked:  # a copy where a link should be (`dvc commit` copies its outs): identical, or replaced
+            same = sha256_file(view / rel) == meta["sha256"]
+            notes.append(f"{rel} {IDENTICAL_COPY}" if same else f"{rel} was replaced")
         elif got.st_mtime > entry_time and sha256_file(view / rel) != meta["sha256"]:
             notes.append(f"{rel} was edited")
     return notes
