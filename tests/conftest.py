@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -34,6 +42,7 @@ toy_cluster:
   seed: 0
 """
 PAPERDAG = [sys.executable, "-c", "from paperdag.cli import main; main()"]
+BIN = Path(sys.executable).parent
 
 
 @pytest.fixture
@@ -73,3 +82,131 @@ def paperdag(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: 
     """Run the paperdag CLI in a subprocess; returns the CompletedProcess (text, both streams captured)."""
     return subprocess.run([*PAPERDAG, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
+
+
+# -- servers on loopback, started and stopped by the tests that use them -----------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_http(url: str, proc: subprocess.Popen, what: str, seconds: float = 180) -> None:
+    """Poll ``url`` until it answers (any HTTP status); fail the test if ``proc`` dies or time runs out."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            pytest.fail(f"{what} exited with {proc.returncode}")
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail(f"{what} did not answer at {url} within {seconds:.0f}s")
+
+
+@contextlib.contextmanager
+def _server(cmd: list[str], url: str, what: str, env: dict[str, str] | None = None):
+    """A server process in its own session, answered at ``url`` before the block runs, killed (with its group)
+    however the block ends."""
+    proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_http(url, proc, what)
+        yield proc
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(30)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def prefect_server(tmp_path):
+    """A Prefect server on 127.0.0.1 for one test (stopped afterwards), as users run one for the UI."""
+    port = free_port()
+    env = {"PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_UI_ENABLED": "false", "PREFECT_API_URL": ""}
+    url = f"http://127.0.0.1:{port}/api"
+    with _server([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                 f"{url}/health", "prefect server", env):
+        yield url
+
+
+@pytest.fixture
+def s3_server():
+    """An S3-protocol server (moto's standalone server) on 127.0.0.1 with the bucket ``team``; yields the
+    environment a client needs (dummy credentials) and the endpoint."""
+    port = free_port()
+    with _server([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)], f"http://127.0.0.1:{port}/",
+                 "moto_server") as proc:
+        import pyarrow.fs as pafs
+
+        env = {"AWS_ACCESS_KEY_ID": "team-key", "AWS_SECRET_ACCESS_KEY": "team-secret", "AWS_DEFAULT_REGION": "us-east-1"}
+        os.environ.update(env)
+        pafs.S3FileSystem(endpoint_override=f"127.0.0.1:{port}", scheme="http", region="us-east-1",
+                          allow_bucket_creation=True).create_dir("team")
+        yield {"env": env, "endpoint": f"127.0.0.1:{port}", "proc": proc}
+
+
+@pytest.fixture
+def mlflow_server(tmp_path):
+    """An MLflow tracking server on 127.0.0.1 serving artifacts through its proxy; yields its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [str(BIN / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+           "--backend-store-uri", f"sqlite:///{tmp_path / 'mlflow-server.db'}",
+           "--artifacts-destination", str(tmp_path / "mlflow-artifacts")]
+    with _server(cmd, f"{url}/health", "mlflow server"):
+        yield url
+
+
+def stop_cluster(temp_dir: str) -> None:
+    """Kill this cluster's processes only: those started with ``temp_dir`` in their command line, and their
+    children (the workers). `ray stop` would kill every Ray instance on the machine, a user's running pipelines
+    included."""
+    import psutil
+
+    procs: list[psutil.Process] = []
+    for p in psutil.process_iter(["cmdline"]):
+        if any(temp_dir in arg for arg in p.info["cmdline"] or ()):
+            try:
+                procs += [p, *p.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                pass
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(procs, timeout=30)
+
+
+@contextlib.contextmanager
+def ray_cluster(extra_env: dict[str, str] | None = None):
+    """A Ray head and a worker node (custom resource ``special_node``) on 127.0.0.1, token-authenticated as
+    ``ray start`` clusters are, their processes given ``extra_env`` (e.g. the shared store's credentials); yields
+    (address, the environment the nodes run with) and stops exactly these nodes afterwards."""
+    port = free_port()
+    short_tmp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Ray's socket paths must stay short
+    env = {**os.environ, **(extra_env or {}), "RAY_AUTH_MODE": "token", "RAY_TMPDIR": short_tmp}
+    common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
+    ray = str(BIN / "ray")
+    head = [ray, "start", "--head", "--port", str(port), "--include-dashboard", "false", *common]
+    worker = [ray, "start", "--address", f"127.0.0.1:{port}", "--resources", '{"special_node": 1}', *common]
+    token = [ray, "get-auth-token", "--generate"]  # Ray 2.59+: `ray start` clusters require token authentication
+    try:
+        for cmd in (token, head, worker):
+            subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=120)
+        yield f"127.0.0.1:{port}", env
+    finally:
+        stop_cluster(short_tmp)
+        shutil.rmtree(short_tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def two_node_cluster():
+    with ray_cluster() as cluster:
+        yield cluster

@@ -109,38 +109,6 @@ def test_prefect_path_plans_once_and_retries_in_the_loop(toy_project, tmp_path):
     assert executions(tmp_path / "log", "train_b") == 3 and executions(tmp_path / "log", "evaluate") == 1
 
 
-@pytest.fixture
-def prefect_server(tmp_path):
-    """A Prefect server on 127.0.0.1 for one test (stopped afterwards), as users run one for the UI."""
-    import signal
-    import socket
-    import time
-    import urllib.request
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_UI_ENABLED": "false"}
-    env.pop("PREFECT_API_URL", None)
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", "127.0.0.1",
-                             "--port", str(port)], env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/api"
-    try:
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(f"{url}/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("prefect server did not start")
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(30)
-
-
 def test_prefect_ui_shows_named_tagged_runs_with_logs_and_a_claims_artifact(toy_project, prefect_server):
     result = paperdag("run", "toy", cwd=toy_project.root, env={"PREFECT_API_URL": prefect_server})
     assert result.returncode == 0, result.stderr[-3000:]

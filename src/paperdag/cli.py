@@ -218,6 +218,59 @@ def verify(paper: str, path: Optional[Path] = typer.Argument(None, help="Certifi
     raise typer.Exit(0 if ok else 1)
 
 
+PAPERS_ARG = typer.Argument(None, help="Paper slugs, or `all` (the default).")
+PROFILE_OPT = typer.Option("default", "--profile", "-p", help="Params profile (overlay in params.yaml).")
+ONLY_OPT = typer.Option(None, "--only", help="Just this stage (repeatable; one paper).")
+
+
+@app.command()
+def pull(papers: Optional[list[str]] = PAPERS_ARG, profile: str = PROFILE_OPT,
+         only: Optional[list[str]] = ONLY_OPT) -> None:
+    """Materialise the shared root's outputs (PAPERDAG_ARTIFACT_ROOT) for the current keys into artifacts/, so
+    `paperdag run` computes nothing and `dvc status` is clean; what the root lacks is listed."""
+    from paperdag.project import Project
+    from paperdag.share import pull as pull_outputs
+    from paperdag.share import report_transfers
+
+    t0 = time.perf_counter()
+    done = pull_outputs(Project.find(), papers or [], profile, only or [])
+    report_transfers(done, "pulled", console.print)
+    console.print(f"pulled {sum(len(t.moved) for t in done)} stages, {sum(t.bytes for t in done) / 1e6:.1f} MB in "
+                  f"{time.perf_counter() - t0:.1f}s")
+
+
+@app.command()
+def push(papers: Optional[list[str]] = PAPERS_ARG, profile: str = PROFILE_OPT,
+         only: Optional[list[str]] = ONLY_OPT) -> None:
+    """Upload the local store's entries (artifacts/.store) for the current keys that the shared root
+    (PAPERDAG_ARTIFACT_ROOT) lacks; stages not computed locally are listed."""
+    from paperdag.project import Project
+    from paperdag.share import push as push_outputs
+    from paperdag.share import report_transfers
+
+    t0 = time.perf_counter()
+    done = push_outputs(Project.find(), papers or [], profile, only or [])
+    report_transfers(done, "pushed", console.print)
+    console.print(f"pushed {sum(len(t.moved) for t in done)} stages, {sum(t.bytes for t in done) / 1e6:.1f} MB in "
+                  f"{time.perf_counter() - t0:.1f}s")
+
+
+@app.command()
+def compare(papers: Optional[list[str]] = PAPERS_ARG, profile: str = PROFILE_OPT,
+            only: Optional[list[str]] = ONLY_OPT) -> None:
+    """Compare the local store (a recompute here) with the shared root's entries of the same keys: per stage
+    byte-identical or not and the metric that moves most, per paper whether the verdicts are identical (exit 1
+    when a verdict differs)."""
+    from paperdag.project import Project
+    from paperdag.share import compare as compare_stores
+    from paperdag.share import comparison_table
+
+    rows = compare_stores(Project.find(), papers or [], profile, only or [])
+    for line in comparison_table(rows):
+        out.print(line, soft_wrap=True, highlight=False)
+    raise typer.Exit(1 if any(r.verdicts_identical is False for r in rows) else 0)
+
+
 @app.command()
 def new(slug: str = typer.Argument(..., help="The new paper's slug: a lowercase Python identifier."),
         title: str = typer.Option("", help="One-line title (default: the slug).")) -> None:

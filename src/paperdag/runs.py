@@ -90,6 +90,8 @@ class Execution:
             raise UsageError("--only needs exactly one paper")
         values = {p.slug: load_pipeline_params(project, p, profile, data) for p in pipelines}
         store = project.store()
+        if store.remote:
+            store.probe()  # a missing bucket, refused credentials or a silent endpoint: one line, before planning
         provenance = git_provenance(project.root)
         plans = []
         for p in pipelines:

@@ -1,11 +1,12 @@
 """The content-addressed store every run path shares (CLI, Prefect, ``dvc repro``).
 
-Layout under the artifact root (a local folder or any pyarrow.fs URI such as ``s3://bucket/prefix``)::
+Layout under a local artifact root (a remote one, ``s3://bucket/prefix`` or any pyarrow.fs URI, keeps its files
+content-addressed: ``paperdag.remote``)::
 
     .store/<paper>/<stage>/<key>/            a complete output: the stage's files + manifest.json + run.json
     .store/<paper>/<stage>/.tmp-<key>-<id>/  an output being written (never counts)
 
-A scratch folder (``.tmp-*`` and ``.trash-*`` in the store, ``scratch/.tmp-*`` for a remote store, a view's
+A scratch folder (``.tmp-*`` and ``.trash-*`` in the store, ``.scratch/.tmp-*`` for a remote store, a view's
 ``.<stage>.tmp-*``/``.old-*``) exists only while its writer holds the output's lock, and its name starts with the
 output's key, so one whose lock nobody holds was left by a killed process: ``prepare``, run before each scheduling
 loop, removes those.
@@ -39,16 +40,19 @@ import stat
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
 
-from paperdag.errors import PaperdagError
+from paperdag import remote
+from paperdag.remote import StoreUnavailable
 
 MANIFEST = "manifest.json"
+DOWNLOADS = ".download"  # under the local dir: a remote root's entries, fetched when used
+SCRATCH = ".scratch"  # under the local dir: outputs being computed for a remote root
 RUN_FILE = "run.json"  # the facts of the run that produced an entry (time, host, versions): kept out of the views
 
 
@@ -95,28 +99,6 @@ def _is_uri(root: str) -> bool:
     return "://" in root and not root.startswith("file://")
 
 
-class StoreUnavailable(PaperdagError):
-    """The artifact root cannot be used: an unknown URI scheme, an unreachable filesystem, a read-only folder
-    (exit code 2: fix the environment and rerun; nothing was written)."""
-
-    exit_code = 2
-
-
-def _filesystem(root: str) -> tuple[Any, str]:
-    """``pyarrow.fs.FileSystem.from_uri(root)``, its errors as one line naming the artifact root."""
-    import pyarrow.fs as pafs
-
-    try:
-        return pafs.FileSystem.from_uri(root)
-    except Exception as e:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ValueError for a bad root
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
-        if "Unrecognized filesystem type" in first:
-            raise StoreUnavailable(f"artifact root {root!r} (PAPERDAG_ARTIFACT_ROOT) has an unknown scheme "
-                                   f"{root.split('://', 1)[0]!r}: use a folder or a pyarrow.fs URI (s3://, gs://, "
-                                   f"hdfs://, abfs://)") from None
-        raise StoreUnavailable(f"artifact root {root!r} (PAPERDAG_ARTIFACT_ROOT) cannot be opened: {first}") from None
-
-
 def _not_writable(folder: Path, e: OSError) -> StoreUnavailable:
     return StoreUnavailable(f"{folder} is not writable ({e.strerror or e}): paperdag keeps its locks and outputs "
                             f"there; make it writable or set PAPERDAG_ARTIFACT_ROOT")
@@ -141,7 +123,7 @@ class Store:
         self.remote = _is_uri(root)
         self.local_dir = Path(local_dir)
         if self.remote:
-            self.fs, base = _filesystem(root)  # only remote stores import pyarrow's filesystems
+            self.fs, base = remote.open_filesystem(root)  # only remote stores import pyarrow's filesystems
             self.base = base.rstrip("/") + "/.store"
         else:
             path = Path(root.removeprefix("file://")).resolve()
@@ -149,37 +131,45 @@ class Store:
         self.root = root
 
     # -- paths ---------------------------------------------------------------------------------------------------
-    def _entry(self, paper: str, stage: str, key: str) -> str:
+    def entry_path(self, paper: str, stage: str, key: str) -> str:
+        """Where the entry lives in the root (a local path, or a path of the remote filesystem)."""
         return f"{self.base}/{paper}/{stage}/{key}"
 
-    def local_path(self, paper: str, stage: str, key: str) -> Path:
-        """A local folder holding the entry (the entry itself, or a downloaded copy for remote stores)."""
+    def local_path(self, paper: str, stage: str, key: str, progress: Callable[[int], None] | None = None) -> Path:
+        """A local folder holding the entry: the entry itself, or for a remote store its copy in the download cache
+        (``.download/`` under ``local_dir``), fetched and hashed on first use (``remote.download_entry``)."""
         if not self.remote:
-            return Path(self._entry(paper, stage, key))
-        cached = self.local_dir / "download" / paper / stage / key
+            return Path(self.entry_path(paper, stage, key))
+        cached = self.local_dir / DOWNLOADS / paper / stage / key
         if not (cached / MANIFEST).is_file():
-            tmp = cached.with_name(f".tmp-{key}-{uuid.uuid4().hex[:8]}")
-            tmp.mkdir(parents=True)
-            import pyarrow.fs as pafs
-
-            pafs.copy_files(self._entry(paper, stage, key), str(tmp), source_filesystem=self.fs,
-                            destination_filesystem=pafs.LocalFileSystem())
-            if not (cached / MANIFEST).is_file():
-                shutil.rmtree(cached, ignore_errors=True)
-                os.replace(tmp, cached)
-            else:
+            manifest = self._read_json(paper, stage, key, MANIFEST)
+            if manifest is None or manifest_problem(manifest, key) is not None:
+                raise StoreUnavailable(f"{self.entry_path(paper, stage, key)} is not a complete entry of {self.root!r}")
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-", dir=cached.parent))
+            try:
+                remote.download_entry(self.fs, self.base, self.entry_path(paper, stage, key), manifest["files"], tmp,
+                                      progress)
+                for path in tmp.rglob("*"):
+                    if path.is_file():
+                        path.chmod(0o444)
+                if not (cached / MANIFEST).is_file():
+                    shutil.rmtree(cached, ignore_errors=True)
+                    os.replace(tmp, cached)
+            finally:
                 shutil.rmtree(tmp, ignore_errors=True)
         return cached
 
     # -- reading -------------------------------------------------------------------------------------------------
     def _read_json(self, paper: str, stage: str, key: str, name: str) -> dict[str, Any] | None:
-        path = f"{self._entry(paper, stage, key)}/{name}"
+        """A small JSON file of an entry (None when missing or unreadable); a remote root that cannot be reached
+        is a ``StoreUnavailable`` line, never a silent "missing" that would recompute what cannot be stored."""
+        path = f"{self.entry_path(paper, stage, key)}/{name}"
+        if self.remote:
+            return remote.read_json(self.fs, path, self.root)
         try:
-            if not self.remote:
-                return json.loads(Path(path).read_bytes())
-            with self.fs.open_input_stream(path) as f:
-                return json.loads(f.read())
-        except (FileNotFoundError, OSError, json.JSONDecodeError):
+            return json.loads(Path(path).read_bytes())
+        except (OSError, ValueError):
             return None
 
     def lookup(self, paper: str, stage: str, key: str, verify: bool = True,
@@ -190,16 +180,15 @@ class Store:
         manifest = self._read_json(paper, stage, key, MANIFEST)
         if manifest is None or manifest_problem(manifest, key, outputs) is not None:
             return None
+        if self.remote:  # one small read: blobs are hashed when downloaded (remote.download_entry)
+            return manifest | {"run": {}}
         if verify and not self.verify(paper, stage, key, manifest):
             return None
         return manifest | {"run": self._read_json(paper, stage, key, RUN_FILE) or {}}
 
     def verify(self, paper: str, stage: str, key: str, manifest: dict[str, Any]) -> bool:
-        """True when every file the manifest lists exists with its recorded size and sha256."""
-        if self.remote:  # sizes only: hashing a remote object means downloading it
-            infos = self.fs.get_file_info([f"{self._entry(paper, stage, key)}/{rel}" for rel in manifest["files"]])
-            return all(i.size == meta["bytes"] for i, meta in zip(infos, manifest["files"].values()))
-        folder = Path(self._entry(paper, stage, key))
+        """True when every file the manifest lists exists with its recorded size and sha256 (a local store)."""
+        folder = Path(self.entry_path(paper, stage, key))
         for rel, meta in manifest["files"].items():
             path = folder / rel
             if not path.is_file() or path.stat().st_size != meta["bytes"] or sha256_file(path) != meta["sha256"]:
@@ -222,9 +211,16 @@ class Store:
         finally:
             lock.release()
 
+    def probe(self) -> None:
+        """A remote root: one ``StoreUnavailable`` line unless it can be listed (``remote.probe``)."""
+        remote.probe(self.fs, self.base, self.root)
+
     def prepare(self) -> int:
-        """Before a run: one line (``StoreUnavailable``) if the lock folder or a local store is not writable, then
-        ``sweep``; returns how many stale scratch folders were removed."""
+        """Before a run: one line (``StoreUnavailable``) if the lock folder or a local store is not writable or a
+        remote root cannot be listed (``remote.probe``), then ``sweep``; returns how many stale scratch folders were
+        removed."""
+        if self.remote:
+            self.probe()
         for folder in [self.local_dir / ".locks"] + ([] if self.remote else [Path(self.base)]):
             try:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -254,9 +250,15 @@ class Store:
                     except OSError:
                         continue
                     candidates.append((tmp, f"{paper}.{stage}.{prefix}*.lock"))
-        for tmp in (self.local_dir / "scratch").glob(".tmp-*"):
+        for tmp in (self.local_dir / SCRATCH).glob(".tmp-*"):
             if prefix := _key_prefix(tmp.name, ".tmp-"):
                 candidates.append((tmp, f"*.{prefix}*.lock"))
+        for tmp in (self.local_dir / DOWNLOADS).glob("*/*/.tmp-*"):  # downloads hold no lock: judged by age
+            try:
+                if time.time() - tmp.stat().st_mtime > 86400:
+                    shutil.rmtree(tmp, ignore_errors=True)
+            except OSError:
+                continue
         for paper_dir in self.local_dir.glob("[!.]*"):
             for tmp in paper_dir.glob(".*"):
                 for marker in (".tmp-", ".old-"):
@@ -284,7 +286,7 @@ class Store:
 
     def scratch(self, paper: str, stage: str, key: str) -> Path:
         """A new empty local folder for a stage to write into (same filesystem as the store when local)."""
-        parent = Path(self._entry(paper, stage, key)).parent if not self.remote else self.local_dir / "scratch"
+        parent = Path(self.entry_path(paper, stage, key)).parent if not self.remote else self.local_dir / SCRATCH
         parent.mkdir(parents=True, exist_ok=True)
         folder = Path(tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-", dir=parent))
         folder.chmod(0o755)
@@ -296,30 +298,25 @@ class Store:
         if run is not None:
             (folder / RUN_FILE).write_text(json.dumps(run, indent=2, sort_keys=True))
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
-        target = self._entry(paper, stage, key)
+        target = self.entry_path(paper, stage, key)
         for path in folder.rglob("*"):
             if path.is_file():
                 path.chmod(0o444)  # the entry is immutable; views hard-link these files
-        if self.remote:
-            self._upload(folder, target)
-            shutil.rmtree(folder, ignore_errors=True)
+        if self.remote:  # blobs, then run.json, then the manifest; the folder becomes the download cache's copy
+            remote.upload_entry(self.fs, self.base, target, folder, manifest["files"], root=self.root)
+            cached = self.local_dir / DOWNLOADS / paper / stage / key
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            if (cached / MANIFEST).is_file():
+                shutil.rmtree(folder, ignore_errors=True)
+            else:
+                shutil.rmtree(cached, ignore_errors=True)
+                os.replace(folder, cached)
             return
         if Path(target).exists():  # a stale or corrupted entry: move it aside, then replace
             trash = Path(tempfile.mkdtemp(prefix=f".trash-{key[:16]}-", dir=Path(target).parent))
             os.replace(target, trash / "old")
             shutil.rmtree(trash, ignore_errors=True)
         os.replace(folder, target)
-
-    def _upload(self, folder: Path, target: str) -> None:
-        import pyarrow.fs as pafs
-
-        local = pafs.LocalFileSystem()
-        self.fs.create_dir(target, recursive=True)
-        for path in sorted(folder.rglob("*"), key=lambda p: p.name == MANIFEST):  # manifest last
-            if path.is_file():
-                dest = f"{target}/{path.relative_to(folder).as_posix()}"
-                self.fs.create_dir(dest.rpartition("/")[0], recursive=True)
-                pafs.copy_files(str(path), dest, source_filesystem=local, destination_filesystem=self.fs)
 
 
 NO_VIEW, OTHER_ENTRY = "no view yet", "the view holds another entry"  # what a first or a changed run finds

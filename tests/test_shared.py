@@ -1,0 +1,206 @@
+"""A team shares one store, end to end against real servers on loopback, started and stopped by the tests: an
+S3-protocol server (moto's standalone server), an MLflow tracking server, a Prefect server and a two-node Ray
+cluster. Clone A computes a paper there; a fresh clone B pulls it and computes nothing, `dvc status` is clean,
+`paperdag verify` re-checks the pulled certificate and the tracking server lists A's runs. Faults: the S3 server
+going away mid-run, a missing bucket, refused credentials, an endpoint that does not answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, REPO, executions, free_port, paperdag, ray_cluster
+
+pytestmark = pytest.mark.slow
+PAPER = "a2rbench"  # seconds of default profile, and a certificate `paperdag verify` re-checks
+STAGES = ("prepare", "train", "verify", "export", "evaluate")
+
+
+def root_uri(endpoint: str, prefix: str = "shared") -> str:
+    return f"s3://team/{prefix}?endpoint_override={endpoint}&scheme=http&region=us-east-1"
+
+
+def clone(tmp: Path, name: str, lock: Path | None = None) -> Path:
+    """A fresh clone as CI makes one: the committed params.yaml, dvc.yaml, dvc.lock (or ``lock``) and DVC config in
+    a git repository, the sources at src/ (dvc.yaml's deps), no artifacts."""
+    folder = tmp / name
+    folder.mkdir()
+    for f in ("params.yaml", "dvc.yaml", ".dvcignore"):
+        shutil.copy(REPO / f, folder / f)
+    shutil.copy(lock or REPO / "dvc.lock", folder / "dvc.lock")
+    (folder / ".dvc").mkdir()
+    shutil.copy(REPO / ".dvc" / "config", folder / ".dvc" / "config")
+    (folder / "src").symlink_to(REPO / "src", target_is_directory=True)
+    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
+    return folder
+
+
+def _dvc(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "dvc"), *args], cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
+
+
+def test_a_fresh_clone_pulls_what_another_computed_and_computes_nothing(tmp_path, s3_server, mlflow_server,
+                                                                        prefect_server):
+    shared = {**s3_server["env"], "PAPERDAG_ARTIFACT_ROOT": root_uri(s3_server["endpoint"])}
+    env_a = {**shared, "MLFLOW_TRACKING_URI": mlflow_server, "PAPERDAG_TRACKING": "on",
+             "PREFECT_API_URL": prefect_server, "PAPERDAG_EXTRA_PIPELINES": ""}
+    a = clone(tmp_path, "a")
+    with ray_cluster(s3_server["env"]) as (address, _):
+        ran = paperdag("run", PAPER, "--ray-address", address, cwd=a, env=env_a, timeout=900)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    names = [f"{PAPER}-{s}" for s in STAGES]
+    assert _dvc("commit", "-f", *names, cwd=a, env=env_a).returncode == 0  # A commits its dvc.lock
+
+    b = clone(tmp_path, "b", lock=a / "dvc.lock")
+    env_b = {**shared, "PAPERDAG_EXTRA_PIPELINES": ""}
+    pulled = paperdag("pull", PAPER, cwd=b, env=env_b)
+    assert pulled.returncode == 0, pulled.stderr
+    assert f"{PAPER}: {len(STAGES)} pulled" in pulled.stderr, pulled.stderr
+    status = _dvc("status", *names, cwd=b, env=env_b)
+    assert status.returncode == 0 and "up to date" in status.stdout, status.stdout + status.stderr
+    again = paperdag("run", PAPER, "--local", cwd=b, env=env_b)
+    assert again.returncode == 0 and f"0 to run, {len(STAGES)} cached" in again.stderr, again.stderr
+    assert json.loads((b / "metrics" / f"{PAPER}.json").read_text())["key"] == \
+        json.loads((a / "metrics" / f"{PAPER}.json").read_text())["key"]
+    verified = paperdag("verify", PAPER, cwd=b, env=env_b)
+    assert verified.returncode == 0 and "VERIFIED" in verified.stdout, verified.stdout + verified.stderr
+    compared = paperdag("compare", PAPER, cwd=b, env=env_b)
+    assert compared.returncode == 0 and "not in both stores" in compared.stdout  # b computed nothing locally
+
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=mlflow_server)
+    runs = client.search_runs([client.get_experiment_by_name(PAPER).experiment_id])
+    assert {r.data.tags.get("mlflow.runName") for r in runs} >= set(STAGES), "A's stage runs on the server"
+    train = next(r for r in runs if r.data.tags.get("mlflow.runName") == "train")
+    assert client.list_artifacts(train.info.run_id), "artifacts through the server's proxy"
+
+
+class _Proxy:
+    """A TCP relay on 127.0.0.1 to ``target``: the shared root as a client sees it, until ``stop`` cuts it."""
+
+    def __init__(self, target: tuple[str, int]):
+        self.target, self.sock = target, socket.create_server(("127.0.0.1", 0))
+        self.port, self.open = self.sock.getsockname()[1], []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            self.open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def stop(self) -> None:
+        self.sock.close()
+        for s in self.open:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+
+def test_the_shared_root_going_away_mid_run_is_one_line_and_nothing_counts(toy_project, tmp_path, s3_server):
+    params = toy_project.params_path
+    params.write_text(params.read_text().replace("sleep: 0.0", "sleep: 3.0"))
+    host, port = s3_server["endpoint"].split(":")
+    proxy = _Proxy((host, int(port)))
+    env = {**s3_server["env"], "PAPERDAG_ARTIFACT_ROOT": root_uri(f"127.0.0.1:{proxy.port}", "faulty"),
+           "PAPERDAG_STORE_TIMEOUT_S": "2"}
+    proc = subprocess.Popen([sys.executable, "-c", "from paperdag.cli import main; main()", "run", "toy", "--local",
+                             "--retries", "0"], cwd=toy_project.root, env={**os.environ, **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import time
+
+    end = time.monotonic() + 120
+    while not executions(tmp_path / "log", "prepare") and time.monotonic() < end:
+        time.sleep(0.1)
+    proxy.stop()  # the server is gone while prepare computes: its upload must fail
+    _, err = proc.communicate(timeout=300)
+    lines = err.strip().splitlines()
+    assert proc.returncode in (1, 2) and "Traceback" not in err
+    assert lines[-1].startswith("error: ") and "s3://team/faulty" in lines[-1], err
+    import pyarrow.fs as pafs
+
+    fs = pafs.S3FileSystem(endpoint_override=s3_server["endpoint"], scheme="http", region="us-east-1")
+    found = fs.get_file_info(pafs.FileSelector("team/faulty/.store", recursive=True, allow_not_found=True))
+    assert not [f.path for f in found if f.path.endswith("manifest.json")], "an entry counts after the failure"
+
+
+@pytest.mark.parametrize("case", ["missing bucket", "refused credentials", "silent endpoint", "unknown option"])
+def test_a_bad_shared_root_is_one_line_and_exit_2(toy_project, s3_server, case):
+    endpoint = s3_server["endpoint"]
+    env = {**s3_server["env"], "PAPERDAG_STORE_TIMEOUT_S": "2"}
+    listener = None
+    if case == "missing bucket":
+        env["PAPERDAG_ARTIFACT_ROOT"] = root_uri(endpoint).replace("s3://team/", "s3://no-such-bucket/")
+        words = "does not exist"
+    elif case == "refused credentials":
+        env["PAPERDAG_ARTIFACT_ROOT"] = root_uri(f"127.0.0.1:{_forbidding_server()}")
+        words = "credentials were refused"
+    elif case == "silent endpoint":
+        listener = socket.create_server(("127.0.0.1", 0))  # accepts, never answers
+        env["PAPERDAG_ARTIFACT_ROOT"] = root_uri(f"127.0.0.1:{listener.getsockname()[1]}")
+        words = "does not answer"
+    else:
+        env["PAPERDAG_ARTIFACT_ROOT"] = root_uri(endpoint) + "&colour=blue"
+        words = "unknown option 'colour'"
+    try:
+        result = paperdag("run", "toy", "--local", cwd=toy_project.root, env=env, timeout=120)
+    finally:
+        if listener is not None:
+            listener.close()
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and words in lines[0], result.stderr
+    assert not (toy_project.root / "artifacts" / "toy").exists()
+
+
+def _forbidding_server() -> int:
+    """An HTTP server on 127.0.0.1 that answers every S3 request 403 AccessDenied (what wrong credentials get)."""
+    import http.server
+
+    class Forbid(http.server.BaseHTTPRequestHandler):
+        def _deny(self) -> None:
+            body = b"<Error><Code>InvalidAccessKeyId</Code><Message>wrong key</Message></Error>"
+            self.send_response(403)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        do_GET = do_HEAD = do_PUT = do_POST = _deny
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Forbid)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server.server_port
