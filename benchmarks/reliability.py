@@ -256,8 +256,8 @@ def run_bad_inputs() -> tuple[int, int, list[str]]:
             if os.geteuid() == 0:
                 if not shutil.which("unshare"):
                     continue
-                command = ["unshare", "-rm", "sh", "-c", f'mount --bind artifacts artifacts && mount -o remount,bind,'
-                           f'ro artifacts && exec "$@"', "sh", *command]
+                command = ["unshare", "-rm", "sh", "-c", 'mount --bind artifacts artifacts && mount -o remount,bind,'
+                           'ro artifacts && exec "$@"', "sh", *command]
             else:
                 (folder / "artifacts").chmod(0o555)
         tried += 1

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import paperdag
+from conftest import free_port, paperdag
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +29,7 @@ def test_stage_with_custom_resource_lands_on_the_worker_node(toy_project, two_no
 
 
 def test_unreachable_ray_address_is_a_one_line_error(toy_project):
-    result = paperdag("run", "toy", "--ray-address", f"127.0.0.1:{_free_port()}", cwd=toy_project.root)
+    result = paperdag("run", "toy", "--ray-address", f"127.0.0.1:{free_port()}", cwd=toy_project.root)
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "unreachable" in result.stderr
     assert not (toy_project.root / "artifacts").exists() and "Traceback" not in result.stderr

@@ -122,7 +122,6 @@ def test_a_truncated_view_file_is_recomputed_and_the_view_healed(toy_project, tm
 
 
 def test_an_identical_copy_in_a_view_is_relinked_without_a_heal_note(toy_project):
-    import shutil
 
     from paperdag.store import IDENTICAL_COPY, view_differences
 
