@@ -2,7 +2,7 @@
 the next run must heal, signals to running runs, and a hash check of every store entry they left. Prints the counts and exits 1 if any probe failed. Run from the project
 root with the environment active:
 
-    python benchmarks/reliability.py           # everything (about 5 minutes on 2 cores: Prefect + Ray runs)
+    python benchmarks/reliability.py           # everything (about 2-5 minutes on 2 cores: Prefect + Ray runs)
     python benchmarks/reliability.py --quick   # without the Prefect + Ray signal probes (under a minute)
 
 Everything runs on the toy pipeline of the test suite (tests/toy_pipeline) in throwaway projects, except
@@ -175,6 +175,14 @@ def bad_inputs() -> list[tuple[str, list[str], dict, int, str | None, bool]]:
     for paper in ("vector_lyapunov", "pepmirror"):
         cases.append((f"verify {paper} on garbage", ["verify", paper, str(garbage)], {"cwd": ROOT, "real": True}, 1,
                       None, False))
+    greedy = WORK / "greedy"  # an a2rbench certificate asking for depth 6: minutes of enumeration if not refused
+    greedy.mkdir(exist_ok=True)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"accepted": [True], "alphabet": [8], "max_depth": [6]}), greedy / "certificates.parquet")
+    cases.append(("verify a2rbench beyond its budget", ["verify", "a2rbench", str(greedy)], {"cwd": ROOT, "real": True},
+                  1, "beyond the paper's budget", False))
     repo_params = (ROOT / "params.yaml").read_text()
     cases += [
         ("normuon n_head not dividing d_model", ["run", "normuon"],
