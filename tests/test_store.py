@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import os
 
@@ -74,6 +75,31 @@ def test_remote_filesystem_store(tmp_path):
     local = store.local_path("p", "s", "k" * 64)
     assert (local / "a.txt").read_text() == "hello"
     assert store.lookup("p", "s", "x" * 64) is None
+
+
+def test_two_writers_of_one_key_on_a_shared_root_never_mix_their_files(tmp_path):
+    """Two machines computing the same key with different bytes (another CPU's floats): each publishes its blobs,
+    then its manifest; whichever manifest is written last, the entry is that writer's files, whole."""
+    from paperdag import remote
+    from paperdag.store import hash_folder
+
+    store, key = Store("mock:///bucket/artifacts", local_dir=tmp_path / "local"), "k" * 64
+    entry = store.entry_path("p", "s", key)
+    writers = []
+    for name, text in (("a", "one machine's bytes"), ("b", "another machine's bytes, longer")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "out.txt").write_text(text)
+        (folder / "table.txt").write_text(text.upper())
+        manifest = {"paper": "p", "stage": "s", "key": key, "files": hash_folder(folder)}
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+        writers.append((folder, manifest, text))
+    a, b = writers
+    remote.upload_entry(store.fs, store.base, entry, a[0], a[1]["files"])
+    remote.upload_entry(store.fs, store.base, entry, b[0], b[1]["files"])  # b's manifest last
+    got = store.local_path("p", "s", key)
+    assert (got / "out.txt").read_text() == b[2] and (got / "table.txt").read_text() == b[2].upper()
+    assert store.lookup("p", "s", key)["files"] == b[1]["files"]
 
 
 def test_materialize_swaps_view_atomically(tmp_path):
