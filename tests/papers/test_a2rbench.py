@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import asdict, replace
 
 import numpy as np
 import pyarrow as pa
@@ -13,18 +14,19 @@ import pytest
 
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table, write_table
-from paperdag.papers.a2rbench.arrays import on_device, to_numpy
 from paperdag.papers.a2rbench.analysis import information_bits, within_rule_rho
-from paperdag.papers.a2rbench.certificate import certify, count_consistent, exhaustive_grids
+from paperdag.papers.a2rbench.arrays import on_device, smear_first, to_numpy
+from paperdag.papers.a2rbench.certificate import (certify, count_consistent, exhaustive_grids, property_inputs, rival,
+                                                  round_trips)
 from paperdag.papers.a2rbench.claims import Measured, claims
 from paperdag.papers.a2rbench.llm import parse_grid, prompt
-from paperdag.papers.a2rbench.params import ClaimParams
+from paperdag.papers.a2rbench.params import ClaimParams, DslParams, SolveParams
 from paperdag.papers.a2rbench.primitives import DIMS, names, registry
 from paperdag.papers.a2rbench.programs import decode, enumerate_levels, inverse, run
 from paperdag.papers.a2rbench.recheck import reverify
-from paperdag.papers.a2rbench.scoring import search_coverage
+from paperdag.papers.a2rbench.scoring import accuracy, equal_coverage_budgets, program_space, score, search_coverage
 from paperdag.papers.a2rbench.solvers import correct, relabelings, solve
-from paperdag.papers.a2rbench.tasks import Task, from_row, make_task, remap
+from paperdag.papers.a2rbench.tasks import Task, from_row, make_task, remap, to_row
 
 SLUG, K = "a2rbench", 8
 SHAPES = {1: [(5,), (8,)], 2: [(3, 4), (4, 4)], 3: [(2, 3, 4), (3, 3, 3)]}
@@ -102,13 +104,33 @@ def test_a_known_ambiguous_task_is_rejected_and_a_clear_one_accepted():
     assert clear.cycle and clear.unique and clear.accepted and clear.consistent >= 1
 
 
-def test_consistent_count_matches_brute_force():
+def _bfs(search: list[str], depth: int = 3) -> list[tuple[str, ...]]:
+    """Every program up to ``depth`` in breadth-first, lexicographic order (itertools, the oracle)."""
+    return [p for d in range(depth + 1) for p in itertools.product(search, repeat=d)]
+
+
+def test_consistent_count_and_minimal_depth_match_brute_force():
     rng = np.random.default_rng(3)
     task = make_task(rng, "t", 0, 1, ("swap", "atbash"), registry(1, K), (6,), K, 2, 2)
     prims, search = registry(1, K), names(1, K)
-    brute = sum(np.array_equal(run(p, task.demos_in, prims), task.demos_out)
-                for d in range(4) for p in itertools.product(search, repeat=d))
-    assert count_consistent(task, prims, search, 3, "cpu") == brute
+    consistent = [p for p in _bfs(search) if np.array_equal(run(p, task.demos_in, prims), task.demos_out)]
+    assert count_consistent(task, prims, search, 3, "cpu") == len(consistent)
+    assert _certify(task).min_depth == min(len(p) for p in consistent)
+
+
+def test_rival_is_the_first_consistent_program_with_another_answer():
+    """On palindromic demos, brute force over the DSL in breadth-first order finds the same rival program and
+    answer as the vectorised search; an unambiguous task has none."""
+    pal = np.array([[1, 2, 3, 4, 4, 3, 2, 1], [0, 5, 6, 7, 7, 6, 5, 0], [2, 2, 1, 0, 0, 1, 2, 2]], dtype=np.int16)
+    task = _task(1, ("shr", "atbash"), pal, np.arange(8, dtype=np.int16))
+    prims, search = registry(1, K), names(1, K)
+    oracle = next(p for p in _bfs(search) if np.array_equal(run(p, task.demos_in, prims), task.demos_out)
+                  and not np.array_equal(run(p, task.query, prims), task.answer))
+    program, answer = rival(task, prims, search, 3)
+    assert program == oracle and np.array_equal(answer, run(oracle, task.query, prims))
+    generic = np.array([[0, 1, 2, 3, 4, 5, 6, 7], [7, 3, 0, 0, 1, 6, 2, 5], [4, 4, 2, 7, 1, 0, 3, 6]], dtype=np.int16)
+    assert rival(_task(1, ("shr", "atbash"), generic, np.array([1, 1, 0, 2, 6, 5, 3, 3], dtype=np.int16)), prims,
+                 search, 3) is None
 
 
 def test_relabelings_against_brute_force():
@@ -149,24 +171,58 @@ def test_information_bits_closed_form_and_within_rule_rho():
     assert within_rule_rho(bits, counts, rule) < -0.9 and within_rule_rho(bits, counts[::-1], rule) > 0.9
 
 
+def test_search_coverage_and_equal_coverage_budgets():
+    """N_d = 1 + P + P^2 + P^3 (itertools count); the equal-coverage budgets give every dimension the fraction the
+    one budget reaches in the largest DSL, to within one program."""
+    cov, budgets = search_coverage(K, 3, 1200), equal_coverage_budgets(K, 3, 1200)
+    spaces = {dim: len(_bfs(names(dim, K))) for dim in DIMS}
+    assert {dim: program_space(dim, K, 3) for dim in DIMS} == spaces
+    f = 1200 / max(spaces.values())
+    for dim in DIMS:
+        assert cov[dim] == min(1.0, 1200 / spaces[dim])
+        assert abs(budgets[dim] / spaces[dim] - f) <= 0.5 / spaces[dim] and budgets[dim] <= 1200
+    assert search_coverage(K, 1, 10**6) == {1: 1.0, 2: 1.0, 3: 1.0}
+    assert equal_coverage_budgets(K, 1, 10**6) == {dim: program_space(dim, K, 1) for dim in DIMS}
+
+
+def test_accuracy_at_a_smaller_budget_equals_a_search_with_that_budget():
+    """Breadth-first search is monotone in its budget: the rows of one search at budget B, cut at cost <= b, score
+    exactly what a second search with budget b scores (the oracle: solve run again with b)."""
+    rng = np.random.default_rng(8)
+    dsl, solve_params = DslParams(alphabet=K, max_depth=3), SolveParams(budget=1200, llm_endpoint="", llm_model="")
+    tasks = [make_task(rng, f"t{i}", 0, 2, tuple(rng.choice(names(2, K), size=3)), registry(2, K), (3, 4), K, 4, 3)
+             for i in range(12)]
+    rows = [r for r in score(tasks, (np.arange(K) for _ in tasks), dsl, solve_params, "cpu")
+            if r["solver"] == "search" and r["phase"] == "P0"]
+    for b in (10, 100, 400):
+        again = [correct(solve(t, "search", registry(2, K), names(2, K), [], 3, b, K, "cpu")[0], t) for t in tasks]
+        assert accuracy(rows, 1, max_cost=b)[0] == pytest.approx(np.mean(again)), b
+
+
 def _measured(**change: object) -> Measured:
     ones, good = np.ones(4), np.array([0.9, 0.95, 0.92, 0.97])
     base = dict(acceptance={"forward": {"lossy": 1.0, "invertible": 1.0}, "single": {"lossy": 0.2, "invertible": 1.0},
                             "cycle": {"lossy": 0.0, "invertible": 1.0}},
                 rechecked=100, recheck_failed=0,
                 ambiguity={"cycle_valid": {"original": 10, "adversarial": 10},
-                           "ambiguous": {"original": 0, "adversarial": 0}, "counterexample": None,
+                           "ambiguous": {"original": 0, "adversarial": 0}, "counterexamples": {},
                            "rule_enumerated": True},
-                multi_program={"original": 0.9, "ladder": 0.8}, coverage={1: 1.0, 2: 1.0, 3: 1.0},
-                rho=np.array([-0.2, -0.3, -0.25, -0.2]), rho_pooled=np.array([-0.1, -0.2, -0.1, -0.2]),
+                multi_program={"original": 0.9, "ladder": 0.8}, spaces={1: 820, 2: 2380, 3: 3616}, budget=1200,
+                budgets={1: 272, 2: 790, 3: 1200},
+                rho=np.array([-0.2, -0.3, -0.25, -0.2]), rho_pooled=np.array([-0.2, -0.3, -0.2, -0.3]),
                 ladder_gmean={"1d": {2: 7.0, 8: 6.5}},
                 acc={"search": {"P0": good, "P1": good - 0.3}, "search_relabel": {"P0": good, "P1": good},
-                     "relabel": {"P0": 0.1 * ones, "P1": 0.1 * ones}, "identity": {"P0": 0 * ones, "P1": 0 * ones}},
-                acc_dim={1: ones, 2: good, 3: good - 0.2})
+                     "relabel": {"P0": 0.1 * ones, "P1": 0.1 * ones}, "identity": {"P0": 0 * ones, "P1": 0 * ones},
+                     "llm": {"P0": np.array([0.38, 0.41, 0.40, 0.39]), "P1": 0.3 * ones}},
+                acc_dim={1: ones, 2: good, 3: good - 0.2}, acc_dim_equal={1: good, 2: good, 3: good - 0.2},
+                relabel_dim={d: 0.1 * ones for d in DIMS},
+                complexity={1: 2.0 * ones, 2: np.array([1.9, 2.0, 2.1, 2.0]), 3: 1.5 * ones},
+                rule_depth={d: 2.0 * ones for d in DIMS})
     return Measured(**(base | change))
 
 
-P = ClaimParams(confidence=0.95, min_drop=0.0)
+P = ClaimParams(confidence=0.95, min_drop=0.0, human_accuracy=0.685, min_rho=0.1)
+OFFLINE = {"tasks_generated_by_an_llm": "fails", "llm_generated_3d_tasks_are_simpler": "inconclusive"}
 
 
 def _verdicts(m: Measured) -> dict[str, str]:
@@ -174,45 +230,68 @@ def _verdicts(m: Measured) -> dict[str, str]:
 
 
 def test_claims_hold_and_fail_with_the_numbers():
-    assert set(_verdicts(_measured()).values()) == {"holds"}
+    """Everything holds on favourable numbers, except finding (2) as written: no LLM generator, ever, here."""
+    assert {k: v for k, v in _verdicts(_measured()).items() if v != "holds"} == OFFLINE
     bad = _measured(acceptance={"forward": {"lossy": 1.0, "invertible": 1.0},
                                 "single": {"lossy": 0.0, "invertible": 1.0},
                                 "cycle": {"lossy": 0.1, "invertible": 1.0}},
                     ambiguity={"cycle_valid": {"original": 10, "adversarial": 10},
-                               "ambiguous": {"original": 0, "adversarial": 9},
-                               "counterexample": {"task_id": "b0-1d-000/adversarial"}, "rule_enumerated": True},
-                    recheck_failed=1, rho=np.array([0.3, 0.1, 0.2, 0.25]), rho_pooled=np.array([0.3, 0.1, 0.2, 0.25]),
+                               "ambiguous": {"original": 0, "adversarial": 9}, "counterexamples": {},
+                               "rule_enumerated": True},
+                    recheck_failed=1, rho=np.array([0.3, 0.1, 0.2, 0.25]), rho_pooled=np.array([0.0, 0.05, 0.02, 0.0]),
                     acc={"search": {"P0": np.array([0.9, 0.5, 0.9, 0.6]), "P1": np.array([0.5, 0.9, 0.6, 0.9])},
                          "search_relabel": {"P0": np.ones(4), "P1": np.ones(4)},
                          "relabel": {"P0": np.zeros(4), "P1": np.zeros(4)},
-                         "identity": {"P0": np.zeros(4), "P1": np.zeros(4)}},
-                    acc_dim={1: np.array([0.5, 0.6, 0.55, 0.5]), 2: np.ones(4), 3: np.ones(4)})
+                         "identity": {"P0": np.zeros(4), "P1": np.zeros(4)},
+                         "llm": {"P0": np.array([0.8, 0.85, 0.9, 0.82]), "P1": np.zeros(4)}},
+                    acc_dim_equal={1: np.array([0.5, 0.6, 0.55, 0.5]), 2: np.ones(4), 3: np.ones(4)})
     verdicts = _verdicts(bad)
     assert {k: v for k, v in verdicts.items() if v != "fails"} == {
         "search_beats_trivial_baseline": "holds", "search_budget_covers_dims_equally": "holds",
-        "programs_are_ambiguous": "holds", "rule_inside_the_enumeration": "holds"}, verdicts
+        "programs_are_ambiguous": "holds", "rule_inside_the_enumeration": "holds",
+        "llm_solver_beats_trivial_baseline": "holds", "llm_generated_3d_tasks_are_simpler": "inconclusive"}, verdicts
 
 
-def test_accuracy_by_dimension_is_inconclusive_when_the_budget_covers_dimensions_unequally():
-    """The budget reaches all 1D programs but a third of the 3D ones: the 3D gap is not judged, whatever it is."""
-    out = {c.id: c for c in resolve(claims(_measured(coverage={1: 1.0, 2: 0.5, 3: 0.33}), P))}
+def test_llm_findings_are_inconclusive_without_an_llm():
+    """No endpoint: the LLM's competence is not established and finding (1) is inconclusive, saying why; finding (2)
+    as written is inconclusive whatever the stand-in generator's numbers, its precondition naming the generator."""
+    acc = {k: v for k, v in _measured().acc.items() if k != "llm"}
+    out = {c.id: c for c in resolve(claims(_measured(acc=acc), P))}
+    assert out["llm_solver_beats_trivial_baseline"].verdict == "inconclusive"
+    assert out["llm_below_humans"].verdict == "inconclusive" and "no LLM solver ran" in out["llm_below_humans"].reason
+    assert "tasks_generated_by_an_llm" in out["llm_generated_3d_tasks_are_simpler"].reason
+    assert "judged alone: holds" in out["llm_generated_3d_tasks_are_simpler"].reason
+
+
+def test_equal_coverage_is_required_before_accuracy_by_dimension_is_judged():
+    """Budgets that reach all 1D programs but a third of the 3D ones: the 3D gap is not judged, whatever it is."""
+    out = {c.id: c for c in resolve(claims(_measured(budgets={1: 820, 2: 1200, 3: 1200}), P))}
     assert out["search_budget_covers_dims_equally"].verdict == "fails"
-    assert out["three_d_tasks_are_hardest"].verdict == "inconclusive"
-    assert "search_budget_covers_dims_equally" in out["three_d_tasks_are_hardest"].reason
+    assert out["three_d_tasks_are_hardest_at_equal_coverage"].verdict == "inconclusive"
+    assert "search_budget_covers_dims_equally" in out["three_d_tasks_are_hardest_at_equal_coverage"].reason
     assert out["cycle_consistency_implies_uniqueness"].verdict == "holds"
 
 
-def test_search_coverage_counts_programs_up_to_the_depth():
-    cov = search_coverage(K, 3, 1200)
-    for dim in DIMS:
-        n = len(names(dim, K))
-        assert cov[dim] == min(1.0, 1200 / (1 + n + n**2 + n**3))
-    assert search_coverage(K, 1, 10**6) == {1: 1.0, 2: 1.0, 3: 1.0}
+def test_information_claims_fail_below_the_smallest_correlation_of_interest():
+    """A pooled rho whose interval lies within (-min_rho, 1] fails; one straddling -min_rho is inconclusive."""
+    negligible = _verdicts(_measured(rho_pooled=np.array([-0.05, -0.02, -0.04, -0.03])))
+    straddling = _verdicts(_measured(rho_pooled=np.array([-0.05, -0.15, -0.08, -0.14])))
+    assert negligible["information_simplifies_reasoning_pooled"] == "fails"
+    assert straddling["information_simplifies_reasoning_pooled"] == "inconclusive"
+
+
+def _forge(task: Task, seed: int = 1) -> dict:
+    """A certificates row claiming ``task`` is accepted, with every flag of a valid, unique, invertible rule."""
+    cert = _certify(task)
+    return to_row(task) | asdict(cert) | {"cycle": True, "unique": True, "accepted": True, "answers": 1,
+                                          "lossy": False, "rule_valid": True, "alphabet": K, "max_depth": 3,
+                                          "property_seed": seed, "property_samples": 16}
 
 
 def test_exported_benchmark_reloads_and_reverifies(smoke_runs, tmp_path):
     """benchmark.parquet round-trips to tasks whose rule gives the stored answer; the JSONL has the same tasks;
-    ``paperdag verify`` accepts the verify folder and refutes it once one stored answer is altered."""
+    ``paperdag verify`` accepts the verify folder, refutes it once one stored answer or one baseline verdict is
+    altered, and refuses a table asking for more than the paper's budget before enumerating anything."""
     runs = smoke_runs(SLUG)
     rows = read_table(runs["export"] / "benchmark.parquet").to_pylist()
     lines = [json.loads(x) for x in (runs["export"] / "benchmark.jsonl").read_text().splitlines()]
@@ -226,13 +305,57 @@ def test_exported_benchmark_reloads_and_reverifies(smoke_runs, tmp_path):
     table = read_table(runs["verify"] / "certificates.parquet").to_pylist()
     first = next(i for i, r in enumerate(table) if r["accepted"])
     wrong = from_row(table[first])
-    table[first]["answer"] = json.dumps(((wrong.answer + 1) % K).tolist())
-    write_table(tmp_path / "certificates.parquet", pa.Table.from_pylist(table))
-    assert not reverify(tmp_path)[0]
-    greedy = [r | {"max_depth": 6} for r in read_table(runs["verify"] / "certificates.parquet").to_pylist()]
-    write_table(tmp_path / "certificates.parquet", pa.Table.from_pylist(greedy))
-    with pytest.raises(ValueError, match="max_depth 6, beyond the paper's budget 3"):
-        reverify(tmp_path)  # refused before an enumeration that would run for minutes
+    _refuted(tmp_path, [r | {"answer": json.dumps(((wrong.answer + 1) % K).tolist())} if i == first else r
+                        for i, r in enumerate(table)], wrong.task_id, "unique stored True, recomputed False")
+    lossy = next(i for i, r in enumerate(table) if r["lossy"] and not r["single"])
+    _refuted(tmp_path, [r | {"single": True} if i == lossy else r for i, r in enumerate(table)],
+             table[lossy]["task_id"], "single stored True, recomputed False")  # a baseline's column is redone too
+    for field, value in (("max_depth", 6), ("property_samples", 10**6)):
+        write_table(tmp_path / "certificates.parquet", pa.Table.from_pylist([r | {field: value} for r in table]))
+        with pytest.raises(ValueError, match=f"{field} {value}, beyond the paper's budget"):
+            reverify(tmp_path)  # refused before an enumeration that would run for minutes
+
+
+def _refuted(folder, rows: list[dict], task_id: str, why: str) -> None:
+    write_table(folder / "certificates.parquet", pa.Table.from_pylist(rows))
+    ok, message = reverify(folder)
+    assert not ok and f"{task_id}: " in message and why in message, message
+
+
+def test_recheck_refuses_a_lossy_rule_the_demos_cannot_expose(smoke_runs, tmp_path):
+    """'weave, merge' (merge: 7 -> 0) on demos and a query without the symbol 7 round-trips there, so a re-check of
+    demos + query alone would pass it; a row forging every flag of an accepted task is refused because the rule is
+    lossy (recomputed from the primitives) and the round trip fails on the exhaustive small grids; with only the
+    ``accepted`` flag forged the row contradicts its own lossy and cycle columns."""
+    demos = np.array([[0, 1, 2, 3, 4, 5, 6, 0], [6, 5, 4, 3, 2, 1, 0, 6], [1, 1, 2, 2, 3, 3, 4, 4]], dtype=np.int16)
+    task = _task(1, ("weave", "merge"), demos, np.array([3, 0, 6, 1, 5, 2, 4, 0], dtype=np.int16))
+    xs = np.concatenate([task.demos_in, task.query[None]])
+    assert round_trips(task.program, task.inverse_program, xs, registry(1, K))
+    assert not round_trips(task.program, task.inverse_program, exhaustive_grids(1, K), registry(1, K))
+    table = read_table(smoke_runs(SLUG)["verify"] / "certificates.parquet").to_pylist()
+    forged = _forge(replace(task, task_id="forged", parent="forged"))
+    _refuted(tmp_path, [*table, forged], "forged", "accepted although its rule ['weave', 'merge'] is lossy")
+    _refuted(tmp_path, [*table, forged], "forged", "cycle stored True, recomputed False")
+    honest = next(r for r in table if r["lossy"] and r["variant"] == "original")
+    _refuted(tmp_path, [r | {"accepted": True} if r is honest else r for r in table], honest["task_id"],
+             "accepted although its rule")
+
+
+def test_property_grids_are_redrawn_from_the_stored_seed():
+    grids = property_inputs(11, 5, (2, 3), K)
+    assert grids.shape == (5, 2, 3) and np.array_equal(grids, property_inputs(11, 5, (2, 3), K))
+    assert not np.array_equal(grids, property_inputs(12, 5, (2, 3), K))
+
+
+def test_smear_on_a_length_one_axis_is_the_identity_and_a_permuted_lossy_rule_is_still_rejected():
+    """p210 puts the small 3D grid's length-1 axis last, where smear and sort change nothing: the exhaustive grids
+    cannot expose those rules, the random property grids of the task's shape do."""
+    x = np.arange(6, dtype=np.int16).reshape(2, 3, 1)
+    assert np.array_equal(smear_first(x), x)
+    xs = np.random.default_rng(9).integers(0, K, size=(4, 2, 3, 3)).astype(np.int16)
+    for lossy in ("smear", "sort"):
+        cert = _certify(_task(3, ("p210", lossy), xs[:3], xs[3]))
+        assert cert.forward and not cert.cycle and not cert.accepted, lossy
 
 
 def test_smoke_metrics_are_sane(smoke_runs):

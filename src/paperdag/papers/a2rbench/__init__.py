@@ -1,18 +1,18 @@
 """a2rbench: A^2RBench (ICML 2026 submission), an automated abstract-reasoning benchmark whose generated tasks are
 verified programmatically: a rule's inverse must undo it (cycle consistency), which the paper proves guarantees a
-unique solution. The paper reports top LLMs far below humans (39.8% vs 68.5%), weakest on 3D tasks, and that inputs
-with more information can make reasoning easier.
+unique solution. The paper reports top LLMs far below humans (39.8% vs 68.5%), LLM-generated 3D tasks less complex
+than 1D and 2D ones, and that inputs with more information can make reasoning easier.
 
-Method at laptop scale: a program generator stands in for the LLM generator. Rules are depth 1-3 compositions of
-invertible primitives over 1D strings, 2D and 3D grids (reverse, shifts, interleave, block swap, transpose, flips,
-rotations, axis permutations, Caesar/Atbash; primitives.py); tasks are demos + query (tasks.py), expanded to larger,
-binary and mirrored input spaces. Verification (certificate.py): cycle consistency on demos, query, every 4-cell
-grid and random grids, plus uniqueness by enumerating every DSL program up to depth 3; injected lossy rules (sort,
-running max, merge, fold, smear) measure it against a forward-only and a single-sample check. Evaluation
-(solvers.py, scoring.py): budgeted breadth-first program search, a symbol-agnostic relabelling search, a relabel
-heuristic and the identity baseline on original (P0) and symbol-renamed (P1) tasks; an optional LLM solver over an
-OpenAI-compatible endpoint (llm.py) is off unless configured. Analysis (analysis.py): accuracy by dimension and an
-information ladder (each rule re-posed over m symbols) for consistent-program counts against input entropy.
+Method at laptop scale: a program generator stands in for the LLM generator (so finding (2) as written stays
+inconclusive). Rules are depth 1-3 compositions of invertible primitives over 1D strings, 2D and 3D grids
+(primitives.py); tasks are demos + query (tasks.py), expanded to larger, binary and mirrored input spaces.
+Verification (certificate.py): cycle consistency on demos, query, every 4-cell grid and seeded random grids, plus
+uniqueness by enumerating every DSL program up to depth 3; injected lossy rules measure it against a forward-only and a
+single-sample check; ``paperdag verify`` redoes every certificate (recheck.py). Evaluation (solvers.py, scoring.py):
+budgeted breadth-first program search (also at equal coverage of each dimension's program space), a symbol-agnostic
+relabelling search, a relabel heuristic and the identity on original (P0) and symbol-renamed (P1) tasks; an optional
+LLM solver over an OpenAI-compatible endpoint (llm.py, finding (1)) is off unless configured. Analysis (analysis.py):
+an information ladder (each rule re-posed over m symbols) for consistent-program counts against input entropy.
 
 Data: procedural, no download; prepare records the primitive table's sha256 and the benchmark seeds.
 """

@@ -80,9 +80,11 @@ def replace_value(x: Array, old: int, new: int) -> Array:
 
 
 def smear_first(x: Array) -> Array:
-    """Cell 0 of the last axis overwritten by cell 1."""
+    """Cell 0 of the last axis overwritten by cell 1 (the identity on an axis of length 1, which an axis permutation
+    of a small exhaustive grid can put last: the random property grids catch the loss there)."""
     y = x.clone() if _is_torch(x) else x.copy()
-    y[..., 0] = x[..., 1]
+    if x.shape[-1] > 1:
+        y[..., 0] = x[..., 1]
     return y
 
 

@@ -15,10 +15,10 @@ from .export import BENCHMARK_FILE
 from .params import Params
 from .plots import plot_information, plot_solvers, plot_verifiers
 from .primitives import DIMS
-from .recheck import recheck
-from .scoring import (PHASES, VERIFIERS, acceptance, accuracy, cycle_valid_ambiguity, information_ladders,
-                      ladder_gmean, ladder_rho, mean_cost, multi_program_share, pooled_rho, score, search_coverage,
-                      solvers_used)
+from .recheck import refutations
+from .scoring import (PHASES, VERIFIERS, acceptance, accuracy, cycle_valid_ambiguity, equal_coverage_budgets,
+                      generated_complexity, information_ladders, ladder_gmean, ladder_rho, mean_cost,
+                      multi_program_share, pooled_rho, program_space, score, search_coverage, solvers_used)
 from .tasks import VARIANTS, from_row
 from .verify import CERTIFICATES_FILE
 
@@ -26,10 +26,11 @@ from .verify import CERTIFICATES_FILE
 def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     """scores.parquet, ladder.parquet, metrics.json and three figures."""
     p, k = ctx.params, ctx.params.dsl.alphabet
-    tasks = [from_row(r) for r in read_table(ctx.input("export", BENCHMARK_FILE)).to_pylist()]
+    published = read_table(ctx.input("export", BENCHMARK_FILE)).to_pylist()
+    tasks = [from_row(r) for r in published]
     certs = read_table(ctx.input("verify", CERTIFICATES_FILE)).to_pylist()
     benches = 1 + max(c["bench"] for c in certs)
-    failed = sum(not recheck(t, k, p.dsl.max_depth, ctx.device)[0] for t in ctx.progress(tasks, desc="recheck"))
+    failed = len(refutations(published, k, p.dsl.max_depth, ctx.device))
     rows = score(ctx.progress(tasks, desc="solve"), (ctx.rng.permutation(k) for _ in tasks), p.dsl, p.solve,
                  ctx.device)
     write_table(ctx.output("scores.parquet"), pa.Table.from_pylist(rows))
@@ -41,14 +42,19 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     solvers = solvers_used(p.solve.llm_endpoint)
     acc = {s: {ph: accuracy(rows, benches, solver=s, phase=ph) for ph in PHASES} for s in solvers}
     acc_dims = {s: {d: accuracy(rows, benches, solver=s, phase="P0", dim=d) for d in DIMS} for s in solvers}
+    budgets = equal_coverage_budgets(k, p.dsl.max_depth, p.solve.budget)
+    complexity = generated_complexity(certs, benches)
     m = Measured(
         acceptance={v: {"lossy": acceptance(certs, v, True), "invertible": acceptance(certs, v, False)}
                     for v in VERIFIERS},
         rechecked=len(tasks), recheck_failed=failed, ambiguity=cycle_valid_ambiguity(certs),
-        multi_program=multi_program_share(certs, ladders), coverage=search_coverage(k, p.dsl.max_depth, p.solve.budget),
-        rho=ladder_rho(ladders, benches),
-        rho_pooled=pooled_rho(certs, benches), ladder_gmean=ladder_gmean(ladders),
-        acc=acc, acc_dim=acc_dims["search"])
+        multi_program=multi_program_share(certs, ladders),
+        spaces={d: program_space(d, k, p.dsl.max_depth) for d in DIMS}, budget=p.solve.budget, budgets=budgets,
+        rho=ladder_rho(ladders, benches), rho_pooled=pooled_rho(certs, benches), ladder_gmean=ladder_gmean(ladders),
+        acc=acc, acc_dim=acc_dims["search"],
+        acc_dim_equal={d: accuracy(rows, benches, max_cost=budgets[d], solver="search", phase="P0", dim=d)
+                       for d in DIMS},
+        relabel_dim=acc_dims["relabel"], complexity=complexity["min_depth"], rule_depth=complexity["depth"])
     metrics = {"tasks_generated": len(certs), "tasks_exported": len(tasks), "recheck_failed": failed,
                "info_rho_within": float(m.rho.mean()),
                "info_rho_pooled": float(m.rho_pooled.mean()),
@@ -56,12 +62,16 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     metrics |= {f"accept_{v}_{kind}": m.acceptance[v][kind] for v in VERIFIERS for kind in ("lossy", "invertible")}
     metrics |= {f"acc_{s}_{ph}": float(np.nanmean(acc[s][ph])) for s in solvers for ph in PHASES}
     metrics |= {f"acc_search_{d}d": float(np.nanmean(acc_dims["search"][d])) for d in DIMS}
+    metrics |= {f"acc_search_equal_{d}d": float(np.nanmean(m.acc_dim_equal[d])) for d in DIMS}
     metrics |= {f"cost_search_{d}d": mean_cost(rows, solver="search", phase="P0", dim=d) for d in DIMS}
-    metrics |= {f"search_coverage_{d}d": v for d, v in m.coverage.items()}
+    metrics |= {f"search_coverage_{d}d": v for d, v in search_coverage(k, p.dsl.max_depth, p.solve.budget).items()}
+    metrics |= {f"budget_equal_{d}d": b for d, b in budgets.items()}
+    metrics |= {f"min_depth_{d}d": float(np.mean(v)) for d, v in m.complexity.items()}
     metrics |= {f"exported_{v}": sum(t.variant == v for t in tasks) for v in ("original", *VARIANTS)}
     write_metrics(ctx.out, metrics, claims(m, p.claims))
 
     save_figure(plot_verifiers(m.acceptance), ctx.output("verifiers.png"))
     save_figure(plot_information(ladders, float(m.rho.mean())), ctx.output("information.png"))
-    save_figure(plot_solvers(acc, acc_dims), ctx.output("solvers.png"))
+    save_figure(plot_solvers(acc, {"search, one budget": acc_dims["search"], "search, equal coverage":
+                                   m.acc_dim_equal, "relabel s(q)": acc_dims["relabel"]}), ctx.output("solvers.png"))
     return {key: float(v) for key, v in metrics.items()}

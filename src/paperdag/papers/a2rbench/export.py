@@ -15,7 +15,7 @@ from .verify import CERTIFICATES_FILE
 
 BENCHMARK_FILE = "benchmark.parquet"
 JSONL_FILE = "benchmark.jsonl"
-CERT_FIELDS = ("cycle", "checked_inputs", "consistent", "answers", "unique")
+CERT_FIELDS = ("cycle", "checked_inputs", "consistent", "min_depth", "answers", "unique")
 
 
 def export(ctx: StageContext[Params]) -> dict[str, float]:

@@ -65,6 +65,11 @@ class ClaimParams(ParamsModel):
 
     confidence: float = Field(gt=0.5, lt=1.0, description="level of the across-benchmark t-intervals")
     min_drop: float = Field(ge=0.0, le=1.0, description="P0 - P1 accuracy drop the CI's lower end must exceed")
+    human_accuracy: float = Field(gt=0.0, lt=1.0, description="human accuracy on the paper's representative "
+                                  "subset (68.5%, finding 1): an LLM solver's P0 accuracy interval must lie below it")
+    min_rho: float = Field(ge=0.0, lt=1.0, description="smallest |Spearman rho| of interest for the information "
+                           "claims (Cohen's 'small' correlation, 0.1): holds if the interval lies beyond -min_rho, "
+                           "fails if it lies above it (no effect of that size)")
 
 
 class Params(ParamsModel):

@@ -53,7 +53,8 @@ def plot_information(ladders: Sequence[dict], rho: float) -> Figure:
 
 
 def plot_solvers(acc: dict[str, dict[str, np.ndarray]], acc_dims: dict[str, dict[int, np.ndarray]]) -> Figure:
-    """Left: accuracy per solver on P0 and P1 (mean and 95% CI over benchmarks); right: P0 accuracy by dimension."""
+    """Left: accuracy per solver on P0 and P1 (mean and 95% CI over benchmarks); right: P0 accuracy by dimension of
+    each labelled series (solver and budget)."""
     fig, (left, right) = new_figure(9.0, 3.4, ncols=2)
     x = np.arange(len(acc))
     for off, phase, color in ((-0.2, "P0", "tab:blue"), (0.2, "P1", "tab:purple")):

@@ -2,6 +2,8 @@
 alphabet (P1), and the per-benchmark summaries the claims use.
 
 acc(solver, phase, bench) = (1/|T_b|) sum_{t in T_b} [solver(t) = answer(t)]; the P0 - P1 drop is paired by bench.
+Accuracy at a smaller budget b needs no second search: breadth-first search examines programs in a fixed order, so
+with budget b it returns the same answer as with B >= b when it found one after cost <= b programs, else nothing.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from .analysis import information_bits, ladder, spearman, within_rule_rho
+from .certificate import rival
 from .llm import llm_solve
 from .params import DslParams, SolveParams
 from .primitives import DIMS, names, registry
 from .solvers import SOLVERS, correct, solve
-from .tasks import Task, remap
+from .tasks import Task, from_row, remap
 
 PHASES = ("P0", "P1")
 VERIFIERS = ("forward", "single", "cycle")
@@ -43,11 +46,13 @@ def score(tasks: Iterable[Task], perms: Iterable[np.ndarray], dsl: DslParams, s:
     return rows
 
 
-def accuracy(rows: Sequence[dict], benches: int, **where: object) -> np.ndarray:
-    """Per-bench accuracy over the rows matching ``where`` (NaN for a bench with none)."""
+def accuracy(rows: Sequence[dict], benches: int, max_cost: float = np.inf, **where: object) -> np.ndarray:
+    """Per-bench accuracy over the rows matching ``where`` (NaN for a bench with none); with ``max_cost``, a row
+    counts as solved only if it was solved within that many programs (a search under a smaller budget)."""
     acc = np.full(benches, np.nan)
     for b in range(benches):
-        hits = [r["correct"] for r in rows if r["bench"] == b and all(r[k] == v for k, v in where.items())]
+        hits = [r["correct"] and r["cost"] <= max_cost for r in rows
+                if r["bench"] == b and all(r[k] == v for k, v in where.items())]
         if hits:
             acc[b] = float(np.mean(hits))
     return acc
@@ -108,25 +113,58 @@ def ladder_rho(rows: Sequence[dict], benches: int) -> np.ndarray:
     return rho
 
 
+def program_space(dim: int, alphabet: int, max_depth: int) -> int:
+    """N_dim = sum_{d <= max_depth} P^d: the programs of the dimension's search DSL (P primitives) up to the depth."""
+    return sum(len(names(dim, alphabet)) ** d for d in range(max_depth + 1))
+
+
 def search_coverage(alphabet: int, max_depth: int, budget: int) -> dict[int, float]:
-    """Per dimension, the fraction of its DSL's programs up to ``max_depth`` (sum_{d <= max_depth} P^d, P its
-    primitives) that a search examining ``budget`` programs in breadth-first order can reach."""
-    return {dim: min(1.0, budget / sum(len(names(dim, alphabet)) ** d for d in range(max_depth + 1)))
-            for dim in DIMS}
+    """Per dimension, the fraction min(1, budget / N_dim) of its program space that a search examining ``budget``
+    programs in breadth-first order can reach."""
+    return {dim: min(1.0, budget / program_space(dim, alphabet, max_depth)) for dim in DIMS}
+
+
+def equal_coverage_budgets(alphabet: int, max_depth: int, budget: int) -> dict[int, int]:
+    """Per dimension, round(f N_dim) programs with f = min(1, budget / max_dim N_dim): the fraction the one budget
+    reaches in the largest DSL, given to every DSL (the largest keeps its budget, the others get less)."""
+    spaces = {dim: program_space(dim, alphabet, max_depth) for dim in DIMS}
+    f = min(1.0, budget / max(spaces.values()))
+    return {dim: max(1, round(f * n)) for dim, n in spaces.items()}
+
+
+def generated_complexity(certs: Sequence[dict], benches: int) -> dict[str, dict[int, np.ndarray]]:
+    """The complexity of the generated rules that passed the cycle check (original tasks), per dimension, one mean
+    per bench: "min_depth", the minimal description depth in the DSL, and "depth", the depth as generated."""
+    measures = {"min_depth": lambda c: c["min_depth"], "depth": lambda c: len(c["program"])}
+    return {name: {dim: np.array([np.mean([f(c) for c in certs if c["bench"] == b and c["dim"] == dim
+                                           and c["variant"] == "original" and c["cycle"]]) for b in range(benches)])
+                   for dim in DIMS} for name, f in measures.items()}
+
+
+def counterexample(cert: dict) -> dict[str, object]:
+    """A cycle-valid task with more than one answer, printed: its rule, demos, query and stored answer, and the
+    first DSL program (breadth-first) that reproduces every demo but answers the query differently."""
+    task = from_row(cert)
+    alphabet, depth = int(cert["alphabet"]), int(cert["max_depth"])
+    found = rival(task, registry(task.dim, alphabet), names(task.dim, alphabet), depth)
+    other = {"rival_program": list(found[0]), "rival_answer": json.dumps(found[1].tolist())} if found else {}
+    return {"task_id": task.task_id, "rule": list(task.program), "demos_in": cert["demos_in"],
+            "demos_out": cert["demos_out"], "query": cert["query"], "answer": cert["answer"], **other}
 
 
 def cycle_valid_ambiguity(certs: Sequence[dict]) -> dict[str, object]:
-    """The theorem's strong form against the certificates: cycle-valid tasks (invertible rule, cycle check passed),
-    those of them with more than one answer among the consistent DSL programs, both by variant, one such task,
-    and whether every cycle-valid task's own rule is among its consistent programs within the enumerated depth."""
+    """The theorem's strong form against the certificates: cycle-valid tasks (invertible rule, cycle check passed)
+    and those of them with more than one answer among the consistent DSL programs, both by variant; the first such
+    task of each variant printed (``counterexample``); and whether every cycle-valid task's own rule is among its
+    consistent programs within the enumerated depth."""
     valid = [c for c in certs if c["cycle"]]
     ambiguous = [c for c in valid if not c["unique"]]
     variants = sorted({c["variant"] for c in valid})
-    example = ({k: ambiguous[0][k] for k in ("task_id", "program", "answers", "consistent", "query", "answer")}
-               if ambiguous else None)
+    firsts = {v: next(c for c in ambiguous if c["variant"] == v) for v in variants
+              if any(c["variant"] == v for c in ambiguous)}
     return {"cycle_valid": {v: sum(c["variant"] == v for c in valid) for v in variants},
             "ambiguous": {v: sum(c["variant"] == v for c in ambiguous) for v in variants},
-            "counterexample": example,
+            "counterexamples": {v: counterexample(c) for v, c in firsts.items()},
             "rule_enumerated": all(c["consistent"] >= 1 and len(c["program"]) <= c["max_depth"] for c in valid)}
 
 
