@@ -1,4 +1,4 @@
-"""Stage ``evaluate``: rates, envelope and tail verdicts, the x^4 comparison, the claims and the figures."""
+"""Stage ``evaluate``: rate models, the explicit bound, tails, the x^4 comparison, the claims and the figures."""
 
 from __future__ import annotations
 
@@ -11,45 +11,60 @@ from paperdag.io import load_tensors, read_json, read_table, save_figure, write_
 from paperdag.stage import StageContext
 
 from .claims import claims
+from .exact import EXACT_FILE
 from .params import Params
-from .plots import plot_quartic, plot_tails, plot_w1
+from .plots import plot_bound, plot_quartic, plot_tails, plot_w1
 from .prepare import SETTINGS_FILE
+from .probe import PROBE_FILE
 from .problems import Problem
-from .summary import QUARTIC, by_target, local_rate, measure, target_rows
+from .summary import QUARTIC, by_target, measure, target_rows
 from .train import SAMPLES_FILE, STEADY_FILE
 from .verify import CHECKS_FILE, DISTANCES_FILE, TAILS_FILE
 
 
-def evaluate(ctx: StageContext[Params], settings: list[str]) -> dict[str, float]:
-    """metrics.json (claims), rates.parquet (slope and CI per setting) and the three figures."""
+def evaluate(ctx: StageContext[Params], settings: list[str], planar: list[str], probed: list[str]) -> dict[str, float]:
+    """metrics.json (claims), rates.parquet (slopes and two-term fits), bound.parquet and the four figures."""
     p = ctx.params
     dist = pa.concat_tables([read_table(ctx.input(f"verify_{s}", DISTANCES_FILE)) for s in settings])
     tails = {s: read_table(ctx.input(f"verify_{s}", TAILS_FILE)) for s in settings}
     checks = pa.concat_tables([read_table(ctx.input(f"verify_{s}", CHECKS_FILE)) for s in settings])
-    problems = read_json(ctx.input("prepare", SETTINGS_FILE))
-    m = measure(dist, tails, checks, Problem.from_json(problems["linear_markov"]), p.analysis.projections,
-                p.analysis.floor_ratio)
-    rates = [dict(setting=s, **vars(r)) for s, r in m.rates.items()]
+    exact = {s: read_table(ctx.input(f"exact_{s}", EXACT_FILE)) for s in planar}
+    probes = {s: read_json(ctx.input(f"probe_{s}", PROBE_FILE)) for s in probed}
+    raw = read_json(ctx.input("prepare", SETTINGS_FILE))
+    problems = {s: Problem.from_json(d) for s, d in raw.items()}
+    m = measure(dist, tails, checks, problems, exact, probes, p.analysis.projections, p.analysis.floor_ratio,
+                p.fit.min_points, p.fit.lack_of_fit_level)
+    fits = {s: t for s, t in m.two_term.items() if t is not None}
     write_table(ctx.output("rates.parquet"), pa.Table.from_pylist(
-        rates + [dict(setting="quartic_var_x", **vars(m.quartic_var_rate))]))
-    save_figure(plot_w1(by_target(dist), m.rates), ctx.output("w1_vs_alpha.png"))
+        [dict(setting=s, fit="loglog", estimate=r.estimate, lo=r.lo, hi=r.hi, points=r.points)
+         for s, r in [*m.rates.items(), ("quartic_var_x", m.quartic_var_rate)]]
+        + [dict(setting=s, fit=f"loglog_{r.points}_smallest", estimate=r.estimate, lo=r.lo, hi=r.hi, points=r.points)
+           for s, r in m.local.items()]
+        + [dict(setting=s, fit=name, estimate=c.mean, lo=c.lo, hi=c.hi, points=t.points)
+           for s, t in fits.items() for name, c in (("c_half", t.c_half), ("c_one", t.c_one))]))
+    write_table(ctx.output("bound.parquet"), pa.Table.from_pylist(
+        [dict(setting=s, alpha=b.alpha, w1=b.w1.mean, w1_lo=b.w1.lo, w1_hi=b.w1.hi, bound=b.bound, trivial=b.trivial,
+              t1=b.terms[0], t2=b.terms[1], t3=b.terms[2]) for s, rows in m.bounds.items() for b in rows]))
+    save_figure(plot_w1(by_target(dist), m, exact), ctx.output("w1_vs_alpha.png"))
+    save_figure(plot_bound(m.bounds), ctx.output("bound.png"))
     save_figure(plot_tails({s: t for s, t in tails.items() if t.num_rows}), ctx.output("tails.png"))
     steady = read_json(ctx.input(f"train_{QUARTIC}", STEADY_FILE))["stepsizes"]
     y = load_tensors(ctx.input(f"train_{QUARTIC}", SAMPLES_FILE))[f"y_{len(steady) - 1}"].double().numpy()[:, 0]
-    sigma = problems[QUARTIC]["coef"]["sigma"]
     best = target_rows(dist, QUARTIC, "best_gaussian")
-    save_figure(plot_quartic(y, steady[-1]["alpha"], sigma, float(best["scale"][-1]),
-                             target_rows(dist, QUARTIC, "gibbs"),
-                             best), ctx.output("quartic.png"))
-    local = {s: local_rate(target_rows(dist, s, "gaussian"), p.analysis.floor_ratio) for s in m.rates if s != QUARTIC}
+    save_figure(plot_quartic(y, steady[-1]["alpha"], raw[QUARTIC]["coef"]["sigma"], float(best["scale"][-1]),
+                             target_rows(dist, QUARTIC, "gibbs"), best), ctx.output("quartic.png"))
     metrics = {f"slope_{s}": r.estimate for s, r in m.rates.items()} | {
-        f"slope_3_smallest_alpha_{s}": r.estimate for s, r in local.items()} | {
-        f"curvature_{s}": r.estimate for s, r in m.curvature.items()} | {
+        f"slope_{r.points}_smallest_alpha_{s}": r.estimate for s, r in m.local.items()} | {
+        f"c_half_{s}": t.c_half.mean for s, t in fits.items()} | {
+        f"crossover_alpha_{s}": t.crossover for s, t in fits.items()} | {
+        "min_bound_slack": min(b.bound / b.w1.mean for rows in m.bounds.values() for b in rows
+                               if math.isfinite(b.bound)),
         "quartic_var_slope": m.quartic_var_rate.estimate, "max_drift": m.max_drift, "max_cov_error": m.max_cov_error,
         "markov_w1_long_run": m.markov_w1[0], "markov_w1_marginal": m.markov_w1[1],
         "quartic_w1_gibbs_smallest_alpha": m.quartic_end[0].mean,
         "quartic_w1_best_gaussian_min": m.quartic_best_resolved[0].mean,
         "markov_w1_between_limits": m.markov_limit_gap[0]}
-    metrics = {k: float(v) for k, v in metrics.items() if math.isfinite(v)}  # a rate with < 3 usable stepsizes is NaN
-    write_metrics(ctx.out, metrics, claims(m, p.analysis.floor_ratio, p.claims))
+    metrics = {k: float(v) for k, v in metrics.items() if math.isfinite(v)}  # NaN: a rate or fit without its points
+    write_metrics(ctx.out, metrics, claims(m, p.analysis.floor_ratio, p.claims, p.fit.min_points,
+                                           p.fit.lack_of_fit_level))
     return metrics

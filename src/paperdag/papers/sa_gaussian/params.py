@@ -66,12 +66,35 @@ class AnalysisParams(ParamsModel):
     floor_ratio: float = Field(ge=1.0, le=100.0, description="a W1 enters a slope fit only if >= ratio x MC floor")
 
 
+class TransportParams(ParamsModel):
+    """Exact W1 in 2-D on subsamples (exact stages, transport.py)."""
+
+    subsample: int = Field(ge=50, le=5000, description="points per subsample of the steady state and of the limit "
+                                                       "law in each exact OT problem (cost ~ n^3)")
+    repeats: int = Field(ge=3, le=100, description="independent subsample pairs per stepsize (their t-interval)")
+
+
+class ProbeParams(ParamsModel):
+    """The probe stages (probe.py): chains simulated at the stepsize where the explicit bound gains content."""
+
+    chains: int = Field(ge=1000, le=10_000_000, description="independent chains at the probe stepsize (the bound is "
+                                                            "far above W1: the exact subsample W1 needs few)")
+
+
+class FitParams(ParamsModel):
+    """The two-term rate model W1 = c_h alpha^(1/2) + c_1 alpha (rates.two_term)."""
+
+    min_points: int = Field(ge=3, le=20, description="fewest stepsizes a fit may use (2 coefficients + 1 dof)")
+    lack_of_fit_level: float = Field(gt=0.0, lt=1.0, description="the window is the largest set of smallest usable "
+                                     "stepsizes whose lack-of-fit chi^2 p-value is >= this level")
+
+
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
-    slope_tol: float = Field(ge=0.0, le=1.0, description="a rate holds if its 95% CI lies inside paper slope +- tol "
-                             "(trend; allowance for the bound's log factor and constants over one decade of alpha); "
-                             "also the largest change of slope across the stepsizes counted as one regime")
+    slope_tol: float = Field(ge=0.0, le=1.0, description="a slope claim holds if its 95% CI lies inside the predicted "
+                             "slope +- tol (trend; allowance for higher-order terms over the fitted stepsizes); also "
+                             "the largest deviation of the closed-form slope counted as asymptotic")
     baseline_ratio: float = Field(ge=1.0, description="a wrong limit must be this many times farther than the right "
                                   "(the 95% CI of the W1 ratio above it)")
     stationarity_tol: float = Field(gt=0.0, le=1.0, description="allowed relative drift of E|y|^2 over the last "
@@ -79,12 +102,15 @@ class ClaimParams(ParamsModel):
 
 
 class Params(ParamsModel):
-    """Seed, problems, simulation, analysis and claim thresholds."""
+    """Seed, problems, simulation, analysis, exact W1, bound probes, rate model and claim thresholds."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     problems: ProblemParams
     sim: SimParams
     analysis: AnalysisParams
+    transport: TransportParams
+    probe: ProbeParams
+    fit: FitParams
     claims: ClaimParams
 
     @model_validator(mode="after")
