@@ -1,19 +1,27 @@
 """Per-seed statistics of the searches, from the run tables (solved = solved and re-verified by ``verify``).
 
-pass rate at budget b (one proposer seed s):  P_s(b) = (1 / |T|) sum_t 1[solved(t, s) and tokens(t, s) <= b]
-tokens per solved theorem (methods A, B, seed s): mean of tokens over the theorems both solve with that seed,
-    compared per seed (paired), so a method is not rewarded for solving only easy theorems;
+Cost c(t, s) of run (theorem t, proposer seed s), in one of two counts (search.py): "emitted" tokens, or "total" =
+emitted + read.
+pass rate at budget b:      P_s(b) = (1 / |T|) sum_t 1[solved(t, s) and c(t, s) <= b]
+area under pass-vs-budget:  A_s(B) = (1 / B) int_0^B P_s(b) db = (1 / |T|) sum_t 1[solved(t, s)] (1 - c(t, s) / B)^+
+    (exact: P_s is a step function of b), the pass rate averaged over every budget up to B;
+tokens per solved theorem (methods A, B, seed s): mean of c over the theorems both solve with that seed, compared
+    per seed (paired), so a method is not rewarded for solving only easy theorems;
 subgoal reuse: sum of proved lemmas that kept their proof through an edit round / sum of proved lemmas before it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
 
 from paperdag.common.stats import Interval, mean_ci
+
+Count = Literal["emitted", "total"]
+COUNTS: tuple[Count, ...] = ("emitted", "total")
 
 
 @dataclass(frozen=True)
@@ -24,8 +32,9 @@ class Runs:
     theorem: np.ndarray
     lemmas: np.ndarray
     tokens: np.ndarray
+    read: np.ndarray
     solved: np.ndarray
-    calls: np.ndarray
+    rounds: np.ndarray
     proved_before: np.ndarray
     preserved: np.ndarray
 
@@ -37,40 +46,55 @@ class Runs:
         rows = sorted(runs.to_pylist(), key=lambda r: (r["seed"], r["theorem"]))
         col = {k: np.array([r[k] for r in rows]) for k in rows[0]}
         solved = np.array([r["solved"] and (r["theorem"], r["seed"]) in ok for r in rows], dtype=bool)
-        return cls(col["seed"], col["theorem"], col["lemmas"], col["tokens"], solved, col["checker_calls"],
+        return cls(col["seed"], col["theorem"], col["lemmas"], col["tokens"], col["read"], solved, col["rounds"],
                    col["proved_before"], col["preserved"])
 
     def seeds(self) -> np.ndarray:
         return np.unique(self.seed)
 
-    def pass_rates(self, budget: float) -> np.ndarray:
+    def cost(self, count: Count) -> np.ndarray:
+        """c(t, s): emitted tokens, or emitted + read."""
+        return self.tokens if count == "emitted" else self.tokens + self.read
+
+    def per_seed(self, values: np.ndarray) -> np.ndarray:
+        return np.array([values[self.seed == s].mean() for s in self.seeds()])
+
+    def pass_rates(self, budget: float, count: Count) -> np.ndarray:
         """P_s(budget) for every seed s."""
-        hit = self.solved & (self.tokens <= budget)
-        return np.array([hit[self.seed == s].mean() for s in self.seeds()])
+        return self.per_seed(self.solved & (self.cost(count) <= budget))
+
+    def auc(self, budget: float, count: Count) -> np.ndarray:
+        """A_s(budget) for every seed s."""
+        return self.per_seed(np.where(self.solved, np.clip(1 - self.cost(count) / budget, 0, None), 0.0))
+
+    def first_sketch_fails(self) -> tuple[int, int]:
+        """Runs whose first sketch (the same for every method) is not a proof, and all runs."""
+        return int((~(self.solved & (self.rounds == 0))).sum()), len(self.solved)
 
     def reuse(self) -> float:
         return float(self.preserved.sum() / max(1, self.proved_before.sum()))
 
 
-def pass_curve(runs: Runs, budgets: np.ndarray) -> list[Interval]:
+def pass_curve(runs: Runs, budgets: np.ndarray, count: Count) -> list[Interval]:
     """Mean over seeds of P_s(b), with its 95% CI, for each budget b."""
-    return [mean_ci(runs.pass_rates(b)) for b in budgets]
+    return [mean_ci(runs.pass_rates(b, count)) for b in budgets]
 
 
-def token_means(a: Runs, b: Runs) -> tuple[np.ndarray, np.ndarray]:
-    """Per seed, the mean tokens of a and of b over the theorems both solved with that seed."""
+def token_means(a: Runs, b: Runs, count: Count) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed, the mean cost of a and of b over the theorems both solved with that seed (within the search cap)."""
     out_a, out_b = [], []
     for s in a.seeds():
         sa, sb = a.seed == s, b.seed == s
         if not np.array_equal(a.theorem[sa], b.theorem[sb]):
             raise ValueError("runs of the two methods cover different theorems")
         both = a.solved[sa] & b.solved[sb]
-        out_a.append(a.tokens[sa][both].mean() if both.any() else np.nan)
-        out_b.append(b.tokens[sb][both].mean() if both.any() else np.nan)
+        out_a.append(a.cost(count)[sa][both].mean() if both.any() else np.nan)
+        out_b.append(b.cost(count)[sb][both].mean() if both.any() else np.nan)
     return np.array(out_a), np.array(out_b)
 
 
-def tokens_by_level(runs: Runs) -> dict[int, float]:
-    """Mean tokens of the solved runs at each difficulty (number of hidden lemmas)."""
-    return {int(k): float(runs.tokens[runs.solved & (runs.lemmas == k)].mean())
+def tokens_by_level(runs: Runs, count: Count) -> dict[int, float]:
+    """Mean cost of the solved runs at each difficulty (number of hidden lemmas)."""
+    cost = runs.cost(count)
+    return {int(k): float(cost[runs.solved & (runs.lemmas == k)].mean())
             for k in np.unique(runs.lemmas) if (runs.solved & (runs.lemmas == k)).any()}

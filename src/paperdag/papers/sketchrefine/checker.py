@@ -4,12 +4,14 @@ One proof step proves a box lo <= v <= hi from the input boxes, the cited lemma 
 variable between v and its cited premises (the definitions are unfolded up to the cut made by the citations):
     inputs and cited boxes and unfolded definitions and (v < lo or v > hi)  is unsat  =>  the step is proved.
 z3's ``rlimit`` (a deterministic count of solver work, not time) caps each step, so a step that skips too many
-definitions runs out of budget ("coarse") while single steps fit; "sat" gives a counterexample ("false").
+definitions runs out of budget ("coarse") while single steps fit; "sat" gives a counterexample ("false"), whose
+value of v (outside the claimed box, inside every true bound on v) is what a repair can be conditioned on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import z3
 
@@ -20,10 +22,18 @@ PROVED, FALSE, COARSE = "proved", "false", "coarse"
 
 @dataclass(frozen=True)
 class Verdict:
-    """The checker's answer for one step, with its error message (a counterexample or the budget) if not proved."""
+    """The checker's answer for one step, with its error message (a counterexample or the budget) if not proved and,
+    for a counterexample, its value of the step's variable."""
 
     status: str
     error: str = ""
+    value: Fraction | None = None
+
+
+def _real(x: z3.ExprRef) -> Fraction:
+    """A z3 model value as a fraction (a rational exactly, an algebraic number to within 1e-20; bounds outgrow a
+    float's 16 digits on long chains)."""
+    return (x if z3.is_rational_value(x) else x.approx(20)).as_fraction()
 
 
 def unfolded(theorem: Theorem, var: str, cited: set[str]) -> list[str]:
@@ -67,7 +77,7 @@ def check_step(theorem: Theorem, var: str, box: Box, cited: dict[str, Box], rlim
     if result == z3.sat:
         m = s.model()
         shown = ", ".join(f"{w}={m.eval(names[w], model_completion=True)}" for w in sorted(names))
-        return Verdict(FALSE, f"counterexample: {shown}")
+        return Verdict(FALSE, f"counterexample: {shown}", _real(m.eval(names[var], model_completion=True)))
     return Verdict(COARSE, f"resource limit {rlimit} exceeded: step too coarse, decompose it")
 
 

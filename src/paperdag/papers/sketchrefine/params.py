@@ -30,16 +30,24 @@ class RateParams(ParamsModel):
     p_wrong: Prob = Field(description="probability that an emitted lemma has a wrong (tightened) constant")
     p_skip: Prob = Field(description="probability that a lemma is skipped (too-coarse steps)")
     p_spurious: Prob = Field(description="probability that a sketch carries one unused, tightened lemma")
-    p_fix: Prob = Field(description="probability that a lemma the checker flagged false is re-emitted correctly")
-    p_skip_after_coarse: Prob = Field(description="skip probability below a step the checker flagged too coarse")
+    p_skip_after_coarse: Prob = Field(description="skip probability below a step the checker flagged too coarse "
+                                                  "(<= p_skip: feedback never makes a skip more likely)")
     tighten: list[Annotated[float, Field(gt=0.0, le=1.0)]] = Field(
         min_length=1, description="fractions of a box's width by which a wrong constant tightens one side")
+
+    @model_validator(mode="after")
+    def _feedback_helps(self) -> RateParams:
+        if self.p_skip_after_coarse > self.p_skip:
+            raise ValueError("p_skip_after_coarse must not exceed p_skip (repair no worse than a fresh draw)")
+        return self
 
 
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
-    budget: int = Field(ge=1, description="the equal token budget per theorem at which methods are compared")
+    budget: int = Field(ge=1, description="B: the equal budget per theorem in total tokens (emitted + read) at which "
+                                          "saturation is checked and up to which the area under pass-vs-budget is "
+                                          "taken (<= max_budget, so every run solved within B is seen)")
     pass_tol: float = Field(ge=0.0, le=1.0, description="'comparable' pass rate: the 95% CI of the difference "
                                                         "stays above -pass_tol")
     min_reuse: Prob = Field(description="share of proved subgoals SketchRefine must keep across edits")
@@ -53,11 +61,12 @@ class Params(ParamsModel):
     rlimit: int = Field(ge=100, le=10_000_000, description="z3 resource limit per proof step (deterministic)")
     rates: RateParams
     seeds: int = Field(ge=1, le=50, description="proposer seeds per theorem and method")
-    max_budget: int = Field(ge=1, description="token budget per theorem of every search run")
+    max_budget: int = Field(ge=1, description="the searches' cap: emitted tokens per theorem of every search run")
     claims: ClaimParams
 
     @model_validator(mode="after")
     def _design(self) -> Params:
         if self.claims.budget > self.max_budget:
-            raise ValueError("claims.budget must not exceed max_budget (the runs stop there)")
+            raise ValueError("claims.budget must not exceed max_budget (total >= emitted tokens: runs solved within "
+                             "a total budget <= the emitted cap are all seen)")
         return self

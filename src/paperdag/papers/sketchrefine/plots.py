@@ -9,33 +9,42 @@ from paperdag.common.stats import Interval
 from paperdag.io import new_figure
 
 COLORS = {"sketchrefine": "tab:red", "hilbert": "tab:blue", "immutable": "tab:green", "whole_proof": "tab:gray"}
+LABELS = {"emitted": "tokens emitted", "total": "total tokens (emitted + read)"}
 
 
-def plot_pass_vs_budget(budgets: np.ndarray, curves: dict[str, list[Interval]], claim_budget: int) -> Figure:
-    """Pass rate (mean over proposer seeds, 95% CI band) against the token budget per theorem, one line per method."""
-    fig, ax = new_figure(6.0, 4.0)
-    for method, curve in curves.items():
-        mean, lo, hi = (np.array([getattr(c, f) for c in curve]) for f in ("mean", "lo", "hi"))
-        ax.plot(budgets, mean, color=COLORS.get(method), label=method, lw=2 if method == "sketchrefine" else 1.2)
-        ax.fill_between(budgets, np.clip(lo, 0, 1), np.clip(hi, 0, 1), color=COLORS.get(method), alpha=0.15, lw=0)
-    ax.axvline(claim_budget, color="k", ls=":", lw=1, label=f"claims' budget ({claim_budget})")
-    ax.set_xlabel("token budget per theorem (tokens emitted by the proposer)")
-    ax.set_ylabel("pass rate (re-verified proofs)")
-    ax.set_ylim(0, 1.02)
-    ax.set_title("pass rate vs token budget, same proposer and checker", fontsize=9)
-    ax.legend(fontsize=8, loc="lower right")
+def plot_pass_vs_budget(budgets: np.ndarray, curves: dict[str, dict[str, list[Interval]]],
+                        claim_budget: int) -> Figure:
+    """Pass rate (mean over proposer seeds, 95% CI band) against the budget per theorem, one panel per token count
+    (``curves``: count -> method -> intervals), one line per method."""
+    fig, axes = new_figure(11.0, 4.0, ncols=len(curves))
+    for ax, (count, by_method) in zip(axes, curves.items(), strict=True):
+        for method, curve in by_method.items():
+            mean, lo, hi = (np.array([getattr(c, f) for c in curve]) for f in ("mean", "lo", "hi"))
+            ax.plot(budgets, mean, color=COLORS.get(method), label=method, lw=2 if method == "sketchrefine" else 1.2)
+            ax.fill_between(budgets, np.clip(lo, 0, 1), np.clip(hi, 0, 1), color=COLORS.get(method), alpha=0.15,
+                            lw=0)
+        if count == "total":
+            ax.axvline(claim_budget, color="k", ls=":", lw=1, label=f"claims' budget B ({claim_budget})")
+        ax.set_xlabel(f"budget per theorem ({LABELS[count]})")
+        ax.set_ylabel("pass rate (re-verified proofs)")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"pass rate vs budget in {LABELS[count]}", fontsize=9)
+        ax.legend(fontsize=8, loc="lower right")
     return fig
 
 
-def plot_cost(by_level: dict[str, dict[int, float]], reuse: dict[str, float]) -> Figure:
-    """Left: mean tokens per solved theorem by number of hidden lemmas. Right: share of proved subgoals kept."""
-    fig, (left, right) = new_figure(10.0, 4.0, ncols=2)
-    for method, levels in by_level.items():
-        left.plot(list(levels), list(levels.values()), "o-", color=COLORS.get(method), label=method)
-    left.set_xlabel("hidden intermediate lemmas (difficulty)")
-    left.set_ylabel("mean tokens per solved theorem (solved runs)")
-    left.set_title("token cost grows with difficulty", fontsize=9)
-    left.legend(fontsize=8)
+def plot_cost(by_level: dict[str, dict[str, dict[int, float]]], reuse: dict[str, float]) -> Figure:
+    """Left panels: mean tokens per solved theorem by number of hidden lemmas, one per token count. Right: share of
+    proved subgoals kept."""
+    fig, axes = new_figure(14.0, 4.0, ncols=len(by_level) + 1)
+    for ax, (count, methods) in zip(axes, by_level.items(), strict=False):
+        for method, levels in methods.items():
+            ax.plot(list(levels), list(levels.values()), "o-", color=COLORS.get(method), label=method)
+        ax.set_xlabel("hidden intermediate lemmas (difficulty)")
+        ax.set_ylabel(f"mean tokens per solved theorem ({count})")
+        ax.set_title(f"cost in {LABELS[count]}", fontsize=9)
+        ax.legend(fontsize=8)
+    right = axes[-1]
     right.bar(list(reuse), list(reuse.values()), color=[COLORS.get(m) for m in reuse])
     for i, v in enumerate(reuse.values()):
         right.text(i, v + 0.01, f"{v:.2f}", ha="center", fontsize=8)

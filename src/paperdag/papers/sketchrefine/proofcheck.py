@@ -1,6 +1,6 @@
 """Re-checking a reported proof from scratch, from its table rows alone.
 
-A proof is a set of nodes (id, var, lo, hi, cites). It is accepted iff
+A proof is a set of nodes (id, var, lo, hi, cites; bounds as exact decimal strings). It is accepted iff
     exactly one node is the goal and states the theorem's goal box,
     every cited id is a lemma node of the proof (``h_*``) on a strict ancestor of the citing node's variable
     (so the citation graph is acyclic: citations go down the definition DAG),
@@ -19,7 +19,7 @@ def verify_proof(theorem: Theorem, rows: list[dict[str, object]], checker: Check
     """"" if the proof is accepted, else the reason it is rejected."""
     nodes = {str(r["node"]): r for r in rows}
     goal = nodes.get(GOAL)
-    if goal is None or (goal["var"], (goal["lo"], goal["hi"])) != (theorem.goal_var, theorem.goal()):
+    if goal is None or (goal["var"], (int(goal["lo"]), int(goal["hi"]))) != (theorem.goal_var, theorem.goal()):
         return "the goal node is missing or does not state the theorem"
     for i, r in nodes.items():
         var = str(r["var"])

@@ -3,11 +3,18 @@
 It knows the reference lemma boxes (theorems.py) and corrupts them:
     each lemma is skipped with probability p_skip (a skipped or too-coarse step: several skips in a row make one
     step unfold several definitions),
-    each emitted lemma gets a wrong constant with probability p_wrong (one side tightened by a fraction f of its
-    width, f drawn from ``tighten``: lo + ceil(f (hi - lo)) or hi - ceil(f (hi - lo))),
+    each emitted lemma is drawn from the base distribution
+        D(var):  the reference box with probability 1 - p_wrong, else one of the 2 |T| tightened boxes
+                 lo + ceil(f (hi - lo)) or hi - ceil(f (hi - lo)), f in ``tighten`` (each p_wrong / (2 |T|)),
     a sketch carries one unused, tightened lemma with probability p_spurious.
-Checker feedback conditions it, the same way for every method: a lemma flagged false is re-emitted correctly with
-probability p_fix; below a step flagged coarse, lemmas are skipped with probability p_skip_after_coarse.
+Checker feedback conditions it, the same way for every method that reads it:
+    repair: a lemma on a variable with counterexamples x_1..x_m (values of var the checker showed reachable) is drawn
+        from D(var) conditioned on its box containing every x_j. The reference box contains every reachable value
+        (interval arithmetic is sound, and a counterexample satisfies the definitions and the input boxes), so by
+        Bayes P(correct | consistent) = (1 - p) / ((1 - p) + p q) >= 1 - p, q the share of tightened boxes that
+        contain the x_j: repair succeeds at least as often as a fresh draw, more when the counterexample excludes a
+        wrong box (the information a counterexample carries, and no more);
+    below a step flagged too coarse, lemmas are skipped with probability p_skip_after_coarse (<= p_skip).
 This measures the sketch/edit framework, not a language model's skill.
 """
 
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -28,16 +36,16 @@ class ErrorRates:
     p_wrong: float
     p_skip: float
     p_spurious: float
-    p_fix: float
     p_skip_after_coarse: float
     tighten: tuple[float, ...]
 
 
 @dataclass
 class Feedback:
-    """What the checker has said so far: variables whose lemma was false, and steps that were too coarse."""
+    """What the checker has said so far: counterexample values per variable whose lemma was false, and the
+    variables of steps that were too coarse."""
 
-    wrong: set[str] = field(default_factory=set)
+    counterexamples: dict[str, list[Fraction]] = field(default_factory=dict)
     coarse: set[str] = field(default_factory=set)
 
 
@@ -52,15 +60,28 @@ class Proposer:
     def __post_init__(self) -> None:
         self.reference = self.theorem.boxes()
 
-    def lemma(self, var: str, feedback: Feedback) -> Box:
-        """The reference box of ``var``, or a tightened one with probability p_wrong (1 - p_fix once flagged)."""
-        p_err = 1 - self.rates.p_fix if var in feedback.wrong else self.rates.p_wrong
-        return self._tightened(var) if self.rng.random() < p_err else self.reference[var]
-
-    def _tightened(self, var: str) -> Box:
+    def tightened(self, var: str) -> list[Box]:
+        """The 2 |T| wrong boxes of ``var``: one side of the reference box moved in by ceil(f * width), f in T."""
         lo, hi = self.reference[var]
-        cut = max(1, math.ceil(float(self.rng.choice(self.rates.tighten)) * (hi - lo)))
-        return (lo + cut, hi) if self.rng.random() < 0.5 else (lo, hi - cut)
+        cuts = [max(1, math.ceil(f * (hi - lo))) for f in self.rates.tighten]
+        return [(lo + c, hi) for c in cuts] + [(lo, hi - c) for c in cuts]
+
+    def distribution(self, var: str, feedback: Feedback) -> tuple[list[Box], np.ndarray]:
+        """D(var) conditioned on containing every counterexample value of ``var``: boxes and probabilities."""
+        wrong = self.tightened(var)
+        boxes = [self.reference[var], *wrong]
+        weights = np.array([1 - self.rates.p_wrong] + [self.rates.p_wrong / len(wrong)] * len(wrong))
+        seen = feedback.counterexamples.get(var, [])
+        keep = np.array([i == 0 or all(lo <= x <= hi for x in seen) for i, (lo, hi) in enumerate(boxes)])
+        weights = np.where(keep, weights, 0.0)
+        if weights.sum() <= 0:  # p_wrong = 1 and every wrong box excluded: the reference is all that is left
+            weights[0] = 1.0
+        return boxes, weights / weights.sum()
+
+    def lemma(self, var: str, feedback: Feedback) -> Box:
+        """One draw from D(var) conditioned on the counterexamples seen for ``var``."""
+        boxes, p = self.distribution(var, feedback)
+        return boxes[int(self.rng.choice(len(boxes), p=p))]
 
     def lemmas(self, variables: list[str], feedback: Feedback) -> dict[str, Box]:
         """Lemmas for a subset of ``variables``: each kept with probability 1 - p_skip (1 - p_skip_after_coarse
@@ -78,4 +99,5 @@ class Proposer:
         if self.rng.random() >= self.rates.p_spurious:
             return []
         var = str(self.rng.choice(list(self.theorem.lemma_vars)))
-        return [(var, self._tightened(var))]
+        wrong = self.tightened(var)
+        return [(var, wrong[int(self.rng.integers(len(wrong)))])]

@@ -24,12 +24,12 @@ RUNS_FILE = "runs.parquet"
 PROOFS_FILE = "proofs.parquet"
 EDITS = ("replace", "insert", "decompose", "delete", "regenerate_subtree", "regenerate")
 PROOF_SCHEMA = pa.schema([("theorem", pa.string()), ("seed", pa.int32()), ("node", pa.string()), ("var", pa.string()),
-                          ("lo", pa.int64()), ("hi", pa.int64()), ("cites", pa.list_(pa.string()))])
+                          ("lo", pa.string()), ("hi", pa.string()), ("cites", pa.list_(pa.string()))])
 
 
 def prove(ctx: StageContext[Params], method: str) -> dict[str, float]:
-    """runs.parquet (per run: solved, tokens, checker calls, rounds, reuse counts, edits) and proofs.parquet (the
-    final sketch of every solved run)."""
+    """runs.parquet (per run: solved, tokens emitted and read, checker calls, rounds, reuse counts, edits) and
+    proofs.parquet (the final sketch of every solved run)."""
     p = ctx.params
     theorems = theorems_from_rows(read_table(ctx.input("prepare", THEOREMS_FILE)).to_pylist())
     rates = ErrorRates(**p.rates.model_dump() | {"tighten": tuple(p.rates.tighten)})
@@ -40,7 +40,7 @@ def prove(ctx: StageContext[Params], method: str) -> dict[str, float]:
         proposer = Proposer(t, rates, np.random.default_rng([p.seed, seed, j]))
         run = Search(proposer, checker, p.max_budget).run(method)
         runs.append({"theorem": t.name, "lemmas": len(t.lemma_vars), "seed": seed, "solved": run.solved,
-                     "tokens": run.tokens, "checker_calls": checker.calls - calls, "rounds": run.rounds,
+                     "tokens": run.tokens, "read": run.read, "checker_calls": checker.calls - calls, "rounds": run.rounds,
                      "proved_before": run.proved_before, "preserved": run.preserved}
                     | {e: run.edits[e] for e in EDITS})
         if run.solved:

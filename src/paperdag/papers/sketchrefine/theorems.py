@@ -60,6 +60,14 @@ class Theorem:
     def goal(self) -> Box:
         return self.boxes()[self.goal_var]
 
+    def statement(self) -> str:
+        """The theorem as the proposer reads it, e.g. ``theorem T (x0 x1 : R) (h0 : -3 <= x0 <= 3) ...
+        (d0 : y0 = x0 * x1 + 3) ... : -40 <= y4 <= 52``."""
+        inputs = " ".join(f"(h{j} : {lo} <= {x} <= {hi})" for j, (x, (lo, hi)) in enumerate(self.inputs.items()))
+        defs = " ".join(f"(d{i} : {d.text()})" for i, d in enumerate(self.defs))
+        lo, hi = self.goal()
+        return f"theorem {self.name} ({' '.join(self.inputs)} : R) {inputs} {defs} : {lo} <= {self.goal_var} <= {hi}"
+
     def ancestors(self, var: str) -> set[str]:
         """Every defined variable that ``var``'s definition reaches (its definitional cone, without itself)."""
         seen: set[str] = set()
