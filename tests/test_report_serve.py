@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -43,6 +44,22 @@ def test_report_shows_inconclusive_evidence_with_the_failed_precondition(toy_pro
     summary = (toy_project.root / "reports/summary.md").read_text()
     assert "| toy | 0 / 0 / 1 | 0/0 | 0/1 | no: 0/1 hold (a_is_nonzero) | default |" in summary
     assert "| _inconclusive_ | `ratio` b is twice a — precondition a_is_nonzero fails |" in summary
+
+
+def test_report_shows_the_plots_of_the_published_run_after_a_smoke_run(toy_project):
+    """A smoke run replaces the stage views but publishes under metrics/profiles/smoke/: the report keeps showing the
+    plots of the run behind metrics/toy.json (from the store), not the smoke run's."""
+    from toy_pipeline.stages import grey_png
+
+    drive(Execution.open(["toy"], track=False))
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    copy = toy_project.root / "reports/plots/toy-n.png"
+    assert copy.read_bytes() == grey_png(50)
+    drive(Execution.open(["toy"], profile="smoke", track=False))
+    assert (toy_project.view("toy", "evaluate") / "n.png").read_bytes() == grey_png(10)
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    assert copy.read_bytes() == grey_png(50)
+    assert base64.b64encode(grey_png(50)).decode() in (toy_project.root / "reports/index.html").read_text()
 
 
 def test_report_of_a_fresh_clone_keeps_the_facts_of_the_same_metrics(toy_project):

@@ -11,6 +11,7 @@ PIPELINE = Pipeline(
         Stage("prepare", "prepare", "stages:prepare", params=("n", "sleep"), outputs=("data.parquet",)),
         *(Stage(f"train_{v}", "train", "stages:train", ("prepare",), (f"scale_{v}", "sleep"), ("model.parquet",),
                 args={"variant": v}) for v in ("a", "b")),
-        Stage("evaluate", "evaluate", "stages:evaluate", ("train_a", "train_b"), ("sleep",), ("metrics.json",)),
+        Stage("evaluate", "evaluate", "stages:evaluate", ("train_a", "train_b"), ("sleep",), ("metrics.json", "n.png"),
+              plots=("n.png",)),
     ),
 )

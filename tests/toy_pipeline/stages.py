@@ -1,8 +1,10 @@
 """Toy stages: deterministic, cheap, each writing a Parquet table or the metrics file."""
 
 import os
+import struct
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +62,14 @@ def train(ctx: StageContext, variant: str) -> dict[str, float]:
     return {"scale": scale}
 
 
+def grey_png(value: int) -> bytes:
+    """A 1x1 PNG of grey level ``value`` (0-255): a plot whose bytes tell runs apart, without matplotlib."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(bytes([0, value % 256]))) + chunk(b"IEND", b""))
+
+
 def evaluate(ctx: StageContext) -> dict[str, float]:
     _maybe_fail(ctx, "evaluate")
     a = read_table(ctx.input("train_a", "model.parquet"))["y"].to_numpy()
@@ -70,4 +80,5 @@ def evaluate(ctx: StageContext) -> dict[str, float]:
     ratio_claim = evidence("ratio", "b is twice a", 2.0, ratio, exact(abs(ratio - 2.0) < 1e-9, f"ratio {ratio:g} vs 2"),
                            requires=["a_is_nonzero"])
     write_metrics(ctx.out, {"ratio": ratio}, [learned, ratio_claim])
+    ctx.output("n.png").write_bytes(grey_png(len(a)))
     return {"ratio": ratio}
