@@ -6,9 +6,11 @@ tests/test_paper_contract.py."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,31 +19,35 @@ import torch
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_json
 from paperdag.papers.vector_lyapunov.claims import network_claims
+from paperdag.papers.vector_lyapunov.lyapunov import level_constants, norm_rows
 from paperdag.papers.vector_lyapunov.networks.cegis import quadratic_init
 from paperdag.papers.vector_lyapunov.networks.certificate import (NetworkCert, compile_network_query,
                                                                   network_decrease)
-from paperdag.papers.vector_lyapunov.networks.certify import constants, verify_network, write_network_certificate
+from paperdag.papers.vector_lyapunov.networks.certify import (constants, reverify_network, verify_network,
+                                                              write_network_certificate)
 from paperdag.papers.vector_lyapunov.networks.control import GAINS, certify_path, cost, path, scenarios, tune
-from paperdag.papers.vector_lyapunov.networks.domain import delay_matrix, pieces
+from paperdag.papers.vector_lyapunov.networks.domain import (HISTORY, delay_matrix, history, history_bound,
+                                                             piece_starts, pieces, subsystem_loop)
 from paperdag.papers.vector_lyapunov.networks.evaluation import NetworkResults
 from paperdag.papers.vector_lyapunov.networks.lmi import check_quadratic, history_eps_quadratic, lmi_certificate
-from paperdag.papers.vector_lyapunov.networks.model import (draw_parameters, make_network, simulate_network,
+from paperdag.papers.vector_lyapunov.networks.model import (draw_parameters, make_network, ring, simulate_network,
                                                             step_network, subsystem_step)
 from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, block_init, compile_mono, dynamics,
                                                                  mono_constants, mono_decrease)
 from paperdag.papers.vector_lyapunov.params import (BudgetParams, ClaimParams, NetworkCegisParams,
-                                                    NetworkCertificateParams, NetworkParams, PlatoonParams)
+                                                    NetworkCertificateParams, NetworkParams, Params, PlatoonParams)
 from paperdag.papers.vector_lyapunov.platoon.certificate import Policy, VectorCert, compile_query, decrease
 from paperdag.papers.vector_lyapunov.platoon.evaluation import gain_one_equilibria
 from paperdag.papers.vector_lyapunov.platoon.model import make_platoon
 from paperdag.papers.vector_lyapunov.reverify import reverify
 from paperdag.papers.vector_lyapunov.stages.verify_network import VERIFIED_DIR
-from paperdag.papers.vector_lyapunov.lyapunov import level_constants, norm_rows
 from paperdag.papers.vector_lyapunov.verifier import bab, lp
 from paperdag.papers.vector_lyapunov.verifier.bounds import ibp, layer_bounds, output_bounds
-from paperdag.papers.vector_lyapunov.verifier.folder import SUMMARY_FILE
+from paperdag.papers.vector_lyapunov.verifier.folder import META_FILE, SUMMARY_FILE
 from paperdag.papers.vector_lyapunov.verifier.graph import Builder
 from paperdag.papers.vector_lyapunov.verifier.milp import maximize, mirrored_pairs, solve_on_box
+from paperdag.papers.vector_lyapunov.verifier.record import REL_TOL, Constant, audit, failures
+from paperdag.params import load_params, read_params_file
 from paperdag.testing import run_stages
 
 PLATOON = PlatoonParams(n_grid=[4], tau=1, cav_period=2, alpha_range=(0.5, 0.9), beta_range=(0.6, 1.0), v_max=30.0,
@@ -162,7 +168,9 @@ def test_certificate_is_positive_definite_and_homogeneous():
 
 
 @pytest.mark.slow
-def test_smoke_certificates_reverify_to_their_stored_verdicts(smoke_runs):
+def test_smoke_certificates_reverify_to_their_stored_verdicts(smoke_runs, tmp_path):
+    """Every smoke certificate folder re-verifies to its stored verdict; the platoon folder with a scaled w_bound
+    is refused naming it (the network folders' refusals are tested on their own above)."""
     runs = smoke_runs("vector_lyapunov")
     ok, msg = reverify(runs["verify"])
     assert ok == read_json(runs["verify"] / SUMMARY_FILE)["verified"], msg
@@ -170,6 +178,10 @@ def test_smoke_certificates_reverify_to_their_stored_verdicts(smoke_runs):
     for folder in sorted((runs["verify_drones"] / VERIFIED_DIR).iterdir()):
         ok, msg = reverify(folder)
         assert ok == read_json(folder / SUMMARY_FILE)["verified"] and "differs" not in msg, msg
+    shutil.copytree(runs["verify"], tmp_path / "platoon")
+    _tamper(tmp_path / "platoon", META_FILE, lambda m: m["platoon"].update(w_bound=10 * m["platoon"]["w_bound"]))
+    ok, msg = reverify(tmp_path / "platoon")
+    assert not ok and "w_bound" in msg and "nothing verified" in msg, msg
 
 
 def _drones(n: int = 3, tau: int = 1):
@@ -244,27 +256,173 @@ def test_delay_domain_contains_simulated_histories_from_a_constant_pre_history(s
     assert checked >= 10
 
 
-def test_network_verifier_proves_reach_domain_refutes_full_domain_and_reverifies_from_the_folder(tmp_path):
+DEFAULT = load_params(read_params_file(Path(__file__).parents[2] / "params.yaml"), "vector_lyapunov", Params, "default",
+                      Path("params.yaml"))
+
+
+def _level_set_vertices(K: np.ndarray, c_0: float) -> np.ndarray:
+    """The vertices of the polygon {||K x||_1 <= c_0}: on the directions where some row K_r . x = 0."""
+    d = np.stack([-K[:, 1], K[:, 0]], 1)
+    v = c_0 * d / np.abs(d @ K.T).sum(1)[:, None]
+    return np.concatenate([v, -v])
+
+
+def _worst_constant_pre_history(net, nc, k, i: int = 0) -> tuple[float, float, set[int]]:
+    """The worst-case constant pre-history of subsystem i, realised by ``simulate_network``: x_i(0) at each vertex of
+    the level set, its neighbours at the vertex that maximises the channel k . y (either sign), w_i = +-w_bar in
+    every step. Returns the largest |x_i(k - tau) - D_ij x_i(k)| / eps_ij (piece j = min(k, tau)) over k = 1 ..
+    4 tau, counted while subsystem i and its neighbours stay in the level set, against the certified eps and against
+    the steady-state history alone (the domain before the constant pre-histories at tau <= k < 4 tau were added),
+    and the steps k that were counted."""
+    K, tau = norm_rows(nc.V), net.tau
+    Ax, Ad, B = subsystem_loop(net, i)
+    u_bound = np.array([net.coupling(i) * k.kappa * k.c_0, net.w_bound])
+    steady, _ = history_bound([history(Ax, Ad, B, u_bound, delay_matrix(net, i, tau), tau, None)], K, k.c_0)
+    verts = _level_set_vertices(K, k.c_0)
+    neighbour = verts[np.argmax(verts @ np.asarray(net.channel))]
+    watched = [i, *ring(net.n)[i]]
+    worst, worst_steady, counted = 0.0, 0.0, set()
+    for v in verts:
+        for sn in (1.0, -1.0):
+            for sw in (1.0, -1.0):
+                x0 = np.tile(sn * neighbour, (net.n, 1))
+                x0[i] = v
+                w = torch.zeros((HISTORY + 1) * tau, net.n, dtype=torch.float64)
+                w[:, i] = sw * net.w_bound
+                traj = simulate_network(net, torch.as_tensor(x0), w).numpy()
+                level = np.abs(traj[:, watched] @ K.T).sum(-1).max(1)
+                for step in range(1, len(traj)):
+                    if level[:step + 1].max() > k.c_0 * (1 + 1e-12):  # x(0) on the boundary, up to rounding
+                        break  # the domain is claimed for windows in the level set only
+                    counted.add(step)
+                    j = min(step, tau)
+                    res = np.abs(traj[max(step - tau, 0), i] - delay_matrix(net, i, j) @ traj[step, i])
+                    worst = max(worst, float((res / k.eps[i, j]).max()))
+                    if j == tau:
+                        worst_steady = max(worst_steady, float((res / steady).max()))
+    return worst, worst_steady, counted
+
+
+@pytest.mark.parametrize("system", ["drones", "microgrid"])
+def test_worst_constant_pre_history_lies_in_the_certified_domain_for_every_default_delay(system):
+    """Issue 56's hole: at tau <= k < 4 tau part of the 3 tau steps behind x(k) is the constant pre-history, no
+    closed-loop step. For every tau of the default profile (default ring parameters, the LMI-initialised
+    certificate, N = 4: every node has degree 2 as on the default rings), the worst-case constant pre-history (x_0 on
+    the level-set boundary, neighbours at the channel's maximising vertex, w_0 = w_bar) lies in the certified
+    domain (ratio <= 1: eps is a sound bound, the LP safety margin is on its side) at every step k = 1 .. 4 tau,
+    all of which it reaches with its window in the level set (so the steps tau <= k < 4 tau of the hole are
+    exercised). For the drones at tau >= 2 it lies outside the steady-state domain alone, the domain before the
+    fix (ratio > 1 + 1e-6: beyond the simulation's rounding); the pieces hold exactly the k they claim."""
+    p = DEFAULT
+    draws = draw_parameters(p.networks, system, 4, np.random.default_rng(0))
+    for tau in p.delays.taus:
+        assert piece_starts(tau, tau) == [None, *range(tau, 4 * tau)] and piece_starts(tau, 0) == [0]
+        net = make_network(p.networks, p.dt, system, 4, tau, draws)
+        nc = NetworkCert(net.box, p.network_certificate.at(tau))
+        quadratic_init(nc, net)
+        k = constants(nc, net)
+        worst, worst_steady, counted = _worst_constant_pre_history(net, nc, k)
+        assert counted == set(range(1, 4 * tau + 1)), (tau, counted)
+        assert worst <= 1.0, (tau, worst)
+        if system == "drones" and tau >= 2:
+            assert worst_steady > 1 + 1e-6, (tau, worst_steady)
+
+
+@pytest.fixture(scope="module")
+def drone_folders(tmp_path_factory):
+    """A proved (reachability-constrained) and a refuted (full domain) certificate folder of the LMI-initialised
+    drone ring (N = 3, tau = 1), with their verification results."""
+    root = tmp_path_factory.mktemp("drone_certificates")
     net = _drones()
     arch = _arch(8, 0.995)
     nc = NetworkCert(net.box, arch)
     quadratic_init(nc, net)  # the LMI's quadratic norm, polyhedrally approximated: valid at tau = 1 here
-    proved = verify_network(nc, net, True, BUDGET)
+    results = {"reach": verify_network(nc, net, True, BUDGET), "full": verify_network(nc, net, False, BUDGET)}
+    for name, result in results.items():
+        write_network_certificate(root / name, nc, net, arch, BUDGET, result)
+    return root, results
+
+
+def test_network_verifier_proves_reach_domain_refutes_full_domain_and_reverifies_from_the_folder(drone_folders,
+                                                                                                 tmp_path):
+    root, results = drone_folders
+    proved, refuted = results["reach"], results["full"]
     assert proved["summary"]["verified"], proved["summary"]["per_subsystem"]
     # full delay domain: x^d = -x on an unstable direction of I + dt [[0, 1], [-a1, -b1]] breaks (N) for any V
-    refuted = verify_network(nc, net, False, BUDGET)
     assert not refuted["summary"]["verified"] and refuted["counterexamples"]
     for c in refuted["counterexamples"]:
         assert c["G_torch"] > 0 and abs(c["G_torch"] - c["G_compiled"]) < 1e-9
-    for name, result, expect in (("reach", proved, True), ("full", refuted, False)):
-        write_network_certificate(tmp_path / name, nc, net, arch, BUDGET, result)
-        ok, msg = reverify(tmp_path / name)
+    for name, expect in (("reach", True), ("full", False)):
+        shown = []
+        ok, msg = reverify_network(root / name, shown.append)
         assert ok is expect and "differs" not in msg and "not violations" not in msg, msg
+        assert shown[0].startswith("constant") and any(line.startswith("eps piece 1") for line in shown), shown
+        assert all(line.endswith("ok") for line in shown[1:]), shown
     # a tampered artifact is rejected: a refuted certificate whose stored verdict claims a proof
+    shutil.copytree(root / "full", tmp_path / "full")
     summary = read_json(tmp_path / "full" / SUMMARY_FILE)
     (tmp_path / "full" / SUMMARY_FILE).write_text(json.dumps(summary | {"verified": True}))
-    ok, msg = reverify(tmp_path / "full")
+    ok, msg = reverify_network(tmp_path / "full", lambda line: None)
     assert not ok and "differs" in msg
+
+
+def _tamper(folder: Path, file: str, change) -> None:
+    data = read_json(folder / file)
+    change(data)
+    (folder / file).write_text(json.dumps(data))
+
+
+TAMPERS = {  # field the refusal must name -> (file, change)
+    "eps piece 1": (SUMMARY_FILE, lambda s: s.update(eps=(0.98 * np.asarray(s["eps"])).tolist())),
+    "w_bound": (META_FILE, lambda m: m["network"].update(w_bound=10 * m["network"]["w_bound"])),
+    "tau": (META_FILE, lambda m: m["network"].update(tau=3)),
+}
+
+
+def _paperdag_verify(folder: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from paperdag.cli import main; main()", "verify", "vector_lyapunov",
+                           str(folder)], capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.mark.parametrize("field", TAMPERS)
+def test_paperdag_verify_refuses_a_tampered_folder_in_one_line_naming_the_field(drone_folders, tmp_path, field):
+    """A proved folder whose stored eps was shrunk by 2%, whose w_bound was scaled by 10 or whose tau was changed
+    from 1 to 3: ``paperdag verify`` exits 1 with one line that names the field (nothing is re-proved)."""
+    root, _ = drone_folders
+    folder = tmp_path / "reach"
+    shutil.copytree(root / "reach", folder)
+    file, change = TAMPERS[field]
+    _tamper(folder, file, change)
+    result = _paperdag_verify(folder)
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+    assert result.returncode == 1 and len(lines) == 1, lines
+    assert lines[0].startswith("REFUTED") and field in lines[0], lines
+
+
+def test_paperdag_verify_on_an_untouched_folder_prints_the_table_and_exits_0(drone_folders):
+    root, _ = drone_folders
+    result = _paperdag_verify(root / "reach")
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0, result.stdout + result.stderr
+    names = [line.split()[0] for line in lines[1:-1]]
+    assert lines[0].startswith("constant") and lines[-1].startswith("VERIFIED"), lines
+    assert names == ["c_0", "c_1", "kappa", "eps", "eps", "delta", "w_certified", "window", "gamma", "rho", "c_s",
+                     "c_n"], names
+
+
+def test_constant_audit_is_one_sided_in_each_constants_sound_direction():
+    """An upper bound may be stored larger than re-derived, a lower bound smaller, never the reverse beyond
+    floating-point noise; a missing or reshaped constant fails; the failure line names the constant and entry."""
+    rows = audit([Constant("eps", [0.0, 1.0, 2.0], [0.0, 1.0, 2.0 * (1 + REL_TOL / 2)], "upper"),
+                  Constant("kappa", 3.0, 2.5, "upper"), Constant("c_0", 0.5, 0.6, "lower")])
+    assert all(r.ok for r in rows) and failures(rows) == ""
+    rows = audit([Constant("eps", [0.0, 1.0, 2.0], [0.0, 1.0, 2.0 * (1 + 3 * REL_TOL)], "upper"),
+                  Constant("c_0", 0.6, 0.5, "lower"), Constant("c_1", None, 1.0, "upper"),
+                  Constant("delta", [1.0], [1.0, 2.0], "upper"), Constant("window", 5, 5, "upper")])
+    assert [r.ok for r in rows] == [False, False, False, False, True]
+    line = failures(rows)
+    assert "eps at [2]" in line and "c_0 (stored 0.6 > re-derived 0.5" in line and "c_1 (missing)" in line
+    assert "delta (shape" in line and "window" not in line
 
 
 def test_milp_cuts_pair_every_absolute_value_of_a_query():

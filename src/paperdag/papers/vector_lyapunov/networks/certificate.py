@@ -7,9 +7,9 @@ Verified condition, per subsystem i (compositional), on the query z = (x, eps, s
 
 for all x, x^d with V(x), V(x^d) <= c_0, |s| <= G_i kappa c_0, |w| <= w_bar, where the delayed state is
 x^d = D_ij x + eps with |eps| <= eps_ij on every piece j = 0 .. tau of the reachability-constrained delay domain
-(domain.py: the j closed-loop steps back from x(k) are bounded by the one-step increments Delta over the level set;
-j < tau covers the first steps after a constant pre-history), or x^d anywhere in the level set on the full delay
-domain (the baseline). Here kappa = max {|k . y| : V(y) <= 1} (exact MILP, certify.py), so every
+(domain.py: eps_ij bounds x^d - D_ij x exactly over the histories behind x(k) in the level set, piece j = min(k, tau)
+at the k-th step after a constant pre-history, the steps k < 4 tau whose window reaches into the pre-history
+included), or x^d anywhere in the level set on the full delay domain (the baseline). Here kappa = max {|k . y| : V(y) <= 1} (exact MILP, certify.py), so every
 neighbour state with V <= c_0 gives |k . x_j| <= kappa V(x_j) and, with a_ij = c_n g_ij / G_i,
 c_n |s_i| / (G_i kappa) <= sum_j a_ij V(x_j^(d)). Hence (N) implies the issue's vector Lyapunov-Razumikhin
 condition with the comparison row (1 - a_ii, a_ij) = (c_s, c_n g_ij / G_i), whose infinity norm is

@@ -1,13 +1,14 @@
 """Network certificate artifacts: the sound constants of a certificate (c_0, kappa, Delta by exact MILPs, eps by exact
-LPs),
-verification of condition (N) subsystem by subsystem and piece by piece of the delay domain (branch and bound + MILP,
-``bab.verify``, under a deterministic budget: each subsystem is proved, refuted with a concrete counterexample, or
-left unknown when the budget is spent), the certificate folder (verifier/folder.py), and its re-verification from
-the folder alone."""
+LPs), verification of condition (N) subsystem by subsystem and piece by piece of the delay domain (branch and bound
++ MILP, ``bab.verify``, under a deterministic budget: each subsystem is proved, refuted with a concrete
+counterexample, or left unknown when the budget is spent), the certificate folder (verifier/folder.py), and its
+re-verification from the folder alone: the problem digest checked, every stored constant re-derived and audited
+(verifier/record.py), the proof re-run."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -24,6 +25,7 @@ from ..verifier.folder import (COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE, WE
                                write_certificate_folder)
 from ..verifier.graph import Builder
 from ..verifier.milp import solve_on_box
+from ..verifier.record import Constant, Sense, audit, failures, problem_changes, refusal, table
 from .certificate import NetworkCert, compile_network_query, network_decrease
 from .domain import HISTORY, history_eps, network_box, pieces, reachable_delay
 from .model import Network
@@ -89,14 +91,45 @@ def network_property(nc: NetworkCert, net: Network, i: int, j: int | None, eps: 
 WORK = ("cells", "milps", "milp_nodes", "lp_iterations", "bounds")
 
 
-def verify_network(nc: NetworkCert, net: Network, reach: bool, budget: BudgetParams) -> dict:
+def summary_constants(nc: NetworkCert, net: Network, k: Constants) -> dict:
+    """The constants summary.json records: the level-set and domain constants ``k``, the comparison row (c_s, c_n)
+    with rho, the ISS gain gamma and w_certified = min(w_bar, (1 - rho) c_0 / gamma), the disturbance bound under
+    which the floor rho c_0 of (N) keeps the level set invariant."""
+    c_s, c_n = (float(c) for c in nc.row().detach())
+    gamma = float(nc.gamma().detach())
+    return {"c_0": k.c_0, "c_1": k.c_1, "kappa": k.kappa, "delta": k.delta.tolist(), "eps": k.eps.tolist(),
+            "rho": nc.rho, "c_s": c_s, "c_n": c_n, "gamma": gamma, "window": k.window,
+            "w_certified": float(min(net.w_bound, (1 - nc.rho) * k.c_0 / gamma))}
+
+
+# the direction in which each stored constant is sound (verifier/record.py); eps is audited piece by piece
+SOUND_AS: dict[str, Sense] = {"c_0": "lower", "c_1": "upper", "kappa": "upper", "eps": "upper", "delta": "upper",
+                              "w_certified": "lower", "window": "upper", "gamma": "upper", "rho": "upper",
+                              "c_s": "upper", "c_n": "upper"}
+
+
+def constant_audit(stored: dict, derived: dict) -> list[Constant]:
+    """Every constant of ``SOUND_AS``, stored against re-derived; eps one row per piece j."""
+    out = []
+    for name, sense in SOUND_AS.items():
+        s, d = stored.get(name), derived[name]
+        if name == "eps" and s is not None and np.shape(s) == np.shape(d):
+            out += [Constant(f"eps piece {j}", np.asarray(s)[:, j], np.asarray(d)[:, j], sense)
+                    for j in range(np.shape(d)[1])]
+        else:
+            out.append(Constant(name, s, d, sense))
+    return out
+
+
+def verify_network(nc: NetworkCert, net: Network, reach: bool, budget: BudgetParams,
+                   k: Constants | None = None) -> dict:
     """Verify (N) for every subsystem, on every piece j = 0 .. tau of the reachability-constrained delay domain if
-    ``reach``, else on the full one. Returns the summary (per-subsystem verdicts, deterministic work counts and the
-    sISS constants: a function of the certificate and the budget alone), the cell rows, the counterexamples and
-    ``timing`` (wall-clock seconds per subsystem and of the constants, reported beside the work, never in the
-    certificate folder)."""
+    ``reach``, else on the full one, with the constants ``k`` (computed here if None). Returns the summary
+    (per-subsystem verdicts, deterministic work counts and the sISS constants: a function of the certificate and the
+    budget alone), the cell rows, the counterexamples and ``timing`` (wall-clock seconds per subsystem and of the
+    constants, reported beside the work, never in the certificate folder)."""
     t0 = time.perf_counter()
-    k = constants(nc, net)
+    k = constants(nc, net) if k is None else k
     c_0, kappa, eps = k.c_0, k.kappa, k.eps
     t_const = time.perf_counter() - t0
     rows, cex, per, seconds = [], [], [], []
@@ -114,21 +147,23 @@ def verify_network(nc: NetworkCert, net: Network, reach: bool, budget: BudgetPar
                 cex.append({"subsystem": i, "piece": -1 if j is None else j, "z": z.tolist(),
                             "G_compiled": float(prop.net(z[None])[0, 0]), "G_torch": float(G.detach()[0])})
             verified &= res.verified
-            work = {k: work[k] + v for k, v in res.work().items()}
-            counts = {k: counts[k] + res.count(k) for k in counts}
+            work = {key: work[key] + v for key, v in res.work().items()}
+            counts = {key: counts[key] + res.count(key) for key in counts}
             t_i += res.seconds
         per.append({"subsystem": i, "verified": verified, **work, "milp_cells": counts["proved_milp"],
                     "refuted_cells": counts["refuted"], "unknown_cells": counts["unknown"]})
         seconds.append(t_i)
-    c_s, c_n = (float(c) for c in nc.row().detach())
-    gamma = float(nc.gamma().detach())
     summary = {"system": net.system, "n": net.n, "tau": net.tau, "reach": reach,
-               "verified": all(q["verified"] for q in per), "per_subsystem": per, "c_0": c_0, "c_1": k.c_1,
-               "kappa": kappa, "delta": k.delta.tolist(), "eps": eps.tolist(), "rho": nc.rho, "c_s": c_s, "c_n": c_n,
-               "gamma": gamma, "window": k.window, "constants_work": {"lp_iterations": k.lp_iterations},
-               "w_certified": float(min(net.w_bound, (1 - nc.rho) * c_0 / gamma))}
+               "verified": all(q["verified"] for q in per), "per_subsystem": per, **summary_constants(nc, net, k),
+               "constants_work": {"lp_iterations": k.lp_iterations}}
     return {"summary": summary, "rows": rows, "counterexamples": cex,
             "timing": {"constants_seconds": t_const, "seconds": seconds}}
+
+
+def problem_data(net: Network, reach: bool) -> dict:
+    """The problem a network certificate is about: the ring's coefficients, coupling gains and channel, dt, tau, the
+    state box, w_bar and the delay domain's kind (meta.json holds it; summary.json its digest)."""
+    return net.to_json() | {"reach": reach}
 
 
 def write_network_certificate(out: Path, nc: NetworkCert, net: Network, arch: NetworkCertificateParams,
@@ -136,8 +171,9 @@ def write_network_certificate(out: Path, nc: NetworkCert, net: Network, arch: Ne
     """The certificate folder of ``verify_network``'s ``result`` (meta.kind = "network")."""
     meta = {"kind": "network", "network": net.to_json(), "arch": arch.model_dump(), "budget": budget.model_dump(),
             "reach": result["summary"]["reach"]}
-    write_certificate_folder(out, nc.state_dict(), meta, "subsystem", result["rows"], result["counterexamples"],
-                             ("piece", "z", "G_compiled", "G_torch"), result["summary"], ("piece",))
+    write_certificate_folder(out, nc.state_dict(), meta, problem_data(net, meta["reach"]), "subsystem",
+                             result["rows"], result["counterexamples"], ("piece", "z", "G_compiled", "G_torch"),
+                             result["summary"], ("piece",))
 
 
 def load_network_cert(path: Path, arch: NetworkCertificateParams, box: tuple[float, float]) -> NetworkCert:
@@ -154,13 +190,26 @@ def load_certificate_folder(folder: Path) -> tuple[NetworkCert, Network, dict]:
     return load_network_cert(folder / WEIGHTS_FILE, NetworkCertificateParams(**meta["arch"]), net.box), net, meta
 
 
-def reverify_network(cert_dir: Path) -> tuple[bool, str]:
-    """Re-verify a network certificate folder from its weights: recompute c_0, kappa and eps, rerun branch and bound
-    + MILP for every subsystem and re-evaluate every stored counterexample; ok iff freshly proved with
-    c_s + c_n < 1 and in agreement with the stored verdict."""
+def reverify_network(cert_dir: Path, show: Callable[[str], None] = print) -> tuple[bool, str]:
+    """Re-verify a network certificate folder from its weights and problem data. Refused in one line when the problem
+    data no longer match the certificate's record (``record.problem_changes``) or a stored constant is less
+    conservative than its re-derivation (c_0, c_1, kappa, eps per piece, Delta, w_certified, window, gamma, rho, c_s, c_n:
+    ``constant_audit``); otherwise ``show`` gets the stored-vs-re-derived table, branch and bound + MILP re-run for
+    every subsystem on the re-derived domain, and every stored counterexample is re-evaluated; ok iff freshly proved
+    with c_s + c_n < 1 and in agreement with the stored verdict."""
     nc, net, meta = load_certificate_folder(cert_dir)
     stored = read_json(cert_dir / SUMMARY_FILE)
-    fresh = verify_network(nc, net, meta["reach"], BudgetParams(**meta["budget"]))["summary"]
+    own = {"system": net.system, "n": net.n, "tau": net.tau, "reach": meta["reach"]}
+    changed = problem_changes(stored, problem_data(net, meta["reach"]), own)
+    if changed:
+        return False, refusal(changed)
+    k = constants(nc, net)
+    rows = audit(constant_audit(stored, summary_constants(nc, net, k)))
+    if failures(rows):
+        return False, failures(rows)
+    for line in table(rows):
+        show(line)
+    fresh = verify_network(nc, net, meta["reach"], BudgetParams(**meta["budget"]), k)["summary"]
     cex = read_table(cert_dir / COUNTEREXAMPLES_FILE).to_pylist()
     real = 0
     for c in cex:
@@ -172,7 +221,8 @@ def reverify_network(cert_dir: Path) -> tuple[bool, str]:
     per = fresh["per_subsystem"]
     msg = (f"{net.system} N={net.n} tau={net.tau}: {sum(q['verified'] for q in per)}/{len(per)} subsystems proved "
            f"({sum(q['refuted_cells'] for q in per)} refuted cells, {sum(q['unknown_cells'] for q in per)} unknown) "
-           f"on the {'reachability-constrained' if meta['reach'] else 'full'} delay domain; "
+           f"on the {'reachability-constrained' if meta['reach'] else 'full'} delay domain re-derived from the "
+           f"problem data; {len(rows)} stored constants at least as conservative as re-derived; "
            f"row (c_s, c_n)=({fresh['c_s']:.4f}, {fresh['c_n']:.4f}), c_0={fresh['c_0']:.4g}")
     return judge_reverification(msg, fresh["verified"], stored["verified"], fresh["c_s"] + fresh["c_n"] < 1.0, real,
                                 len(cex))

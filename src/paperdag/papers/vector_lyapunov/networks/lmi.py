@@ -23,7 +23,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .domain import delay_matrix, history, pieces, subsystem_loop
+from .domain import delay_matrix, piece_histories, pieces, subsystem_loop
 from .model import Network
 
 
@@ -60,19 +60,21 @@ def lmi_certificate(net: Network, reach: bool = True, tol: float = 1e-4) -> tupl
 
 def history_eps_quadratic(net: Network, i: int, L: np.ndarray, channel: float, w_bound: float) -> np.ndarray:
     """eps_i [tau + 1, 2] of the quadratic level set {|L^T x| <= 1}: max |(x^d - D_ij x(k))_c| over subsystem i's
-    histories (``domain.history``) whose states all lie in it (one SOCP per piece and component, Clarabel; its value
-    plus 1e-6 relative and 1e-9, above the solver's tolerance), the quadratic counterpart of ``domain.history_eps``."""
+    histories behind piece j (``domain.piece_histories``) whose states all lie in it (one SOCP per history and
+    component, Clarabel; its value plus 1e-6 relative and 1e-9, above the solver's tolerance; the maximum over the
+    piece's histories), the quadratic counterpart of ``domain.history_eps``."""
     eps = np.zeros((net.tau + 1, 2))
     for j in range(1, net.tau + 1):
-        h = history(*subsystem_loop(net, i), np.array([channel, w_bound]), delay_matrix(net, i, j), net.tau, j)
-        u = cp.Variable(h.A_eq.shape[1])
-        box = np.isfinite(h.hi)
-        cons = [h.A_eq @ u == 0, u[box] <= h.hi[box], u[box] >= h.lo[box]]
-        cons += [cp.norm(L.T @ u[cols]) <= 1 for cols in h.states]
-        for c in range(2):
-            prob = cp.Problem(cp.Maximize(h.objective[c] @ u), cons)
-            prob.solve(solver=cp.CLARABEL)
-            eps[j, c] = float(prob.value) * (1 + 1e-6) + 1e-9
+        loop = subsystem_loop(net, i)
+        for h in piece_histories(*loop, np.array([channel, w_bound]), delay_matrix(net, i, j), net.tau, j):
+            u = cp.Variable(h.A_eq.shape[1])
+            box = np.isfinite(h.hi)
+            cons = [h.A_eq @ u == 0, u[box] <= h.hi[box], u[box] >= h.lo[box]]
+            cons += [cp.norm(L.T @ u[cols]) <= 1 for cols in h.states]
+            for c in range(2):
+                prob = cp.Problem(cp.Maximize(h.objective[c] @ u), cons)
+                prob.solve(solver=cp.CLARABEL)
+                eps[j, c] = max(eps[j, c], float(prob.value) * (1 + 1e-6) + 1e-9)
     return eps
 
 

@@ -30,7 +30,7 @@ from ..verifier import bab, lp
 from ..verifier.graph import Builder, MaskedNet
 from .certificate import NetworkCert
 from .cegis import quadratic_init
-from .domain import delay_matrix, history, history_bound, subsystem_loop
+from .domain import delay_matrix, history_bound, piece_histories, piece_starts, subsystem_loop
 from .model import Network
 
 WORK = ("cells", "milps", "milp_nodes", "lp_iterations", "bounds")
@@ -134,9 +134,9 @@ def mono_constants(mc: MonoNetCert, net: Network) -> MonoConstants:
     eps = np.zeros((n, net.tau + 1, 2))
     for j in range(1, net.tau + 1):
         D, Ax, Ad, Bw = dynamics(net, j)
-        bound, it = history_bound(history(Ax, Ad, Bw, np.full(n, net.w_bound), D, net.tau, j), K, c_0)
+        bound, it = history_bound(piece_histories(Ax, Ad, Bw, np.full(n, net.w_bound), D, net.tau, j), K, c_0)
         eps[:, j] = bound.reshape(n, 2)
-        iters, lps = iters + it, lps + 2 * n
+        iters, lps = iters + it, lps + 2 * n * len(piece_starts(net.tau, j))
     return MonoConstants(float(c_0), eps, iters, lps)
 
 

@@ -1,5 +1,6 @@
 """Platoon certificate artifacts: verify a vector certificate follower by follower, write its certificate folder
-(verifier/folder.py), load it back, and re-verify it from the folder alone."""
+(verifier/folder.py), load it back, and re-verify it from the folder alone (the problem digest checked, every stored
+constant re-derived and audited, verifier/record.py; the proof re-run)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ..params import BudgetParams, CertificateParams, PolicyParams
 from ..verifier import bab
 from ..verifier.folder import (COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE, WEIGHTS_FILE, judge_reverification,
                                write_certificate_folder)
+from ..verifier.record import Constant, Sense, audit, failures, problem_changes, refusal, table
 from .certificate import Policy, VectorCert, build_models, decrease
 from .domain import reach_bounds, vector_property
 from .model import Platoon
@@ -54,16 +56,35 @@ def load_trained(weights_path: Path, info_path: Path, pl: Platoon) -> tuple[Vect
     return *load_models(weights_path, arch, pl), arch
 
 
-def verify_vector(vc: VectorCert, policy: Policy, pl: Platoon, reach: bool, budget: BudgetParams,
-                  progress: Callable[[Iterable[int]], Iterable[int]] = iter) -> dict:
-    """Verify condition (C) for every follower of ``pl`` compositionally (Delta, c_0 and c_1 by exact MILPs, then
-    branch and bound + MILP per follower under the deterministic ``budget``); returns summary (a function of the
-    certificate and the budget), cell rows, counterexamples and ``timing`` (wall-clock seconds, reported only)."""
-    t0 = time.perf_counter()
+def summary_constants(vc: VectorCert, policy: Policy, pl: Platoon) -> dict:
+    """The constants summary.json records: Delta [N, 2] (exact MILPs, ``reach_bounds``), c_0 = min and c_1 = max of
+    the followers' level constants (exact MILPs), rho, the largest ISS gain gamma_max and comparison row sum,
+    w_certified = min(w_bar, (1 - rho) c_0 / gamma_max), and whether the OVM clip is inactive on the box."""
     delta = reach_bounds(policy, pl)
-    box = np.array(pl.box)
-    consts = [level_constants(V, box) for V in vc.V]
+    consts = [level_constants(V, np.array(pl.box)) for V in vc.V]
     c_0, c_1 = min(c[0] for c in consts), max(c[1] for c in consts)
+    gamma = float(vc.gamma().max().detach())
+    return {"c_0": c_0, "c_1": c_1, "rho": vc.rho, "gamma_max": gamma, "delta": delta.tolist(),
+            "rows_sum_max": float(vc.rows().sum(-1).max().detach()),
+            "w_certified": float(min(pl.w_bound, (1 - vc.rho) * c_0 / gamma)),
+            "ovm_linear_on_box": pl.ovm_linear_on_box()}
+
+
+# the direction in which each stored constant is sound (verifier/record.py); ovm_linear_on_box as 0 / 1
+SOUND_AS: dict[str, Sense] = {"c_0": "lower", "c_1": "upper", "delta": "upper", "w_certified": "lower",
+                              "gamma_max": "upper", "rho": "upper", "rows_sum_max": "upper",
+                              "ovm_linear_on_box": "lower"}
+
+
+def verify_vector(vc: VectorCert, policy: Policy, pl: Platoon, reach: bool, budget: BudgetParams,
+                  progress: Callable[[Iterable[int]], Iterable[int]] = iter, consts: dict | None = None) -> dict:
+    """Verify condition (C) for every follower of ``pl`` compositionally (the constants ``consts`` of
+    ``summary_constants``, computed here if None, then branch and bound + MILP per follower under the deterministic
+    ``budget``); returns summary (a function of the certificate and the budget), cell rows, counterexamples and
+    ``timing`` (wall-clock seconds, reported only)."""
+    t0 = time.perf_counter()
+    consts = summary_constants(vc, policy, pl) if consts is None else consts
+    delta, c_0 = np.array(consts["delta"]), consts["c_0"]
     t_const = time.perf_counter() - t0
     rows, cex, per, seconds = [], [], [], []
     for i in progress(range(pl.n)):
@@ -79,24 +100,24 @@ def verify_vector(vc: VectorCert, policy: Policy, pl: Platoon, reach: bool, budg
                     "milp_cells": res.count("proved_milp"), "refuted_cells": res.count("refuted"),
                     "unknown_cells": res.count("unknown")})
         seconds.append(res.seconds)
-    gamma = float(vc.gamma().max().detach())
-    summary = {
-        "verified": all(p["verified"] for p in per), "reach": reach, "per_vehicle": per,
-        "c_0": c_0, "c_1": c_1, "rho": vc.rho, "gamma_max": gamma, "delta": delta.tolist(),
-        "rows_sum_max": float(vc.rows().sum(-1).max().detach()),
-        "w_certified": float(min(pl.w_bound, (1 - vc.rho) * c_0 / gamma)),
-        "ovm_linear_on_box": pl.ovm_linear_on_box(),
-    }
+    summary = {"verified": all(p["verified"] for p in per), "reach": reach, "per_vehicle": per, **consts}
     return {"summary": summary, "rows": rows, "counterexamples": cex,
             "timing": {"constants_seconds": t_const, "seconds": seconds}}
+
+
+def problem_data(pl: Platoon, reach: bool) -> dict:
+    """The problem a platoon certificate is about: the platoon's vehicles, gains, physics, dt, tau, the state box,
+    w_bar and the delay domain's kind (meta.json holds it; summary.json its digest)."""
+    return pl.to_json() | {"reach": reach}
 
 
 def write_certificate(out: Path, vc: VectorCert, policy: Policy, pl: Platoon, arch: dict, budget: BudgetParams,
                       result: dict) -> None:
     """The certificate folder of ``verify_vector``'s ``result``."""
     meta = {"platoon": pl.to_json(), "arch": arch, "budget": budget.model_dump(), "reach": result["summary"]["reach"]}
-    write_certificate_folder(out, model_tensors(vc, policy), meta, "vehicle", result["rows"],
-                             result["counterexamples"], ("z", "G_compiled", "G_torch", "level"), result["summary"])
+    write_certificate_folder(out, model_tensors(vc, policy), meta, problem_data(pl, meta["reach"]), "vehicle",
+                             result["rows"], result["counterexamples"], ("z", "G_compiled", "G_torch", "level"),
+                             result["summary"])
 
 
 @dataclass(frozen=True)
@@ -119,12 +140,23 @@ def load_certificate(meta_path: Path, weights_path: Path, summary_path: Path) ->
     return Certificate(pl, vc, policy, meta["reach"], BudgetParams(**meta["budget"]), read_json(summary_path))
 
 
-def reverify_platoon(cert_dir: Path) -> tuple[bool, str]:
-    """Re-verify a platoon certificate folder from its weights: recompute Delta and c_0, rerun branch and bound +
-    MILP for every follower, and re-evaluate every stored counterexample with the torch model. ok iff the certificate
-    is freshly proved for every follower with rho < 1 and matches the stored verdict."""
+def reverify_platoon(cert_dir: Path, show: Callable[[str], None] = print) -> tuple[bool, str]:
+    """Re-verify a platoon certificate folder from its weights and problem data. Refused in one line when the
+    problem data no longer match the certificate's record or a stored constant is less conservative than its
+    re-derivation (``SOUND_AS``); otherwise ``show`` gets the stored-vs-re-derived table, branch and bound + MILP
+    re-run for every follower, and every stored counterexample is re-evaluated with the torch model. ok iff the
+    certificate is freshly proved for every follower with rho < 1 and matches the stored verdict."""
     cert = load_certificate(cert_dir / META_FILE, cert_dir / WEIGHTS_FILE, cert_dir / SUMMARY_FILE)
-    fresh = verify_vector(cert.vc, cert.policy, cert.pl, cert.reach, cert.budget)["summary"]
+    changed = problem_changes(cert.summary, problem_data(cert.pl, cert.reach), {"reach": cert.reach})
+    if changed:
+        return False, refusal(changed)
+    consts = summary_constants(cert.vc, cert.policy, cert.pl)
+    rows = audit([Constant(name, cert.summary.get(name), consts[name], sense) for name, sense in SOUND_AS.items()])
+    if failures(rows):
+        return False, failures(rows)
+    for line in table(rows):
+        show(line)
+    fresh = verify_vector(cert.vc, cert.policy, cert.pl, cert.reach, cert.budget, consts=consts)["summary"]
     cex = read_table(cert_dir / COUNTEREXAMPLES_FILE).to_pylist()
     real = 0
     for c in cex:
@@ -136,7 +168,7 @@ def reverify_platoon(cert_dir: Path) -> tuple[bool, str]:
     per = fresh["per_vehicle"]
     msg = (f"{sum(p['verified'] for p in per)}/{len(per)} followers proved "
            f"({sum(p['refuted_cells'] for p in per)} refuted cells, {sum(p['unknown_cells'] for p in per)} unknown) "
-           f"on the {'reachability-constrained' if cert.reach else 'full'} delay domain; rho={fresh['rho']}, "
-           f"c_0={fresh['c_0']:.4g}")
+           f"on the {'reachability-constrained' if cert.reach else 'full'} delay domain; {len(rows)} stored constants "
+           f"at least as conservative as re-derived; rho={fresh['rho']}, c_0={fresh['c_0']:.4g}")
     return judge_reverification(msg, fresh["verified"], cert.summary["verified"], fresh["rows_sum_max"] < 1.0, real,
                                 len(cex))
