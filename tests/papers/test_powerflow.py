@@ -1,7 +1,8 @@
 """powerflow science against independent oracles: enumeration against per-sequence scoring and the chain rule,
 the mixture D against its own sampler, TB residuals vanishing exactly at each variant's target on a toy tree, the
-RLIF rewards on hand cases, the count model of D against hand counts and its large-sample limit, and the claims'
-verdicts (inconclusive where the regime is not reached). The platform contract is checked by
+RLIF rewards on hand cases, the count model of D against hand counts and its large-sample limit, the length-aware
+residual against the paper's Eq. 5 written independently, maximum-likelihood pretraining against the closed-form
+optimum of the length-normalised loss, and the claims' verdicts (inconclusive where the regime is not reached). The platform contract is checked by
 tests/test_paper_contract.py.
 """
 
@@ -15,13 +16,26 @@ import torch
 
 from paperdag.common.verdicts import resolve
 from paperdag.papers.powerflow import exact
+from paperdag.papers.powerflow.aligned import policy_state
 from paperdag.papers.powerflow.baselines import count_model_log_probs, kl, power_ceiling
-from paperdag.papers.powerflow.claims import claims
-from paperdag.papers.powerflow.objectives import (entropy_reward, free_steps, majority_reward, self_certainty_reward,
-                                                  tb_residual)
+from paperdag.papers.powerflow.claims import claims, paired
+from paperdag.papers.powerflow.loops import pretrain
+from paperdag.papers.powerflow.objectives import (
+    entropy_reward,
+    free_steps,
+    majority_reward,
+    self_certainty_reward,
+    tb_residual,
+)
 from paperdag.papers.powerflow.params import ClaimParams
 from paperdag.papers.powerflow.policy import build_model, sample, sequence_log_prob
-from paperdag.papers.powerflow.task import Task, all_responses, data_log_probs, draw_weights, sample_response
+from paperdag.papers.powerflow.task import (
+    Task,
+    all_responses,
+    data_log_probs,
+    draw_weights,
+    sample_response,
+)
 
 SLUG = "powerflow"
 
@@ -120,6 +134,65 @@ def test_tb_residual_vanishes_exactly_at_the_variants_target(kind, alpha):
     assert tb_residual(kind, log_z, log_base, log_base, n, alpha, h[0]).abs().max() > 1e-2
 
 
+def test_length_aware_residual_is_eq5_with_the_length_aware_target():
+    """The paper's Eq. 5, (log Z + sum_t log pi(y_t|y_<t, q) - log p~_target(y|q)), written here from per-token log
+    probabilities, with log p~_target = alpha log p_base(y|q) - (alpha - 1) h(q) n(y), equals tb_residual('length');
+    at alpha = 1 every variant is plain TB toward p_base."""
+    gen = torch.Generator().manual_seed(0)
+    steps_pi, steps_base = -torch.rand(6, 5, generator=gen, dtype=torch.float64) * 3, -torch.rand(6, 5, generator=gen,
+                                                                                                dtype=torch.float64)
+    lengths = torch.tensor([0, 1, 2, 3, 4, 2])
+    mask = torch.arange(5) <= lengths.unsqueeze(1)  # content tokens then EOS: n(y) = k + 1 steps
+    log_pi, log_base = (steps_pi * mask).sum(1), (steps_base * mask).sum(1)
+    n, log_z, h = mask.sum(1).double(), torch.tensor(0.7, dtype=torch.float64), torch.tensor(-1.3, dtype=torch.float64)
+    for alpha in (4.0, 0.5):
+        eq5 = log_z + sum((steps_pi[:, t] * mask[:, t]) for t in range(5)) - (alpha * log_base - (alpha - 1) * h * n)
+        assert torch.allclose(tb_residual("length", log_z, log_pi, log_base, n, alpha, h), eq5, atol=1e-12)
+    plain = log_z + log_pi - log_base
+    for kind in ("traj", "length"):
+        assert torch.allclose(tb_residual(kind, log_z, log_pi, log_base, n, 1.0, h), plain, atol=1e-12)
+
+
+def test_pretraining_fits_d_not_its_length_normalised_optimum():
+    """Maximum likelihood on pairs from D (K = 2, L = 3): the pretrained model's exact distribution approaches D,
+    closer than the optimum of the length-normalised loss, D(y) / (k + 1) renormalised, can come."""
+    task = Task(2, 3, 0.5, np.array([[0.4, 0.35, 0.25]] * 4))
+    log_d = data_log_probs(task)
+    rng = np.random.default_rng(0)
+    pairs = [(q, sample_response(rng, task, q)) for q in rng.integers(4, size=4000).tolist()]
+    prompts = task.prompts[torch.tensor([q for q, _ in pairs])]
+    responses = torch.zeros(len(pairs), 3, dtype=torch.long)
+    for i, (_, r) in enumerate(pairs):
+        responses[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+    lengths = torch.tensor([len(r) for _, r in pairs])
+    torch.manual_seed(0)
+    model = build_model(task, 16, 1, 2)
+    pretrain(model, task, prompts, responses, lengths, 400, 256, 1e-2, torch.Generator().manual_seed(0),
+             lambda *_: None)
+    log_model = exact.log_probs(model, task)
+    n = (all_responses(task)[1] + 1).double()
+    biased = exact.normalise(log_d - n.log())
+    assert kl(log_d, log_model) < 0.5 * kl(log_d, biased)
+
+
+def test_paired_restricts_to_the_common_seeds():
+    runs = {"a": {"seed": np.array([0, 1, 2, 3]), "x": np.array([0.0, 1.0, 2.0, 3.0])},
+            "b": {"seed": np.array([2, 0, 1]), "x": np.array([20.0, 0.0, 10.0])}}
+    a, b = paired(runs, ["a", "b"], "x")
+    assert a.tolist() == [0.0, 1.0, 2.0] and b.tolist() == [0.0, 10.0, 20.0]
+
+
+def test_policy_state_reads_one_seed_of_a_weights_file():
+    task = _task()
+    model = _model(task)
+    tensors = {f"seed1.{k}": v for k, v in model.state_dict().items()} | {"seed1.log_z": torch.zeros(9),
+                                                                            "seed1.h": torch.zeros(9),
+                                                                            "seed0.head.weight": torch.zeros(1)}
+    other = build_model(task, 16, 1, 2)
+    other.load_state_dict(policy_state(tensors, 1))  # strict: exactly the policy's keys
+    assert torch.equal(exact.log_probs(other, task), exact.log_probs(model, task))
+
+
 def test_token_tilt_normalises_and_power_targets_order_entropy():
     task = _task(3, 3)
     log_base = exact.log_probs(_model(task, 3), task)
@@ -191,23 +264,28 @@ METHODS = [f"tb_{k}_{p}" for k, p in itertools.product(("traj", "token", "length
 P = ClaimParams(kl_tol=0.05, grpo_gap=0.05, flat_acc_tol=0.05, length_tol=0.15, confidence=0.95)
 
 
-def _inputs(pf_acc: float, base_kl: float = 0.01) -> tuple:
-    """Three seeds of every method (spread +-0.01), the base model at accuracy 0.3, every regime precondition met
-    when ``base_kl`` is below the count model's 0.05."""
-    seeds = lambda x: np.array([x - 0.01, x, x + 0.01])  # noqa: E731
-    runs = {m: {"accuracy": seeds(0.3), "entropy": seeds(2.0), "length": seeds(1.0), "kl": seeds(0.02)}
-            for m in METHODS}
-    runs |= {m: {"accuracy": seeds(0.5), "entropy": seeds(0.5), "length": seeds(1.0), "kl": np.full(3, np.nan)}
-             for m in ("entropy", "self_certainty", "majority")}
-    runs["grpo"] = {"accuracy": seeds(0.9), "entropy": seeds(0.1), "length": seeds(1.0), "kl": np.full(3, np.nan)}
-    runs["tb_length_sharpen"]["accuracy"] = seeds(pf_acc)
+def _inputs(pf_acc: float, base_kl: float = 0.01, flat_acc: float = 0.88) -> tuple:
+    """Three seeds of every method (spread +-0.01; six for PowerFlow and the RLIF baselines, as with power.seeds),
+    the base model at accuracy 0.3, every regime precondition met when ``base_kl`` is below the count model's 0.05;
+    the aligned model (accuracy 0.9, entropy 0.1) flattened to entropy 1.0 and accuracy ``flat_acc``."""
+    seeds = lambda x, n=3: x + np.tile([-0.01, 0.0, 0.01], n // 3)
+    run = lambda acc, ent, kl, n=3: {"seed": np.arange(n), "accuracy": seeds(acc, n), "entropy": seeds(ent, n),
+                                     "length": seeds(1.0, n), "kl": np.full(n, kl)}
+    runs = {m: run(0.3, 2.0, 0.02) for m in METHODS}
+    runs |= {m: run(0.5, 0.5, np.nan, 6) for m in ("entropy", "self_certainty", "majority")}
+    runs["grpo"] = run(0.9, 0.1, np.nan)
+    runs["tb_length_sharpen"] = run(pf_acc, 2.0, 0.02, 6)
     runs["tb_traj_sharpen"]["length"] = seeds(0.8)
     base = {"accuracy": 0.3, "entropy": 1.5, "length": 1.0}
     targets = {m: {"accuracy": 0.3, "entropy": 2.0, "length": 1.0, "kl_base": 1.0} for m in METHODS}
     targets["tb_length_sharpen"]["accuracy"] = 0.88
     reference = {"kl_data_base": base_kl, "kl_data_count": 0.05, "kl_data_uniform": 2.0, "acc_count": 0.4,
                  "acc_uniform": 0.2}
-    return runs, base, targets, reference, {"smallest_alpha_within_gap": 4.0}
+    ceiling = {"smallest_alpha_within_gap": 4.0, "largest_alpha": 64.0, "alpha": 4.0}
+    aligned = {"seed": np.arange(3), "aligned_accuracy": seeds(0.9), "aligned_entropy": seeds(0.1),
+               "target_accuracy": seeds(flat_acc), "target_entropy": seeds(1.0), "accuracy": seeds(flat_acc),
+               "entropy": seeds(1.0), "kl": seeds(0.02)}
+    return runs, base, targets, reference, ceiling, aligned
 
 
 def _verdicts(*args) -> dict[str, str]:
@@ -223,12 +301,32 @@ def test_claims_hold_or_fail_on_the_numbers_once_the_regime_is_reached():
     assert bad["sharpen_beats_base"] == "fails" and bad["tb_matches_own_target"] == "holds"
 
 
+def test_flattening_the_aligned_model_is_judged_on_accuracy_and_entropy_together():
+    """Entropy up but accuracy 0.2 below the aligned model's: the Pareto claim fails, and the reason names accuracy;
+    an aligned model no sharper than the base leaves it inconclusive."""
+    out = {c.id: c for c in resolve(claims(*_inputs(0.9, flat_acc=0.7), P))}
+    assert out["flatten_aligned_pareto"].verdict == "fails" and "accuracy" in out["flatten_aligned_pareto"].reason
+    runs, base, *rest = _inputs(0.9)
+    base["entropy"] = 0.05
+    out = {c.id: c for c in resolve(claims(runs, base, *rest, P))}
+    assert out["aligned_over_sharpened"].verdict == "fails"
+    assert out["flatten_aligned_pareto"].verdict == "inconclusive"
+
+
+def test_grpo_claim_reports_powerflow_ceiling():
+    out = {c.id: c for c in resolve(claims(*_inputs(0.9), P))}
+    grpo = out["sharpen_approaches_grpo"]
+    assert grpo.measured["ceiling"] == {"alpha": 4.0, "target_accuracy": 0.88, "smallest_alpha_reaching_grpo": 4.0}
+    assert "0.8800" in out["grpo_within_reach"].reason and "smallest alpha" in out["grpo_within_reach"].reason
+
+
 def test_evidence_is_inconclusive_when_the_base_model_loses_to_the_count_model():
-    """A base model farther from D than the count model of its own pretraining pairs: every evidence claim is
-    inconclusive whatever its numbers (the reason names the precondition); the check is still reported."""
+    """A base model farther from D than the count model of its own pretraining pairs: every evidence claim about
+    fine-tuning the base is inconclusive whatever its numbers (the reason names the precondition); the check is
+    still reported, and the aligned model's flattening (which starts from GRPO's policy) is still judged."""
     out = {c.id: c for c in resolve(claims(*_inputs(0.9, base_kl=0.2), P))}
-    assert out["base_model_learned"].verdict == "fails"
-    ev = [c for c in out.values() if c.kind == "evidence"]
+    assert out["base_model_learned"].verdict == "fails" and out["flatten_aligned_pareto"].verdict == "holds"
+    ev = [c for c in out.values() if c.kind == "evidence" and c.id != "flatten_aligned_pareto"]
     assert ev and all(c.verdict == "inconclusive" and "base_model_learned" in c.reason for c in ev)
     assert out["flatten_raises_entropy"].verdict == "holds"
 
@@ -237,7 +335,7 @@ def test_a_collapsed_baseline_is_not_reported_as_beaten():
     """An RLIF baseline below the un-tuned base model (entropy minimisation collapsing onto wrong answers): PowerFlow
     beating it is inconclusive, the other comparisons stay judged."""
     runs, *rest = _inputs(0.9)
-    runs["entropy"]["accuracy"] = np.array([0.1, 0.12, 0.11])
+    runs["entropy"]["accuracy"] = np.array([0.1, 0.12, 0.11, 0.1, 0.12, 0.11])
     out = _verdicts(runs, *rest)
     assert out["competent_entropy"] == "fails" and out["sharpen_beats_entropy"] == "inconclusive"
     assert out["sharpen_beats_majority"] == "holds"

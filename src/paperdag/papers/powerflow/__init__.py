@@ -2,9 +2,10 @@
 alpha-power distribution p_alpha(y|q) ~ p_base(y|q)^alpha of the base model with GFlowNet Trajectory Balance.
 
 Claims under test, exactly (by enumeration of every response) on a task small enough to list them all: TB reaches
-its own target (KL); alpha > 1 raises accuracy above the base model and the RLIF baselines, approaching supervised
-GRPO; alpha < 1 raises entropy keeping accuracy; trajectory-level matching shortens outputs at alpha > 1 while the
-length-aware objective keeps the length.
+its own target (KL); alpha > 1 raises accuracy above the base model and the RLIF baselines (10 paired seeds),
+approaching supervised GRPO (against PowerFlow's own ceiling, its exact target); alpha < 1 applied to an aligned,
+over-sharpened (GRPO-tuned) model raises its entropy keeping its accuracy (a Pareto shift); trajectory-level matching
+shortens outputs at alpha > 1 while the length-aware objective keeps the length.
 
 Methods (objectives.py, loops.py): Trajectory Balance (Malkin et al. 2022) with a learned log Z(q) in three forms,
 trajectory-level, token-normalised (FlowRL-style, Zhu et al. 2025) and length-aware (exact forms and implied targets

@@ -1,16 +1,23 @@
 """The paper's claims restated for our scale: a pure function from exact per-seed metrics to claims of three kinds.
 
 PowerFlow is the length-aware TB (``tb_length_*``). Every number is exact (enumeration of every response); seeds
-vary only the fine-tuning samples, and every method uses the same seeds, so comparisons are paired t intervals.
+vary only the fine-tuning samples, and every method uses the same seeds, so comparisons are paired t intervals over
+the seeds both arms ran (power.seeds for PowerFlow against the RLIF baselines, finetune.seeds otherwise).
 
 - precondition (the regime): the base model beats the strongest trivial model of its pretraining pairs (a per-prompt
   count model); each baseline the method is said to beat improves on the un-tuned base model; there is headroom (the
   base is not already at the TB targets; PowerFlow's alpha > 1 target is more accurate than the base and within
-  ``grpo_gap`` of GRPO); the mechanism can act (the exact alpha < 1 target keeps accuracy, the exact length-aware
-  target keeps length: where it does not, the claim is decided by the target, not by the method).
-- evidence: TB reaches its own targets; alpha > 1 beats the base model and each RLIF baseline and approaches GRPO;
-  alpha < 1 keeps accuracy; trajectory-level TB shortens responses; length-aware TB keeps their length.
-- check: alpha < 1 raises the entropy (true of the flattened target, so it holds once TB reaches it).
+  ``grpo_gap`` of GRPO); the mechanism can act (the exact length-aware target keeps length: where it does not, the
+  claim is decided by the target, not by the method; the aligned model is over-sharpened: its entropy lies below
+  the base model's).
+- evidence: TB reaches its own targets; alpha > 1 beats the base model and each RLIF baseline and approaches GRPO
+  (the measured value and reason give PowerFlow's ceiling, its exact target's accuracy, and the smallest alpha whose
+  target reaches GRPO); alpha < 1 applied to the aligned (GRPO-tuned) model raises its entropy without losing more
+  than ``flat_acc_tol`` accuracy (a Pareto shift, both judged against the aligned model paired by seed);
+  trajectory-level TB shortens responses; length-aware TB keeps their length.
+- check: alpha < 1 applied to the base model raises the entropy (true of the flattened target, so it holds once TB
+  reaches it). Flattening the base model cannot keep its accuracy (its exact alpha < 1 target is less accurate): the
+  paper's alpha < 1 setting is the aligned model's, judged above.
 """
 
 from __future__ import annotations
@@ -18,8 +25,17 @@ from __future__ import annotations
 import numpy as np
 
 from paperdag.common.stats import mean_ci, paired_diff_ci
-from paperdag.common.verdicts import (Claim, check, equivalence, evidence, noninferiority, precondition,
-                                      superiority)
+from paperdag.common.verdicts import (
+    Claim,
+    Judgement,
+    all_of,
+    check,
+    equivalence,
+    evidence,
+    noninferiority,
+    precondition,
+    superiority,
+)
 
 from .params import ClaimParams
 
@@ -29,15 +45,28 @@ PAPER_RLIF = ("PowerFlow (alpha > 1) beats the RLIF baselines (Intuitor, EMPO/en
 BASE = "base_model_learned"
 
 
+PAPER_FLAT = ("flattening an aligned, over-sharpened model (alpha < 1) raises diversity and quality together, "
+              "shifting the Pareto frontier on creative writing")
+
+Runs = dict[str, dict[str, np.ndarray]]
+
+
 def _r(x: float) -> float:
     return round(float(x), 4)
 
 
-def regime(runs: dict[str, dict[str, np.ndarray]], base: dict[str, float], targets: dict[str, dict[str, float]],
-           reference: dict[str, float], ceiling: dict, p: ClaimParams) -> list[Claim]:
+def paired(runs: Runs, methods: list[str], key: str) -> list[np.ndarray]:
+    """``runs[m][key]`` of each method restricted to the seeds every one of ``methods`` ran, in seed order."""
+    common = sorted(set.intersection(*(set(runs[m]["seed"].tolist()) for m in methods)))
+    return [np.array([runs[m][key][runs[m]["seed"] == s][0] for s in common]) for m in methods]
+
+
+def regime(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, float]], reference: dict[str, float],
+           ceiling: dict, aligned: dict[str, np.ndarray], p: ClaimParams) -> list[Claim]:
     """The preconditions (module docstring)."""
     c, tb = p.confidence, [m for m in runs if m.startswith("tb_")]
-    sharp, flat = targets["tb_length_sharpen"], targets["tb_length_flatten"]
+    sharp = targets["tb_length_sharpen"]
+    sharp_ent = mean_ci(aligned["aligned_entropy"], c)
     out = [
         precondition(BASE, "the base model learned D better than a count model of the same pretraining pairs: exact "
                      "KL(D || base) < KL(D || count model), the per-prompt add-one count model of the same pairs",
@@ -60,13 +89,15 @@ def regime(runs: dict[str, dict[str, np.ndarray]], base: dict[str, float], targe
                      f"{p.grpo_gap:g} of supervised GRPO's accuracy", "PowerFlow's exact alpha > 1 target accuracy",
                      {"target_accuracy": _r(sharp["accuracy"]), "grpo": mean_ci(runs["grpo"]["accuracy"], c).rounded()}
                      | ceiling, superiority(mean_ci(runs["grpo"]["accuracy"], c), direction="below",
-                                            reference=sharp["accuracy"] + p.grpo_gap, what="GRPO's accuracy")),
-        precondition("flatten_target_keeps_accuracy", f"the mechanism can act: the exact alpha < 1 target of the "
-                     f"flattened model keeps its accuracy within {p.flat_acc_tol:g} (the paper flattens an aligned, "
-                     "over-sharpened model; here the base model is flattened)", "the base model (exact accuracy)",
-                     {"target_accuracy": _r(flat["accuracy"]), "base": _r(base["accuracy"])},
-                     bool(abs(flat["accuracy"] - base["accuracy"]) <= p.flat_acc_tol),
-                     f"the alpha < 1 target's own accuracy {flat['accuracy']:.4f} vs the base's {base['accuracy']:.4f}"),
+                                            reference=sharp["accuracy"] + p.grpo_gap, what="GRPO's accuracy"),
+                     _reach(sharp, ceiling)),
+        precondition("aligned_over_sharpened", "the aligned model flattened in the paper's alpha < 1 setting (the "
+                     "supervised-GRPO policy of each seed) is over-sharpened: its exact entropy lies below the base "
+                     f"model's ({100 * c:g}% t interval over {sharp_ent.n} seeds)", "the base model (exact entropy)",
+                     {"aligned_entropy": sharp_ent.rounded(), "base": _r(base["entropy"]),
+                      "aligned_accuracy": mean_ci(aligned["aligned_accuracy"], c).rounded()},
+                     superiority(sharp_ent, direction="below", reference=base["entropy"],
+                                 what="the aligned model's entropy")),
         precondition("length_target_keeps_length", f"the mechanism can act: the exact length-aware alpha > 1 target "
                      f"keeps the expected length within {p.length_tol:g} (relative) of the base model's (where length "
                      "and correctness go together, sharpening lengthens whatever the objective)",
@@ -86,13 +117,43 @@ def regime(runs: dict[str, dict[str, np.ndarray]], base: dict[str, float], targe
     return out
 
 
-def findings(runs: dict[str, dict[str, np.ndarray]], base: dict[str, float], targets: dict[str, dict[str, float]],
-             p: ClaimParams) -> list[Claim]:
+def _reach(sharp: dict[str, float], ceiling: dict) -> str:
+    """PowerFlow's ceiling (its exact target's accuracy) and the smallest alpha whose target reaches GRPO."""
+    alpha = ceiling["smallest_alpha_within_gap"]
+    reach = (f"the smallest alpha whose exact target reaches GRPO - grpo_gap is {alpha:g}" if alpha is not None else
+             f"no alpha up to {ceiling['largest_alpha']:g} has a target that reaches GRPO - grpo_gap")
+    return f"PowerFlow's ceiling, its exact target at alpha = {ceiling['alpha']:g}, has accuracy " \
+           f"{sharp['accuracy']:.4f}; {reach}"
+
+
+def _grpo(gap: Judgement, sharp: dict[str, float], ceiling: dict) -> Judgement:
+    """The GRPO comparison's judgement with PowerFlow's ceiling appended to the reason."""
+    return Judgement(gap.verdict, f"{gap.reason}; {_reach(sharp, ceiling)}", gap.rule)
+
+
+def _flatten_aligned(aligned: dict[str, np.ndarray], p: ClaimParams) -> tuple[dict, Judgement]:
+    """The Pareto shift of the aligned model's flattening, paired by seed: entropy up, accuracy non-inferior."""
+    c = p.confidence
+    d_ent = paired_diff_ci(aligned["entropy"], aligned["aligned_entropy"], c)
+    d_acc = paired_diff_ci(aligned["accuracy"], aligned["aligned_accuracy"], c)
+    measured = {f"{who}_{k}": mean_ci(aligned[f"{pre}{k}"], c).rounded() for who, pre in
+                (("aligned", "aligned_"), ("flattened", ""), ("its_exact_target", "target_"))
+                for k in ("accuracy", "entropy")}
+    measured |= {"entropy_gain": d_ent.rounded(), "accuracy_change": d_acc.rounded(),
+                 "kl_to_target": mean_ci(aligned["kl"], c).rounded()}
+    judged = all_of({"accuracy": noninferiority(d_acc, margin=p.flat_acc_tol, direction="above",
+                                                what="flattened - aligned accuracy"),
+                     "entropy": superiority(d_ent, what="flattened - aligned entropy")})
+    return measured, judged
+
+
+def findings(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, float]], ceiling: dict,
+             aligned: dict[str, np.ndarray], p: ClaimParams) -> list[Claim]:
     """The evidence and the check (module docstring)."""
     c, tb = p.confidence, [m for m in runs if m.startswith("tb_")]
     pf, flat, traj = runs["tb_length_sharpen"], runs["tb_length_flatten"], runs["tb_traj_sharpen"]
     acc = mean_ci(pf["accuracy"], c)
-    worst_kl = mean_ci(np.max([runs[m]["kl"] for m in tb], axis=0), c)
+    worst_kl = mean_ci(np.max(paired(runs, tb, "kl"), axis=0), c)
     out = [
         evidence("tb_matches_own_target", f"every TB run reaches its own target: the per-seed worst exact "
                  f"KL(pi||target) over the 3 TB variants x alpha in (>1, <1) lies below {p.kl_tol:g} nats",
@@ -107,28 +168,32 @@ def findings(runs: dict[str, dict[str, np.ndarray]], base: dict[str, float], tar
                  requires=[BASE, "sharpen_target_has_headroom"]),
     ]
     for m in RLIF:
-        d = paired_diff_ci(pf["accuracy"], runs[m]["accuracy"], c)
+        d = paired_diff_ci(*paired(runs, ["tb_length_sharpen", m], "accuracy"), c)
         out.append(evidence(f"sharpen_beats_{m}", f"alpha > 1 (length-aware TB) has higher exact accuracy than the "
                             f"{m} RLIF baseline (paired t interval of the difference over {d.n} seeds above 0)",
                             PAPER_RLIF, {"powerflow": acc.rounded(), m: mean_ci(runs[m]["accuracy"], c).rounded(),
                                          "difference": d.rounded()},
                             superiority(d, what=f"PowerFlow - {m} accuracy"), requires=[BASE, f"competent_{m}"]))
-    gap = paired_diff_ci(pf["accuracy"], runs["grpo"]["accuracy"], c)
-    flat_acc, traj_len = mean_ci(flat["accuracy"], c), mean_ci(traj["length"], c)
+    gap = paired_diff_ci(*paired(runs, ["tb_length_sharpen", "grpo"], "accuracy"), c)
+    traj_len = mean_ci(traj["length"], c)
+    flat_measured, flat_judged = _flatten_aligned(aligned, p)
+    sharp = targets["tb_length_sharpen"]
     rel_len = mean_ci((pf["length"] - base["length"]) / base["length"], c)
     out += [
         evidence("sharpen_approaches_grpo", f"alpha > 1 (length-aware TB) accuracy is at most {p.grpo_gap:g} below "
                  "supervised GRPO's (true reward; paired t interval of the difference)", PAPER_RLIF,
                  {"powerflow": acc.rounded(), "grpo": mean_ci(runs["grpo"]["accuracy"], c).rounded(),
-                  "difference": gap.rounded(), "powerflow_target_accuracy": _r(targets["tb_length_sharpen"]["accuracy"])},
-                 noninferiority(gap, margin=p.grpo_gap, direction="above", what="PowerFlow - GRPO accuracy"),
+                  "difference": gap.rounded(), "ceiling": {"alpha": ceiling["alpha"],
+                                                           "target_accuracy": _r(sharp["accuracy"]),
+                                                           "smallest_alpha_reaching_grpo": ceiling[
+                                                               "smallest_alpha_within_gap"]}},
+                 _grpo(noninferiority(gap, margin=p.grpo_gap, direction="above", what="PowerFlow - GRPO accuracy"),
+                       sharp, ceiling),
                  requires=[BASE, "competent_grpo", "grpo_within_reach"]),
-        evidence("flatten_keeps_accuracy", f"alpha < 1 (length-aware TB) keeps exact accuracy within "
-                 f"{p.flat_acc_tol:g} of the base model's", "diversity and quality rise together (Pareto shift on "
-                 "creative tasks)", {"powerflow_flatten": flat_acc.rounded(), "base": _r(base["accuracy"]),
-                                     "its_exact_target": _r(targets["tb_length_flatten"]["accuracy"])},
-                 equivalence(flat_acc, margin=p.flat_acc_tol, center=base["accuracy"], what="the flattened accuracy"),
-                 requires=[BASE, "flatten_target_keeps_accuracy"]),
+        evidence("flatten_aligned_pareto", f"alpha < 1 (length-aware TB toward the aligned model's own power target) "
+                 f"raises the exact entropy of the aligned, over-sharpened (GRPO-tuned) model and keeps its exact "
+                 f"accuracy within {p.flat_acc_tol:g} (paired t intervals over seeds)", PAPER_FLAT, flat_measured,
+                 flat_judged, requires=["competent_grpo", "aligned_over_sharpened"]),
         evidence("traj_shortens_when_sharpening", "trajectory-level TB at alpha > 1 shortens the expected response "
                  "length below the base model's", "trajectory-level matching collapses length",
                  {"tb_traj_sharpen": traj_len.rounded(), "base": _r(base["length"])},
@@ -152,10 +217,13 @@ def findings(runs: dict[str, dict[str, np.ndarray]], base: dict[str, float], tar
     return out
 
 
-def claims(runs: dict[str, dict[str, np.ndarray]], base: dict[str, float], targets: dict[str, dict[str, float]],
-           reference: dict[str, float], ceiling: dict, p: ClaimParams) -> list[Claim]:
-    """``runs[method][metric]``: per-seed exact accuracy, entropy, length and (TB) KL to the method's own target;
-    ``base`` and ``targets[method]`` (with ``kl_base`` = KL(base || target)): exact metrics; ``reference``: the
-    base model's and the trivial models' fit to D (kl_data_base, kl_data_count, kl_data_uniform, acc_count,
-    acc_uniform); ``ceiling``: baselines.power_ceiling against GRPO's accuracy."""
-    return regime(runs, base, targets, reference, ceiling, p) + findings(runs, base, targets, p)
+def claims(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, float]], reference: dict[str, float],
+           ceiling: dict, aligned: dict[str, np.ndarray], p: ClaimParams) -> list[Claim]:
+    """``runs[method][metric]``: per-seed ``seed``, exact accuracy, entropy, length and (TB) KL to the method's own
+    target; ``base`` and ``targets[method]`` (with ``kl_base`` = KL(base || target)): exact metrics; ``reference``:
+    the base model's and the trivial models' fit to D (kl_data_base, kl_data_count, kl_data_uniform, acc_count,
+    acc_uniform); ``ceiling``: baselines.power_ceiling against GRPO's accuracy, with ``alpha`` = PowerFlow's;
+    ``aligned``: per seed, the aligned model's (aligned_*), its exact target's (target_*) and the flattened policy's
+    exact accuracy and entropy (and kl to the target), from the flatten_aligned stage."""
+    return regime(runs, base, targets, reference, ceiling, aligned, p) + findings(runs, base, targets, ceiling,
+                                                                                 aligned, p)

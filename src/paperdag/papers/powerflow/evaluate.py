@@ -1,11 +1,13 @@
-"""Stage ``evaluate``: exact base-model and target metrics by enumeration, across-seed summaries of every method,
-the claims (claims.py) and the figures (plots.py)."""
+"""Stage ``evaluate``: exact base-model and target metrics by enumeration, across-seed summaries of every method
+(finetune_<method> seeds, with replicate_<method>'s added for the RLIF comparison), the aligned model's flattening
+(flatten_aligned), the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import torch
 
 from paperdag.claims import write_metrics
@@ -27,6 +29,8 @@ from .stats import spread_by_step
 from .task import Task, all_responses, data_log_probs
 
 KEYS = ("accuracy", "entropy", "length", "kl")
+ALIGNED = ("seed", "kl", *(f"{who}{k}" for who in ("aligned_", "target_", "") for k in ("accuracy", "entropy",
+                                                                                       "length")))
 
 
 def trivial_models(task: Task, log_base: torch.Tensor, data: Path) -> dict[str, float]:
@@ -40,7 +44,15 @@ def trivial_models(task: Task, log_base: torch.Tensor, data: Path) -> dict[str, 
             "acc_uniform": exact.metrics(log_uniform, task)["accuracy"]}
 
 
-def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
+def final_runs(ctx: StageContext[Params], method: str, replicated: bool) -> pa.Table:
+    """The final exact metrics of every seed of ``method`` (finetune_<method>'s, then replicate_<method>'s)."""
+    tables = [read_table(ctx.input(f"finetune_{method}", FINAL_FILE))]
+    if replicated:
+        tables.append(read_table(ctx.input(f"replicate_{method}", FINAL_FILE)).select(tables[0].column_names))
+    return pa.concat_tables(tables).sort_by("seed")
+
+
+def evaluate(ctx: StageContext[Params], methods: list[str], compared: list[str]) -> dict[str, float]:
     """metrics.json, methods.parquet (one row per method: means and intervals) and three plots."""
     p, t = ctx.params, ctx.params.task
     task = load_task(ctx.input("prepare", PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias)
@@ -52,9 +64,9 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
 
     runs, s, targets, curves, dists = {}, {}, {}, {}, {"base": exact.length_distribution(log_base, task)}
     for m in methods:
-        final = read_table(ctx.input(f"finetune_{m}", FINAL_FILE)).sort_by("seed")
-        runs[m] = {k: final[k].to_numpy() for k in KEYS}
-        s[m] = {k: mean_ci(v, p.claims.confidence) for k, v in runs[m].items()}
+        final = final_runs(ctx, m, m in compared)
+        runs[m] = {k: final[k].to_numpy() for k in ("seed", *KEYS)}
+        s[m] = {k: mean_ci(runs[m][k], p.claims.confidence) for k in KEYS}
         dists[m] = np.mean(np.array(final["length_dist"].to_pylist()), 0)
         if m.startswith("tb_"):
             kind, power = m.split("_")[1], m.split("_")[2]
@@ -66,12 +78,18 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
     write_table(ctx.output("methods.parquet"), {
         "method": methods, **{f"{k}_{v}": [getattr(s[m][k], v) for m in methods] for k in KEYS
                               for v in ("mean", "lo", "hi")}})
+    flat = read_table(ctx.input("flatten_aligned", FINAL_FILE)).sort_by("seed")
+    aligned = {k: flat[k].to_numpy() for k in ALIGNED}
     metrics = {f"{k[:3]}_base": base[k] for k in baseline_only} | reference
+    metrics |= {f"{k[:3]}_{who}aligned": float(np.mean(aligned[f"{pre}{k}"])) for who, pre in
+                (("", "aligned_"), ("flattened_", ""), ("target_flattened_", "target_")) for k in baseline_only}
     metrics |= {f"{k[:3]}_{m}": s[m][k].mean for m in methods for k in KEYS if m.startswith("tb_") or k != "kl"}
     metrics |= {f"target_{k[:3]}_{m}": v[k] for m, v in targets.items() for k in baseline_only}
     save_figure(plot_kl_curves(curves), ctx.output("kl_curves.png"))
-    save_figure(plot_pareto(s, base, targets), ctx.output("pareto.png"))
+    save_figure(plot_pareto(s, base, targets, {k: float(np.mean(v)) for k, v in aligned.items()}),
+                ctx.output("pareto.png"))
     save_figure(plot_lengths(dists), ctx.output("lengths.png"))
     ceiling = power_ceiling(log_base, n_tokens, h, task, float(s["grpo"]["accuracy"].mean), p.claims.grpo_gap)
-    write_metrics(ctx.out, metrics, claims(runs, base, targets, reference, ceiling, p.claims))
+    ceiling["alpha"] = p.alpha.sharpen
+    write_metrics(ctx.out, metrics, claims(runs, base, targets, reference, ceiling, aligned, p.claims))
     return {k: float(v) for k, v in metrics.items()}

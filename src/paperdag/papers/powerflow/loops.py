@@ -20,11 +20,14 @@ from .task import Task, response_answers
 def pretrain(model: GPT, task: Task, prompts: torch.Tensor, responses: torch.Tensor, lengths: torch.Tensor,
              steps: int, batch: int, lr: float, gen: torch.Generator,
              log: Callable[[int, float], None]) -> None:
-    """Minimise the mean response NLL -log pi(y | q) / (k + 1) over minibatches of the (q, y) pairs (Adam)."""
+    """Maximum likelihood: minimise the mean sequence NLL -log pi(y | q) / (L + 1) over minibatches of the (q, y)
+    pairs (Adam). The divisor is the constant L + 1 (a per-token scale), never the response's own k + 1: weighting
+    each pair by 1 / (k + 1) would make the optimum pi(y|q) proportional to D(y|q) / (k + 1), a model biased toward
+    short responses rather than D."""
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     for step in range(steps):
         idx = torch.randint(len(lengths), (batch,), generator=gen).to(prompts.device)
-        nll = -sequence_log_prob(model, task, prompts[idx], responses[idx], lengths[idx]) / (lengths[idx] + 1)
+        nll = -sequence_log_prob(model, task, prompts[idx], responses[idx], lengths[idx]) / (task.max_len + 1)
         loss = nll.mean()
         opt.zero_grad()
         loss.backward()

@@ -1,5 +1,15 @@
 """The fine-tuning objectives, on on-policy samples y ~ pi_theta(. | q) with n(y) generated tokens (EOS included).
 
+The paper's objective (Chen et al. 2026, arXiv 2603.18363v2, Eqs. 5-6, just before Sec. 3.3): TB toward an
+unnormalised target,
+    L_TB(theta, phi; q, y) = ( log Z_phi(q) + sum_t log pi_theta(y_t | y_<t, q) - log p~_target(y | q) )^2,   (5)
+    min_{theta, phi}  E_{q ~ D} E_{y ~ pi_theta(.|q)} [ L_TB ],                                             (6)
+and Sec. 3.3 (length-aware PowerFlow): log p(y|q) = sum_t log p(y_t | y_<t, q) is approximately negatively linear in
+|y|, so matching p_base^alpha is dominated by length (alpha > 1 collapses it, alpha < 1 inflates it); the
+length-aware target removes the alpha-rescaled part of that per-token decay. Its closed form is written below as
+``length`` (the Sec. 3.3 equation itself could not be retrieved offline; tests/papers/test_powerflow.py checks the
+implemented residual against Eq. 5 with this target, written independently).
+
 Trajectory Balance (Malkin et al. 2022, NeurIPS) toward the alpha-power target, learned log Z_phi(q) per prompt:
     traj    delta = log Z(q) + log pi(y|q) - alpha log p_base(y|q)                    target p_base^alpha
     token   delta = log Z(q) + [log pi(y|q) - alpha log p_base(y|q)] / n(y)           (FlowRL-style normalisation;

@@ -63,6 +63,13 @@ class FinetuneParams(ParamsModel):
     rate_samples: int = Field(ge=1, le=100_000, description="base samples per prompt to estimate h(q) (length-aware TB)")
 
 
+class PowerParams(ParamsModel):
+    """Statistical power of the RLIF comparison: PowerFlow and each RLIF baseline run on more seeds (stages
+    ``replicate_<method>`` add the seeds finetune.seeds .. seeds - 1 to ``finetune_<method>``'s)."""
+
+    seeds: int = Field(ge=3, le=50, description="paired seeds of PowerFlow (alpha > 1) and of each RLIF baseline, paired")
+
+
 class AlphaParams(ParamsModel):
     """Powers of the targets p_base^alpha."""
 
@@ -77,20 +84,27 @@ class ClaimParams(ParamsModel):
                           "lies below this (interval over seeds of the worst variant); the base must be farther")
     grpo_gap: float = Field(ge=0.0, le=1.0, description="'approaching GRPO': accuracy at most this far below GRPO's "
                             "(non-inferiority margin of the paired difference)")
-    flat_acc_tol: float = Field(gt=0.0, le=1.0, description="'accuracy near the base model': equivalence margin of "
-                                "the flattened accuracy around the base's")
+    flat_acc_tol: float = Field(gt=0.0, le=1.0, description="'flattening keeps quality': non-inferiority margin of "
+                                "the flattened aligned model's accuracy against the aligned model's (paired by seed)")
     length_tol: float = Field(gt=0.0, le=1.0, description="'length near the base model': equivalence margin of the "
                               "relative length change")
     confidence: float = Field(gt=0.5, lt=1.0, description="level of the Student-t intervals over seeds")
 
 
 class Params(ParamsModel):
-    """Seed, task, model, pretraining, fine-tuning, powers and claim thresholds."""
+    """Seed, task, model, pretraining, fine-tuning, the RLIF comparison's seeds, powers and claim thresholds."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     task: TaskParams
     model: ModelParams
     pretrain: PretrainParams
     finetune: FinetuneParams
+    power: PowerParams
     alpha: AlphaParams
     claims: ClaimParams
+
+    @model_validator(mode="after")
+    def _power(self) -> Params:
+        if self.power.seeds <= self.finetune.seeds:
+            raise ValueError("power.seeds must exceed finetune.seeds (replicate_<method> adds the seeds in between)")
+        return self

@@ -1,4 +1,5 @@
-"""The powerflow DAG: prepare -> train_base -> finetune_<method> for each method (in parallel) -> evaluate."""
+"""The powerflow DAG: prepare -> train_base -> finetune_<method> for each method and replicate_<method> (more seeds)
+for each method of the RLIF comparison (in parallel); finetune_grpo -> flatten_aligned; all -> evaluate."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -9,6 +10,7 @@ METHODS = {
     **{f"tb_{kind}_{power}": (kind, power) for power in ("sharpen", "flatten") for kind in ("traj", "token", "length")},
     **{name: (name, "none") for name in ("entropy", "self_certainty", "majority", "grpo")},
 }
+COMPARED = ("tb_length_sharpen", "entropy", "self_certainty", "majority")  # on power.seeds paired seeds
 BASE = ("task", "model")
 
 PIPELINE = Pipeline(
@@ -26,10 +28,18 @@ PIPELINE = Pipeline(
                 outputs=("weights.safetensors", "curve.parquet", "final.parquet"),
                 args={"objective": kind, "power": power}, resources=Resources(cpus=1, gpus=0.5))
           for name, (kind, power) in METHODS.items()),
+        *(Stage(f"replicate_{name}", "train", "replicate:replicate", upstream=("prepare", "train_base"),
+                params=(*BASE, "finetune", "power", *(("alpha",) if METHODS[name][1] != "none" else ())),
+                outputs=("final.parquet",), args={"objective": METHODS[name][0], "power": METHODS[name][1]},
+                resources=Resources(cpus=1, gpus=0.5))
+          for name in COMPARED),
+        Stage("flatten_aligned", "train", "aligned:flatten_aligned", upstream=("prepare", "finetune_grpo"),
+              params=(*BASE, "finetune", "alpha"), outputs=("final.parquet",), resources=Resources(cpus=1, gpus=0.5)),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
-              upstream=("prepare", "train_base", *(f"finetune_{m}" for m in METHODS)),
+              upstream=("prepare", "train_base", *(f"finetune_{m}" for m in METHODS),
+                        *(f"replicate_{m}" for m in COMPARED), "flatten_aligned"),
               params=(*BASE, "alpha", "claims"),
               outputs=("metrics.json", "methods.parquet", "kl_curves.png", "pareto.png", "lengths.png"),
-              plots=("kl_curves.png", "pareto.png", "lengths.png"), args={"methods": list(METHODS)}),
+              plots=("kl_curves.png", "pareto.png", "lengths.png"), args={"methods": list(METHODS), "compared": list(COMPARED)}),
     ),
 )

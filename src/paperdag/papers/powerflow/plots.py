@@ -31,9 +31,10 @@ def plot_kl_curves(curves: dict[str, dict[str, np.ndarray]]) -> Figure:
     return fig
 
 
-def plot_pareto(s: dict[str, dict[str, Interval]], base: dict[str, float],
-                targets: dict[str, dict[str, float]]) -> Figure:
-    """Exact accuracy vs entropy per method (mean, t-interval bars over seeds); hollow: each TB run's exact target."""
+def plot_pareto(s: dict[str, dict[str, Interval]], base: dict[str, float], targets: dict[str, dict[str, float]],
+                aligned: dict[str, float]) -> Figure:
+    """Exact accuracy vs entropy per method (mean, t-interval bars over seeds); hollow: each TB run's exact target;
+    the aligned (GRPO-tuned) model and its flattening by PowerFlow (alpha < 1), with that target (means over seeds)."""
     fig, ax = new_figure(6.5, 4.8)
     for method, m in s.items():
         marker = "o" if method.endswith("sharpen") else "s" if method.endswith("flatten") else "^"
@@ -44,6 +45,12 @@ def plot_pareto(s: dict[str, dict[str, Interval]], base: dict[str, float],
             ax.plot(targets[method]["entropy"], targets[method]["accuracy"], marker, mfc="none", color=_color(method),
                     ms=10)
     ax.plot(base["entropy"], base["accuracy"], "*", color="k", ms=14, label="base model")
+    ax.annotate("", (aligned["entropy"], aligned["accuracy"]), (aligned["aligned_entropy"], aligned["aligned_accuracy"]),
+                arrowprops={"arrowstyle": "->", "color": "tab:purple"})
+    ax.plot(aligned["aligned_entropy"], aligned["aligned_accuracy"], "P", color="tab:purple", ms=9,
+            label="aligned (GRPO) model")
+    ax.plot(aligned["entropy"], aligned["accuracy"], "D", color="tab:purple", ms=7, label="aligned, flattened")
+    ax.plot(aligned["target_entropy"], aligned["target_accuracy"], "D", mfc="none", color="tab:purple", ms=11)
     ax.set_xlabel("exact entropy of pi(.|q) (nats, mean over prompts)")
     ax.set_ylabel("exact accuracy")
     ax.set_title("accuracy vs diversity (o alpha > 1, s alpha < 1, ^ baselines; hollow = exact target)", fontsize=9)
