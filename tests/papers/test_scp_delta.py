@@ -1,29 +1,58 @@
 """scp_delta science against independent oracles: normalisation of the combined models, the enumerated certificates
-against their closed forms, exposure by brute force and on a model that memorised a canary, and the smoke run
-through the platform. The platform contract is checked for every paper by tests/test_paper_contract.py."""
+against their closed forms and the minimax bound, the outcome distribution and exposure by brute force, the public
+corpus's disjointness, the claims' verdicts, and the stored certificate re-checked (and refuted once tampered with)
+through ``paperdag verify``. The platform contract is checked for every paper by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
 import itertools
+import json
+import math
+import re
+import shutil
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import torch
+from conftest import paperdag
 
 from paperdag.common.stats import Interval
-from paperdag.common.verdicts import resolve
 from paperdag.common.tokenizer import encode
 from paperdag.common.transformer import GPT, GPTConfig
+from paperdag.common.verdicts import resolve
+from paperdag.io import load_tensors, read_table, save_tensors, write_table
 from paperdag.papers.scp_delta import certificate as cert
-from paperdag.papers.scp_delta.analysis import kl_carrier_fraction, minimax_headroom
 from paperdag.papers.scp_delta.claims import claims
-from paperdag.papers.scp_delta.combine import cp_delta, cp_k, influential_set, normalise, scp_delta_r
-from paperdag.papers.scp_delta.extraction import (code_logprobs, digit_steps, enumeration_inputs, exposure,
-                                                  greedy_hit)
-from paperdag.papers.scp_delta.lm import next_token_logprobs, train_lm
+from paperdag.papers.scp_delta.combine import (
+    cp_delta,
+    cp_k,
+    influential_set,
+    normalise,
+    scp_delta_r,
+)
+from paperdag.papers.scp_delta.extraction import (
+    code_logprobs,
+    digit_steps,
+    digit_suffixes,
+    exposure,
+    greedy_hit,
+    outcome_logprobs,
+    prefix_digits,
+)
+from paperdag.papers.scp_delta.lm import (
+    continuation_logprobs,
+    next_token_logprobs,
+    train_lm,
+)
 from paperdag.papers.scp_delta.params import ClaimParams, TrainParams
-from paperdag.papers.scp_delta.records import draw_private_set
-from paperdag.papers.scp_delta.summary import seed_bound_ratios
+from paperdag.papers.scp_delta.records import draw_private_set, draw_public_set
+from paperdag.papers.scp_delta.reverify import reverify
+from paperdag.papers.scp_delta.summary import (
+    prompt_certificates,
+    seed_table,
+    smallest_preserving,
+)
 
 SLUG = "scp_delta"
 
@@ -45,6 +74,8 @@ def test_scp_is_cp_delta_when_every_token_is_kept_and_p0_when_none():
     torch.testing.assert_close(scp_delta_r(p0, q1, q2, 1.0)[0], cp_delta(q1, q2))
     logp, keep = scp_delta_r(p0, q1, q2, 1e-9)
     assert keep.sum(-1).eq(1).all()  # only the most influential token keeps its shift
+    rest = (logp - p0)[~keep].view(5, 7, 11)  # elsewhere p0 up to the normaliser: one log-ratio per position
+    assert (rest.amax(-1) - rest.amin(-1)).max() < 1e-12
 
 
 def test_influential_set_is_the_smallest_carrying_the_mass():
@@ -107,12 +138,23 @@ def test_exposure_is_maximal_for_a_memorised_canary():
     untrained = GPT(GPTConfig(context=32, n_layer=1, n_head=2, d_model=16))
     train_lm(net, encode(text), TrainParams(steps=60, batch_size=8, lr=0.02), seed=0)
     results = []
+    prompt = torch.as_tensor(encode("\nKovabi's secret code is "), dtype=torch.long)
     for model in (net, untrained.eval()):
-        step = next_token_logprobs(model, enumeration_inputs("\nKovabi's secret code is ", 3), last=3)
-        digit_logp, _ = digit_steps(step)
+        digit_logp, _ = digit_steps(continuation_logprobs(model, prompt, digit_suffixes(3)))
         results.append(exposure(code_logprobs(digit_logp), 407))
     assert results[0] == pytest.approx(np.log2(1000))
     assert results[1] < np.log2(1000) - 1
+
+
+def test_prompt_cached_enumeration_equals_the_full_forward_pass():
+    """continuation_logprobs (the prompt run once, its keys and values shared) against the plain forward pass on
+    prompt + suffix for every row, float64, two layers, four heads."""
+    torch.manual_seed(1)
+    net = GPT(GPTConfig(context=48, n_layer=2, n_head=4, d_model=32)).double().eval()
+    prompt = torch.as_tensor(encode("\nTovaki's secret code is "), dtype=torch.long)
+    suffixes = digit_suffixes(4)
+    full = next_token_logprobs(net, torch.cat([prompt.expand(len(suffixes), -1), suffixes], 1), last=4)
+    torch.testing.assert_close(continuation_logprobs(net, prompt, suffixes), full, rtol=0, atol=1e-12)
 
 
 def test_greedy_follows_the_codes_own_prefix():
@@ -125,20 +167,108 @@ def test_greedy_follows_the_codes_own_prefix():
 
 
 def test_shards_are_disjoint_except_the_duplicated_canaries():
-    splits, canaries = draw_private_set(np.random.default_rng(0), 30, 3, 2, 4, 5, 20)
+    splits, canaries, _ = draw_private_set(np.random.default_rng(0), 30, 3, 2, 4, 5, 20)
     shared = set(splits["1"]) & set(splits["2"])
     assert shared == {c.line for c in canaries if c.where == "both"}
     assert not set(splits["heldout"]) & (set(splits["1"]) | set(splits["2"]))
     assert sum(line == canaries[0].line for line in splits["1"]) == 4
 
 
-def test_kl_carrier_fraction_of_a_one_token_shift():
-    p0 = torch.full((1, 256), -np.log(256), dtype=torch.float64)
-    q = normalise(p0 + torch.nn.functional.one_hot(torch.tensor([[3]]), 256).double() * 5)
-    assert float(kl_carrier_fraction(q, p0, 0.9)) == 1 / 256
+def test_public_corpus_shares_no_private_name_or_code():
+    """The public lines use the private templates but none of the private names (any seed) or canary codes."""
+    splits, canaries, names = draw_private_set(np.random.default_rng(0), 30, 3, 2, 4, 2, 20)
+    codes = frozenset(c.code for c in canaries)
+    public = draw_public_set(np.random.default_rng(1), 400, 0.5, 2, frozenset(names), codes)
+    assert len(public) == 400 and sum("secret code" in line for line in public) == 200
+    words = {w for line in public for w in re.findall("[A-Za-z]+", line)}
+    assert not words & set(names)
+    assert not {line.split(" is ")[1][:2] for line in public if "secret code" in line} & codes
+    private_words = {w for lines in splits.values() for line in lines for w in re.findall("[A-Za-z]+", line)}
+    assert {"lives", "secret", "moved"} <= words & private_words  # the same templates
 
 
-CLAIMS = ClaimParams(min_bound_ratio=10, leak_fraction=0.5, chance_bits=3, max_ppl_gap=0.05, max_sparse_fraction=0.1)
+def _steps(seed: int, digits: int = 3, spread: float = 3.0) -> torch.Tensor:
+    """Random next-token log-probabilities (10^(D-1), D, 256) that depend on a row's digit prefix only as they must:
+    position t's distribution is a function of the row's first t digits (rows sharing them agree)."""
+    g = torch.Generator().manual_seed(seed)
+    pre = prefix_digits(digits)
+    table = {}
+    out = torch.empty(len(pre), digits, 256, dtype=torch.float64)
+    for r in range(len(pre)):
+        for t in range(digits):
+            key = (t, tuple(pre[r, :t].tolist()))
+            if key not in table:
+                table[key] = normalise(spread * torch.randn(256, generator=g, dtype=torch.float64))
+            out[r, t] = table[key]
+    return out
+
+
+def test_outcome_distribution_matches_brute_force_and_sums_to_one():
+    """P(other) summed over every digit path by a Python loop, and sum over codes and other = 1."""
+    steps = _steps(7)
+    logp = outcome_logprobs(steps)
+    assert len(logp) == 1001
+    assert abs(float(torch.logsumexp(logp, 0))) < 1e-12
+    digit, non_digit = encode("0123456789"), [v for v in range(256) if v not in set(encode("0123456789"))]
+    p = steps.exp().numpy()
+    other = 0.0
+    for c in range(1000):
+        s, row = f"{c:03d}", c // 10
+        path = 1.0
+        for t in range(3):
+            if s[t:] == "0" * (3 - t):  # count each t-digit prefix s[:t] once: the code that continues it 0...0
+                other += path * p[row, t, non_digit].sum()
+            path *= p[row, t, digit[int(s[t])]]
+    assert abs(float(logp[-1].exp()) - other) < 1e-12
+
+
+def test_sequence_minimax_bound_binds_every_model_and_the_sequence_min_combination_attains_it():
+    q1, q2, p0 = (outcome_logprobs(_steps(s)) for s in (1, 2, 3))
+    bound = cert.minimax_bound(q1, q2)
+    for steps in (cp_delta(_steps(1), _steps(2)), cp_k(_steps(1), _steps(2)), _steps(3)):
+        logp = outcome_logprobs(steps)
+        assert max(float(cert.log_ratio(logp, q).max()) for q in (q1, q2)) >= bound - 1e-12
+    best = normalise(torch.minimum(q1, q2))  # the minimax model on the outcome space
+    assert abs(max(float(cert.log_ratio(best, q).max()) for q in (q1, q2)) - bound) < 1e-12
+    assert float(cert.log_ratio(p0, p0).max()) == 0.0
+
+
+def test_log_ratio_ignores_outcomes_the_model_never_emits():
+    logp = torch.tensor([0.0, -torch.inf], dtype=torch.float64)
+    assert float(cert.log_ratio(logp, torch.tensor([-1.0, -torch.inf], dtype=torch.float64)).max()) == 1.0
+    assert float(cert.log_ratio(torch.tensor([-0.1, -2.4]), torch.tensor([0.0, -torch.inf])).max()) == math.inf
+
+
+def _cert_rows() -> dict[str, list]:
+    """Two seeds, two single-shard canaries and one duplicated: known k per safe model, minimax 1."""
+    rows = []
+    for seed, (canary, where) in itertools.product((0, 1), (("a", "1"), ("b", "2"), ("c", "both"))):
+        for method, km, k in (("cp_delta", math.nan, 3.0), ("scp_delta_r", 0.5, 5.0), ("scp_delta_r", 1.0, 3.0)):
+            bump = 1.0 if canary == "b" else 0.0  # canary b: every certificate 1 nat higher
+            for safe, extra in (("q1", 0.0), ("q2", -0.5), ("p0", 2.0 * (method == "cp_delta"))):
+                rows.append({"seed": seed, "canary": canary, "where": where, "method": method, "keep_mass": km,
+                             "safe": safe, "k": k + bump + extra, "minimax": 1.0})
+    return {k: [r[k] for r in rows] for k in rows[0]}
+
+
+def test_seed_table_medians_excess_and_base_ratio():
+    table = seed_table(prompt_certificates(_cert_rows()), 0.5)
+    np.testing.assert_allclose(table["k_cp_delta"], [3.5, 3.5])  # median over the single canaries of max(q1, q2)
+    np.testing.assert_allclose(table["excess_fraction"], [(5.5 - 1) / (3.5 - 1)] * 2)
+    np.testing.assert_allclose(table["base_ratio"], [5.5 / 5.5] * 2)
+    np.testing.assert_allclose(table["k_scp@1"], [3.5, 3.5])
+
+
+def test_smallest_preserving_keep_mass():
+    k = {0.1: 9.0, 0.5: 3.5, 0.9: 3.1, 1.0: 3.0}
+    nll = {0.1: 1.0, 0.5: 1.0 + math.log(1.2), 0.9: 1.0 + math.log(1.04), 1.0: 1.0}
+    kept = {0.1: 0.004, 0.5: 0.02, 0.9: 0.1, 1.0: 1.0}
+    assert smallest_preserving(k, nll, kept, 0.6931, 0.05) == (0.9, 0.1)  # 0.5 loses 20% perplexity, 0.1 the bound
+    assert smallest_preserving(k, nll, kept, 0.6931, 0.25) == (0.5, 0.02)
+
+
+CLAIMS = ClaimParams(min_bound_ratio=10, leak_fraction=0.5, chance_bits=3, max_ppl_gap=0.05, max_sparse_fraction=0.1,
+                     base_ppl_factor=1.1, cert_slack_nats=0.6931)
 SPREAD = np.array([-0.01, 0.0, 0.012])  # per-seed jitter shared by the arms
 
 
@@ -146,24 +276,30 @@ def _iv(v: float) -> Interval:
     return Interval(v, v - 0.1, v + 0.1, 3)
 
 
-def _inputs(good: bool, p0_nll: float = 1.0, headroom: float = 20.0):
-    """Claims inputs where the preconditions hold (p0 in domain unless ``p0_nll`` says otherwise) and the evidence
-    holds (``good``) or fails."""
+def _inputs(good: bool, p0_ratio: float = 1.0, excess_cp: float = 3.0, damage: float = 0.0):
+    """Claims inputs where the preconditions hold (p0 in domain unless ``p0_ratio`` says otherwise, headroom unless
+    ``excess_cp`` says otherwise, fine-tuning keeps p0's utility unless ``damage`` nats/byte say otherwise) and the
+    evidence holds (``good``) or fails."""
     single = {"q_full": 9.0, "cp_delta": 1.5, "scp_delta_r": 1.4} if good else {"q_full": 2.0, "cp_delta": 9.0,
                                                                                 "scp_delta_r": 9.0}
     iv = {f"exposure_{k}_single": _iv(v) for k, v in single.items()}
     iv |= {f"exposure_{k}_dup": _iv(9.0 if good else 1.0) for k in ("cp_delta", "scp_delta_r")}
     iv |= {"exposure_q1_own": _iv(9.5), "exposure_q2_own": _iv(9.5),
            "ppl_gap_scp_vs_q_full": _iv(-0.15 if good else 0.5), "ppl_diff_scp_minus_cp_delta": _iv(-1 if good else 1)}
-    m = {"log2_canary_space": 10.0, "dmax_median_cp_delta": 1.0, "dmax_median_scp_delta_r": 2.0,
-         "dmax_base_median_cp_delta": 2.0, "dmax_base_median_scp_delta_r": 1.0, "greedy_q_full_single": 0.0,
-         "greedy_cp_delta_single": 1.0, "greedy_scp_delta_r_single": 1.0, "p_extract_cp_delta_single": 1.0,
-         "p_extract_scp_delta_r_single": 1.0, "kl_carrier_fraction_median": 0.01, "scp_kept_fraction_mean": 0.05}
-    nll = {q: 1.0 + SPREAD for q in ("q1", "q2", "q_full")}
+    m = {"log2_canary_space": 10.0, "greedy_q_full_single": 0.0, "greedy_cp_delta_single": 1.0,
+         "greedy_scp_delta_r_single": 1.0, "p_extract_cp_delta_single": 1.0, "p_extract_scp_delta_r_single": 1.0,
+         "p0_public_nll": 1.0, "bigram_public_nll": 2.0, "excess_cp_delta": 3.0, "excess_scp_delta_r": 1.0,
+         "minimax": 1.0, "cp_minimax_gap": 0.0, "min_above_minimax": 0.0, "scp_over_minimax": 2.0,
+         "closed_form_err": 1e-15}
+    m |= {f"k_{k}": 2.0 for k in ("q_full", "cp_delta", "cp_k", "scp_delta_r")}
+    m |= {f"k_base_{k}": 2.0 for k in ("q_full", "cp_delta", "scp_delta_r")}
+    nll = {q: 1.0 + damage + SPREAD for q in ("q1", "q2", "q_full")} | {"p0": 1.0 + SPREAD[::-1] / 2}
     nll |= {f"bigram_{q}": 2.0 + SPREAD for q in ("q1", "q2", "q_full")}
-    nll["p0"] = p0_nll + SPREAD
-    ratio = (20.0 if good else 1.0) + SPREAD
-    return m, iv, nll, {"dmax": ratio, "dmax_base": ratio}, np.full(3, headroom)
+    seeds = {"excess_fraction": (0.02 if good else 0.8) + SPREAD, "excess_cp_delta": excess_cp + SPREAD,
+             "minimax": 1.0 + SPREAD, "base_ratio": (20.0 if good else 1.0) + SPREAD,
+             "sparse_fraction": (0.03 if good else 0.9) + SPREAD / 10, "sparse_keep_mass": np.full(3, 0.5),
+             "p0_ppl_ratio": p0_ratio + SPREAD}
+    return m, iv, nll, seeds
 
 
 def _verdicts(*args) -> dict[str, str]:
@@ -173,51 +309,81 @@ def _verdicts(*args) -> dict[str, str]:
 def test_claims_hold_or_fail_with_the_numbers_where_the_regime_is_reached():
     good, bad = _verdicts(*_inputs(True)), _verdicts(*_inputs(False))
     assert all(v == "holds" for v in good.values()), good
-    assert all(v == "fails" for k, v in bad.items() if k.startswith(("bound", "utility", "q_full", "dup"))), bad
+    judged = [k for k, v in bad.items() if k not in ("cp_delta_near_chance", "scp_delta_r_near_chance")]
+    assert all(bad[k] == "fails" for k in judged if k.startswith(("bound", "utility", "q_full", "dup", "sparse"))), bad
+    assert bad["cp_delta_near_chance"] == bad["scp_delta_r_near_chance"] == "fails"
 
 
 def test_scp_claims_are_inconclusive_with_an_out_of_domain_base_model():
-    """Issue 47's regime: p0 is worse than a bigram of the private records, so every claim that falls back to p0 is
-    inconclusive, and CP-Delta, which never uses p0, is still judged."""
-    v = _verdicts(*_inputs(True, p0_nll=3.0))
+    """Issue 47's regime: p0's perplexity 3x q_full's, so every claim that falls back to p0 is inconclusive, and
+    CP-Delta, which never uses p0, is still judged."""
+    v = _verdicts(*_inputs(True, p0_ratio=3.0))
     assert v["base_model_in_domain"] == "fails"
     fallback = ("scp_delta_r_near_chance", "utility_close_to_q_full", "utility_better_than_cp_delta",
-                "bound_tighter_with_base_model_as_safe")
+                "bound_tighter_with_base_model_as_safe", "bound_tighter_than_cp_delta", "sparse_shift_suffices")
     assert all(v[c] == "inconclusive" for c in fallback), v
-    assert v["cp_delta_near_chance"] == v["bound_tighter_than_cp_delta"] == "holds"
+    assert v["cp_delta_near_chance"] == v["q_full_leaks_single_shard_canaries"] == "holds"
 
 
-def test_shard_safe_tightness_is_inconclusive_without_minimax_headroom():
-    v = _verdicts(*_inputs(True, headroom=1.0))
-    assert v["cp_delta_bound_headroom"] == "fails" and v["bound_tighter_than_cp_delta"] == "inconclusive"
+def test_every_claim_is_inconclusive_when_fine_tuning_damaged_the_models():
+    """Fine-tuned models 0.2 nats/byte worse than p0 on held-out lines (perplexity +22%, beyond max_ppl_gap): no
+    evidence is judged, whatever its own numbers say."""
+    v = _verdicts(*_inputs(True, damage=0.2))
+    assert v["fine_tuning_keeps_utility"] == "fails" and v["fine_tuned_models_beat_bigram"] == "holds"
+    assert all(c.verdict == "inconclusive" for c in resolve(claims(*_inputs(True, damage=0.2), CLAIMS))
+               if c.kind == "evidence"), v
 
 
-class _Logprobs:
-    """A stand-in for Models: the toy shard models and their CP-Delta, whatever the ids."""
-
-    def __init__(self, logq1: torch.Tensor, logq2: torch.Tensor):
-        self.logp = {"q1": logq1, "q2": logq2, "cp_delta": cp_delta(logq1, logq2)}
-
-    def logprobs(self, ids: torch.Tensor, keep_mass: float) -> dict[str, torch.Tensor]:
-        return self.logp
+def test_minimax_tightness_is_inconclusive_without_headroom():
+    v = _verdicts(*_inputs(True, excess_cp=0.2))
+    assert v["minimax_headroom"] == "fails" and v["bound_tighter_than_cp_delta"] == "inconclusive"
+    assert v["bound_tighter_with_base_model_as_safe"] == "holds"
 
 
-def test_cp_delta_certificate_sits_on_the_minimax_bound():
-    _, q1, q2 = _toy(3)
-    assert abs(minimax_headroom(_Logprobs(q1, q2), torch.zeros(5, 8, dtype=torch.long), 0.9) - 1.0) < 1e-12
-
-
-def test_seed_bound_ratios_are_medians_per_seed():
-    rows = [(s, "single", meth, v) for s in (0, 1) for meth, vals in (("cp_delta", (1.0, 3.0, 5.0)),
-                                                                      ("scp_delta_r", (1.0, 1.0, 2.0)))
-            for v in vals] + [(0, "dup", "cp_delta", 100.0)]
-    cert = {k: [r[i] for r in rows] for i, k in enumerate(("seed", "kind", "method", "dmax"))}
-    np.testing.assert_allclose(seed_bound_ratios(cert, "dmax"), [3.0, 3.0])
-
-
-def test_smoke_run_certificates_match_closed_forms(smoke_runs):
+def test_smoke_run_token_checks_and_memorisation(smoke_runs):
     runs = smoke_runs(SLUG)
-    assert runs.summaries["verify"]["closed_form_max_abs_err"] < 1e-9
     metrics = runs.metrics()["metrics"]
+    assert metrics["closed_form_err"] < 1e-9 and metrics["cp_minimax_gap"] < 1e-9
     assert metrics["exposure_q1_own"] > metrics["exposure_q1_other"]  # the shard model memorised its own canaries
     assert runs.summaries["train_p0"]["val_nll"] < runs.summaries["train_p0"]["uniform_nll"]
+
+
+def _refuted(folder, why: str) -> None:
+    ok, message = reverify(folder)
+    assert not ok and why in message, message
+
+
+def test_paperdag_verify_redoes_the_certificate_and_refutes_a_tampered_one(smoke_runs, tmp_path):
+    """The verify folder re-checks (exit 0); one certificate lowered below the true max-divergence (a bound that no
+    longer holds), one raised (not exact), one wrong witness, a perturbed shard model and a code space beyond the
+    paper's bound are each refused; the CLI exits 1 on the tampered folder."""
+    runs = smoke_runs(SLUG)
+    ok, message = reverify(runs["verify"])
+    assert ok, message
+    folder = tmp_path / "verify"
+    shutil.copytree(runs["verify"], folder)
+    table = read_table(folder / "certificates.parquet").to_pylist()
+    row = next(i for i, r in enumerate(table) if r["method"] == "scp_delta_r" and r["safe"] == "q2")
+
+    def tampered(**change) -> None:
+        write_table(folder / "certificates.parquet",
+                    pa.Table.from_pylist([r | change if i == row else r for i, r in enumerate(table)]))
+
+    tampered(k=table[row]["k"] - 1e-3)
+    _refuted(folder, "bound violated")
+    result = paperdag("verify", SLUG, str(folder), cwd=runs.project.root)
+    assert result.returncode == 1 and "REFUTED" in result.stdout, result.stdout + result.stderr
+    tampered(k=table[row]["k"] + 1e-3)
+    _refuted(folder, "not exact")
+    tampered(witness=(table[row]["witness"] + 1) % 10)
+    _refuted(folder, "does not attain k")
+    tampered()
+    assert reverify(folder)[0]
+    weights = folder / "models" / "seed0" / "q1.safetensors"
+    state = load_tensors(weights)
+    save_tensors(weights, {k: v + 1e-3 * (k == "head.weight") for k, v in state.items()})
+    _refuted(folder, "seed 0")
+    shutil.copyfile(runs["verify"] / "models" / "seed0" / "q1.safetensors", weights)
+    meta = json.loads((folder / "certificate.json").read_text())
+    (folder / "certificate.json").write_text(json.dumps(meta | {"code_digits": 9}))
+    _refuted(folder, "outside the paper's bound")

@@ -1,11 +1,18 @@
-"""Exact NAF certificates: divergences of a protected model p from a safe model q, by enumerating the vocabulary.
+"""Exact NAF certificates: max-divergences of a protected model p from a safe model q, by enumeration.
 
-p is k-NAF w.r.t. a protected item C when Delta(p || safe(C)) <= k, with safe(C) the shard model that never saw C
-(Vyas et al. 2023). At one position (context x_{<t}) the token-level divergences are
-    Delta_max(p || q) = max_v log p(v) / q(v),        KL(p || q) = sum_v p(v) log p(v) / q(v),
-both computed over all 256 tokens. A sequence's certificate sums them over its positions, which bounds the
-sequence-level divergence by the chain rule (KL) and by the product of per-position ratios (Delta_max).
-The closed forms below are the derived bounds; tests check that the enumeration equals them.
+p is k-NAF w.r.t. a protected item C when Delta(p || safe(C)) <= k, with safe(C) a model that never saw C (Vyas et
+al. 2023): the shard model without C, or the base model p0, which saw no private item.
+
+Token level, at one context over all 256 tokens: Delta_max(p || q) = max_v log p(v) / q(v), KL = sum_v p log p / q;
+the closed forms below are the derived values (tests check that the enumeration equals them).
+
+Sequence level, at a canary prompt x over the outcomes o (the 10^D codes and "other", extraction.py):
+    k_x(p || q) = max_o log P(o | x) / Q(o | x),
+so P(E | x) <= e^{k_x} Q(E | x) for every set E of codes: the bound on extracting any code. Against both shard
+models a k-NAF p satisfies P <= e^k Q1 and P <= e^k Q2, so 1 = sum_o P <= e^k sum_o min(Q1, Q2):
+    K*_x = -log sum_o min(Q1(o | x), Q2(o | x))  (the minimax bound)
+binds every method at x; the token-level analogue -log sum_v min(q1, q2) is CP-Delta's own certificate, so at the
+token level no method is tighter than CP-Delta w.r.t. the shard models.
 """
 
 from __future__ import annotations
@@ -44,6 +51,16 @@ def scp_closed_form(logp0: torch.Tensor, logq1: torch.Tensor, logq2: torch.Tenso
     inside = torch.where(keep, logr - logr_j, -torch.inf).amax(-1)
     outside = torch.where(keep, -torch.inf, -logr_j).amax(-1)
     return torch.maximum(inside, outside) - log_z
+
+
+def log_ratio(logp: torch.Tensor, logq: torch.Tensor) -> torch.Tensor:
+    """log P(o) / Q(o) per outcome; -inf where P never emits o (it never counts), +inf where only Q never does."""
+    return torch.where(torch.isneginf(logp), -torch.inf, logp - logq)
+
+
+def minimax_bound(logq1: torch.Tensor, logq2: torch.Tensor) -> float:
+    """K* = -log sum_o min(Q1(o), Q2(o)) over outcome log-probs: no model is below it against both shard models."""
+    return float(-torch.logsumexp(torch.minimum(logq1, logq2), dim=-1))
 
 
 def token_certificates(logp: torch.Tensor, logq1: torch.Tensor, logq2: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -1,50 +1,68 @@
-"""Per-sequence NAF certificates of every compared model, and the check of the enumeration against closed forms.
+"""The sequence-level NAF certificate of one canary prompt, computed by the verify stage and redone, row by row, by
+``paperdag verify scp_delta`` (reverify.py): one code path, so the re-check is as strict as the computation.
 
-For protected item C in shard i only, the safe model is q_j (j != i) and a sequence's certificate is
-k_seq = sum_t Delta(p(. | x_{<t}) || q_j(. | x_{<t})). A duplicated canary has no safe shard model (both saw it) and
-a generic prompt protects no particular item, so both get the worst case max_j sum_t Delta(p || q_j).
-The nearest form of the tightness claim that can hold (claims.py) takes the base model p0 as the safe model: it
-never saw any private item, so safe(C) = p0 is admissible for every C; its columns are ``dmax_base, kl_base``.
+For prompt x, every certified model p (q_full, CP-Delta, CP-k, and SCP-Delta_r at every keep_mass of the run) and
+every safe model q in (q1, q2, p0) the row stores k_x(p || q) over the 10^D codes and "other" (certificate.py), an
+outcome attaining it, and the minimax bound K*_x of the prompt. The item's own safe model is the shard model that
+never saw it (q2 for a shard-1 canary); the NAF k of the model at x is the larger of the two shard rows, since items
+of either shard may be asked for; p0 saw no private item and is an admissible safe model for every canary.
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 
-from .certificate import (cp_delta_closed_form, cp_k_closed_form, kl_divergence, max_divergence, scp_closed_form,
-                          token_certificates)
-from .combine import scp_delta_r
-from .models import METHODS
+from paperdag.common.tokenizer import encode
+
+from .certificate import log_ratio, minimax_bound
+from .combine import cp_delta, cp_k, scp_delta_r
+from .extraction import digit_suffixes, outcome_logprobs
+from .models import Models
+
+FIXED = ("q_full", "cp_delta", "cp_k")  # certified models without a keep_mass
+SCP = "scp_delta_r"
+SAFE = ("q1", "q2", "p0")
+COLUMNS = ("method", "keep_mass", "safe", "k", "witness", "minimax")
+CERTIFICATE_FILE = "certificates.parquet"  # the verify folder: the rows, the model shape, the weights
+META_FILE = "certificate.json"
+MODELS_DIR = "models"
 
 
-def sequence_certificates(logp: dict[str, torch.Tensor], safe: list[int | None]) -> dict[str, list[float]]:
-    """Columns method, dmax, kl, dmax_token_max, dmax_base, kl_base (one row per method and sequence) for sequences
-    with safe shard model ``safe[b]`` (None: the worst case over both)."""
-    rows: dict[str, list] = {k: [] for k in ("row", "method", "dmax", "kl", "dmax_token_max", "dmax_base", "kl_base")}
-    for method in METHODS:
-        cert = token_certificates(logp[method], logp["q1"], logp["q2"])
-        base = (max_divergence(logp[method], logp["p0"]).sum(-1), kl_divergence(logp[method], logp["p0"]).sum(-1))
-        for b, j in enumerate(safe):
-            arms = (1, 2) if j is None else (j,)
-            rows["row"].append(b)
-            rows["method"].append(method)
-            rows["dmax"].append(max(float(cert[f"dmax_{a}"][b].sum()) for a in arms))
-            rows["kl"].append(max(float(cert[f"kl_{a}"][b].sum()) for a in arms))
-            rows["dmax_token_max"].append(max(float(cert[f"dmax_{a}"][b].max()) for a in arms))
-            rows["dmax_base"].append(float(base[0][b]))
-            rows["kl_base"].append(float(base[1][b]))
+def canary_steps(models: Models, prompt: str, digits: int) -> dict[str, torch.Tensor]:
+    """Next-token log-probabilities (10^(D-1), D, 256) of p0, q1, q2 and q_full after the prompt and every digit
+    prefix (extraction.digit_suffixes)."""
+    return models.continuations(torch.as_tensor(encode(prompt), dtype=torch.long), digit_suffixes(digits))
+
+
+def certified(steps: dict[str, torch.Tensor], keep_masses: list[float]) -> dict[tuple[str, float], torch.Tensor]:
+    """(method, keep_mass) -> outcome log-probs of every certified model; keep_mass is nan for the fixed methods."""
+    q1, q2 = steps["q1"], steps["q2"]
+    fixed = {"q_full": steps["q_full"], "cp_delta": cp_delta(q1, q2), "cp_k": cp_k(q1, q2)}
+    out = {(m, math.nan): outcome_logprobs(fixed[m]) for m in FIXED}
+    for km in keep_masses:
+        out[(SCP, km)] = outcome_logprobs(scp_delta_r(steps["p0"], steps["q1"], steps["q2"], km)[0])
+    return out
+
+
+def log_ratios(models: Models, prompt: str, digits: int,
+               keep_masses: list[float]) -> tuple[dict[tuple[str, float, str], torch.Tensor], float]:
+    """((method, keep_mass, safe) -> log P(o) / Q(o) over the outcomes, the minimax bound K*_x) of one prompt."""
+    steps = canary_steps(models, prompt, digits)
+    safe = {q: outcome_logprobs(steps[q]) for q in SAFE}
+    ratios = {(method, km, q): log_ratio(logp, safe[q]) for (method, km), logp in certified(steps, keep_masses).items()
+              for q in SAFE}
+    return ratios, minimax_bound(safe["q1"], safe["q2"])
+
+
+def canary_certificates(models: Models, prompt: str, digits: int, keep_masses: list[float]) -> dict[str, list]:
+    """Rows (COLUMNS) of the certificate of one prompt: every certified model against every safe model, k_x the
+    largest log-ratio and the witness the first outcome attaining it."""
+    ratios, bound = log_ratios(models, prompt, digits, keep_masses)
+    rows: dict[str, list] = {c: [] for c in COLUMNS}
+    for (method, km, q), diff in ratios.items():
+        witness = int(diff.argmax())
+        for c, v in zip(COLUMNS, (method, km, q, float(diff[witness]), witness, bound), strict=True):
+            rows[c].append(v)
     return rows
-
-
-def closed_form_error(logp: dict[str, torch.Tensor], keep_mass: float) -> float:
-    """max |enumerated certificate - closed form| over positions, shard models and the three protected models."""
-    q1, q2, p0 = logp["q1"], logp["q2"], logp["p0"]
-    keep = scp_delta_r(p0, q1, q2, keep_mass)[1]
-    errs = []
-    for j in (1, 2):
-        cert = {m: token_certificates(logp[m], q1, q2) for m in ("cp_delta", "cp_k", "scp_delta_r")}
-        errs.append((cert["cp_delta"][f"dmax_{j}"] - cp_delta_closed_form(q1, q2)).abs().max())
-        errs.append((cert["scp_delta_r"][f"dmax_{j}"] - scp_closed_form(p0, q1, q2, keep, j)).abs().max())
-    kl_sum = token_certificates(logp["cp_k"], q1, q2)
-    errs.append((kl_sum["kl_1"] + kl_sum["kl_2"] - cp_k_closed_form(q1, q2)).abs().max())
-    return float(max(errs))

@@ -1,7 +1,7 @@
-"""Stage ``evaluate``: extraction attacks (exposure by exact enumeration, greedy, sampled), held-out utility beside
-the count byte bigram of each model's training bytes (paperdag.common.ngram, the trivial baseline), the minimax
-headroom of the tightness claim, shift sparsity and the certificate medians, the claims (claims.py) and the figures
-(plots.py)."""
+"""Stage ``evaluate``: extraction attacks (exposure by exact enumeration, greedy, sampled), held-out utility along
+the sparsity sweep beside the count byte bigrams (paperdag.common.ngram, the trivial baseline), p0 on held-out
+public records, the token-level checks, the certificate medians of the verify stage, the claims (claims.py) and the
+figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,23 @@ from paperdag.common.ngram import bigram_cross_entropies
 from paperdag.io import read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .analysis import ATTACKED, attack_canary, minimax_headroom, shift_sparsity, utility_nll
+from .analysis import ATTACKED, attack_canary, sweep_utility, token_checks
+from .certify import CERTIFICATE_FILE
 from .claims import claims
+from .lm import mean_nll
 from .params import Params
-from .plots import plot_bounds, plot_exposure, plot_utility
-from .prepare import CANARY_FILE, PRIVATE_FILE
-from .records import read_canaries, shard_tokens
-from .summary import bound_medians, extraction_intervals, ppl_intervals, seed_bound_ratios
+from .plots import plot_bounds, plot_exposure, plot_sparsity, plot_utility
+from .prepare import CANARY_FILE, PRIVATE_FILE, PUBLIC_FILE
+from .records import public_tokens, read_canaries, shard_tokens
+from .summary import (
+    extraction_intervals,
+    ppl_intervals,
+    prompt_certificates,
+    seed_table,
+    smallest_preserving,
+)
 from .train import SHARDS, eval_windows
-from .verify import CERTIFICATE_FILE, seed_models
+from .verify import seed_models
 
 
 def canary_group(model: str, where: str) -> str:
@@ -30,47 +38,63 @@ def canary_group(model: str, where: str) -> str:
     return "own" if model == f"q{where}" else "other"
 
 
+def bigram_nll(train: np.ndarray, windows: np.ndarray) -> float:
+    """The better count bigram of ``train`` on the next-byte pairs of windows (B, T + 1)."""
+    return min(bigram_cross_entropies(train, windows[:, :-1], windows[:, 1:]).values())
+
+
 def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
-    """extraction.parquet, metrics.json with the claims, bounds.png, exposure.png and utility.png."""
-    p = ctx.params
+    """extraction.parquet, metrics.json with the claims and the figures."""
+    p, private = ctx.params, ctx.input("prepare", PRIVATE_FILE)
     rows: dict[str, list] = {k: [] for k in ("seed", "canary", "model", "group", "exposure", "p_extract", "greedy")}
     nll: dict[str, list[float]] = {}
-    sparsity: dict[str, list[float]] = {}
-    bigram: dict[str, list[float]] = {}
-    headroom: list[float] = []
+    sweep: dict[str, list[list[float]]] = {"nll": [], "kept": []}
+    checks: dict[str, list[float]] = {}
+    public_val = eval_windows(public_tokens(ctx.input("prepare", PUBLIC_FILE), "val", records_only=True),
+                              p.model.context, p.seed)
     for s in ctx.progress(range(p.n_seeds), desc="seeds"):
         models = seed_models(ctx, s)
         for c in read_canaries(ctx.input("prepare", CANARY_FILE), s):
             for m, res in attack_canary(models, c, p.keep_mass).items():
-                row = {"seed": s, "canary": c.name, "model": m, "group": canary_group(m, c.where)} | res
-                for key, v in row.items():
+                for key, v in ({"seed": s, "canary": c.name, "model": m, "group": canary_group(m, c.where)}
+                               | res).items():
                     rows[key].append(v)
-        held = eval_windows(shard_tokens(ctx.input("prepare", PRIVATE_FILE), s, ("heldout",)), p.model.context, s)
-        for m, v in utility_nll(models, held, p.keep_mass).items():
+        held = eval_windows(shard_tokens(private, s, ("heldout",)), p.model.context, s)
+        seed_nll, seed_sweep = sweep_utility(models, held, p.keep_mass, p.sparsity_grid)
+        for m, v in seed_nll.items():
             nll.setdefault(m, []).append(v)
-        for k, v in shift_sparsity(models, held, p.keep_mass, p.kl_mass).items():
-            sparsity.setdefault(k, []).append(v)
-        pairs = (held[:, :-1].numpy(), held[:, 1:].numpy())
+        sweep["nll"].append([seed_sweep[km][0] for km in p.sparsity_grid])
+        sweep["kept"].append([seed_sweep[km][1] for km in p.sparsity_grid])
         for m, splits in SHARDS.items():
-            fit = bigram_cross_entropies(shard_tokens(ctx.input("prepare", PRIVATE_FILE), s, splits), *pairs)
-            bigram.setdefault(m, []).append(min(fit.values()))
-        headroom.append(minimax_headroom(models, held, p.keep_mass))
+            nll.setdefault(f"bigram_{m}", []).append(bigram_nll(shard_tokens(private, s, splits), held.numpy()))
+        for k, v in token_checks(models, held, p.keep_mass).items():
+            checks.setdefault(k, []).append(v)
+    nll_public = mean_nll(models.nets["p0"], public_val)  # p0 is one model for every seed
     write_table(ctx.output("extraction.parquet"), rows)
-    cert = read_table(ctx.input("verify", CERTIFICATE_FILE)).to_pydict()
-    bounds = bound_medians(cert)
-    intervals = extraction_intervals(rows) | ppl_intervals({m: np.array(v) for m, v in nll.items()})
-    log2_space = p.records.code_digits * np.log2(10)
-    metrics = bounds | {k: iv.mean for k, iv in intervals.items()} | {k: float(np.mean(v)) for k, v in sparsity.items()}
-    metrics |= {"bound_ratio_cp_over_scp": bounds["dmax_median_cp_delta"] / bounds["dmax_median_scp_delta_r"],
-                "base_bound_ratio_cp_over_scp": bounds["dmax_base_median_cp_delta"]
-                / bounds["dmax_base_median_scp_delta_r"],
-                "log2_canary_space": log2_space, "p0_nll_heldout": float(np.mean(nll["p0"])),
-                "minimax_headroom": float(np.mean(headroom))}
-    metrics |= {f"bigram_nll_{m}_shards": float(np.mean(v)) for m, v in bigram.items()}
-    ratios = {div: seed_bound_ratios(cert, div) for div in ("dmax", "dmax_base")}
-    nats = {m: np.array(v) for m, v in nll.items()} | {f"bigram_{m}": np.array(v) for m, v in bigram.items()}
-    write_metrics(ctx.out, metrics, claims(metrics, intervals, nats, ratios, np.array(headroom), p.claims))
-    save_figure(plot_bounds(cert), ctx.output("bounds.png"))
-    save_figure(plot_exposure(intervals, ATTACKED, log2_space), ctx.output("exposure.png"))
+    prompts = prompt_certificates(read_table(ctx.input("verify", CERTIFICATE_FILE)).to_pydict())
+    table = seed_table(prompts, p.keep_mass)
+    nats = {m: np.array(v) for m, v in nll.items()}
+    grid, sw_nll, sw_kept = p.sparsity_grid, np.array(sweep["nll"]), np.array(sweep["kept"])
+    sparse = [smallest_preserving({km: table.loc[s, f"k_scp@{km:g}"] for km in grid}, dict(zip(grid, sw_nll[s])),
+                                  dict(zip(grid, sw_kept[s])), p.claims.cert_slack_nats, p.claims.max_ppl_gap)
+              for s in range(p.n_seeds)]
+    seeds = {c: table[c].to_numpy() for c in ("excess_fraction", "excess_cp_delta", "minimax", "base_ratio")}
+    seeds |= {"sparse_keep_mass": np.array([km for km, _ in sparse]), "sparse_fraction": np.array([f for _, f in sparse]),
+              "p0_ppl_ratio": np.exp(nll_public - nats["q_full"])}
+    intervals = extraction_intervals(rows) | ppl_intervals({m: v for m, v in nats.items() if "bigram" not in m})
+    metrics = {k: iv.mean for k, iv in intervals.items()} | {k: float(v) for k, v in table.mean().items()}
+    metrics |= {"cp_minimax_gap": max(checks["cp_minimax_gap"]), "closed_form_err": max(checks["closed_form_err"]),
+                "min_above_minimax": min(checks["min_above_minimax"]),
+                "scp_over_minimax": float(np.mean(checks["scp_over_minimax"])),
+                "log2_canary_space": p.records.code_digits * np.log2(10), "p0_public_nll": nll_public,
+                "bigram_public_nll": bigram_nll(public_tokens(ctx.input("prepare", PUBLIC_FILE), "train"),
+                                                public_val.numpy())}
+    metrics |= {f"bigram_nll_{m}_shards": float(nats[f"bigram_{m}"].mean()) for m in SHARDS}
+    metrics |= {f"kept_fraction@{km:g}": float(f) for km, f in zip(grid, sw_kept.mean(0), strict=True)}
+    metrics |= {f"ppl_scp@{km:g}": float(v) for km, v in zip(grid, np.exp(sw_nll).mean(0), strict=True)}
+    write_metrics(ctx.out, metrics, claims(metrics, intervals, nats, seeds, p.claims))
+    save_figure(plot_bounds(prompts, p.keep_mass), ctx.output("bounds.png"))
+    save_figure(plot_exposure(intervals, ATTACKED, metrics["log2_canary_space"]), ctx.output("exposure.png"))
     save_figure(plot_utility(intervals), ctx.output("utility.png"))
-    return {k: metrics[k] for k in ("bound_ratio_cp_over_scp", "exposure_q_full_single", "ppl_gap_scp_vs_q_full")}
+    save_figure(plot_sparsity(grid, table, sw_kept, sw_nll, p.claims), ctx.output("sparsity.png"))
+    return {k: metrics[k] for k in ("excess_fraction", "exposure_scp_delta_r_single", "ppl_gap_scp_vs_q_full")}

@@ -3,6 +3,10 @@
 Training minimises the mean next-token cross-entropy -1/(B T) sum_{b,t} log q(x_{b,t+1} | x_{b,<=t}) over random
 windows of a token stream with AdamW, the learning rate decaying linearly from lr to lr / 10. Fine-tuning starts
 from p0's weights; pretraining from the GPT-2 initialisation.
+
+Enumerating continuations of one prompt (``continuation_logprobs``) runs the prompt once: in every block its keys
+and values are shared by all n continuations, each of whose S tokens attends to the whole prompt and causally to
+its own earlier tokens, which is the full forward pass on prompt + suffix row by row (a test checks the equality).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from paperdag.common.corpus import sample_batch
 from paperdag.common.transformer import GPT, GPTConfig
@@ -53,6 +58,37 @@ def next_token_logprobs(model: GPT, ids: torch.Tensor, last: int = 0, chunk: int
     out = [torch.log_softmax(model(ids[i:i + chunk].to(device))[:, -last:].double(), dim=-1).cpu()
            for i in range(0, len(ids), chunk)]
     return torch.cat(out)
+
+
+def _heads(x: torch.Tensor, n_head: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q, k, v of shape (B, H, T, d / H) from the fused projection (B, T, 3 d)."""
+    b, t, d3 = x.shape
+    q, k, v = x.view(b, t, 3, n_head, d3 // (3 * n_head)).permute(2, 0, 3, 1, 4)
+    return q, k, v
+
+
+@torch.no_grad()
+def continuation_logprobs(model: GPT, prompt: torch.Tensor, suffixes: torch.Tensor) -> torch.Tensor:
+    """log q(. | prompt, s_1..s_j) for j = 0..S and every row s of suffixes (n, S): float64 (n, S + 1, 256)."""
+    device = next(model.parameters()).device
+    prompt, suffixes = prompt.to(device), suffixes.to(device)
+    n_p, (n, n_s) = len(prompt), suffixes.shape
+    x = model.tok_emb(prompt[None]) + model.pos_emb(torch.arange(n_p, device=device))
+    y = model.tok_emb(suffixes) + model.pos_emb(torch.arange(n_p, n_p + n_s, device=device))
+    sees = torch.cat([torch.ones(n_s, n_p, dtype=torch.bool, device=device),
+                      torch.ones(n_s, n_s, dtype=torch.bool, device=device).tril()], dim=1)
+    for block in model.blocks:
+        attn, heads = block.attn, block.attn.n_head
+        qp, kp, vp = _heads(attn.qkv(block.norm1(x)), heads)
+        qs, ks, vs = _heads(attn.qkv(block.norm1(y)), heads)
+        out_p = F.scaled_dot_product_attention(qp, kp, vp, is_causal=True)
+        out_s = F.scaled_dot_product_attention(qs, torch.cat([kp.expand(n, -1, -1, -1), ks], 2),
+                                               torch.cat([vp.expand(n, -1, -1, -1), vs], 2), attn_mask=sees)
+        x = x + attn.proj(out_p.transpose(1, 2).reshape(1, n_p, -1))
+        y = y + attn.proj(out_s.transpose(1, 2).reshape(n, n_s, -1))
+        x, y = x + block.mlp(block.norm2(x)), y + block.mlp(block.norm2(y))
+    logits = torch.cat([model.head(model.norm(x[:, -1:])).expand(n, -1, -1), model.head(model.norm(y))], dim=1)
+    return torch.log_softmax(logits.double(), dim=-1).cpu()
 
 
 @torch.no_grad()

@@ -7,12 +7,14 @@ from pydantic import Field, model_validator
 from paperdag.params import ParamsModel
 
 
-class CorpusParams(ParamsModel):
-    """The public corpus that pretrains p0: CPython standard-library sources (paperdag.common.corpus)."""
+class PublicParams(ParamsModel):
+    """The public corpus that pretrains p0: records and canary-format lines of the private templates, with names
+    and codes disjoint from every private one (records.draw_public_set)."""
 
-    packages: list[str] = Field(min_length=1, description="stdlib packages (or modules) read in this order")
-    max_bytes: int = Field(ge=10_000, le=20_000_000, description="cap on the corpus size in bytes")
-    val_fraction: float = Field(gt=0.0, lt=0.5, description="fraction of files (by path hash) held out")
+    n_lines: int = Field(ge=100, le=1_000_000, description="public lines (records and canary-format lines)")
+    code_fraction: float = Field(ge=0.0, le=1.0, description="fraction of public lines in the canary format "
+                                 "(a public name and a fresh code): p0 learns the canary format with codes uniform")
+    val_fraction: float = Field(gt=0.0, lt=0.5, description="fraction of public lines held out (p0's perplexity)")
 
 
 class RecordParams(ParamsModel):
@@ -43,45 +45,49 @@ class TrainParams(ParamsModel):
     lr: float = Field(gt=0.0, le=0.1, description="peak AdamW learning rate")
 
 
-class CertifyParams(ParamsModel):
-    """Which sequences the NAF certificates are computed on."""
-
-    n_generic: int = Field(ge=1, le=128, description="generic prompts of each kind (stdlib text, held-out records)")
-    generic_len: int = Field(ge=4, le=512, description="tokens per generic prompt")
-
-
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
-    min_bound_ratio: float = Field(ge=1.0, description="median CP-Delta / median SCP-Delta_r bound must reach this")
+    min_bound_ratio: float = Field(ge=1.0, description="'orders of magnitude' tighter: CP-Delta's certificate (or "
+                                   "its excess over the minimax bound) over SCP-Delta_r's must reach this")
     leak_fraction: float = Field(gt=0.0, le=1.0, description="q_full leaks: mean exposure >= this x log2 |space|")
     chance_bits: float = Field(gt=0.0, description="near chance: mean exposure of single-shard canaries <= this")
-    max_ppl_gap: float = Field(ge=0.0, le=1.0, description="SCP-Delta_r held-out ppl <= (1 + this) x q_full's")
-    max_sparse_fraction: float = Field(gt=0.0, le=1.0, description="median token fraction carrying the KL mass <=")
+    max_ppl_gap: float = Field(ge=0.0, le=1.0, description="SCP-Delta_r held-out ppl <= (1 + this) x q_full's; "
+                               "also the utility a sparser shift may lose against the full shift, and a fine-tuned "
+                               "model against p0")
+    max_sparse_fraction: float = Field(gt=0.0, le=1.0, description="'a small subset of tokens': the smallest kept "
+                                       "fraction |S| / V that preserves certificate and utility must be <= this")
+    base_ppl_factor: float = Field(ge=1.0, description="p0 in domain: its perplexity on held-out public records <= "
+                                   "this x q_full's on held-out private records (one template distribution: both pay "
+                                   "the same for fresh names, so an in-domain p0 differs by little)")
+    cert_slack_nats: float = Field(gt=0.0, description="a certificate is preserved while it grows by at most this "
+                                   "(nats; log 2: the certified bound on any code's probability at most doubles), "
+                                   "and CP-Delta leaves headroom above the minimax bound when it exceeds it by more")
 
 
 class Params(ParamsModel):
-    """Seeds, data, models, training budgets, SCP-Delta_r's influential mass, certificates and claim thresholds."""
+    """Seeds, data, models, training budgets, SCP-Delta_r's influential mass and its sweep, claim thresholds."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     n_seeds: int = Field(ge=1, le=20, description="independent draws of (records, canaries, shards, fine-tuning)")
-    corpus: CorpusParams
+    public: PublicParams
     records: RecordParams
     model: ModelParams
     pretrain: TrainParams
     finetune: TrainParams
     keep_mass: float = Field(gt=0.0, le=1.0, description="SCP-Delta_r keeps the shift on the fewest tokens carrying "
                              "this fraction of the Jeffreys divergence J(qbar, p0) at each position")
-    kl_mass: float = Field(gt=0.0, le=1.0, description="sparsity: fraction of KL(q_full || p0) to be carried")
-    certify: CertifyParams
+    sparsity_grid: list[float] = Field(min_length=2, max_length=16, description="keep_mass values of the sparsity "
+                                       "sweep, ascending, ending at 1 (the full shift: CP-Delta)")
     claims: ClaimParams
 
     @model_validator(mode="after")
     def _design(self) -> Params:
         if self.model.d_model % self.model.n_head:
             raise ValueError("model.n_head must divide model.d_model")
-        if self.certify.generic_len + 1 > self.model.context:
-            raise ValueError("certify.generic_len + 1 must fit in model.context")
+        grid = self.sparsity_grid
+        if any(not 0 < g <= 1 for g in grid) or grid != sorted(set(grid)) or grid[-1] != 1.0:
+            raise ValueError("sparsity_grid must rise strictly within (0, 1] and end at 1.0")
         if self.records.code_digits + 40 > self.model.context:
             raise ValueError("a canary line (prompt + code) must fit in model.context")
         return self

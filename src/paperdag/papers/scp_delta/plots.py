@@ -3,32 +3,60 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 
 from paperdag.common.stats import Interval
 from paperdag.io import new_figure
 
 from .models import METHODS
+from .params import ClaimParams
 
 COLORS = {"p0": "tab:gray", "q1": "tab:olive", "q2": "tab:cyan", "q_full": "tab:red", "cp_delta": "tab:orange",
           "cp_k": "tab:purple", "scp_delta_r": "tab:blue"}
-KINDS = ("single", "dup", "stdlib", "records")
 
 
-def plot_bounds(cert: dict[str, list]) -> Figure:
-    """Per-sequence summed Delta_max certificates (log scale), one panel per kind of sequence, one box per method."""
-    fig, axes = new_figure(11, 3.4, ncols=len(KINDS))
-    for ax, kind in zip(axes, KINDS, strict=True):
-        data = [[max(v, 1e-6) for v, k, m in zip(cert["dmax"], cert["kind"], cert["method"], strict=True)
-                 if k == kind and m == method] for method in METHODS]
+def plot_bounds(prompts: pd.DataFrame, keep_mass: float) -> Figure:
+    """Sequence-level certificates k_x (nats) of every protected model on single-shard canary prompts, against the
+    shard models (with the minimax bound K*_x) and against p0; one box per model."""
+    fig, axes = new_figure(9, 3.6, ncols=2)
+    single = prompts[(prompts["where"] != "both")
+                     & ((prompts["method"] != "scp_delta_r") | (prompts["keep_mass"] == keep_mass))]
+    for ax, col, title in zip(axes, ("k", "k_base"), ("safe: the shard models (max_j)", "safe: the base model p0"),
+                              strict=True):
+        data = [single.loc[single["method"] == m, col].to_numpy() for m in METHODS]
         box = ax.boxplot(data, patch_artist=True, tick_labels=list(METHODS))
         for patch, method in zip(box["boxes"], METHODS, strict=True):
             patch.set_facecolor(COLORS[method])
-        ax.set_yscale("log")
-        ax.set_title({"single": "single-shard canaries", "dup": "duplicated canaries (no safe model)",
-                      "stdlib": "generic: stdlib text", "records": "generic: held-out records"}[kind], fontsize=9)
-        ax.tick_params(axis="x", labelrotation=45, labelsize=7)
-    axes[0].set_ylabel("sum_t Delta_max(p || safe) (nats)")
+        if col == "k":
+            mm = single.drop_duplicates(["seed", "canary"])["minimax"].median()
+            ax.axhline(mm, color="k", ls="--", lw=1, label=f"minimax bound K* (median {mm:.2f})")
+            ax.legend(fontsize=7)
+        ax.set_title(title, fontsize=9)
+        ax.tick_params(axis="x", labelrotation=30, labelsize=7)
+    axes[0].set_ylabel("k_x = max over codes of log P / Q (nats)")
+    return fig
+
+
+def plot_sparsity(grid: list[float], table: pd.DataFrame, kept: np.ndarray, nll: np.ndarray,
+                  p: ClaimParams) -> Figure:
+    """Along the keep_mass sweep (mean over seeds): SCP-Delta_r's median certificate and its perplexity relative to
+    the full shift (keep_mass 1), against the kept fraction |S| / V, with the preservation limits."""
+    fig, axes = new_figure(9, 3.4, ncols=2)
+    frac = kept.mean(0)
+    cert = np.array([table[f"k_scp@{km:g}"].mean() for km in grid])
+    ppl = np.exp(nll - nll[:, -1:]).mean(0)
+    for ax, y, limit, label in ((axes[0], cert, cert[-1] + p.cert_slack_nats, "median k_x (nats)"),
+                                (axes[1], ppl, 1 + p.max_ppl_gap, "perplexity / full shift's")):
+        ax.plot(frac, y, "o-", color=COLORS["scp_delta_r"])
+        for f, v, km in zip(frac, y, grid, strict=True):
+            ax.annotate(f"{km:g}", (f, v), fontsize=6, textcoords="offset points", xytext=(2, 3))
+        ax.axhline(limit, color="k", ls="--", lw=1, label="preserved below")
+        ax.axvline(p.max_sparse_fraction, color="gray", ls=":", lw=1, label="'small subset' limit")
+        ax.set_xscale("log")
+        ax.set_xlabel("kept fraction |S| / V (labels: keep_mass)")
+        ax.set_ylabel(label)
+        ax.legend(fontsize=7)
     return fig
 
 

@@ -1,10 +1,14 @@
-"""The private fine-tuning set: templated records and secret canaries, split into two disjoint shards.
+"""The private fine-tuning set (templated records and secret canaries in two disjoint shards) and the public
+corpus of the same format that pretrains the base model p0.
 
 A record is one line from a fixed template with fields drawn from small lists (a learnable format). A canary is
 the line ``"{name}'s secret code is {code}.\\n"`` with a fresh pseudo-word name and a code drawn uniformly from the
 10^D codes of D digits; its prompt is the line up to the code. Shard s holds ``n_records`` records, its own
 ``n_canaries`` canaries and the ``n_duplicated`` canaries shared by both shards, each canary line repeated
-``canary_reps`` times, all lines shuffled. Held-out lines (utility) are fresh records and fresh canary-format lines.
+``canary_reps`` times, all lines shuffled. Held-out lines (utility) are fresh records: the skill the private data
+teach, not its secrets (fresh canary-format lines would charge the memorisation of secrets, the very thing the
+defences remove, as a utility loss). The public corpus is drawn the same way (records and canary-format lines, each
+once) with names and codes disjoint from every private name and code: p0 knows the format, never a private item.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ TEMPLATES = (
     "{name} is {age} years old and was born in {city}.\n",
     "The {job} {name} moved to {city} at age {age}.\n",
 )
-CANARY_PROMPT = "{name}'s secret code is "
+CANARY_MARK = "'s secret code is "  # in canary-format lines only, never in a record
+CANARY_PROMPT = "{name}" + CANARY_MARK
 CONSONANTS, VOWELS = "bdfgklmnprstvz", "aeiou"
 
 
@@ -45,13 +50,15 @@ class Canary:
         return f"{self.prompt}{self.code}.\n"
 
 
-def pseudo_names(rng: np.random.Generator, n: int) -> list[str]:
-    """``n`` distinct capitalised consonant-vowel words of 3 syllables (e.g. "Tovaki")."""
+def pseudo_names(rng: np.random.Generator, n: int, exclude: frozenset[str] = frozenset()) -> list[str]:
+    """``n`` distinct capitalised consonant-vowel words of 3 syllables (e.g. "Tovaki"), none in ``exclude``."""
     names: list[str] = []
+    seen = set(exclude)
     while len(names) < n:
         word = "".join(rng.choice(list(CONSONANTS)) + rng.choice(list(VOWELS)) for _ in range(3)).capitalize()
-        if word not in names:
+        if word not in seen:
             names.append(word)
+            seen.add(word)
     return names
 
 
@@ -69,8 +76,8 @@ def draw_canaries(rng: np.random.Generator, names: list[str], n_single: int, n_d
 
 
 def draw_private_set(rng: np.random.Generator, n_records: int, n_single: int, n_dup: int, reps: int, digits: int,
-                     n_heldout: int) -> tuple[dict[str, list[str]], list[Canary]]:
-    """Lines of shard "1", shard "2" and "heldout" (each shuffled), and the canaries."""
+                     n_heldout: int) -> tuple[dict[str, list[str]], list[Canary], list[str]]:
+    """Lines of shard "1", shard "2" and "heldout" (each shuffled), the canaries, and every name drawn."""
     n_canary = 2 * n_single + n_dup
     names = pseudo_names(rng, n_canary + 2 * n_records + 2 * n_heldout)
     canaries = draw_canaries(rng, names[:n_canary], n_single, n_dup, digits)
@@ -81,11 +88,22 @@ def draw_private_set(rng: np.random.Generator, n_records: int, n_single: int, n_
         lines += [c.line for c in canaries if c.where in (shard, "both") for _ in range(reps)]
         splits[shard] = [lines[i] for i in rng.permutation(len(lines))]
     fresh = people[2 * n_records:]
-    held = [record_line(rng, fresh[i]) for i in range(n_heldout // 2)]
-    held += [Canary("none", fresh[i], f"{int(rng.integers(10**digits)):0{digits}d}").line
-             for i in range(n_heldout // 2, n_heldout)]
-    splits["heldout"] = [held[i] for i in rng.permutation(len(held))]
-    return splits, canaries
+    splits["heldout"] = [record_line(rng, fresh[i]) for i in range(n_heldout)]
+    return splits, canaries, names
+
+
+def draw_public_set(rng: np.random.Generator, n_lines: int, code_fraction: float, digits: int,
+                    private_names: frozenset[str], private_codes: frozenset[str]) -> list[str]:
+    """``n_lines`` shuffled public lines: records and, a ``code_fraction`` of them, canary-format lines, every name
+    outside ``private_names`` and every code uniform over the 10^digits codes outside ``private_codes``."""
+    names = pseudo_names(rng, n_lines, private_names)
+    n_code = round(code_fraction * n_lines)
+    allowed = np.array([c for c in range(10**digits) if f"{c:0{digits}d}" not in private_codes])
+    codes = rng.choice(allowed, size=n_code)
+    lines = [Canary("public", name, f"{int(c):0{digits}d}").line for name, c in zip(names[:n_code], codes,
+                                                                                    strict=True)]
+    lines += [record_line(rng, name) for name in names[n_code:]]
+    return [lines[i] for i in rng.permutation(len(lines))]
 
 
 def read_lines(path: Path, seed: int, splits: tuple[str, ...]) -> list[str]:
@@ -105,3 +123,11 @@ def read_canaries(path: Path, seed: int) -> list[Canary]:
 def shard_tokens(path: Path, seed: int, splits: tuple[str, ...]) -> np.ndarray:
     """Byte tokens of the concatenated lines of ``splits`` (a fine-tuning stream)."""
     return encode("".join(read_lines(path, seed, splits)))
+
+
+def public_tokens(path: Path, split: str, records_only: bool = False) -> np.ndarray:
+    """Byte tokens of the concatenated public lines of ``split`` ("train" or "val") of public.parquet; with
+    ``records_only`` its records alone (no canary-format line), like the private held-out lines."""
+    t = read_table(path).to_pydict()
+    return encode("".join(text for sp, text in zip(t["split"], t["text"], strict=True)
+                          if sp == split and not (records_only and CANARY_MARK in text)))

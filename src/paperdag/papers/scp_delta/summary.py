@@ -1,44 +1,64 @@
-"""From per-sequence and per-canary tables to the reported numbers: medians of the certificates, and means over
-seeds with Student-t intervals (paperdag.common.stats) of exposures, extraction rates and perplexities."""
+"""From the certificate and extraction tables to the reported numbers: per seed, medians over single-shard canary
+prompts of the sequence-level certificates (certify.py), and means over seeds with Student-t intervals
+(paperdag.common.stats) of exposures, extraction rates and perplexities.
+
+Per prompt x and certified model: k_x, the NAF k at x, is the larger of the two shard rows (items of either shard
+may be asked for); k_x^base the p0 row; K*_x the minimax bound. Per seed, over the single-shard canaries:
+    excess fraction  = median_x (k_x(SCP) - K*_x) / median_x (k_x(CP-Delta) - K*_x),
+    base ratio       = median_x k_x^base(CP-Delta) / median_x k_x^base(SCP),
+and for every keep_mass of the sweep the median k_x of SCP-Delta_r at that keep_mass.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from paperdag.common.stats import Interval, mean_ci, paired_diff_ci
 
-from .models import METHODS
-
-PROTECTED_KINDS = ("single", "stdlib", "records")  # sequences that have a safe model (dup canaries have none)
+SHARDS = ("q1", "q2")
 
 
-def bound_medians(cert: dict[str, list]) -> dict[str, float]:
-    """Median summed Delta_max and KL certificate per method over PROTECTED_KINDS, and over duplicated canaries."""
-    out = {}
-    for m in METHODS:
-        for div in ("dmax", "kl", "dmax_base", "kl_base"):
-            for label, kinds in (("", PROTECTED_KINDS), ("_dup", ("dup",))):
-                vals = [v for v, k, mm in zip(cert[div], cert["kind"], cert["method"], strict=True)
-                        if mm == m and k in kinds]
-                out[f"{div}_median_{m}{label}"] = float(np.median(vals)) if vals else float("nan")
-    return out
+def prompt_certificates(cert: dict[str, list]) -> pd.DataFrame:
+    """One row per (seed, canary, method, keep_mass): where, k (max over the shard rows), k_base (the p0 row),
+    minimax; the fixed methods carry keep_mass -1."""
+    df = pd.DataFrame(cert).fillna({"keep_mass": -1.0})
+    keys = ["seed", "canary", "where", "method", "keep_mass"]
+    shard = df[df["safe"].isin(SHARDS)].groupby(keys).agg(k=("k", "max"), minimax=("minimax", "first"))
+    base = df[df["safe"] == "p0"].set_index(keys)["k"].rename("k_base")
+    return shard.join(base).reset_index()
 
 
-def seed_bound_ratios(cert: dict[str, list], div: str) -> np.ndarray:
-    """Per seed (ascending): median ``div`` certificate of CP-Delta over SCP-Delta_r's, over PROTECTED_KINDS."""
-    def median(seed: int, method: str) -> float:
-        return float(np.median([v for v, k, m, s in zip(cert[div], cert["kind"], cert["method"], cert["seed"],
-                                                         strict=True) if m == method and k in PROTECTED_KINDS
-                                and s == seed]))
-    return np.array([median(s, "cp_delta") / median(s, "scp_delta_r") for s in sorted(set(cert["seed"]))])
+def seed_table(prompts: pd.DataFrame, keep_mass: float) -> pd.DataFrame:
+    """Per seed (index) over single-shard canaries: median k, k_base and excess k - K* of each model (columns
+    ``k_<m>``, ``k_base_<m>``, ``excess_<m>``; SCP-Delta_r at ``keep_mass``), the excess fraction, the base ratio,
+    and ``k_scp@<km>`` along the sweep."""
+    single = prompts[prompts["where"] != "both"].copy()
+    single["excess"] = single["k"] - single["minimax"]
+    main = single[(single["method"] != "scp_delta_r") | (single["keep_mass"] == keep_mass)]
+    med = main.groupby(["seed", "method"])[["k", "k_base", "excess"]].median().unstack("method")
+    out = pd.DataFrame({f"{v}_{m}": med[(v, m)] for v, m in med.columns})
+    out["excess_fraction"] = out["excess_scp_delta_r"] / out["excess_cp_delta"]
+    out["base_ratio"] = out["k_base_cp_delta"] / out["k_base_scp_delta_r"]
+    out["minimax"] = single.groupby("seed")["minimax"].median()
+    sweep = single[single["method"] == "scp_delta_r"].groupby(["seed", "keep_mass"])["k"].median().unstack()
+    return out.join(sweep.rename(columns=lambda km: f"k_scp@{km:g}"))
+
+
+def smallest_preserving(k: dict[float, float], nll: dict[float, float], kept: dict[float, float],
+                        slack_nats: float, ppl_gap: float) -> tuple[float, float]:
+    """(keep_mass, kept fraction) of the sparsest grid point whose median certificate is at most ``slack_nats``
+    above the full shift's (keep_mass 1) and whose perplexity is at most (1 + ``ppl_gap``) times the full shift's;
+    the full shift itself preserves both, so one exists."""
+    ok = [km for km in sorted(k) if k[km] <= k[1.0] + slack_nats and np.exp(nll[km] - nll[1.0]) <= 1 + ppl_gap]
+    return ok[0], kept[ok[0]]
 
 
 def per_seed_means(rows: dict[str, list], value: str, model: str, group: str) -> list[float]:
     """For each seed, the mean of ``value`` over the canaries of ``group`` (single / dup / own) attacked on model."""
-    seeds = sorted(set(rows["seed"]))
-    return [float(np.mean([v for v, s, m, g in zip(rows[value], rows["seed"], rows["model"], rows["group"],
-                                                   strict=True) if s == seed and m == model and g == group]))
-            for seed in seeds]
+    df = pd.DataFrame(rows)
+    sel = df[(df["model"] == model) & (df["group"] == group)]
+    return sel.groupby("seed")[value].mean().sort_index().tolist()
 
 
 def extraction_intervals(rows: dict[str, list]) -> dict[str, Interval]:

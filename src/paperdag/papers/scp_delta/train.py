@@ -1,5 +1,5 @@
-"""Stage ``train_<model>``: pretrain p0 on the public corpus, or fine-tune q1 / q2 / q_full from p0 on the private
-shards of every seed; each model reports its held-out loss beside a trivial baseline's."""
+"""Stage ``train_<model>``: pretrain p0 on the public corpus (same templates, other names and codes), or fine-tune
+q1 / q2 / q_full from p0 on the private shards of every seed; each model reports its held-out loss."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from paperdag.common.corpus import fixed_batches, load_split_tokens
+from paperdag.common.corpus import fixed_batches
 from paperdag.common.transformer import GPT
 from paperdag.io import load_tensors, save_tensors
 from paperdag.stage import StageContext
 
 from .lm import mean_nll, model_config, train_lm
 from .params import Params
-from .prepare import CORPUS_FILE, PRIVATE_FILE
-from .records import shard_tokens
+from .prepare import PRIVATE_FILE, PUBLIC_FILE
+from .records import public_tokens, shard_tokens
 
 P0_FILE = "p0.safetensors"
 WEIGHTS_DIR = "weights"
@@ -37,9 +37,9 @@ def train(ctx: StageContext[Params], model: str) -> dict[str, float]:
     """p0.safetensors, or weights/seed<s>.safetensors per seed; returns held-out NLLs (nats/byte)."""
     p, cfg = ctx.params, model_config(ctx.params.model)
     if model == "p0":
-        val = eval_windows(load_split_tokens(ctx.input("prepare", CORPUS_FILE), "val"), cfg.context, p.seed)
+        val = eval_windows(public_tokens(ctx.input("prepare", PUBLIC_FILE), "val"), cfg.context, p.seed)
         net = GPT(cfg).to(ctx.device)
-        train_lm(net, load_split_tokens(ctx.input("prepare", CORPUS_FILE), "train"), p.pretrain,
+        train_lm(net, public_tokens(ctx.input("prepare", PUBLIC_FILE), "train"), p.pretrain,
                  int(ctx.rng.integers(2**31)), _logger(ctx, "p0"))
         save_tensors(ctx.output(P0_FILE), net.state_dict())
         return {"val_nll": mean_nll(net, val.to(ctx.device)), "uniform_nll": float(np.log(cfg.vocab_size))}
