@@ -15,7 +15,7 @@ from paperdag.common.stats import Interval, mean_ci
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.papers.distill_multiindex import network as nw
-from paperdag.papers.distill_multiindex.claims import Grid, Headline, claims
+from paperdag.papers.distill_multiindex.claims import Compression, Grid, Headline, claims
 from paperdag.papers.distill_multiindex.distill import Schedule, best_labels, match_gradient, surrogate_correlation
 from paperdag.papers.distill_multiindex.params import ClaimParams
 from paperdag.papers.distill_multiindex.stats import PowerFit, power_fit
@@ -121,56 +121,125 @@ def test_power_fit_recovers_exponent() -> None:
     assert not fit.slope.lo < 1.3 < fit.slope.hi
 
 
-PARAMS = ClaimParams(tol=0.1, min_gain=2.0, energy_min=0.5, slope_tol=0.25)
+def test_loglinear_fit_matches_frisch_waugh_lovell_and_power_fit() -> None:
+    """On a 3 x 3 x 2 factorial grid with noise, each exponent equals scipy's linregress of log y on log x_k after
+    both are residualised on the other regressors (Frisch-Waugh-Lovell), its standard error that slope's stderr x
+    sqrt((n - 2) / (n - p)); one regressor reproduces power_fit; a constant regressor has no exponent."""
+    from scipy import stats as sps
+
+    from paperdag.papers.distill_multiindex.stats import loglinear_fit
+
+    r, d, L = (np.array(v, float).ravel() for v in np.meshgrid([1, 2, 4], [16, 32, 64], [256, 512], indexing="ij"))
+    r, d, L = np.tile(r, 2), np.tile(d, 2), np.tile(L, 2)
+    y = 3 * r**2 * d**0.3 * L * np.exp(0.1 * np.random.default_rng(1).standard_normal(len(r)))
+    fit = loglinear_fit(y, {"r": r, "d": d, "L": L, "one": np.ones_like(r)})
+    Z = np.column_stack([np.ones_like(r), np.log(d), np.log(L)])
+    res = lambda v: v - Z @ np.linalg.lstsq(Z, v, rcond=None)[0]
+    fwl = sps.linregress(res(np.log(r)), res(np.log(y)))
+    n, p = len(r), 4
+    half = sps.t.ppf(0.975, n - p) * fwl.stderr * np.sqrt((n - 2) / (n - p))
+    assert np.isclose(fit.exponents["r"].mean, fwl.slope)
+    assert np.isclose(fit.exponents["r"].hi - fit.exponents["r"].mean, half)
+    assert fit.exponents["r"].lo < 2 < fit.exponents["r"].hi and fit.exponents["L"].lo < 1 < fit.exponents["L"].hi
+    assert np.isnan(fit.exponents["one"].mean)
+    alone = loglinear_fit(y, {"r": r}).exponents["r"]
+    pf = power_fit(r, y).slope
+    assert np.allclose([alone.mean, alone.lo, alone.hi], [pf.mean, pf.lo, pf.hi])
+
+
+def test_baseline_curves_reach_the_reference_with_all_rows_and_pick_lambda_on_validation() -> None:
+    """With every phase-1 row the random-phase-1 baseline is the full-data network (same W_1 up to summation order,
+    same second layer); the random subset's lam is the validation argmin; first_reaching finds the first crossing."""
+    from paperdag.papers.distill_multiindex import baselines
+    from paperdag.papers.distill_multiindex.cell import Config, build_cell, error
+
+    cfg = Config(512, 256, 256, 1.0, 1.0, 1e-4, Schedule(1, 0.01), 0.5, 16)
+    cell = build_cell(0, 8, 1, 16, cfg)
+    lams = [1e-4, 1e-2, 1.0]
+    curves = baselines.real_data_curves(cell, cfg, [64, 512], lams)
+    assert np.isclose(curves.random_phase1[-1], error(cell, cell.reference), rtol=1e-6)
+    Xs, ys = cell.real1[0][baselines.subset_order(cell)[:64]], cell.real1[1][baselines.subset_order(cell)[:64]]
+    W1 = nw.phase1(cell.init, Xs, ys, cfg.step)
+    val = [nw.relative_error(nw.Network(W1, cell.init.b, nw.ridge(nw.features(W1, cell.init.b, Xs), ys, lam)),
+                             *cell.real2) for lam in lams]
+    assert curves.lambdas[0] == lams[int(np.argmin(val))]
+    assert baselines.first_reaching([1, 2, 4], [0.5, 0.2, 0.1], 0.2) == 2
+    assert baselines.first_reaching([1, 2, 4], [0.5, 0.3, 0.25], 0.2) is None
+
+
+PARAMS = ClaimParams(tol=0.1, min_compression=2.0, energy_min=0.5, slope_tol=0.25)
 SPREAD = np.array([-0.01, 0.0, 0.01])
 
 
-def _verdicts(distilled: float = 0.02, random_subset: float = 0.5, no_phase1: float = 0.6, e_rf: float = 0.8,
+def _verdicts(distilled: float = 0.02, e_rf: float = 0.8, subset: float | None = 2048, phase1: float | None = 2048,
               slope: float = 1.0, bookkeeping: float = 0.43, reached: int = 36, headroom: float = 0.3,
-              energy: float = 0.8, reference_energy: float = 0.9) -> dict[str, str]:
-    """The published verdicts (resolved) of claims on per-seed errors spread +-0.01 around the given means."""
-    errors = {"distilled": distilled + SPREAD, "random_subset": random_subset + SPREAD,
-              "no_phase1_match": no_phase1 + SPREAD}
-    h = Headline(errors, 0.01 + SPREAD / 10, e_rf + SPREAD, (16, 528), {m: mean_ci(v) for m, v in errors.items()}, 64)
-    g = Grid(PowerFit(Interval(slope, slope - 0.1, slope + 0.1, 36), 0.0, 0.9), bookkeeping, reached, 36, headroom,
-             "seed 0 d 16 r 4 L 512", {"min_distilled": energy, "mean_distilled": 0.9, "mean_random_r_over_d": 0.08},
-             reference_energy)
-    return {c.id: c.verdict for c in resolve(claims(h, g, PARAMS))}
+              energy: float = 0.8, reference_energy: float = 0.9, r_exp: float = 2.0,
+              L_exp: float = 1.0) -> dict[str, str]:
+    """The published verdicts (resolved) of claims on per-seed errors spread +-0.01 around the given means, and
+    baselines reaching the target at ``subset`` / ``phase1`` points (x 0.9, 1, 1.1; None: censored) against a
+    distilled set of 12 (6 in phase 1)."""
+    h = Headline(distilled + SPREAD, 0.01 + SPREAD / 10, e_rf + SPREAD, (16, 528))
+
+    def comp(points: float | None, distilled_points: int) -> Compression:
+        base = [None if points is None else round(points * f) for f in (0.9, 1.0, 1.1)]
+        return Compression(base, [distilled_points] * 3, "e_ref + 0.1", 8192, mean_ci([0.02, 0.03, 0.04]))
+
+    g = Grid(PowerFit(Interval(slope, slope - 0.1, slope + 0.1, 36), 0.0, 0.9), bookkeeping,
+             Interval(r_exp, r_exp - 0.1, r_exp + 0.1, 36), Interval(L_exp, L_exp - 0.1, L_exp + 0.1, 36), reached,
+             36, headroom, "seed 0 d 16 r 4 L 512",
+             {"min_distilled": energy, "mean_distilled": 0.9, "mean_random_r_over_d": 0.08}, reference_energy)
+    return {c.id: c.verdict for c in resolve(claims(h, comp(subset, 12), comp(phase1, 6), g, PARAMS))}
+
+
+def test_compression_ratio_is_the_geometric_mean_with_a_log_scale_interval() -> None:
+    """ratio() = exp(mean log(b / m)) (scipy's gmean) with the t-interval of the logs, exponentiated; censored seeds
+    are left out."""
+    from scipy.stats import gmean
+
+    c = Compression([100, 200, None, 400], [10, 10, 10, 20], "t", 8192, mean_ci([0.1, 0.2]))
+    iv, logs = c.ratio(), np.log([10.0, 20.0, 20.0])
+    assert np.isclose(iv.mean, gmean([10, 20, 20])) and iv.n == 3
+    assert np.allclose([np.log(iv.lo), np.log(iv.hi)], [mean_ci(logs).lo, mean_ci(logs).hi])
 
 
 def test_claims_hold_on_favourable_numbers_and_fail_on_their_own() -> None:
     """All claims hold on favourable numbers; each evidence claim fails when its own number turns against it and its
-    preconditions still hold (baselines that learn, but no worse than the distilled set)."""
+    preconditions still hold (baselines that learn, but with no more memory than the distilled set)."""
     assert set(_verdicts().values()) == {"holds"}
-    against = {"distilled_matches_full_data": {"distilled": 0.15}, "random_subset_far_worse": {"random_subset": 0.01},
-               "phase1_matching_needed": {"no_phase1": 0.01}, "distilled_points_in_span_U": {"energy": 0.2},
-               "memory_scales_like_r2d_plus_L": {"slope": 2.0}}
+    against = {"distilled_matches_full_data": {"distilled": 0.15}, "random_subset_far_worse": {"subset": 10},
+               "phase1_matching_needed": {"phase1": 5}, "distilled_points_in_span_U": {"energy": 0.2},
+               "memory_scales_like_r2d_plus_L": {"slope": 2.0}, "phase1_points_scale_like_r2": {"r_exp": 0.6},
+               "phase2_memory_scales_like_L": {"L_exp": 0.0}}
     for claim_id, kwargs in against.items():
         verdict = _verdicts(**kwargs)
         assert verdict[claim_id] == "fails" and sum(v != "holds" for v in verdict.values()) == 1, (claim_id, verdict)
 
 
 def test_evidence_is_inconclusive_when_its_precondition_fails() -> None:
-    """Baselines at the zero predictor's error (the default run: random subset 1.15, no phase-1 matching 1.00) cannot
-    lose to distillation for a reason that concerns it: their comparisons are inconclusive although judged alone they
-    hold; a fit whose interval reaches the bookkeeping exponent (0.88 [0.42, 1.33] vs 0.43), a censored cell, a grid
-    cell without headroom or a reference whose features miss span(U) leave their claims inconclusive."""
-    chance = _verdicts(random_subset=1.15, no_phase1=1.0)
-    assert chance["random_subset_learns"] == "fails" and chance["no_phase1_match_learns"] == "inconclusive"
-    assert chance["random_subset_far_worse"] == chance["phase1_matching_needed"] == "inconclusive"
+    """A baseline that never reaches the target on its grid cannot lose to distillation: its compression claim is
+    inconclusive; a fit whose interval reaches the bookkeeping exponent (0.88 [0.42, 1.33] vs 0.43), a censored cell,
+    a grid cell without headroom or a reference whose features miss span(U) leave their claims inconclusive."""
+    censored = _verdicts(subset=None, phase1=None)
+    assert censored["random_subset_learns"] == censored["random_phase1_learns"] == "fails"
+    assert censored["random_subset_far_worse"] == censored["phase1_matching_needed"] == "inconclusive"
     for kwargs, failed in (({"slope": 0.5}, "memory_fit_beats_bookkeeping"),
                            ({"reached": 35}, "grid_cells_reach_target"), ({"headroom": 0.05}, "headroom_grid")):
         verdict = _verdicts(**kwargs)
         assert verdict[failed] != "holds" and verdict["memory_scales_like_r2d_plus_L"] == "inconclusive", verdict
+    assert _verdicts(reached=35)["phase2_memory_scales_like_L"] == "inconclusive"
     assert _verdicts(e_rf=0.05)["distilled_matches_full_data"] == "inconclusive"
     assert _verdicts(reference_energy=0.3)["distilled_points_in_span_U"] == "inconclusive"
 
 
 def test_smoke_run_learns_and_distills(smoke_runs) -> None:
-    """Every reference network beats the zero predictor; every grid cell's distilled phase-1 set was searched."""
+    """Every reference network beats the zero predictor; every grid cell's distilled phase-1 set was searched; every
+    comparison seed has the baselines' full curves."""
     runs = smoke_runs(SLUG)
     refs = read_table(runs["reference"] / "references.parquet").to_pylist()
     assert all(r["e_ref"] < 0.5 for r in refs)
     search = [row for i in range(2) for row in read_table(runs[f"distill_{i}"] / "search.parquet").to_pylist()]
     assert len(search) == 4 and all(0 <= r["energy_phase1"] <= 1 for r in search)
-    assert {c["id"] for c in runs.metrics()["claims"]} >= {"memory_scales_like_r2d_plus_L"}
+    compare = read_table(runs["compare"] / "compare.parquet").to_pylist()
+    assert len(compare) == 3 and all(len(r["random_subset"]) == len(r["sizes"]) for r in compare)
+    assert {c["id"] for c in runs.metrics()["claims"]} >= {"memory_scales_like_r2d_plus_L", "random_subset_far_worse",
+                                                           "phase2_memory_scales_like_L"}

@@ -6,8 +6,9 @@ the full-data test error, (ii) encodes span(U), and (iii) needs memory ~Theta(r^
 
 Methods: the one-step feature-learning algorithm (Damian, Lee & Soltanolkotabi 2022; Ba et al. 2022; network.py);
 distillation by phase-1 gradient matching (Zhao, Mopuri & Bilen 2021) and phase-2 kernel-ridge performance matching
-(Nguyen, Chen & Lee 2021) (distill.py). Baselines at equal memory (budget.py): a random subset of real data, and
-distillation without phase-1 matching; sanity baselines: the zero predictor and random features (no phase 1).
+(Nguyen, Chen & Lee 2021) (distill.py). Real-data baselines compared by the memory each needs to reach the same
+error (baselines.py): a random subset of real data (both phases, ridge lam chosen on validation) and the phase-1
+step on random real points; sanity baselines: the zero predictor and random features (no phase 1).
 
 Data: procedural, nothing downloaded (task.py): x ~ N(0, I_d), y = z^T C z - tr C with z = U^T x (second Hermite
 polynomials plus a nearest-neighbour interaction), U Haar-random; every draw from SeedSequence([seed, d, r, stream]).

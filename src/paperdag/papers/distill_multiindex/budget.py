@@ -1,4 +1,4 @@
-"""Methods at a memory budget, and the smallest memory reaching the full-data network's error.
+"""The distilled set at a memory budget, and the smallest memory reaching the full-data network's error.
 
 Memory of a set of M points in R^d with labels: M (d + 1) numbers. The target is an excess relative test error:
     e(method) <= e(reference) + tol     (errors relative to Var y, so tol is a fraction of the label variance).
@@ -14,32 +14,15 @@ from dataclasses import dataclass
 
 import torch
 
-from .cell import (Cell, Config, distill_phase1, distill_phase2, error, first_layer, fit_second_layer, real_points,
-                   with_real_phase2)
-from .task import principal_angles, span_energy
+from .cell import Cell, Config, distill_phase1, distill_phase2, error, first_layer, fit_second_layer, with_real_phase2
 
 
-def compare(cell: Cell, m1: int, m2: int, cfg: Config) -> dict[str, float]:
-    """Relative test errors at equal memory (m1 + m2 points) of distilled, no_phase1_match and random_subset, with
-    the span(U) energy and largest principal angle (degrees) of the distilled and random phase-1 points."""
+def distilled_error(cell: Cell, m1: int, m2: int, cfg: Config) -> float:
+    """Relative test error of the network trained on a distilled set of m1 phase-1 and m2 phase-2 points."""
     X1, y1, _ = distill_phase1(cell, m1, cfg)
     W1 = first_layer(cell, X1, y1, cfg)
     X2, y2, _ = distill_phase2(cell, W1, m2, cfg)
-    R1 = real_points(cell, m1, 1)
-    W1_plain = first_layer(cell, *R1, cfg)
-    P2 = distill_phase2(cell, W1_plain, m2, cfg)
-    Xs = torch.cat([R1[0], real_points(cell, m2, 2)[0]])
-    ys = torch.cat([R1[1], real_points(cell, m2, 2)[1]])
-    W1_subset = first_layer(cell, Xs, ys, cfg)
-    return {
-        "distilled": error(cell, fit_second_layer(cell, W1, X2, y2, cfg)),
-        "no_phase1_match": error(cell, fit_second_layer(cell, W1_plain, P2[0], P2[1], cfg)),
-        "random_subset": error(cell, fit_second_layer(cell, W1_subset, Xs, ys, cfg)),
-        "energy_distilled": span_energy(X1, cell.task.U),
-        "energy_random": span_energy(R1[0], cell.task.U),
-        "max_angle_distilled": float(principal_angles(X1, cell.task.U).max() * 180 / torch.pi)
-        if m1 >= cell.r else float("nan"),
-    }
+    return error(cell, fit_second_layer(cell, W1, X2, y2, cfg))
 
 
 @dataclass(frozen=True)

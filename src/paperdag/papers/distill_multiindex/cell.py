@@ -5,8 +5,8 @@ training set, and is scored by the relative test error on the same fresh test ro
   reference       phase 1 on n_phase1 real rows, phase 2 on n_phase2 real rows (the full-data network);
   random_features no phase 1 (W_1 = W_0), phase 2 on the real rows (what the one step adds);
   distilled       phase 1 on a gradient-matched set of M1 points, phase 2 on a performance-matched set of M2 points;
-  no_phase1_match phase 1 on M1 random real points (not optimised), phase 2 performance-matched to that W_1;
-  random_subset   M1 + M2 random real points used for both phases (equal memory, (M1 + M2)(d + 1) numbers).
+  random_subset   M random real points used for both phases, ridge lam chosen on validation (baselines.py);
+  random_phase1   phase 1 on M random real points, phase 2 on the real rows (baselines.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Stage ``compare``: distilled vs no-phase-1-matching vs random subset at equal memory, over seeds (budget.compare)."""
+"""Stage ``compare``: the comparison cell over seeds: the distilled set at equal budgets, its memory-to-target
+(budget.memory_to_target) and the real-data baselines' error curves (baselines.real_data_curves)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import pyarrow as pa
 from paperdag.io import write_table
 from paperdag.stage import StageContext
 
-from .budget import compare as compare_methods
-from .cell import build_cell
+from .baselines import real_data_curves
+from .budget import distilled_error, memory_to_target
+from .cell import build_cell, error
 from .design import compare_cells, config
 from .params import Params
 
@@ -16,14 +18,19 @@ COMPARE_FILE = "compare.parquet"
 
 
 def compare(ctx: StageContext[Params]) -> dict[str, float]:
-    """compare.parquet: seed, budget M (points), memory, each method's relative test error, span energies."""
-    p = ctx.params
+    """compare.parquet, one row per seed: e_ref, distilled errors per budget (M1 = M2 = M / 2), the distilled
+    search's M1*, M2* (None if censored), and per subset size the baselines' errors and chosen ridge lam."""
+    p, c = ctx.params, ctx.params.compare
     cfg = config(p.data, p.network, p.distill)
     rows = []
-    for s, d, r, L in ctx.progress(compare_cells(p.seed, p.compare), desc="seeds"):
+    for s, d, r, L in ctx.progress(compare_cells(p.seed, c), desc="seeds"):
         cell = build_cell(s, d, r, L, cfg, ctx.device)
-        for m in p.compare.budgets:
-            result = compare_methods(cell, m // 2, m // 2, cfg)
-            rows.append({"seed": s, "budget": m, "memory": m * (d + 1)} | result)
+        e_ref = error(cell, cell.reference)
+        found = memory_to_target(cell, cfg, p.grid.m1, p.grid.m2, p.claims.tol, e_ref)
+        curves = real_data_curves(cell, cfg, c.sizes, c.ridges)
+        rows.append({"seed": s, "e_ref": e_ref, "budgets": list(c.budgets),
+                     "distilled": [distilled_error(cell, m // 2, m // 2, cfg) for m in c.budgets],
+                     "m1": found.m1, "m2": found.m2, "sizes": curves.sizes, "random_subset": curves.random_subset,
+                     "random_subset_ridge": curves.lambdas, "random_phase1": curves.random_phase1})
     write_table(ctx.output(COMPARE_FILE), pa.Table.from_pylist(rows))
-    return {"runs": float(len(rows))}
+    return {"seeds": float(len(rows)), "censored": float(sum(r["m2"] is None for r in rows))}

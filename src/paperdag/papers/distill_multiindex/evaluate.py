@@ -1,33 +1,23 @@
-"""Stage ``evaluate``: equal-memory comparison over seeds, span(U) energy, the memory scaling fit, claims and plots."""
+"""Stage ``evaluate``: the comparison cell (headline error, compression at equal error), span(U) energy, the memory
+scaling fits (composite and per phase), claims and plots."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from paperdag.claims import write_metrics
-from paperdag.common.stats import mean_ci
+from paperdag.common.stats import Interval, mean_ci
 from paperdag.io import read_table, save_figure
 from paperdag.stage import StageContext
 
-from .claims import Grid, Headline, claims
+from .baselines import first_reaching
+from .claims import Compression, Grid, Headline, claims
 from .compare import COMPARE_FILE
 from .distill_grid import SEARCH_FILE
 from .params import Params
 from .plots import plot_error_vs_memory, plot_memory_scaling
 from .reference import REFERENCES_FILE
-from .stats import power_fit
-
-METHODS = ("distilled", "no_phase1_match", "random_subset")
-
-
-def _exponent(x: list[float], y: list[float]) -> float:
-    """Log-log exponent of y on x (nan when x takes fewer than two values or fewer than 3 points)."""
-    return power_fit(x, y).slope.mean if len(set(x)) > 1 and len(x) >= 3 else float("nan")
-
-
-def _by_seed(rows: list[dict], column: str) -> np.ndarray:
-    """``column`` of the rows in seed order."""
-    return np.array([r[column] for r in sorted(rows, key=lambda r: r["seed"])], float)
+from .stats import loglinear_fit, power_fit
 
 
 def _headroom(refs: list[dict], cells: list[dict]) -> tuple[float, str]:
@@ -39,16 +29,36 @@ def _headroom(refs: list[dict], cells: list[dict]) -> tuple[float, str]:
     return gaps[worst], "seed {} d {} r {} L {}".format(*worst)
 
 
+def _compression(runs: list[dict], curve: str, distilled: list[int | None], target: str, slack: float) -> Compression:
+    """A baseline's points-to-target per seed (first size with error <= e_ref + slack) against ``distilled``."""
+    return Compression([first_reaching(r["sizes"], r[curve], r["e_ref"] + slack) for r in runs], distilled, target,
+                       runs[0]["sizes"][-1], mean_ci([r[curve][-1] for r in runs]))
+
+
+def _per_phase(reached: list[dict]) -> tuple[Interval, Interval]:
+    """Exponent of r for M1* and of L for M2* (d + 1), each from a log-linear fit on log r, log d, log L."""
+    factors = {k: np.array([r[c] for r in reached], float) for k, c in (("r", "r"), ("d", "d"), ("L", "width"))}
+    m1 = loglinear_fit(np.array([r["m1"] for r in reached], float), factors)
+    m2 = loglinear_fit(np.array([r["m2"] * (r["d"] + 1) for r in reached], float), factors)
+    return m1.exponents["r"], m2.exponents["L"]
+
+
 def evaluate(ctx: StageContext[Params], shards: int) -> dict[str, float]:
     """metrics.json (claims and headline numbers), error_vs_memory.png, memory_scaling.png."""
     p, c = ctx.params, ctx.params.compare
     refs = read_table(ctx.input("reference", REFERENCES_FILE)).to_pylist()
-    runs = read_table(ctx.input("compare", COMPARE_FILE)).to_pylist()
+    runs = sorted(read_table(ctx.input("compare", COMPARE_FILE)).to_pylist(), key=lambda r: r["seed"])
     search = [row for i in range(shards) for row in read_table(ctx.input(f"distill_{i}", SEARCH_FILE)).to_pylist()]
-    cref = [r for r in refs if (r["d"], r["r"], r["width"]) == (c.d, c.r, c.width) and r["seed"] - p.seed < c.seeds]
-    e_ref, e_rf = mean_ci([r["e_ref"] for r in cref]), mean_ci([r["e_random_features"] for r in cref])
-    curves = {m: [mean_ci([r[m] for r in runs if r["budget"] == b]) for b in c.budgets] for m in METHODS}
+    rf = {r["seed"]: r["e_random_features"] for r in refs if (r["d"], r["r"], r["width"]) == (c.d, c.r, c.width)}
     at = c.budgets.index(c.headline)
+    e_ref = np.array([r["e_ref"] for r in runs])
+    headline = Headline(np.array([r["distilled"][at] for r in runs]), e_ref, np.array([rf[r["seed"]] for r in runs]),
+                        (c.headline, c.headline * (c.d + 1)))
+    tol = p.claims.tol
+    whole = [None if r["m2"] is None else r["m1"] + r["m2"] for r in runs]
+    rs = _compression(runs, "random_subset", whole, f"e_ref + {tol:g}", tol)
+    p1 = _compression(runs, "random_phase1", [r["m1"] for r in runs], f"e_ref + {tol / 2:g} (phase 1 alone)",
+                      tol / 2)
     reached = [r for r in search if r["memory"] is not None]
     x_grid = [r["r"] ** 2 * r["d"] + r["width"] for r in reached]
     fit = power_fit(x_grid, [r["memory"] for r in reached]) if len(reached) >= 3 else None
@@ -59,15 +69,13 @@ def evaluate(ctx: StageContext[Params], shards: int) -> dict[str, float]:
                   [np.nan if r["max_angle_phase1"] is None else r["max_angle_phase1"] for r in search])))}
     # the exponent if M1* and M2* were the same in every cell (memory = const x (d + 1)): bookkeeping alone
     bookkeeping = power_fit(x_grid, [r["d"] + 1 for r in reached]).slope.mean if fit else None
+    phase1_r, phase2_L = _per_phase(reached)
     least, where = _headroom(refs, search)
-    headline = Headline({m: _by_seed([r for r in runs if r["budget"] == c.headline], m) for m in METHODS},
-                        _by_seed(cref, "e_ref"), _by_seed(cref, "e_random_features"),
-                        (c.headline, c.headline * (c.d + 1)), {m: curves[m][-1] for m in METHODS}, c.budgets[-1])
-    grid = Grid(fit, bookkeeping, len(reached), len(search), least, where, energy,
+    grid = Grid(fit, bookkeeping, phase1_r, phase2_L, len(reached), len(search), least, where, energy,
                 min(r["energy_w1"] for r in refs))
-    verdicts = claims(headline, grid, p.claims)
-    save_figure(plot_error_vs_memory([b * (c.d + 1) for b in c.budgets], curves, e_ref.mean, e_rf.mean,
-                                     f"d={c.d}, r={c.r}, L={c.width}; {c.seeds} seeds, M1 = M2 = M/2"),
+    verdicts = claims(headline, rs, p1, grid, p.claims)
+    save_figure(plot_error_vs_memory(runs, e_ref.mean(), float(np.mean(headline.e_rf)), tol,
+                                     f"d={c.d}, r={c.r}, L={c.width}; {c.seeds} seeds; distilled M1 = M2 = M/2"),
                 ctx.output("error_vs_memory.png"))
     save_figure(plot_memory_scaling(reached, fit), ctx.output("memory_scaling.png"))
     metrics = {"reference_error_max": max(r["e_ref"] for r in refs),
@@ -78,14 +86,10 @@ def evaluate(ctx: StageContext[Params], shards: int) -> dict[str, float]:
                "least_headroom_grid": least,
                "memory_fit_r2": fit.r2 if fit else float("nan"),
                "cells_reached": len(reached), "cells": len(search),
-               "phase1_memory_exponent_r2d": _exponent([r["r"] ** 2 * r["d"] for r in reached],
-                                                       [r["m1"] * (r["d"] + 1) for r in reached]),
-               "memory_exponent_d": _exponent([r["d"] for r in reached], [r["memory"] for r in reached]),
-               "phase1_points_exponent_r": _exponent([r["r"] for r in reached], [r["m1"] for r in reached]),
-               "phase2_memory_exponent_L": _exponent([r["width"] for r in reached],
-                                                     [r["m2"] * (r["d"] + 1) for r in reached]),
-               **{f"headline_{m}_error": curves[m][at].mean for m in METHODS},
-               "headline_full_data_error": e_ref.mean,
+               "phase1_points_exponent_r": phase1_r.mean, "phase2_memory_exponent_L": phase2_L.mean,
+               "headline_distilled_error": float(np.mean(headline.distilled)),
+               "headline_full_data_error": float(e_ref.mean()),
+               "compression_random_subset": rs.ratio().mean, "compression_random_phase1": p1.ratio().mean,
                **{f"energy_{k}": v for k, v in energy.items()}}
     metrics = {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in metrics.items()}
     write_metrics(ctx.out, {k: v for k, v in metrics.items() if v is not None}, verdicts)

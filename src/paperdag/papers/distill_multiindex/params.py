@@ -48,7 +48,8 @@ class GridParams(ParamsModel):
 
 
 class CompareParams(ParamsModel):
-    """Methods at equal memory in one cell, over seeds (budget.compare)."""
+    """The comparison cell, over seeds: the distilled set at equal budgets and its memory-to-target against the
+    real-data baselines' (budget.py, baselines.py)."""
 
     d: int = Field(ge=2, le=10_000, description="input dimension of the comparison cell")
     r: int = Field(ge=1, le=100, description="intrinsic dimension of the comparison cell")
@@ -56,13 +57,19 @@ class CompareParams(ParamsModel):
     seeds: int = Field(ge=3, le=100, description="independent seeds (task, data, initialisation)")
     budgets: Sizes = Field(description="total distilled points M = M1 + M2, split evenly between the phases")
     headline: int = Field(ge=2, le=100_000, description="the budget M at which the first claim is judged")
+    sizes: Sizes = Field(description="ascending real-subset sizes searched by the baselines (points; nested prefixes "
+                         "of one permutation of the phase-1 rows)")
+    ridges: list[Annotated[float, Field(gt=0.0, le=1e6)]] = Field(
+        min_length=1, description="ridge lam candidates of the random-subset baseline, chosen per size by the error on "
+        "the real phase-2 rows (a validation split disjoint from the subset)")
 
 
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
     tol: float = Field(gt=0.0, le=1.0, description="allowed excess relative test error over the full-data network")
-    min_gain: float = Field(ge=1.0, description="random subset's error must exceed the distilled one by this factor")
+    min_compression: float = Field(ge=1.0, description="a real-data baseline must need at least this factor more "
+                                   "points (memory) than the distilled set to reach the same target error")
     energy_min: float = Field(gt=0.0, le=1.0, description="'most energy in span(U)': minimum energy fraction")
     slope_tol: float = Field(ge=0.0, le=1.0, description="allowance on the fitted exponent of memory vs r^2 d + L")
 
@@ -86,8 +93,10 @@ class Params(ParamsModel):
             raise ValueError("r must not exceed d")
         if any(b % 2 for b in self.compare.budgets) or self.compare.headline not in self.compare.budgets:
             raise ValueError("compare.budgets must be even and contain compare.headline")
-        if self.grid.m1 != sorted(self.grid.m1) or self.grid.m2 != sorted(self.grid.m2):
-            raise ValueError("grid.m1 and grid.m2 must be ascending")
+        if any(s != sorted(s) for s in (self.grid.m1, self.grid.m2, self.compare.sizes)):
+            raise ValueError("grid.m1, grid.m2 and compare.sizes must be ascending")
         if max([*self.grid.m1, *self.grid.m2, *self.compare.budgets]) > min(self.data.n_phase1, self.data.n_phase2):
             raise ValueError("distilled sets start from distinct real rows: sizes must not exceed n_phase1, n_phase2")
+        if max(self.compare.sizes) > self.data.n_phase1:
+            raise ValueError("compare.sizes are subsets of the phase-1 rows: they must not exceed n_phase1")
         return self

@@ -1,5 +1,5 @@
 """The distill_multiindex DAG: prepare (tasks) -> reference (full-data networks) -> distill shards (memory search)
-and compare (methods at equal memory) -> evaluate. Imported only by the registry."""
+and compare (the comparison cell: distilled vs real-data baselines) -> evaluate. Imported only by the registry."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -12,7 +12,7 @@ DISTILL = ("data", "network", "distill", "grid", "claims")
 PIPELINE = Pipeline(
     slug="distill_multiindex",
     title="Dataset distillation for two-layer ReLU networks on multi-index models: memory r^2 d + L",
-    headline=("reference_error_max", "memory_exponent", "headline_distilled_error", "headline_random_subset_error"),
+    headline=("reference_error_max", "memory_exponent", "headline_distilled_error", "compression_random_subset"),
     params_model=Params,
     stages=(
         Stage("prepare", "prepare", "prepare:prepare", params=SETUP, outputs=("tasks.parquet", "provenance.json")),
@@ -22,7 +22,7 @@ PIPELINE = Pipeline(
                 outputs=("search.parquet", "sets.safetensors"), args={"shard": i, "shards": SHARDS},
                 resources=Resources(cpus=1, gpus=0.5)) for i in range(SHARDS)),
         Stage("compare", "train", "compare:compare", upstream=("reference",),
-              params=("data", "network", "distill", "compare"), outputs=("compare.parquet",),
+              params=(*DISTILL, "compare"), outputs=("compare.parquet",),
               resources=Resources(cpus=1, gpus=0.5)),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
               upstream=("reference", "compare", *(f"distill_{i}" for i in range(SHARDS))),

@@ -5,30 +5,36 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from paperdag.common.stats import Interval
+from paperdag.common.stats import mean_ci
 from paperdag.io import new_figure
 
 from .stats import PowerFit
 
-COLORS = {"distilled": "tab:blue", "no_phase1_match": "tab:orange", "random_subset": "tab:gray"}
+CURVES = {"distilled": ("budgets", "tab:blue", "o-", "distilled (M1 = M2 = M/2)"),
+          "random_subset": ("sizes", "tab:gray", "s-", "random subset (both phases, lam on validation)"),
+          "random_phase1": ("sizes", "tab:orange", "^--", "random phase-1 points, real phase 2")}
 
 
-def plot_error_vs_memory(memory: list[int], curves: dict[str, list[Interval]], e_ref: float, e_rf: float,
-                         title: str) -> Figure:
-    """Relative test error vs memory per method (mean and 95% CI over seeds), with the full-data, random-feature
-    and zero-predictor levels as horizontal lines."""
-    fig, ax = new_figure(7.4, 3.8)
-    for method, iv in curves.items():
+def plot_error_vs_memory(runs: list[dict], e_ref: float, e_rf: float, tol: float, title: str) -> Figure:
+    """Relative test error vs points stored per method (mean and 95% CI over the seeds' rows of compare.parquet),
+    with the full-data level, the two targets (e_ref + tol; e_ref + tol / 2 for phase 1 alone), the random-feature
+    and zero-predictor levels as horizontal lines; where a curve first crosses its target is the memory its
+    compression ratio uses."""
+    fig, ax = new_figure(7.8, 3.8)
+    for method, (x, color, style, label) in CURVES.items():
+        iv = [mean_ci([r[method][k] for r in runs]) for k in range(len(runs[0][x]))]
         mean = np.array([i.mean for i in iv])
         lo, hi = np.array([i.lo for i in iv]), np.array([i.hi for i in iv])
-        ax.plot(memory, mean, "o-", color=COLORS[method], label=method.replace("_", " "))
-        ax.fill_between(memory, np.maximum(lo, 1e-4), hi, color=COLORS[method], alpha=0.2)
+        ax.plot(runs[0][x], mean, style, color=color, ms=4, label=label)
+        ax.fill_between(runs[0][x], np.maximum(lo, 1e-4), hi, color=color, alpha=0.2)
     ax.axhline(e_ref, color="k", ls="--", lw=1, label="full data (phase 1 + ridge)")
+    ax.axhline(e_ref + tol, color="tab:green", ls="-.", lw=1, label=f"target e_ref + {tol:g}")
+    ax.axhline(e_ref + tol / 2, color="tab:olive", ls="-.", lw=0.8, label=f"phase-1 target e_ref + {tol / 2:g}")
     ax.axhline(e_rf, color="tab:red", ls=":", lw=1, label="full data, no phase 1 (random features)")
     ax.axhline(1.0, color="k", ls=":", lw=0.8, label="zero predictor")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("memory of the training set (numbers stored)")
+    ax.set_xlabel("points stored (each d + 1 numbers)")
     ax.set_ylabel("relative test error  MSE / Var y")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))

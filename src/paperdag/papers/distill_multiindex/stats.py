@@ -1,4 +1,5 @@
-"""The log-log scaling fit of memory-to-target (means over seeds use paperdag.common.stats.mean_ci)."""
+"""Log-log scaling fits of memory-to-target: on one variable (power_fit) and on several at once (loglinear_fit).
+Means over seeds use paperdag.common.stats.mean_ci."""
 
 from __future__ import annotations
 
@@ -25,3 +26,33 @@ def power_fit(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> PowerFit:
     half = stats.t.ppf(0.5 + level / 2, len(x) - 2) * fit.stderr
     return PowerFit(Interval(fit.slope, fit.slope - half, fit.slope + half, len(x), level), fit.intercept,
                     fit.rvalue**2)
+
+
+@dataclass(frozen=True)
+class LogLinearFit:
+    """log y = c + sum_k b_k log x_k by least squares: each exponent b_k with its CI (n = the points fitted), R^2."""
+
+    exponents: dict[str, Interval]
+    r2: float
+
+
+def loglinear_fit(y: np.ndarray, regressors: dict[str, np.ndarray], level: float = 0.95) -> LogLinearFit:
+    """Ordinary least squares of log y on an intercept and the log x_k that take more than one value (a constant
+    x_k has no exponent: nan). CI b_k +- t_{level, n-p} sqrt(s^2 [(Z^T Z)^-1]_kk) with s^2 = RSS / (n - p), p the
+    number of columns of the design Z = [1, log x_k ...]; with one regressor this is ``power_fit``'s interval."""
+    ly = np.log(np.asarray(y, float))
+    names = [k for k, x in regressors.items() if len(np.unique(x)) > 1]
+    Z = np.column_stack([np.ones_like(ly), *(np.log(np.asarray(regressors[k], float)) for k in names)])
+    n, cols = Z.shape
+    nan = Interval(float("nan"), float("nan"), float("nan"), n, level)
+    if n <= cols:
+        return LogLinearFit({k: nan for k in regressors}, float("nan"))
+    beta, *_ = np.linalg.lstsq(Z, ly, rcond=None)
+    resid = ly - Z @ beta
+    s2 = float(resid @ resid) / (n - cols)
+    se = np.sqrt(s2 * np.diag(np.linalg.inv(Z.T @ Z)))
+    half = stats.t.ppf(0.5 + level / 2, n - cols) * se
+    fitted = {k: Interval(float(beta[i]), float(beta[i] - half[i]), float(beta[i] + half[i]), n, level)
+              for i, k in enumerate(names, start=1)}
+    r2 = 1.0 - float(resid @ resid) / float(((ly - ly.mean()) ** 2).sum())
+    return LogLinearFit({k: fitted.get(k, nan) for k in regressors}, r2)
