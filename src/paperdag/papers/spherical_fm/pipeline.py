@@ -7,11 +7,11 @@ from .params import Params
 
 METHODS = ("icfm", "otcfm", "sotcfm", "sfm")  # the baselines, then the paper's two methods (flows.SPECS)
 GEN_OUT = ("weights.safetensors", "samples.safetensors")
-PLOTS = ("samples.png", "metric_vs_steps.png", "observation.png", "labels.png")
+PLOTS = ("samples.png", "metric_vs_steps.png", "budget_sweep.png", "observation.png", "labels.png")
 
 PIPELINE = Pipeline(
     slug="spherical_fm",
-    title="Spherical flow matching: SOT-CFM and SFM vs Euclidean flow matching on real digit images",
+    title="Spherical flow matching: SOT-CFM and SFM vs Euclidean flow matching on real images",
     headline=("fd_sfm_5", "fd_otcfm_5", "fd_sfm_20", "fd_otcfm_20"),
     params_model=Params,
     stages=(

@@ -59,6 +59,28 @@ def plot_metric_vs_steps(summary: dict[tuple[str, int], dict[str, Interval]], me
     return fig
 
 
+def plot_budget_sweep(sweep: dict[int, dict[tuple[str, int], np.ndarray]], gaussian_fd: float, methods: list[str],
+                      steps: list[int], competent: float) -> Figure:
+    """FD / Gaussian FD (mean over seeds) against the training budget, one panel per sampler step count, with the
+    fitted Gaussian (1) and the competence bound ``competent`` as lines."""
+    fig, axes = new_figure(3.2 * len(steps), 3.0, ncols=len(steps))
+    budgets = sorted(sweep)
+    for ax, k in zip(np.atleast_1d(axes), steps, strict=True):
+        for m in methods:
+            ax.plot(budgets, [sweep[b][(m, k)].mean() / gaussian_fd for b in budgets], marker="o", color=COLORS[m],
+                    label=NAMES[m])
+        ax.axhline(1.0, color="tab:purple", ls="--", lw=1, label="Gaussian fit")
+        ax.axhline(competent, color="k", ls=":", lw=1, label="competence bound")
+        ax.set_xscale("log")
+        ax.minorticks_off()
+        ax.set_xticks(budgets, [str(b) for b in budgets])
+        ax.set_xlabel("training steps")
+        ax.set_title(f"{k} sampler steps", fontsize=9)
+    np.atleast_1d(axes)[0].set_ylabel("FD / Gaussian FD")
+    np.atleast_1d(axes)[0].legend(fontsize=7)
+    return fig
+
+
 def plot_observation(observation: dict[str, dict[str, dict[str, float]]]) -> Figure:
     """Test accuracy of the original, sphere-projected and norm-only representations per dataset and pixel scale,
     with chance as a tick; the norm CV in each panel's title."""

@@ -1,4 +1,5 @@
-"""Stage ``prepare``: draw and split the MNIST and digits images and store them as Parquet, with their provenance."""
+"""Stage ``prepare``: draw and split the MNIST and digits images and the photo crops, store them as Parquet, with
+their provenance."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 from paperdag.io import write_json, write_table
 from paperdag.stage import StageContext
 
-from .data import DATASETS, load_raw, pool, subsample_split
+from .data import DATASETS, load_photos, load_raw, photo_crops, pool, subsample_split
 from .params import Params
 
 DATA_FILE = "data.parquet"
@@ -21,11 +22,17 @@ def prepare(ctx: StageContext[Params]) -> dict[str, float]:
     columns: dict[str, list] = {"dataset": [], "split": [], "label": [], "pixels": []}
     provenance = {}
     for name in DATASETS:
-        pixels, labels, provenance[name] = load_raw(name)
+        if name == "photos":
+            images, provenance[name] = load_photos()
+            pixels, labels = photo_crops(images, d.photo_crops, d.crop_side, ctx.rng)
+            provenance[name]["crops"] = f"{d.photo_crops} uniform {d.crop_side}x{d.crop_side} RGB crops"
+        else:
+            pixels, labels, provenance[name] = load_raw(name)
         if name == "mnist":
             pixels = pool(pixels, d.mnist_pool)
             provenance[name]["pooling"] = f"{d.mnist_pool}x{d.mnist_pool} average"
-        idx, parts = subsample_split(len(labels), d.max_rows, d.test_frac, ctx.rng)
+        idx, parts = subsample_split(len(labels), len(labels) if name == "photos" else d.max_rows, d.test_frac,
+                                     ctx.rng)
         columns["dataset"] += [name] * len(idx)
         columns["split"] += parts.tolist()
         columns["label"] += labels[idx].tolist()

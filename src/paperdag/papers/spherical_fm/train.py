@@ -1,5 +1,6 @@
-"""Stage ``train_<method>``: train one generator (flows.SPECS[method]) for each seed on the MNIST training images and
-sample it with every step count; samples are stored as 8-bit images, as any image generator's output would be."""
+"""Stage ``train_<method>``: train one generator (flows.SPECS[method]) for each training budget and seed on the MNIST
+training images and sample it with every step count; samples are stored as 8-bit images, as any image generator's
+output would be. Each budget is its own run (the cosine schedule spans it), from the same initialisation per seed."""
 
 from __future__ import annotations
 
@@ -26,24 +27,29 @@ def to_uint8(x: torch.Tensor) -> torch.Tensor:
 
 
 def train(ctx: StageContext[Params], method: str) -> dict[str, float]:
-    """weights.safetensors (one state dict per seed) and samples.safetensors ({"samples": uint8 [seed, steps, n, d]})."""
+    """weights.safetensors (one state dict per budget and seed) and samples.safetensors
+    ({"samples": uint8 [budget, seed, steps, n, d]})."""
     p, spec = ctx.params.flow, SPECS[method]
     data = torch.as_tensor(to_model_space(load_split(ctx.input("prepare", DATA_FILE), "mnist", "train")[0]),
                            device=ctx.device)
     radius = float(data.norm(dim=1).mean())
     weights, samples, final = {}, [], []
-    for s in range(p.n_seeds):
-        torch.manual_seed(ctx.params.seed * 1000 + s)  # the same initialisation for every method at seed s
-        net = VelocityMLP(data.shape[1], p.hidden, p.depth, p.time_dim).to(ctx.device)
-        gen = torch.Generator(ctx.device).manual_seed(ctx.params.seed * 1000 + s)
-        losses = train_flow(net, data, spec, radius, p.steps, p.batch, p.lr, gen,
-                            lambda k, _: ctx.report(f"seed {s} step", k + 1, p.steps))
-        for k in range(0, p.steps, max(1, p.steps // 50)):
-            ctx.log_metric("fm_loss", float(np.mean(losses[k: k + max(1, p.steps // 50)])), k, run=f"seed{s}")
-        final.append(float(np.mean(losses[-max(1, p.steps // 10):])))
-        weights |= {f"seed{s}.{k}": v for k, v in net.state_dict().items()}
-        x0 = source(p.n_samples, data.shape[1], spec, radius, gen, ctx.device)
-        samples.append(torch.stack([to_uint8(sample(net.eval(), x0, n, spec, radius)) for n in p.sample_steps]))
+    for b, budget in enumerate(p.budgets):
+        samples.append([])
+        for s in range(p.n_seeds):
+            torch.manual_seed(ctx.params.seed * 1000 + s)  # the same initialisation for every method and budget
+            net = VelocityMLP(data.shape[1], p.hidden, p.depth, p.time_dim).to(ctx.device)
+            gen = torch.Generator(ctx.device).manual_seed(ctx.params.seed * 1000 + s)
+            run = f"budget{budget}.seed{s}"
+            losses = train_flow(net, data, spec, radius, budget, p.batch, p.lr, gen,
+                                lambda k, _, run=run, budget=budget: ctx.report(f"{run} step", k + 1, budget))
+            every = max(1, budget // 50)
+            for k in range(0, budget, every):
+                ctx.log_metric("fm_loss", float(np.mean(losses[k: k + every])), k, run=run)
+            final.append(float(np.mean(losses[-max(1, budget // 10):])))
+            weights |= {f"{run}.{k}": v for k, v in net.state_dict().items()}
+            x0 = source(p.n_samples, data.shape[1], spec, radius, gen, ctx.device)
+            samples[-1].append(torch.stack([to_uint8(sample(net.eval(), x0, n, spec, radius)) for n in p.sample_steps]))
     save_tensors(ctx.output(WEIGHTS_FILE), weights, metadata={"method": method, "radius": repr(radius)})
-    save_tensors(ctx.output(SAMPLES_FILE), {"samples": torch.stack(samples)})
-    return {"final_loss_mean": float(np.mean(final)), "radius": radius}
+    save_tensors(ctx.output(SAMPLES_FILE), {"samples": torch.stack([torch.stack(by) for by in samples])})
+    return {"final_loss_mean": float(np.mean(final[-p.n_seeds:])), "radius": radius}
