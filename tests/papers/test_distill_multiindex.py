@@ -99,6 +99,20 @@ def test_surrogate_forward_is_exact_and_best_labels_solve_least_squares() -> Non
         assert loss <= (nw.correlation(W, X, best + 0.1 * torch.randn(5, dtype=F64)) - target).norm()
 
 
+def test_best_labels_do_not_depend_on_heap_contents() -> None:
+    """torch's default CPU lstsq driver reads an uninitialised pivot array (pytorch#187411): with small int32
+    tensors freed before each call its solutions differed in the last bits; the pinned driver gives one answer."""
+    g = torch.Generator().manual_seed(0)
+    W0, X = torch.randn(64, 16, generator=g, dtype=F64), torch.randn(6, 16, generator=g, dtype=F64)
+    target = torch.randn(64, 16, generator=g, dtype=F64)
+    answers = set()
+    for k in range(8):
+        junk = torch.full((8,), k, dtype=torch.int32)
+        del junk
+        answers.add(best_labels(W0, target, X).numpy().tobytes())
+    assert len(answers) == 1
+
+
 def test_gradient_matching_reduces_the_loss_and_moves_points_into_span_U() -> None:
     """Matching the population G(W_0) of a d = 16, r = 1 task: the loss drops and the points' span(U) energy rises
     far above r / d."""

@@ -59,7 +59,9 @@ def best_labels(W0: Tensor, target: Tensor, X: Tensor) -> Tensor:
     """argmin_y ||G_S(W_0) - target||_F for fixed inputs X: G_S is linear in y, so a least-squares solve."""
     basis = ((X @ W0.T > 0).to(X.dtype).T.unsqueeze(-1) * X.unsqueeze(0)) / len(X)  # L x M x d
     design = basis.permute(0, 2, 1).reshape(-1, len(X))
-    return torch.linalg.lstsq(design, target.reshape(-1, 1)).solution.squeeze(1)
+    # driver pinned: torch's CPU default (gelsy) reads an uninitialised pivot array (pytorch#187411), so its rounding
+    # depends on heap contents; gels (QR, no pivoting) is deterministic, CUDA's driver too, and the design is full rank
+    return torch.linalg.lstsq(design, target.reshape(-1, 1), driver="gels").solution.squeeze(1)
 
 
 def match_gradient(W0: Tensor, target: Tensor, X: Tensor, schedule: Schedule,
