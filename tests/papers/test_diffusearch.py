@@ -4,6 +4,7 @@ run, claims file) is checked for every paper by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -12,22 +13,44 @@ import torch
 
 from paperdag.common.masked_diffusion import MASK_ID, MaskedDiffusionLM, mask_tokens
 from paperdag.common.stats import mean_ci, paired_diff_ci
-from paperdag.common.verdicts import resolve
 from paperdag.common.tokenizer import decode
 from paperdag.common.transformer import GPT, GPTConfig
+from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.papers.diffusearch.analysis import Summary
 from paperdag.papers.diffusearch.claims import claims
-from paperdag.papers.diffusearch.decoding import ALPHABET, ALPHABET_INDEX, drive, mdm_confidence, plan_infill
-from paperdag.papers.diffusearch.experiment import sequential_fraction
-from paperdag.papers.diffusearch.mcts import Node, diffusearch
+from paperdag.papers.diffusearch.decoding import (
+    ALPHABET,
+    ALPHABET_INDEX,
+    drive,
+    mdm_confidence,
+    plan_infill,
+)
+from paperdag.papers.diffusearch.experiment import (
+    random_sequential_expectation,
+    sequential_fraction,
+)
+from paperdag.papers.diffusearch.mcts import Conventions, Node, diffusearch
 from paperdag.papers.diffusearch.params import ClaimParams
-from paperdag.papers.diffusearch.reference import (count_table_hits, dependency_order, fit_count_table, ordered_infill,
-                                                   slot_keys, statements)
-from paperdag.papers.diffusearch.task import (Program, encode_task, execute, is_sequential, sample_program,
-                                              slot_positions)
+from paperdag.papers.diffusearch.reference import (
+    count_table_hits,
+    dependency_order,
+    fit_count_table,
+    ordered_infill,
+    slot_keys,
+    statements,
+)
+from paperdag.papers.diffusearch.task import (
+    Program,
+    encode_task,
+    execute,
+    is_sequential,
+    sample_program,
+    slot_positions,
+)
 
 K = 4
+CONV = Conventions(tie_break="prior", q_init="parent", reward_norm="minmax")  # the default profile's
 
 
 def _programs(n: int, shuffle_prob: float, seed: int = 0) -> list[Program]:
@@ -84,7 +107,7 @@ def test_mcts_with_perfect_knowledge_recovers_a_dependency_order():
     programs = _programs(6, 1.0, seed=1)
     x, start = _tasks(programs)
     slots = slot_positions(K)
-    outs = drive([diffusearch(row, start, slots, 1.0, 8) for row in x], _perfect_scorer(start, "honest"), 64)
+    outs = drive([diffusearch(row, start, slots, 1.0, 8, CONV) for row in x], _perfect_scorer(start, "honest"), 64)
     for p, row, out in zip(programs, x, outs, strict=True):
         assert np.array_equal(out.tokens, row)
         filled: set[str] = set()
@@ -103,7 +126,7 @@ def test_search_overcomes_an_overconfident_prior():
     predict = _perfect_scorer(start, "overconfident")
     rng = np.random.default_rng(0)
     conf = drive([plan_infill(r, start, slots, "confidence", rng) for r in x], predict, 64)
-    search = drive([diffusearch(r, start, slots, 4.0, 16) for r in x], predict, 64)
+    search = drive([diffusearch(r, start, slots, 4.0, 16, CONV) for r in x], predict, 64)
     solved = [sum(np.array_equal(o.tokens, r) for o, r in zip(outs, x, strict=True)) for outs in (conf, search)]
     assert solved[1] >= solved[0] + 3
 
@@ -115,20 +138,48 @@ def test_decoders_agree_on_a_trivially_ordered_task():
     predict = _perfect_scorer(start, "lucky")
     decoders = [mdm_confidence(r, start) for r in x]
     decoders += [plan_infill(r, start, slots, p, rng) for p in ("l2r", "confidence", "random") for r in x]
-    decoders += [diffusearch(r, start, slots, 1.0, 4) for r in x]
+    decoders += [diffusearch(r, start, slots, 1.0, 4, CONV) for r in x]
     for i, out in enumerate(drive(decoders, predict, 64)):
         assert np.array_equal(out.tokens, x[i % len(x)])
     assert [o.forwards for o in drive([plan_infill(r, start, slots, "l2r", rng) for r in x], predict, 8)] == [5] * 5
 
 
 def test_puct_scores_by_hand():
+    """Q + c P sqrt(N) / (1 + n) under each Q convention, computed by hand."""
     node = Node(prior=np.array([0.5, 0.3, 0.2, 0.0]), tokens=np.zeros(4, dtype=np.int64))
     node.visits[:] = [3, 1, 0, 0]
     node.value_sum[:] = [1.5, 0.9, 0.0, 0.0]
     c, n = 2.0, 4
-    expected = [1.5 / 3 + c * 0.5 * np.sqrt(n) / 4, 0.9 + c * 0.3 * np.sqrt(n) / 2, c * 0.2 * np.sqrt(n), -np.inf]
-    np.testing.assert_allclose(node.puct(c), expected)
-    assert sequential_fraction([0, 2, 1, 3]) == 0.75 and sequential_fraction([0, 1, 2]) == 1.0
+    u = np.array([c * 0.5 * np.sqrt(n) / 4, c * 0.3 * np.sqrt(n) / 2, c * 0.2 * np.sqrt(n), -np.inf])
+    raw = Conventions("index", "zero", "none")
+    np.testing.assert_allclose(node.puct(c, raw, (0.4, 0.9)), np.array([0.5, 0.9, 0.0, 0.0]) + u)
+    parent = (1.5 + 0.9) / 4  # first-play urgency: the node's mean value
+    np.testing.assert_allclose(node.puct(c, Conventions("index", "parent", "none"), (0.4, 0.9)),
+                               np.array([0.5, 0.9, parent, parent]) + u)
+    minmax = (np.array([0.5, 0.9, parent, parent]) - 0.4) / 0.5
+    np.testing.assert_allclose(node.puct(c, CONV, (0.4, 0.9)), minmax + u)
+    np.testing.assert_allclose(node.puct(c, CONV, (0.6, 0.6)), np.array([0.5, 0.9, parent, parent]) + u)
+
+
+def test_tie_break_at_a_fresh_node():
+    """At N = 0 every PUCT score is Q: "index" takes the leftmost legal slot, "prior" the most confident one."""
+    node = Node(prior=np.array([0.0, 0.2, 0.7, 0.1]), tokens=np.zeros(4, dtype=np.int64))
+    assert node.select(1.0, Conventions("index", "zero", "none"), (0.0, 0.0)) == 1
+    assert node.select(1.0, Conventions("prior", "zero", "none"), (0.0, 0.0)) == 2
+    node.visits[:] = [0, 1, 0, 0]  # one visit: Q = 0 for unvisited edges exploits the visited one, parent mean not
+    node.value_sum[:] = [0, 0.6, 0, 0]
+    assert node.select(0.1, Conventions("prior", "zero", "none"), (0.6, 0.6)) == 1
+    assert node.select(0.1, Conventions("prior", "parent", "none"), (0.6, 0.6)) == 2
+
+
+def test_sequential_share_excludes_the_forced_commit_and_matches_random_enumeration():
+    """Free commits only; the uniformly random order's expectation (H_S - 1) / (S - 1) equals the mean over all
+    S! orders, enumerated."""
+    assert sequential_fraction([0, 2, 1, 3]) == pytest.approx(2 / 3) and sequential_fraction([0, 1, 2]) == 1.0
+    assert sequential_fraction([2, 1, 0]) == 0.0
+    for s in (2, 3, 5):
+        enumerated = np.mean([sequential_fraction(list(p)) for p in itertools.permutations(range(s))])
+        assert random_sequential_expectation(s) == pytest.approx(enumerated)
 
 
 def test_mdm_is_bidirectional_and_masks_only_maskable_tokens():
@@ -142,7 +193,7 @@ def test_mdm_is_bidirectional_and_masks_only_maskable_tokens():
     assert torch.allclose(ar(x)[0, 0], ar(y)[0, 0])
     maskable = torch.zeros(64, 12, dtype=torch.bool)
     maskable[:, 8:] = True
-    xt, masked, t = mask_tokens(torch.randint(0, 256, (64, 12)), maskable, torch.Generator().manual_seed(0), 1e-3)
+    xt, masked, _ = mask_tokens(torch.randint(0, 256, (64, 12)), maskable, torch.Generator().manual_seed(0), 1e-3)
     assert (masked <= maskable).all() and masked.any(dim=1).all() and ((xt == MASK_ID) == masked).all()
 
 
@@ -158,7 +209,7 @@ def _summary(mcts: float, fixed: float, ar: float, seq: float = 0.4) -> Summary:
     zero = mean_ci([-0.01, 0.0, 0.01])
     return Summary(accuracy={d: iv[d] for d in ("ar", "pi_l2r", "pi_confidence", "pi_random", "mcts_c1_n8")},
                    grid={d: iv[d] for d in per_seed if d.startswith("mcts_")}, per_seed=per_seed,
-                   gain_vs_plan_infill=gain, gain_vs_best_fixed=gain, gain_vs_confidence=gain,
+                   best_fixed="pi_l2r", gain_vs_best_fixed=gain, gain_vs_confidence=gain, gain_vs_l2r=gain,
                    gain_vs_ar=paired_diff_ci(per_seed["mcts_c1_n8"], per_seed["ar"]), effect_c=zero, effect_sims=zero,
                    c_over_sims=zero, sequential_share=mean_ci([seq - 0.01, seq, seq + 0.01]),
                    random_sequential_share=mean_ci([0.44, 0.46, 0.47]), deviated_share=0.6, deviated_mcts=iv["pi_l2r"],
@@ -181,6 +232,7 @@ def test_claims_fail_when_search_does_not_help():
     verdicts = {c.id: c.verdict for c in resolve(claims(_summary(0.5, 0.6, 0.7), SANITY, _base(0.8), PARAMS))}
     assert {v for k, v in verdicts.items() if k.endswith(("count_table", "count_answer", "headroom"))} == {"holds"}
     assert verdicts["mcts_beats_plan_infill"] == "fails" and verdicts["mcts_at_least_on_par_with_ar"] == "fails"
+    assert verdicts["mcts_beats_best_fixed_order"] == "fails"
     assert verdicts["orders_mostly_sequential"] == "fails" and verdicts["deviations_beat_left_to_right"] == "fails"
     assert verdicts["exploration_beats_simulations"] == "inconclusive"  # zero effects: no sign
     assert verdicts["search_costs_forward_passes"] == "fails"
@@ -193,7 +245,8 @@ def test_search_findings_are_inconclusive_without_order_headroom():
     flat = {c.id: c for c in resolve(claims(_summary(0.7, 0.6, 0.7), SANITY, _base(0.6), PARAMS))}
     assert {c.id: c.verdict for c in resolve(good)}["mcts_beats_plan_infill"] == "holds"
     assert flat["order_headroom"].verdict == "fails"
-    for cid in ("mcts_beats_plan_infill", "exploration_beats_simulations", "deviations_beat_left_to_right"):
+    for cid in ("mcts_beats_plan_infill", "mcts_beats_best_fixed_order", "exploration_beats_simulations",
+                "deviations_beat_left_to_right"):
         assert flat[cid].verdict == "inconclusive" and "order_headroom" in flat[cid].reason
     assert flat["mcts_at_least_on_par_with_ar"].verdict == "holds"
 
@@ -258,3 +311,4 @@ def test_smoke_pipeline_decodes_every_task_with_every_decoder(smoke_runs):
     kinds = {c["id"]: c["kind"] for c in runs.metrics()["claims"]}
     assert kinds["order_headroom"] == "precondition" and kinds["search_costs_forward_passes"] == "check"
     assert kinds["mcts_beats_plan_infill"] == kinds["exploration_beats_simulations"] == "evidence"
+    assert kinds["mcts_beats_best_fixed_order"] == "evidence"

@@ -7,7 +7,8 @@ par with autoregressive decoding (paper: +3.2 pp), at LLaDA/Dream-7B scale on MA
 exploration constants matter more than more simulations; chosen orders are mostly sequential.
 Here: a same-size MDM and AR transformer trained from scratch on straight-line programs mod 10.
 
-Methods: DiffuSearch (mcts.py; PUCT as in Silver et al. 2017). Baselines (decoding.py): AR greedy; MDM confidence
+Methods: DiffuSearch (mcts.py; PUCT as in Silver et al. 2017; its unstated conventions, the tie-break at N = 0, the Q
+of unvisited edges and reward normalisation, are params). Baselines (decoding.py): AR greedy; MDM confidence
 unmasking (Chang et al. 2022, MaskGIT; Nie et al. 2025, LLaDA); plan-and-infill with left-to-right, confidence
 and random slot orders. MDM training: random-ratio masking (Sahoo et al. 2024, MDLM; common/masked_diffusion.py).
 Regime (reference.py): a statement-count table (the trivial baseline) and the MDM in an oracle dependency order.

@@ -1,11 +1,13 @@
 """From per-task decoder rows to the quantities the claims compare (per seed, then t-intervals over seeds).
 
     acc_d(seed)           = mean_tasks solved(d, task, seed)
-    gain vs plan-infill   = acc_MCTS - (1/3) sum_{o in l2r, confidence, random} acc_PI-o       (paired over seeds)
+    gain vs confidence    = acc_MCTS - acc_PI-confidence   (the plan-and-infill baseline; paired over seeds)
+    gain vs best fixed    = acc_MCTS - max_{o in l2r, confidence, random} acc_PI-o  (the best order by mean accuracy)
     effect of c           = mean_n [acc(c_max, n) - acc(c_min, n)]
     effect of simulations = mean_c [acc(c, n_max) - acc(c, n_min)]
     c over simulations    = effect of c - effect of simulations                             (paired over seeds)
-    sequential share      = per seed, the mean over tasks of the fraction of commits taking the leftmost open slot
+    sequential share      = per seed, the mean over tasks of the fraction of free commits (the last is forced)
+                            taking the leftmost open slot (experiment.sequential_fraction)
     cost_d                = sum forward passes / sum solved tasks (pooled over seeds)
 """
 
@@ -29,9 +31,10 @@ class Summary:
     accuracy: dict[str, Interval]  # decoder -> accuracy over seeds
     grid: dict[str, Interval]  # mcts label -> accuracy over seeds
     per_seed: dict[str, np.ndarray]  # decoder or mcts label -> accuracy per seed (ascending seed)
-    gain_vs_plan_infill: Interval
+    best_fixed: str  # the fixed-order decoder with the highest mean accuracy
     gain_vs_best_fixed: Interval
     gain_vs_confidence: Interval
+    gain_vs_l2r: Interval
     gain_vs_ar: Interval
     effect_c: Interval
     effect_sims: Interval
@@ -64,7 +67,6 @@ def summarise(table: dict[str, list], c_puct: float, n_sim: int, c_grid: list[fl
     grid = {mcts_name(c, n): _by_seed(t, mcts_name(c, n)) for c in c_grid for n in sim_grid}
     share = {d: np.array([t["sequential"][(t["decoder"] == d) & (t["seed"] == s)].mean()
                           for s in np.unique(t["seed"])]) for d in (main, "pi_random")}
-    fixed = np.mean([acc[f"pi_{p}"] for p in POLICIES], axis=0)
     best = max((f"pi_{p}" for p in POLICIES), key=lambda d: acc[d].mean())
     eff_c = np.mean([grid[mcts_name(c_grid[-1], n)] - grid[mcts_name(c_grid[0], n)] for n in sim_grid], axis=0)
     eff_n = np.mean([grid[mcts_name(c, sim_grid[-1])] - grid[mcts_name(c, sim_grid[0])] for c in c_grid], axis=0)
@@ -80,9 +82,10 @@ def summarise(table: dict[str, list], c_puct: float, n_sim: int, c_grid: list[fl
         accuracy={d: mean_ci(v, confidence) for d, v in acc.items()},
         grid={d: mean_ci(v, confidence) for d, v in grid.items()},
         per_seed=acc | grid,
-        gain_vs_plan_infill=paired_diff_ci(acc[main], fixed, confidence),
+        best_fixed=best,
         gain_vs_best_fixed=paired_diff_ci(acc[main], acc[best], confidence),
         gain_vs_confidence=paired_diff_ci(acc[main], acc["pi_confidence"], confidence),
+        gain_vs_l2r=paired_diff_ci(acc[main], acc["pi_l2r"], confidence),
         gain_vs_ar=paired_diff_ci(acc[main], acc["ar"], confidence),
         effect_c=mean_ci(eff_c, confidence), effect_sims=mean_ci(eff_n, confidence),
         c_over_sims=paired_diff_ci(eff_c, eff_n, confidence),

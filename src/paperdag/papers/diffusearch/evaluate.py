@@ -35,11 +35,11 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     metrics |= {"acc_oracle_order": round(oracle, 4),
                 "order_headroom": round(oracle - summary.accuracy["pi_l2r"].mean, 4),
                 "dependency_ordered_share": round(base["dependency_ordered_share"], 4)}
-    for name in ("gain_vs_plan_infill", "gain_vs_ar", "effect_c", "effect_sims"):
+    for name in ("gain_vs_confidence", "gain_vs_best_fixed", "gain_vs_ar", "effect_c", "effect_sims"):
         metrics[name] = round(getattr(summary, name).mean, 4)
     metrics |= {"sequential_share": round(summary.sequential_share.mean, 4)}
     write_metrics(ctx.out, metrics, claims(summary, sanity, base, p.claims))
     save_figure(plot_decoders(summary), ctx.output("decoders.png"))
     save_figure(plot_grid(summary, s.c_grid, s.sim_grid), ctx.output("grid.png"))
     save_figure(plot_orders(summary), ctx.output("orders.png"))
-    return {k: metrics[k] for k in ("gain_vs_plan_infill", "gain_vs_ar", "effect_c", "effect_sims", "order_headroom")}
+    return {k: metrics[k] for k in ("gain_vs_confidence", "gain_vs_ar", "effect_c", "effect_sims", "order_headroom")}

@@ -11,8 +11,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .decoding import Decoded, Decoder, Predict, ar_greedy, drive, mdm_confidence, plan_infill
-from .mcts import diffusearch
+from .decoding import (
+    Decoded,
+    Decoder,
+    Predict,
+    ar_greedy,
+    drive,
+    mdm_confidence,
+    plan_infill,
+)
+from .mcts import Conventions, diffusearch
 from .task import answer_value
 
 POLICIES = ("l2r", "confidence", "random")
@@ -24,26 +32,34 @@ def mcts_name(c: float, n_sim: int) -> str:
 
 
 def mdm_decoders(x: np.ndarray, answer_start: int, slots: np.ndarray, grid: list[tuple[float, int]],
-                 rng: np.random.Generator) -> dict[str, Decoder]:
+                 conv: Conventions, rng: np.random.Generator) -> dict[str, Decoder]:
     """The MDM decoders of one task, by label."""
     decs: dict[str, Decoder] = {"mdm_confidence": mdm_confidence(x, answer_start)}
     decs |= {f"pi_{p}": plan_infill(x, answer_start, slots, p, rng) for p in POLICIES}
-    decs |= {mcts_name(c, n): diffusearch(x, answer_start, slots, c, n) for c, n in grid}
+    decs |= {mcts_name(c, n): diffusearch(x, answer_start, slots, c, n, conv) for c, n in grid}
     return decs
 
 
 def sequential_fraction(order: list[int]) -> float:
-    """Fraction of commits that took the leftmost unfilled slot."""
+    """Fraction of the free commits (all but the last, which has one open slot and no choice) that took the
+    leftmost unfilled slot. A uniformly random order scores (H_S - 1) / (S - 1) in expectation, H_S = sum_j 1/j
+    (``random_sequential_expectation``)."""
     left, hits = sorted(order), 0
-    for a in order:
+    for a in order[:-1]:
         hits += a == left[0]
         left.remove(a)
-    return hits / len(order)
+    return hits / (len(order) - 1)
+
+
+def random_sequential_expectation(slots: int) -> float:
+    """E[sequential_fraction] of a uniformly random order of S slots: with j slots open the leftmost is taken with
+    probability 1/j, so the free commits (j = S..2) average (H_S - 1) / (S - 1)."""
+    return sum(1 / j for j in range(2, slots + 1)) / (slots - 1)
 
 
 def run_decoders(tokens: np.ndarray, answers: np.ndarray, answer_start: int, slots: np.ndarray,
-                 grid: list[tuple[float, int]], mdm: Predict, ar: Predict, chunk: int, block: int,
-                 rng: np.random.Generator, progress: Callable[[int], None]) -> dict[str, list]:
+                 grid: list[tuple[float, int]], conv: Conventions, mdm: Predict, ar: Predict, chunk: int,
+                 block: int, rng: np.random.Generator, progress: Callable[[int], None]) -> dict[str, list]:
     """Columns task, decoder, solved, trace_exact, forwards, sequential, order: one row per (task, decoder).
     Tasks run in blocks of ``block`` (all decoders of a block batched together)."""
     k = len(slots) - 1
@@ -51,7 +67,7 @@ def run_decoders(tokens: np.ndarray, answers: np.ndarray, answer_start: int, slo
                              "sequential": [], "order": []}
     for lo in range(0, len(tokens), block):
         ids = range(lo, min(lo + block, len(tokens)))
-        per_task = [mdm_decoders(tokens[i], answer_start, slots, grid, rng) for i in ids]
+        per_task = [mdm_decoders(tokens[i], answer_start, slots, grid, conv, rng) for i in ids]
         labels = [(i, name) for i, decs in zip(ids, per_task, strict=True) for name in decs]
         results = drive([d for decs in per_task for d in decs.values()], mdm, chunk)
         ar_results = drive([ar_greedy(tokens[i], answer_start) for i in ids], ar, chunk)

@@ -4,24 +4,53 @@ A state is the partially filled answer; an action a picks the next unfilled slot
 MDM's argmax there (so transitions are deterministic). At a node with model scores p:
 
     prior      P(a) = c_a / sum_b c_b,   c_a = max_w p(x_a = w | state)        (slot confidence)
-    selection  a* = argmax_a  Q(s, a) + c_puct * P(a) * sqrt(N(s)) / (1 + n(s, a))   (PUCT; Q = 0 when n = 0)
+    selection  a* = argmax_a  Q(s, a) + c_puct * P(a) * sqrt(N(s)) / (1 + n(s, a))   (PUCT)
     look-ahead from the first unexpanded state: fill the most confident slot greedily until none is left
     reward     R = exp( (1/S) sum_s log p(x_s | x_{-s}) )   (pseudo-likelihood of the completed answer: each slot
                re-scored with only itself masked; the model's own confidence, no external verifier)
 
 Q(s, a) is the mean reward of the simulations through (s, a). After ``n_sim`` simulations from the root the most
 visited action is committed (ties: larger prior), the child becomes the root (its statistics kept), repeat.
+
+Three conventions the paper leaves unstated decide what the search does, so each is a parameter (``Conventions``):
+
+    tie_break    "prior": ties of the PUCT score go to the larger prior; "index": to the leftmost slot. At a fresh
+                 node N(s) = 0, so every exploration term is 0 and the choice is a tie: with "index" the first
+                 descent from every new node is left-to-right.
+    q_init       Q of an unvisited edge: "zero" (AlphaGo Zero's Q = 0, which is pessimistic when rewards lie in
+                 (0, 1], so the first visited edge keeps being exploited), or "parent" (first-play urgency equal
+                 to the node's mean value sum_a W(s, a) / N(s), 0 before any visit).
+    reward_norm  "none": Q as is; "minmax": Q mapped to [0, 1] by the smallest and largest reward seen in this
+                 task's tree, (Q - R_min) / (R_max - R_min), as in MuZero (Schrittwieser et al. 2020), so that
+                 c_puct weighs the prior against reward differences rather than against the rewards' level.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
-from .decoding import ALPHABET_INDEX, Decoded, Decoder, Oracle, masked_start, slot_choice
+from .decoding import (
+    ALPHABET_INDEX,
+    Decoded,
+    Decoder,
+    Oracle,
+    masked_start,
+    slot_choice,
+)
 
 State = tuple[int, ...]  # filled token per slot, -1 where unfilled
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """The search's unstated conventions (module docstring)."""
+
+    tie_break: Literal["prior", "index"]
+    q_init: Literal["zero", "parent"]
+    reward_norm: Literal["none", "minmax"]
 
 
 @dataclass
@@ -37,11 +66,26 @@ class Node:
         self.visits = np.zeros(len(self.prior))
         self.value_sum = np.zeros(len(self.prior))
 
-    def puct(self, c: float) -> np.ndarray:
-        """Q + c P sqrt(N) / (1 + n), with Q = value_sum / n (0 for unvisited edges); -inf for illegal actions."""
-        q = np.divide(self.value_sum, self.visits, out=np.zeros_like(self.value_sum), where=self.visits > 0)
-        score = q + c * self.prior * np.sqrt(self.visits.sum()) / (1 + self.visits)
+    def q(self, conv: Conventions, bounds: tuple[float, float]) -> np.ndarray:
+        """Q per edge: W / n where visited, else the ``q_init`` value; min-max normalised by ``bounds`` (the
+        smallest and largest reward seen) when ``reward_norm`` is "minmax" and the bounds differ."""
+        n = self.visits.sum()
+        unvisited = self.value_sum.sum() / n if conv.q_init == "parent" and n > 0 else 0.0
+        q = np.divide(self.value_sum, self.visits, out=np.full_like(self.value_sum, unvisited),
+                      where=self.visits > 0)
+        lo, hi = bounds
+        return (q - lo) / (hi - lo) if conv.reward_norm == "minmax" and hi > lo else q
+
+    def puct(self, c: float, conv: Conventions, bounds: tuple[float, float]) -> np.ndarray:
+        """Q + c P sqrt(N) / (1 + n); -inf for illegal actions (filled slots, prior 0)."""
+        score = self.q(conv, bounds) + c * self.prior * np.sqrt(self.visits.sum()) / (1 + self.visits)
         return np.where(self.prior > 0, score, -np.inf)
+
+    def select(self, c: float, conv: Conventions, bounds: tuple[float, float]) -> int:
+        """argmax of the PUCT score, ties broken by ``tie_break`` (larger prior, or the leftmost slot)."""
+        score = self.puct(c, conv, bounds)
+        tied = np.flatnonzero(score == score.max())
+        return int(tied[np.argmax(self.prior[tied])] if conv.tie_break == "prior" else tied[0])
 
 
 def child(state: State, slot: int, token: int) -> State:
@@ -52,8 +96,8 @@ def child(state: State, slot: int, token: int) -> State:
 class Search:
     """One task's search tree (a transposition table keyed by state) and its memoised model access."""
 
-    def __init__(self, x: np.ndarray, answer_start: int, slots: np.ndarray):
-        self.base, self.start, self.slots = masked_start(x, answer_start, slots), answer_start, slots
+    def __init__(self, x: np.ndarray, answer_start: int, slots: np.ndarray, conv: Conventions):
+        self.base, self.start, self.slots, self.conv = masked_start(x, answer_start, slots), answer_start, slots, conv
         self.oracle, self.tree = Oracle(), {}
         self.choices: dict[State, tuple[np.ndarray, np.ndarray]] = {}
         self.rewards: dict[State, float] = {}
@@ -92,12 +136,17 @@ class Search:
             self.rewards[state] = float(np.exp(logp.mean()))
         return self.rewards[state]
 
+    def bounds(self) -> tuple[float, float]:
+        """(smallest, largest) reward seen so far in this task's tree ((0, 0) before any)."""
+        seen = self.rewards.values()
+        return (min(seen), max(seen)) if seen else (0.0, 0.0)
+
     def simulate(self, root: State, c: float) -> Decoder:
         """One PUCT descent to an unexpanded state, a greedy look-ahead to a complete answer, and the backup."""
         path, state = [], root
         while -1 in state and state in self.tree:
             node = self.tree[state]
-            a = int(np.argmax(node.puct(c)))
+            a = node.select(c, self.conv, self.bounds())
             path.append((node, a))
             state = child(state, a, int(node.tokens[a]))
         if -1 in state:
@@ -113,9 +162,10 @@ class Search:
         return None
 
 
-def diffusearch(x: np.ndarray, answer_start: int, slots: np.ndarray, c: float, n_sim: int) -> Decoder:
+def diffusearch(x: np.ndarray, answer_start: int, slots: np.ndarray, c: float, n_sim: int,
+                conv: Conventions) -> Decoder:
     """MCTS over infilling orders (module docstring); returns the committed answer and order."""
-    search = Search(x, answer_start, slots)
+    search = Search(x, answer_start, slots, conv)
     state: State = (-1,) * len(slots)
     order = []
     while -1 in state:

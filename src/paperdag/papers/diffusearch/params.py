@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -48,6 +48,12 @@ class SearchParams(ParamsModel):
     n_sim: int = Field(ge=1, le=1000, description="simulations per commit in the main comparison")
     c_grid: CGrid = Field(description="exploration constants of the grid (ascending)")
     sim_grid: SimGrid = Field(description="simulations per commit of the grid (ascending)")
+    tie_break: Literal["prior", "index"] = Field(description="PUCT ties (every score ties at a fresh node, where "
+                                                  "sqrt(N) = 0): to the larger prior, or to the leftmost slot")
+    q_init: Literal["zero", "parent"] = Field(description="Q of an unvisited edge: 0, or the node's mean value "
+                                              "(first-play urgency; rewards lie in (0, 1], so 0 is pessimistic)")
+    reward_norm: Literal["none", "minmax"] = Field(description="Q as is, or min-max normalised by the rewards seen "
+                                                   "in the task's tree (MuZero)")
     chunk: int = Field(ge=1, description="rows per batched forward pass")
     block: int = Field(ge=1, description="tasks decoded together")
 
