@@ -1,8 +1,9 @@
 """trudi science against independent oracles: the batched simulators against scalar references, the chain KL bound
-against the closed-form KL of a linear-Gaussian chain, densities and KLs against torch.distributions, GAE against
-its definition, the detour's mirror symmetry (why it does not reward both modes), the late rise of a curve, the claims'
-verdicts (inconclusive where the regime is not reached), and the smoke pipeline. The platform contract is in
-test_paper_contract.py."""
+against the closed-form KL of a linear-Gaussian chain, densities and KLs against torch.distributions, DPPO's per-step
+clipped loss against a loop over steps, GAE against its definition, the detour's mirror symmetry and its congestion
+(a split batch beats a one-sided one by the closed-form amount), the late rise of a curve, the claims' verdicts
+(inconclusive where the regime is not reached), and the smoke pipeline (the matched epsilon). The platform contract is
+in test_paper_contract.py."""
 
 from __future__ import annotations
 
@@ -19,20 +20,28 @@ from paperdag.io import read_table
 from paperdag.papers.trudi.analysis import late_rise
 from paperdag.papers.trudi.claims import claims
 from paperdag.papers.trudi.envs import SPECS, Detour, Pendulum, Reacher, make_env
-from paperdag.papers.trudi.params import ENVS, ClaimParams
+from paperdag.papers.trudi.params import ENVS, ClaimParams, PPOParams
 from paperdag.papers.trudi.policies import DiffusionPolicy, GaussianPolicy
-from paperdag.papers.trudi.rollout import gae
+from paperdag.papers.trudi.ppo import old_policy, policy_loss
+from paperdag.papers.trudi.rollout import gae, route_returns
 from paperdag.papers.trudi.trust_region import chain_kl, project
 
 SLUG = "trudi"
 
 
 def _detour_ref(state: dict, a: list[float]) -> float:
+    """The detour's step without the congestion term (added over the batch by ``_crowding``)."""
     a = [min(max(x, -1.0), 1.0) for x in a]
     nxt = [state["p"][i] + Detour.speed * Detour.dt * a[i] for i in range(2)]
-    blocked = math.hypot(*nxt) < Detour.radius
+    blocked = state["blocked"] = math.hypot(*nxt) < Detour.radius
     state["p"] = state["p"] if blocked else nxt
     return -math.hypot(state["p"][0], state["p"][1] - 1.0) - Detour.penalty * blocked
+
+
+def _crowding(states: list[dict]) -> list[float]:
+    """Congestion of each point: crowding x (the number of points in its lane / n), 0 off the lanes."""
+    lanes = [0 if abs(s["p"][0]) < Detour.lane else (1 if s["p"][0] > 0 else -1) for s in states]
+    return [Detour.crowding * lanes.count(ln) / len(lanes) if ln else 0.0 for ln in lanes]
 
 
 def _pendulum_ref(state: dict, a: list[float]) -> float:
@@ -78,8 +87,10 @@ def test_batched_env_matches_scalar_reference_step_for_step(name: str, float64) 
             a[0] = torch.tensor([0.0, 1.0])  # straight up from (0, -1): runs into the disk
         _, reward = env.step(a)
         expected = [ref(s, a[i].tolist()) for i, s in enumerate(states)]
+        if name == "detour":
+            expected = [e - c for e, c in zip(expected, _crowding(states))]
         np.testing.assert_allclose(reward.numpy(), expected, rtol=1e-9, atol=1e-9)
-        blocked += name == "detour" and expected[0] < -Detour.penalty
+        blocked += name == "detour" and states[0]["blocked"]
     assert name != "detour" or blocked > 0
 
 
@@ -162,8 +173,8 @@ def test_gae_matches_its_definition() -> None:
 
 
 def test_detour_is_mirror_symmetric(float64) -> None:
-    """Mirrored states and actions (x -> -x) earn identical rewards step for step: a policy and its mirror image have
-    the same return, so a one-sided policy is as good as one that keeps both modes."""
+    """Mirrored states and actions (x -> -x) earn identical rewards step for step (congestion included): a policy and
+    its mirror image have the same return, so neither route is preferred."""
     env, mirror = make_env("detour", 8), make_env("detour", 8)
     env.reset(torch.Generator().manual_seed(0), jitter=0.0)
     mirror.reset(torch.Generator().manual_seed(0), jitter=0.0)
@@ -174,6 +185,45 @@ def test_detour_is_mirror_symmetric(float64) -> None:
         (_, r), (_, r_mirror) = env.step(a), mirror.step(a * flip)
         torch.testing.assert_close(r, r_mirror)
         torch.testing.assert_close(env.p * flip, mirror.p)
+
+
+def test_split_routes_beat_one_route_by_the_halved_congestion(float64) -> None:
+    """Scripted batches: all on one route pay crowding x 1 per lane step, a half-half split crowding x 1/2, so the
+    split earns crowding / 2 x (lane steps of one path, counted with the scalar reference) more."""
+    state, lane_steps = {"p": [0.0, -1.0]}, 0
+    for _ in range(SPECS["detour"].horizon):
+        target = [0.75, 0.0] if state["p"][1] < 0 else [0.0, 1.0]
+        d = [target[0] - state["p"][0], target[1] - state["p"][1]]
+        norm = max(math.hypot(*d), Detour.speed * Detour.dt)
+        _detour_ref(state, [d[0] / norm, d[1] / norm])
+        assert not state["blocked"]
+        lane_steps += abs(state["p"][0]) >= Detour.lane
+    one, split = route_returns(64, 1.0, "cpu"), route_returns(64, 0.5, "cpu")
+    assert lane_steps > 0
+    assert split - one == pytest.approx(Detour.crowding / 2 * lane_steps, rel=1e-6)
+
+
+def test_dppo_clips_every_denoising_step_ratio() -> None:
+    """DPPO's loss against a loop over steps with torch.distributions: -mean_b sum_k min(r_k A, clip(r_k) A), which
+    is not the clipped objective of the whole-chain ratio prod_k r_k."""
+    torch.manual_seed(0)
+    pol = DiffusionPolicy(3, 2, 16, 3, 0.5, 0.1, 0.5)
+    obs, gen = torch.randn(64, 3), torch.Generator().manual_seed(1)
+    chain, adv = pol.sample(obs, gen), torch.randn(64)
+    old = old_policy("clip", pol, obs, chain)
+    torch.nn.init.normal_(pol.f[-1].weight, std=0.02)
+    p = PPOParams(n_envs=2, iterations=1, epochs=1, minibatches=1, gamma=0.99, lam=0.95, clip=0.2, tr_reg=1.0,
+                  max_grad_norm=0.5, reward_scale={e: 1.0 for e in ENVS})
+    mu = pol.means(obs, chain)
+    oracle = 0.0
+    for k in range(3):
+        r = (Normal(mu[:, k], pol.sigmas[k]).log_prob(chain[:, k + 1]).sum(-1)
+             - Normal(old["mu"][:, k], pol.sigmas[k]).log_prob(chain[:, k + 1]).sum(-1)).exp()
+        oracle = oracle + torch.min(r * adv, r.clamp(0.8, 1.2) * adv)
+    loss = policy_loss("clip", pol, obs, chain, adv, old, p, epsilon=0.1)
+    torch.testing.assert_close(loss, -oracle.mean())
+    whole = (pol.log_prob_from_means(chain, mu) - old["logp"]).exp()
+    assert not torch.allclose(loss, -torch.min(whole * adv, whole.clamp(0.8, 1.2) * adv).mean())
 
 
 def test_late_rise_compares_the_last_window_with_the_one_before() -> None:
@@ -188,8 +238,9 @@ def _seeds(x: float, spread: float = 0.1, n: int = 5) -> np.ndarray:
     return x + spread * np.linspace(-1, 1, n)
 
 
-def _summaries(trudi_better: bool, kl_gauss: float = 0.1, bimodal_reward: bool = False) -> dict:
-    """Per-seed summaries with every regime precondition met (except the detour's, which is structural)."""
+def _summaries(trudi_better: bool, kl_gauss: float = 0.1, one_mode_optimal: bool = False) -> dict:
+    """Per-seed summaries with every regime precondition met (unless ``kl_gauss`` unmatches the step sizes or
+    ``one_mode_optimal`` makes the scripted split batch no better than the one-sided one)."""
     sign = 1.0 if trudi_better else -1.0
     competence = {f"{e}/{m}/{st}": {"gain": _seeds(10.0), "best_gain": 10.0, "env": e}
                   for e, m, st in [("detour", "trudi", "main"), ("detour", "gauss", "main"),
@@ -198,7 +249,9 @@ def _summaries(trudi_better: bool, kl_gauss: float = 0.1, bimodal_reward: bool =
                                    ("reacher", "clip", "base"), ("reacher", "final", "base"),
                                    ("reacher", "trudi", "stress")]}
     stress = {"env": "reacher", "lr": 0.03, "max_kl_trudi": _seeds(0.1, 0.01), "max_kl_clip": _seeds(100.0, 1.0),
-              "max_kl_final": _seeds(10.0, 1.0), "return_trudi": _seeds(-10.0), "return_clip": _seeds(-10 - sign),
+              "max_kl_final": _seeds(10.0, 1.0),
+              **{f"mean_kl_{m}": _seeds(0.05, 0.01) for m in ("trudi", "clip", "final")},
+              "return_trudi": _seeds(-10.0), "return_clip": _seeds(-10 - sign),
               "return_final": _seeds(-10 - sign), **{f"drop_{m}": _seeds(0.5) for m in ("trudi", "clip", "final")}}
     detour = {"coverage_trudi": _seeds(0.4 if trudi_better else 0.0, 0.0), "coverage_gauss": _seeds(0.0, 0.0),
               "coverage_det_trudi": _seeds(0.0, 0.0), "return_trudi": _seeds(-20 + sign), "return_gauss": _seeds(-20)}
@@ -207,7 +260,8 @@ def _summaries(trudi_better: bool, kl_gauss: float = 0.1, bimodal_reward: bool =
                "rise_trudi": _seeds(0.0), "rise_gauss": _seeds(0.0)} for e in ("pendulum", "reacher")}
     sweep = {"env": "detour", "epsilons": [0.1, 1.0], "mean_kl": [], "return": [], "kl_increasing": trudi_better}
     return {"stress": stress, "detour": detour, "par": par, "sweep": sweep, "competence": competence,
-            "throughput": {}, "throughput_constant": trudi_better}
+            "throughput": {}, "throughput_constant": trudi_better,
+            "routes": {"one_sided": -30.0, "split": -30.0 if one_mode_optimal else -24.0}}
 
 
 P = ClaimParams(kl_factor=2.0, par_tol=0.2, min_coverage=0.2, learn_frac=0.25, plateau_window=0.1)
@@ -218,15 +272,17 @@ def _verdicts(s: dict) -> dict[str, str]:
 
 
 def test_claims_hold_or_fail_on_the_numbers_once_the_regime_is_reached() -> None:
-    """Every measured precondition met: TruDi ahead makes every comparison hold; TruDi behind makes them fail; the
-    multimodal claim stays inconclusive (the detour rewards no second mode)."""
+    """Every measured precondition met: TruDi ahead makes every comparison hold; TruDi behind makes them fail; a
+    detour whose scripted split earns no more than one route leaves the coverage claim inconclusive."""
     good, bad = _verdicts(_summaries(True)), _verdicts(_summaries(False))
-    pre = [k for k in good if k.startswith(("competent_", "stress_", "step_size", "plateau_"))]
+    pre = [k for k in good if k.startswith(("competent_", "stress_", "step_size", "plateau_", "detour_rewards"))]
     assert pre and all(good[k] == bad[k] == "holds" for k in pre)
     compared = ("stable_where_clip_unstable", "whole_chain_beats_final_step_constraint", "multimodal_beats_gaussian",
-                "unimodal_on_par_pendulum", "unimodal_on_par_reacher")
+                "multimodal_captures_both_modes", "unimodal_on_par_pendulum", "unimodal_on_par_reacher")
     assert all(good[k] == "holds" for k in compared) and all(bad[k] == "fails" for k in compared), (good, bad)
-    assert good["detour_rewards_both_modes"] == "fails" and good["multimodal_captures_both_modes"] == "inconclusive"
+    one_mode = _verdicts(_summaries(True, one_mode_optimal=True))
+    assert one_mode["detour_rewards_both_modes"] == "fails"
+    assert one_mode["multimodal_captures_both_modes"] == "inconclusive"
     assert good["epsilon_sensitivity"] == "holds" and bad["epsilon_sensitivity"] == "fails"
 
 
@@ -249,6 +305,10 @@ def test_smoke_pipeline_trains_every_configuration(smoke_runs) -> None:
     assert {(e, m, "main") for e in ENVS for m in ("trudi", "gauss")} <= configs
     assert {("reacher", m, "stress") for m in ("trudi", "clip", "final")} <= configs
     assert all(math.isfinite(r["return_stoch"]) and math.isfinite(r["return_det"]) for r in evals)
+    kl_gauss = [r["mean_kl"] for r in evals if (r["env"], r["method"], r["setting"]) == ("pendulum", "gauss", "main")]
+    eps_trudi = {r["epsilon"] for r in evals if (r["env"], r["method"], r["setting"]) == ("pendulum", "trudi", "main")}
+    assert len(eps_trudi) == 1 and eps_trudi.pop() == pytest.approx(float(np.mean(kl_gauss)))  # matched step size
     tp = read_table(runs["prepare"] / "throughput.parquet").to_pylist()
+    assert "steps_per_second" not in tp[0]  # no wall clock in a cached output
     for name in ENVS:
         assert len({r["kernels_per_call"] for r in tp if r["env"] == name}) == 1

@@ -6,10 +6,12 @@ on par with Gaussian PPO on standard tasks (paper: 4 massively parallel benchmar
 
 Methods: TruDi, the chain KL sum_t ||mu_old,t - mu_new,t||^2 / 2 sigma_t^2 <= epsilon enforced by projecting the step
 means (trust_region.py; projection layers of Otto et al. 2021, ICLR) on a DDPM-style chain policy (policies.py; Ho et
-al. 2020; DPPO, Ren et al. 2024). Baselines (ppo.py): Gaussian PPO (Schulman et al. 2017), diffusion PPO with ratio
-clipping only, and the same projection on the final denoising step only; the zero-action policy as trivial baseline.
+al. 2020). Baselines (ppo.py): Gaussian PPO (Schulman et al. 2017), DPPO (Ren et al. 2024: ratio clipping per
+denoising step, no trust region), and the same projection on the final denoising step only; the zero- and
+random-action policies as trivial baselines. TruDi's epsilon in the main comparison is Gaussian PPO's per-update KL.
 
-Data: procedural only (envs.py): batched torch simulators of a bimodal point-mass detour, pendulum swing-up and a
-2-link reacher, thousands of environments per step call. The prepare stage records their specs, the trivial
-policies' returns and a content hash in specs.json.
+Data: procedural only (envs.py): batched torch simulators of a point-mass detour whose two routes are both optimal
+(a congestion game over the batch), pendulum swing-up and a 2-link reacher, thousands of environments per step call.
+The prepare stage records their specs, the trivial policies' returns, the detour's scripted one-sided and split
+returns and a content hash in specs.json.
 """

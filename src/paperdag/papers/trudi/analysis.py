@@ -1,7 +1,7 @@
 """The per-seed numbers the claims judge (claims.py builds the intervals with the shared rules): every configuration's
 evaluation on its seeds (seed i of every method shares the torch seed, so comparisons are paired), the return drop
-and the late rise of a training curve, the epsilon sweep (per-update KL of every seed at every epsilon) and the simulator
-throughput.
+and the late rise of a training curve, the epsilon sweep (per-update KL of every seed at every epsilon) and the
+simulators' kernels per step call.
 
 Trivial baseline of a simulator: the better of the zero-action and the uniform random-action policy (prepare's
 specs.json); a configuration's gain is its stochastic return minus it.
@@ -62,17 +62,18 @@ def competence(evals: pa.Table, trivial: dict[str, float]) -> dict[str, dict]:
 
 
 def summarise(evals: pa.Table, curves: pa.Table, throughput: pa.Table, env: dict[str, str],
-              trivial: dict[str, float], window: float) -> dict:
+              trivial: dict[str, float], window: float, routes: dict[str, float]) -> dict:
     """The per-seed arrays of claims.py: stress (stability), detour (multimodal), par (unimodal), sweep,
-    competence, throughput. ``env`` names the stress and sweep simulators, ``trivial`` each simulator's trivial
-    return, ``window`` the fraction of iterations of ``late_rise``."""
+    competence, throughput, routes. ``env`` names the stress and sweep simulators, ``trivial`` each simulator's
+    trivial return, ``window`` the fraction of iterations of ``late_rise``, ``routes`` the detour's scripted
+    one-sided and split returns (prepare)."""
     def ev(column: str, **where: object) -> np.ndarray:
         return select(evals, column, **where)
 
     stress = {"env": env["stress"], "lr": float(ev("lr", setting=STRESS, method="clip")[0])}
     for m in ("trudi", "clip", "final"):
-        stress |= {f"{k}_{m}": ev(c, setting=STRESS, method=m) for k, c in (("max_kl", "max_kl"),
-                                                                          ("return", "return_stoch"))}
+        stress |= {f"{k}_{m}": ev(c, setting=STRESS, method=m)
+                   for k, c in (("max_kl", "max_kl"), ("mean_kl", "mean_kl"), ("return", "return_stoch"))}
         stress[f"drop_{m}"] = return_drop(curves, setting=STRESS, method=m)
     detour = {f"{k}_{m}": ev(c, env="detour", method=m, setting=MAIN) for m in ("trudi", "gauss")
               for k, c in (("coverage", "coverage_stoch"), ("return", "return_stoch"))}
@@ -92,6 +93,7 @@ def summarise(evals: pa.Table, curves: pa.Table, throughput: pa.Table, env: dict
     for r in tp:
         kernels[r["env"]].add(r["kernels_per_call"])
     return {"stress": stress, "detour": detour, "par": par, "sweep": sweep, "competence": competence(evals, trivial),
+            "routes": routes,
             "throughput": {f"{r['env']}@{r['n_envs']}": {"kernels": r["kernels_per_call"],
-                                                          "steps_per_s": round(r["steps_per_second"])} for r in tp},
+                                                          "per_env_step": r["kernels_per_env_step"]} for r in tp},
             "throughput_constant": all(len(k) == 1 for k in kernels.values())}

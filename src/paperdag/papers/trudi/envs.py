@@ -4,8 +4,14 @@ Each environment holds a state tensor of shape [n, ...]; ``reset`` draws n initi
 ``step(a)`` maps actions a in [-1, 1]^act_dim (clipped) to (obs', reward) for all n at once, on any device. Episodes
 have a fixed horizon H (no early termination), so a rollout is H step calls.
 
-- ``detour`` (bimodal): a point mass p in R^2 goes from (0, -1) to the goal (0, 1) around a disk obstacle of radius
-  R at the origin, left or right: p' = p + v dt a, a move into the disk is blocked; r = -||p' - g|| - c 1[blocked].
+- ``detour`` (bimodal, both modes optimal): a point mass p in R^2 goes from (0, -1) to the goal (0, 1) around a disk
+  obstacle of radius R at the origin, left or right: p' = p + v dt a, a move into the disk is blocked. The n
+  environments of one batch share the two routes as a congestion game: a point in a lane (|x'| >= w, lane sign(x'))
+  pays c_crowd times the share of the batch in its lane, r = -||p' - g|| - c 1[blocked] - c_crowd s_lane(p'). With
+  shares s_L, s_R the batch pays c_crowd (s_L^2 + s_R^2) per step, least at s_L = s_R (and every route change that
+  moves agents to the emptier lane pays): the optimum sends half the episodes each way, and a one-sided policy
+  (coverage 0) pays twice the congestion of the split. c_crowd = c: a full lane costs as much per step as the
+  obstacle.
 - ``pendulum`` (swing-up, the classic-control equations): thdot' = clip(thdot + (3g / 2l sin th + 3 / (m l^2) u) dt,
   +-8), th' = th + thdot' dt, u = 2a; r = -(wrap(th)^2 + 0.1 thdot^2 + 0.001 u^2).
 - ``reacher`` (2-link planar arm, links 0.5, velocity control): q' = q + w dt a, tip x(q) = (l1 cos q1 + l2
@@ -40,7 +46,7 @@ class Detour:
     """The bimodal point mass (module docstring); obs = (p, t / H)."""
 
     spec = SPECS["detour"]
-    radius, speed, dt, penalty = 0.5, 1.5, 0.1, 1.0
+    radius, speed, dt, penalty, lane, crowding = 0.5, 1.5, 0.1, 1.0, 0.25, 1.0
 
     def __init__(self, n: int, device: str = "cpu"):
         self.n, self.device = n, device
@@ -60,7 +66,10 @@ class Detour:
         blocked = nxt.norm(dim=1) < self.radius
         self.p = torch.where(blocked[:, None], self.p, nxt)
         self.t += 1
-        return self.obs(), -(self.p - self.goal).norm(dim=1) - self.penalty * blocked.float()
+        side = torch.where(self.p[:, 0].abs() >= self.lane, self.p[:, 0].sign(), 0.0)
+        share = torch.stack([(side == -1).to(side.dtype).mean(), (side == 1).to(side.dtype).mean()])
+        crowd = torch.where(side != 0, share[(side > 0).long()], 0.0)
+        return self.obs(), -(self.p - self.goal).norm(dim=1) - self.penalty * blocked.float() - self.crowding * crowd
 
 
 class Pendulum:

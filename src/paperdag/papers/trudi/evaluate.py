@@ -20,6 +20,7 @@ def headline_metrics(s: dict) -> dict[str, float]:
     """Means over seeds of the summaries ``s`` (analysis.summarise) for the metrics file (the claims judge intervals)."""
     st, det = s["stress"], s["detour"]
     metrics = {f"stress_max_kl_{m}": st[f"max_kl_{m}"].mean() for m in ("trudi", "clip", "final")}
+    metrics |= {f"stress_mean_kl_{m}": st[f"mean_kl_{m}"].mean() for m in ("trudi", "clip", "final")}
     metrics |= {f"stress_return_drop_{m}": st[f"drop_{m}"].mean() for m in ("trudi", "clip", "final")}
     metrics |= {f"stress_return_trudi_minus_{m}": (st["return_trudi"] - st[f"return_{m}"]).mean()
                 for m in ("clip", "final")}
@@ -40,11 +41,12 @@ def evaluate(ctx: StageContext[Params], runs: list[str]) -> dict[str, float]:
     specs = read_json(ctx.input("prepare", SPECS_FILE))["envs"]
     trivial = {e: max(v["zero_return"], v["random_return"]) for e, v in specs.items()}
     s = summarise(evals, curves, read_table(ctx.input("prepare", THROUGHPUT_FILE)),
-                  {"stress": p.stress_env, "sweep": p.sweep_env}, trivial, p.claims.plateau_window)
+                  {"stress": p.stress_env, "sweep": p.sweep_env}, trivial, p.claims.plateau_window,
+                  specs["detour"]["routes"])
     actions = {m: np.array(read_table(ctx.input(f"train_detour_{m}", "actions.parquet")).to_pandas())
                for m in ("trudi", "gauss")}
     save_figure(plot_returns(curves, ENVS), ctx.output("returns.png"))
-    save_figure(plot_kl(curves, p.stress_env, (p.lr, p.stress_lr), p.epsilon), ctx.output("kl_per_update.png"))
+    save_figure(plot_kl(curves, p.stress_env, (p.lr, p.stress_lr)), ctx.output("kl_per_update.png"))
     save_figure(plot_detour_actions(actions), ctx.output("detour_actions.png"))
     save_figure(plot_epsilon_sweep(s["sweep"]), ctx.output("epsilon_sweep.png"))
     metrics = headline_metrics(s)

@@ -61,7 +61,8 @@ class Params(ParamsModel):
     seed: int = Field(ge=0, description="root of every random draw")
     seeds: int = Field(ge=1, le=20, description="training seeds per configuration")
     lr: float = Field(gt=0.0, le=1.0, description="Adam learning rate of every method in the main comparison")
-    epsilon: float = Field(gt=0.0, le=10.0, description="trust-region bound on the per-state KL (trudi, final)")
+    epsilon: float = Field(gt=0.0, le=10.0, description="trust-region bound on the per-state chain KL of the "
+                           "stability test (trudi, final); TruDi's main runs take Gaussian PPO's measured KL instead")
     policy: PolicyParams
     ppo: PPOParams
     stress_env: str = Field(description="environment of the large-learning-rate stability test")
@@ -69,8 +70,8 @@ class Params(ParamsModel):
     sweep_env: str = Field(description="environment of the epsilon sweep")
     sweep_epsilons: list[Positive] = Field(min_length=2, description="trust-region bounds of the epsilon sweep")
     eval_episodes: int = Field(ge=2, le=100000, description="episodes per evaluation of a trained policy")
-    throughput_envs: list[Annotated[int, Field(ge=1)]] = Field(min_length=1, description="batch sizes timed")
-    throughput_steps: int = Field(ge=1, le=100000, description="step calls per throughput measurement")
+    throughput_envs: list[Annotated[int, Field(ge=1)]] = Field(min_length=1, description="batch sizes whose kernels "
+                                                                "per step call are counted")
     claims: ClaimParams
 
     @model_validator(mode="after")

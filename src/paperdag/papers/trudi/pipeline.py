@@ -1,4 +1,5 @@
-"""The trudi DAG: prepare -> train_* (method x simulator x setting, fanned out) -> evaluate."""
+"""The trudi DAG: prepare -> train_* (method x simulator x setting, fanned out; TruDi's main runs after Gaussian
+PPO's on the same simulator, whose per-update KL sets its epsilon) -> evaluate."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -15,6 +16,7 @@ RUNS = {  # stage name -> train args
     "stress_trudi": {"method": "trudi", "setting": "stress"},
     "sweep_trudi": {"method": "trudi", "setting": "sweep"},
 }
+MATCHED_TO = {f"train_{env}_trudi": (f"train_{env}_gauss",) for env in ENVS}  # TruDi's epsilon = Gaussian's KL
 PLOTS = ("returns.png", "kl_per_update.png", "detour_actions.png", "epsilon_sweep.png")
 
 PIPELINE = Pipeline(
@@ -23,12 +25,12 @@ PIPELINE = Pipeline(
     headline=("detour_coverage_trudi", "detour_coverage_gauss", "stress_max_kl_clip", "stress_max_kl_trudi"),
     params_model=Params,
     stages=(
-        Stage("prepare", "prepare", "prepare:prepare", params=("eval_episodes", "throughput_envs", "throughput_steps"),
+        Stage("prepare", "prepare", "prepare:prepare", params=("eval_episodes", "throughput_envs"),
               outputs=("specs.json", "throughput.parquet")),
-        *(Stage(name, "train", "train:train", upstream=("prepare",), params=TRAIN_PARAMS, outputs=TRAIN_OUT, args=args,
-                resources=GPU) for name, args in RUNS.items()),
+        *(Stage(name, "train", "train:train", upstream=("prepare", *MATCHED_TO.get(name, ())), params=TRAIN_PARAMS,
+                outputs=TRAIN_OUT, args=args, resources=GPU) for name, args in RUNS.items()),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *RUNS),
-              params=("lr", "epsilon", "stress_env", "stress_lr", "sweep_env", "claims"),
+              params=("lr", "stress_env", "stress_lr", "sweep_env", "claims"),
               outputs=("metrics.json", "evals.parquet", *PLOTS), plots=PLOTS, args={"runs": list(RUNS)}),
     ),
 )

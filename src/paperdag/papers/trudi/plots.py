@@ -33,15 +33,17 @@ def plot_returns(curves: pa.Table, envs: tuple[str, ...]) -> Figure:
     return fig
 
 
-def plot_kl(curves: pa.Table, env: str, lrs: tuple[float, float], epsilon: float) -> Figure:
+def plot_kl(curves: pa.Table, env: str, lrs: tuple[float, float]) -> Figure:
     """KL(old || new) per update on the stress simulator at the base and the large learning rate (log scale), with
-    the trust-region bound epsilon dashed."""
+    TruDi's trust-region bound epsilon dashed (at the base rate the matched one, Gaussian PPO's KL)."""
     fig, axes = new_figure(9.0, 3.4, ncols=2)
     for ax, lr, settings in zip(axes, lrs, (("main", "base"), ("stress",))):
         for m in ("trudi", "clip", "final"):
             setting = settings[0] if m == "trudi" or len(settings) == 1 else settings[1]
             _band(ax, curves, m, COLORS[m], env=env, method=m, setting=setting, y="kl")
-        ax.axhline(epsilon, color="k", ls="--", lw=1, label="epsilon")
+        epsilon = next(r["epsilon"] for r in curves.to_pylist()
+                       if (r["env"], r["method"], r["setting"]) == (env, "trudi", settings[0]))
+        ax.axhline(epsilon, color="k", ls="--", lw=1, label=f"TruDi's epsilon {epsilon:.3g}")
         ax.set(title=f"{env}, lr = {lr:g}", xlabel="environment steps", ylabel="per-update KL", yscale="log")
         ax.legend(fontsize=8)
     return fig

@@ -66,9 +66,13 @@ class DiffusionPolicy(nn.Module):
         k = torch.arange(K, device=obs.device).repeat(B)
         return self.step_mean(obs.repeat_interleave(K, 0), chain[:, :-1].reshape(B * K, -1), k).view(B, K, -1)
 
+    def step_log_probs(self, chain: torch.Tensor, mu: torch.Tensor) -> torch.Tensor:
+        """Per denoising step log N(a_{t-1}; mu_t, sigma_t^2 I) [B, K] for given step means mu [B, K, act_dim]."""
+        return gaussian_log_prob(chain[:, 1:], mu, self.sigmas[:, None])
+
     def log_prob_from_means(self, chain: torch.Tensor, mu: torch.Tensor) -> torch.Tensor:
         """sum_t log N(a_{t-1}; mu_t, sigma_t^2 I) for given step means mu [B, K, act_dim]."""
-        return gaussian_log_prob(chain[:, 1:], mu, self.sigmas[:, None]).sum(-1)
+        return self.step_log_probs(chain, mu).sum(-1)
 
 
 class GaussianPolicy(nn.Module):

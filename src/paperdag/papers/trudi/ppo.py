@@ -2,7 +2,11 @@
 
 With r(theta) = pi_theta(chain | s) / pi_old(chain | s) (the chain's density for a diffusion policy, the action's
 for a Gaussian one) and normalised advantages A:
-- ``gauss`` and ``clip`` (Gaussian PPO; diffusion PPO with ratio clipping only): L = -E min(r A, clip(r, 1 -+ c) A).
+- ``gauss`` (Gaussian PPO): L = -E min(r A, clip(r, 1 -+ c) A).
+- ``clip`` (DPPO, Ren et al. 2024: ratio clipping only, per denoising step): each step t of the chain is an action
+  of the denoising MDP with ratio r_t = N(a_{t-1}; mu_new,t, sigma_t^2) / N(a_{t-1}; mu_old,t, sigma_t^2) and the
+  environment step's advantage, L = -E sum_t min(r_t A, clip(r_t, 1 -+ c) A) (the sum of per-step clipped
+  objectives; the whole-chain ratio is prod_t r_t, which this clipping does not bound).
 - ``trudi``: L = -E r_proj A + alpha E KL_chain(mu_proj || mu_theta), r_proj the ratio of the projected chain
   (trust_region.project: whole-chain KL <= epsilon), the second term pulls the network onto its projection.
 - ``final``: the same with the projection of the last denoising step only.
@@ -40,24 +44,22 @@ def old_policy(method: str, policy: Policy, obs: torch.Tensor, chain: torch.Tens
             return {"logp": policy.log_prob(obs, chain), "mean": policy.mean(obs),
                     "log_std": policy.log_std.detach().clone().expand(len(obs), -1)}
         mu = policy.means(obs, chain)
-        return {"logp": policy.log_prob_from_means(chain, mu), "mu": mu}
+        return {"logp": policy.log_prob_from_means(chain, mu), "logp_steps": policy.step_log_probs(chain, mu), "mu": mu}
 
 
 def policy_loss(method: str, policy: Policy, obs: torch.Tensor, chain: torch.Tensor, adv: torch.Tensor,
                 old: dict[str, torch.Tensor], p: PPOParams, epsilon: float) -> torch.Tensor:
     """The policy part of L (module docstring) on one minibatch."""
     if method == "gauss":
-        logp = policy.log_prob(obs, chain)
-    else:
-        mu = policy.means(obs, chain)
-        if method == "clip":
-            logp = policy.log_prob_from_means(chain, mu)
-        else:
-            proj = project(old["mu"], mu, policy.sigmas, epsilon, final_only=method == "final")
-            ratio = (policy.log_prob_from_means(chain, proj) - old["logp"]).exp()
-            return -(ratio * adv).mean() + p.tr_reg * chain_kl(proj.detach(), mu, policy.sigmas).mean()
-    ratio = (logp - old["logp"]).exp()
-    return -torch.min(ratio * adv, ratio.clamp(1 - p.clip, 1 + p.clip) * adv).mean()
+        ratio = (policy.log_prob(obs, chain) - old["logp"]).exp()
+        return -torch.min(ratio * adv, ratio.clamp(1 - p.clip, 1 + p.clip) * adv).mean()
+    mu = policy.means(obs, chain)
+    if method == "clip":
+        ratio, a = (policy.step_log_probs(chain, mu) - old["logp_steps"]).exp(), adv[:, None]
+        return -torch.min(ratio * a, ratio.clamp(1 - p.clip, 1 + p.clip) * a).sum(-1).mean()
+    proj = project(old["mu"], mu, policy.sigmas, epsilon, final_only=method == "final")
+    ratio = (policy.log_prob_from_means(chain, proj) - old["logp"]).exp()
+    return -(ratio * adv).mean() + p.tr_reg * chain_kl(proj.detach(), mu, policy.sigmas).mean()
 
 
 @torch.no_grad()

@@ -1,4 +1,4 @@
-"""Stage ``prepare``: the simulator specs, the trivial policies' returns and the simulator throughput."""
+"""Stage ``prepare``: the simulator specs, the trivial policies' returns and the simulators' kernels per step call."""
 
 from __future__ import annotations
 
@@ -14,15 +14,17 @@ from paperdag.stage import StageContext
 
 from .envs import SPECS, make_env
 from .params import ENVS, Params
-from .rollout import constant_action_returns
-from .throughput import measure
+from .rollout import constant_action_returns, route_returns
+from .throughput import kernels_per_call
 
 SPECS_FILE = "specs.json"
 THROUGHPUT_FILE = "throughput.parquet"
 
 
 def prepare(ctx: StageContext[Params]) -> dict[str, float]:
-    """specs.json (dims, horizon, constants, zero/random-action returns, provenance), throughput.parquet."""
+    """specs.json (dims, horizon, constants, zero/random-action returns, the detour's scripted one-sided and split
+    route returns, provenance), throughput.parquet (kernels per
+    step call at every batch size; no wall clock)."""
     p = ctx.params
     gen = torch.Generator(ctx.device).manual_seed(p.seed)
     specs = {}
@@ -32,10 +34,12 @@ def prepare(ctx: StageContext[Params]) -> dict[str, float]:
         specs[name] = dataclasses.asdict(SPECS[name]) | {"constants": constants} | {
             f"{kind}_return": constant_action_returns(name, p.eval_episodes, gen, ctx.device, action)
             for kind, action in (("zero", 0.0), ("random", None))}
+    specs["detour"]["routes"] = {"one_sided": route_returns(p.eval_episodes, 1.0, ctx.device),
+                                 "split": route_returns(p.eval_episodes, 0.5, ctx.device)}
     digest = hashlib.sha256(json.dumps(specs, sort_keys=True).encode()).hexdigest()
     write_json(ctx.output(SPECS_FILE), {"envs": specs, "source": "procedural batched torch simulators (envs.py), "
                                         f"torch {torch.__version__}, nothing downloaded", "sha256": digest})
-    rows = [{"env": name, "n_envs": n} | measure(name, n, p.throughput_steps, ctx.device, p.seed)
+    rows = [{"env": name, "n_envs": n} | kernels_per_call(name, n, ctx.device, p.seed)
             for name in ENVS for n in p.throughput_envs]
     write_table(ctx.output(THROUGHPUT_FILE), pa.Table.from_pylist(rows))
-    return {"max_steps_per_second": max(r["steps_per_second"] for r in rows)}
+    return {"max_kernels_per_call": max(r["kernels_per_call"] for r in rows)}

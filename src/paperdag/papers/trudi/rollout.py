@@ -80,3 +80,19 @@ def detour_sides(policy: Policy, n: int, gen: torch.Generator, device: str,
         xs.append(obs[:, 0])
         total += reward
     return first, torch.stack(xs).mean(0), total
+
+
+@torch.no_grad()
+def route_returns(n: int, right_share: float, device: str) -> float:
+    """Mean return of a scripted detour batch from the symmetric start: the first round(right_share n) episodes head
+    for the waypoint (0.75, 0), the others for (-0.75, 0), then for the goal, at full speed (both legs pass the disk
+    at distance 0.6 > R). Compares a one-sided batch (right_share 1) with a split one (1/2) under the congestion."""
+    env = make_env("detour", n, device)
+    env.reset(torch.Generator(device), jitter=0.0)
+    side = torch.where(torch.arange(n, device=device) < round(right_share * n), 1.0, -1.0)
+    waypoint, total = torch.stack([0.75 * side, torch.zeros(n, device=device)], 1), torch.zeros(n, device=device)
+    for _ in range(SPECS["detour"].horizon):
+        target = torch.where((env.p[:, 1] < 0)[:, None], waypoint, env.goal)
+        step = target - env.p
+        total += env.step(step / step.norm(dim=1, keepdim=True).clamp_min(env.speed * env.dt))[1]
+    return float(total.mean())

@@ -1,14 +1,12 @@
-"""Throughput of the batched simulators: tensor kernels per ``step`` call (deterministic) and env steps per second.
+"""Throughput of the batched simulators, counted in tensor kernels per ``step`` call (deterministic).
 
 A batched simulator's step is a fixed sequence of tensor operations whatever the number n of environments, so the
 kernel count per call is constant in n and the kernels per environment step fall as 1/n. The kernels are counted
-with a TorchDispatchMode (every ATen operator call); steps per second = n * calls / wall seconds, which depends on
-the machine and its load and is reported for information only.
+with a TorchDispatchMode (every ATen operator call). Wall-clock steps per second depend on the machine and its load,
+so they are no part of a cached output (a result must be a function of its cache key).
 """
 
 from __future__ import annotations
-
-import time
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -28,17 +26,12 @@ class _OpCounter(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def measure(env_name: str, n: int, calls: int, device: str, seed: int) -> dict[str, float]:
-    """Kernels per step call, and env steps per second over ``calls`` step calls, for n environments."""
+def kernels_per_call(env_name: str, n: int, device: str, seed: int) -> dict[str, float]:
+    """Kernels dispatched by one step call of n environments, and kernels per environment step (that count / n)."""
     gen = torch.Generator(device).manual_seed(seed)
     env = make_env(env_name, n, device)
     env.reset(gen)
     action = torch.rand(n, SPECS[env_name].act_dim, generator=gen, device=device) * 2 - 1
     with _OpCounter() as counter:
         env.step(action)
-    start = time.perf_counter()
-    for _ in range(calls):
-        env.step(action)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return {"kernels_per_call": float(counter.count), "steps_per_second": n * calls / (time.perf_counter() - start)}
+    return {"kernels_per_call": float(counter.count), "kernels_per_env_step": counter.count / n}

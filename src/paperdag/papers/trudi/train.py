@@ -1,14 +1,18 @@
 """Stage ``train_*``: one method's configuration(s) over seeds (experiment.py), its curves, evaluations and weights.
 
-setting "main": simulator ``env`` at (lr, epsilon); "base" / "stress": the stability simulator at lr / stress_lr;
-"sweep": TruDi on the sweep simulator at every epsilon of sweep_epsilons.
+setting "main": simulator ``env`` at lr; TruDi there at a matched step size: epsilon = Gaussian PPO's mean per-update
+KL on the same simulator (the mean over its seeds, read from its stage), the chain KL bounding the action KL (data
+processing), so TruDi's actions move at most as far per update as Gaussian PPO's. "base" / "stress": the stability
+simulator at (lr, epsilon) / (stress_lr, epsilon); "sweep": TruDi on the sweep simulator at every epsilon of
+sweep_epsilons.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
-from paperdag.io import read_json, save_tensors, write_table
+from paperdag.io import read_json, read_table, save_tensors, write_table
 from paperdag.stage import StageContext
 
 from .experiment import run_config
@@ -24,6 +28,8 @@ def train(ctx: StageContext[Params], method: str, setting: str, env: str = "") -
     env = {"main": env, "base": p.stress_env, "stress": p.stress_env, "sweep": p.sweep_env}[setting]
     lr = p.stress_lr if setting == "stress" else p.lr
     grid = p.sweep_epsilons if setting == "sweep" else [p.epsilon]
+    if (setting, method) == ("main", "trudi"):
+        grid = [float(np.mean(read_table(ctx.input(f"train_{env}_gauss", "evals.parquet")).column("mean_kl")))]
     curves, evals, weights, actions = [], [], {}, None
     for j, eps in enumerate(grid):
         res = run_config(env, method, p.policy, p.ppo, lr, eps, p.seeds, p.seed, p.eval_episodes, ctx.device,
