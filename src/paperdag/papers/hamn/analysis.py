@@ -3,8 +3,8 @@
 Per cell (model, b, D, seed): accuracy = P(retrieved leaf = source leaf); accuracy at level l = P(LCA level of
 (retrieved, source) >= l), i.e. the retrieved leaf has the right ancestor at level l (level D = exact retrieval);
 error LCA = mean LCA level / D over the wrong retrievals (1 would be the right leaf, 0 the root).
-Advantage Delta(b, D, s) = accuracy_HAMN - accuracy_MHN on the same queries; its depth trend per seed is the OLS
-slope of Delta on D, summarised over seeds by a t interval (paperdag.common.stats.mean_ci).
+Advantage over a baseline Delta(b, D, s) = accuracy_HAMN - accuracy_baseline on the same query noise; its depth
+trend per seed is the OLS slope of Delta on D, summarised over seeds by a t interval (paperdag.common.stats.mean_ci).
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ def level_accuracy(retrievals: dict[str, pd.DataFrame], branching: int, depth: i
     return out
 
 
-def advantage(cells: pd.DataFrame) -> pd.DataFrame:
-    """Delta = accuracy_HAMN - accuracy_MHN per (b, D, seed)."""
+def advantage(cells: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Delta = accuracy_HAMN - accuracy_baseline per (b, D, seed)."""
     wide = cells.pivot_table(index=CELL, columns="model", values="accuracy").reset_index()
-    return wide.assign(delta=wide["hamn"] - wide["mhn"])
+    return wide.assign(delta=wide["hamn"] - wide[baseline])
 
 
 def depth_slopes(adv: pd.DataFrame, branching: int) -> np.ndarray:
@@ -49,10 +49,10 @@ def depth_slopes(adv: pd.DataFrame, branching: int) -> np.ndarray:
     return np.array([np.polyfit(g["depth"], g["delta"], 1)[0] for _, g in sub.groupby("seed")])
 
 
-def error_lca_gap(cells: pd.DataFrame, min_depth: int) -> np.ndarray:
-    """error_lca_HAMN - error_lca_MHN per cell with D >= min_depth where both models made errors."""
+def error_lca_gap(cells: pd.DataFrame, baseline: str, min_depth: int) -> np.ndarray:
+    """error_lca_HAMN - error_lca_baseline per cell with D >= min_depth where both models made errors."""
     wide = cells[cells["depth"] >= min_depth].pivot_table(index=CELL, columns="model", values="error_lca")
-    return (wide["hamn"] - wide["mhn"]).dropna().to_numpy()
+    return (wide["hamn"] - wide[baseline]).dropna().to_numpy()
 
 
 def clean_minima(clean: pd.DataFrame) -> dict[str, dict[tuple[int, int], float]]:

@@ -1,8 +1,9 @@
 """The experimental design: which (branching, depth, seed) cells exist and the seed of every random draw in them.
 
-Evaluation cells are every (b, D, s) with s an evaluation seed; the calibration cell of branching b is
-(b, 2, calibration_seed). A cell's draws come from SeedSequence([root, b, D, s, stream]), so both geometries of a
-cell share their initial coordinates and negatives (stream 0), and both models share their query noise (stream 1).
+Evaluation cells are every (b, D, s) with s an evaluation seed; the calibration cells of branching b are
+(b, 2, s) for s a calibration seed. A cell's draws come from SeedSequence([root, b, D, s, stream]), so both
+geometries of a cell share their initial coordinates and negatives (stream 0), and all models share their query
+noise (stream 1).
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ EMBED_STREAM, NOISE_STREAM = 0, 1
 CALIBRATION_DEPTH = 2
 
 
-def cells(branchings: list[int], depths: list[int], seeds: list[int], calibration_seed: int,
+def cells(branchings: list[int], depths: list[int], seeds: list[int], calibration_seeds: list[int],
           ) -> list[tuple[int, int, int]]:
-    """[(b, 2, calibration_seed) for each b] + [(b, D, s) for each b, D, s]."""
-    return [(b, CALIBRATION_DEPTH, calibration_seed) for b in branchings] + \
+    """[(b, 2, c) for each b and calibration seed c] + [(b, D, s) for each b, D, s]."""
+    return [(b, CALIBRATION_DEPTH, c) for b in branchings for c in calibration_seeds] + \
         [(b, d, s) for b in branchings for d in depths for s in seeds]
 
 

@@ -7,7 +7,8 @@ with d the Poincare-ball distance
     d_c(x, y) = (1 / sqrt c) arcosh(1 + 2 c ||x - y||^2 / ((1 - c ||x||^2)(1 - c ||y||^2)))
 (the closed form of geoopt's Mobius-addition formula, several times faster on CPU) or the Euclidean ||x - y||.
 Both are minimised by geoopt's Riemannian Adam (on geoopt.Euclidean it is plain Adam) from the same
-uniform initialisation in [-init, init]^dim, full batch with fresh negatives every epoch.
+uniform initialisation in [-init, init]^dim, full batch with fresh negatives every epoch, the first ``burn_in``
+epochs at lr / 10 (Nickel & Kiela's burn-in: a good angular layout forms before points move towards the boundary).
 
 Quality: mean average precision (MAP) of reconstructing each node's closure neighbours from the ranking of all
 other nodes by distance (Nickel & Kiela's reconstruction metric); an untrained embedding gives the chance MAP and
@@ -61,10 +62,14 @@ def nk_loss(space: geoopt.Manifold, emb: torch.Tensor, u: torch.Tensor, v: torch
     return -(logits[:, 0] - torch.logsumexp(logits, dim=1)).mean()
 
 
+BURN_IN_FACTOR = 0.1  # Nickel & Kiela: lr / 10 during the burn-in
+
+
 def train_embedding(tree: Tree, geometry: str, dim: int, curvature: float, epochs: int, lr: float, negatives: int,
-                    init: float, gen: torch.Generator, on_epoch: Callable[[int, float], None] | None = None,
-                    ) -> tuple[torch.Tensor, float]:
-    """Minimise the Nickel-Kiela loss over all closure edges; returns (embedding (n, dim), final loss)."""
+                    init: float, gen: torch.Generator, burn_in: int = 0,
+                    on_epoch: Callable[[int, float], None] | None = None) -> tuple[torch.Tensor, float]:
+    """Minimise the Nickel-Kiela loss over all closure edges (``burn_in`` epochs at lr / 10 first, included in
+    ``epochs``); returns (embedding (n, dim), final loss)."""
     space = manifold(geometry, curvature)
     anc = ancestor_table(tree)
     u_np, v_np = closure_pairs(tree)
@@ -74,6 +79,8 @@ def train_embedding(tree: Tree, geometry: str, dim: int, curvature: float, epoch
     opt = geoopt.optim.RiemannianAdam([emb], lr=lr)
     loss = torch.tensor(float("nan"))
     for epoch in range(epochs):
+        for group in opt.param_groups:
+            group["lr"] = lr * (BURN_IN_FACTOR if epoch < burn_in else 1.0)
         neg = torch.randint(0, tree.size, (len(u), negatives), generator=gen)
         mask = torch.as_tensor(related(anc, tree.level, u_np[:, None], neg.numpy()))
         opt.zero_grad()
@@ -105,11 +112,24 @@ def reconstruction_map(tree: Tree, emb: torch.Tensor, geometry: str, curvature: 
     return average_precision(tree, pairwise_distance(manifold(geometry, curvature), emb, emb).numpy())
 
 
+def tree_distances(tree: Tree) -> np.ndarray:
+    """The tree's path metric d(u, v) = level(u) + level(v) - 2 level(lca(u, v)) for all pairs."""
+    anc = ancestor_table(tree)
+    u, v = np.meshgrid(np.arange(tree.size), np.arange(tree.size), indexing="ij")
+    lca = lca_level(anc, u.ravel(), v.ravel()).reshape(tree.size, tree.size)
+    return tree.level[u] + tree.level[v] - 2 * lca
+
+
+def average_distortion(tree: Tree, emb: torch.Tensor, geometry: str, curvature: float) -> float:
+    """Scale-free average distortion mean_(u<v) |r_uv / mean(r) - 1| of the ratios r_uv = d_emb(u, v) / d_tree(u, v)
+    (0 for an embedding isometric to the tree up to scale)."""
+    r = (pairwise_distance(manifold(geometry, curvature), emb, emb).numpy() / np.maximum(tree_distances(tree), 1))
+    r = r[np.triu_indices(tree.size, k=1)]
+    return float(np.mean(np.abs(r / r.mean() - 1)))
+
+
 def tree_metric_map(tree: Tree) -> float:
     """MAP of the tree's own path metric d(u, v) = level(u) + level(v) - 2 level(lca(u, v)): the reference an
     isometric embedding of the tree would reach (below 1 for D > 2: a leaf's siblings are as close as its
     grandparent)."""
-    anc = ancestor_table(tree)
-    u, v = np.meshgrid(np.arange(tree.size), np.arange(tree.size), indexing="ij")
-    lca = lca_level(anc, u.ravel(), v.ravel()).reshape(tree.size, tree.size)
-    return average_precision(tree, tree.level[u] + tree.level[v] - 2 * lca)
+    return average_precision(tree, tree_distances(tree))

@@ -25,7 +25,8 @@ class EmbeddingParams(ParamsModel):
 
     dim: int = Field(ge=2, le=64, description="embedding dimension, the same in both geometries")
     curvature: float = Field(gt=0.0, le=10.0, description="c of the Poincare ball (curvature -c), also HAMN's")
-    epochs: int = Field(ge=1, le=20_000, description="full-batch Riemannian Adam steps")
+    epochs: int = Field(ge=1, le=20_000, description="full-batch Riemannian Adam steps (burn-in included)")
+    burn_in: int = Field(ge=0, le=1000, description="first epochs at lr / 10 (Nickel & Kiela's burn-in)")
     lr: float = Field(gt=0.0, le=10.0, description="Riemannian Adam learning rate")
     negatives: int = Field(ge=1, le=1000, description="negatives per closure edge, redrawn each epoch")
     init: float = Field(gt=0.0, le=0.1, description="initial coordinates uniform in [-init, init]")
@@ -40,11 +41,15 @@ class RetrievalParams(ParamsModel):
     target_accuracy: float = Field(gt=0.0, lt=1.0, description="leaf accuracy both models are calibrated to at D=2")
     rho_max: float = Field(gt=0.0, le=100.0, description="upper end of the bisection on the noise ratio rho")
     bisections: int = Field(ge=1, le=40, description="bisection steps of the noise calibration")
+    storage_weight: float = Field(gt=0.5, lt=1.0, description=(
+        "least softmax weight a stored pattern queried with itself keeps on itself; sets each cell's beta "
+        "(queries.storage_beta; 0.99 to match the storage precondition's 0.99)"))
     chunk: int = Field(ge=16, le=1_000_000, description="queries retrieved per batch (memory bound only)")
 
 
 class MHNParams(ParamsModel):
-    """The Euclidean modern Hopfield network (on the Euclidean embedding scaled to unit RMS norm)."""
+    """The Euclidean memories (modern_hopfield.py: Ramsauer's MHN on the embedding scaled to unit RMS norm, on
+    L2-normalised patterns, and the distance softmax): one beta and step count for all three."""
 
     beta: float = Field(gt=0.0, le=1e6, description="inverse temperature beta")
     steps: int = Field(ge=1, le=100, description="CCCP updates xi <- M^T softmax(beta M xi)")
@@ -77,7 +82,8 @@ class Params(ParamsModel):
 
     seed: int = Field(ge=0, description="root of every random draw (SeedSequence([seed, b, D, embedding seed]))")
     seeds: Annotated[Ints, Field(min_length=1)] = Field(description="embedding/noise seeds of the evaluation")
-    calibration_seed: int = Field(ge=0, description="embedding/noise seed of the depth-2 calibration (held out)")
+    calibration_seeds: Annotated[Ints, Field(min_length=1)] = Field(
+        description="embedding/noise seeds of the depth-2 calibration (held out; accuracy pooled over them)")
     trees: TreeParams
     embedding: EmbeddingParams
     retrieval: RetrievalParams
@@ -89,8 +95,8 @@ class Params(ParamsModel):
     def _design(self) -> Params:
         if 2 not in self.trees.depths:
             raise ValueError("trees.depths must include 2: the noise is calibrated at depth 2")
-        if self.calibration_seed in self.seeds:
-            raise ValueError("calibration_seed must differ from the evaluation seeds (held out)")
+        if set(self.calibration_seeds) & set(self.seeds):
+            raise ValueError("calibration_seeds must differ from the evaluation seeds (held out)")
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds must be distinct")
         return self

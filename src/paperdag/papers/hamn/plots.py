@@ -9,7 +9,10 @@ from matplotlib.figure import Figure
 from paperdag.common.stats import mean_ci
 from paperdag.io import new_figure
 
-STYLE = {"mhn": ("tab:gray", "s", "Euclidean MHN"), "hamn": ("tab:purple", "o", "HAMN (Poincare ball)")}
+STYLE = {"mhn": ("tab:gray", "s", "Euclidean MHN (raw patterns)"),
+         "mhn_normed": ("tab:blue", "^", "Euclidean MHN (L2-normalised)"),
+         "mhn_distance": ("tab:green", "v", "Euclidean distance softmax"),
+         "hamn": ("tab:purple", "o", "HAMN (Poincare ball)")}
 
 
 def _panels(n: int, height: float = 3.6) -> tuple[Figure, list]:
