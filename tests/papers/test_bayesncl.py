@@ -14,19 +14,29 @@ from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.papers.bayesncl.augment import hue_rotate
 from paperdag.papers.bayesncl.claims import claims
-from paperdag.papers.bayesncl.interpret import dimension_report, kappa, top_samples
-from paperdag.papers.bayesncl.objectives import bernoulli_kl, features, gated, nt_xent, straight_through_mask
+from paperdag.papers.bayesncl.interpret import (
+    activated_consistency,
+    dimension_report,
+    kappa,
+    top_samples,
+)
+from paperdag.papers.bayesncl.objectives import (
+    bernoulli_kl,
+    features,
+    gated,
+    nt_xent,
+    threshold_mask,
+)
 from paperdag.papers.bayesncl.params import ClaimParams
 
 SLUG = "bayesncl"
 
 
-def test_straight_through_mask_is_hard_forward_and_identity_backward() -> None:
-    """Forward values are 0/1 with frequency pi; d sum(w * m) / d pi = w exactly (the straight-through estimator)."""
-    pi = torch.tensor([[0.1, 0.5, 0.9]] * 20000, requires_grad=True)
-    m = straight_through_mask(pi, torch.Generator().manual_seed(0))
-    assert set(m.detach().unique().tolist()) <= {0.0, 1.0}
-    assert torch.allclose(m.detach().mean(0), torch.tensor([0.1, 0.5, 0.9]), atol=0.01)
+def test_threshold_mask_is_the_posterior_mode_forward_and_identity_backward() -> None:
+    """Forward values are 1[pi > 1/2]; d sum(w * m) / d pi = w exactly (the straight-through estimator)."""
+    pi = torch.tensor([[0.1, 0.5, 0.51, 0.9]] * 3, requires_grad=True)
+    m = threshold_mask(pi)
+    assert torch.equal(m.detach(), torch.tensor([[0.0, 0.0, 1.0, 1.0]] * 3))
     w = torch.randn(pi.shape)
     (w * m).sum().backward()
     assert torch.equal(pi.grad, w)
@@ -36,7 +46,7 @@ def test_gate_gradient_reaches_the_gate_through_the_gated_features() -> None:
     """The NT-Xent of gated features has a non-zero gradient with respect to the keep-probabilities."""
     z = torch.randn(8, 5)
     pi = torch.full((8, 5), 0.7, requires_grad=True)
-    f = features("bayesncl", z, pi, torch.Generator().manual_seed(1))
+    f = features("bayesncl", z, pi)
     nt_xent(f[:4], f[4:], 0.2).backward()
     assert pi.grad.abs().sum() > 0 and (f >= 0).all()
 
@@ -84,10 +94,30 @@ def test_dimension_report_on_a_hand_made_activation_matrix() -> None:
     acts[:4, 0] = [4, 3, 2, 1]
     acts[1::2, 1] = 1.0
     acts[:2, 2] = 1.0
-    report = dimension_report(acts, label, background, 4, 0.0)
-    assert report == {"consistency": 0.75, "background_share": 0.5, "active_dims": 2.0}
+    report = dimension_report(acts, label, background, 4, 0.0, 1e-5)
+    # all activated samples: d0 1.0, d1 0.5, d2 (samples 0, 1: class 0) 1.0
+    assert report == {"consistency": 2.5 / 3, "activated_dims": 3.0, "consistency_top_m": 0.75,
+                      "background_share": 0.5, "active_dims": 2.0}
     assert top_samples(acts, 4)[0].tolist() == [0, 1, 2, 3]
     assert np.allclose(kappa(top_samples(acts[:, :2], 4), label), [1.0, 0.0])
+
+
+def test_activated_consistency_counts_every_activated_sample_the_papers_way() -> None:
+    """The released metric by hand (labels 0 x5, 1 x3, 2 x2: priors 0.5, 0.3, 0.2): a dense dimension (every sample
+    activated, of either sign) scores the largest class prior 0.5; a dimension firing on classes 2, 2, 1, 0 scores
+    2/4; an all-zero dimension is dropped; a dimension whose only activation is below eps after row normalisation
+    has no activated sample and is left out of the mean."""
+    rng = np.random.default_rng(0)
+    label = np.array([0] * 5 + [1] * 3 + [2] * 2)
+    acts = np.zeros((10, 4))
+    acts[:, 0] = rng.uniform(0.5, 1.0, 10) * np.where(np.arange(10) % 2, 1, -1)  # dense and signed, like SimCLR's
+    acts[[8, 9, 5, 0], 1] = 1.0
+    acts[6, 3] = 1e-9  # d2 stays all zero
+    np.testing.assert_allclose(activated_consistency(acts, label, 1e-5), [0.5, 0.5])
+    acts[[0, 5], 1], acts[7, 1] = 0.0, 1.0  # now classes 2, 2, 1: 2/3
+    np.testing.assert_allclose(activated_consistency(acts, label, 1e-5), [0.5, 2 / 3])
+    dense = np.abs(rng.normal(size=(10, 3))) + 0.1
+    np.testing.assert_allclose(activated_consistency(dense, label, 1e-5), [0.5, 0.5, 0.5])
 
 
 def _runs(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float]) -> dict:
@@ -95,7 +125,8 @@ def _runs(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float]) -> 
     jitter = np.array([-0.002, 0.0, 0.002])
     return {("shapes", m, key): table.get(m, 0.1) + jitter[::-1 if m == "ncl" else 1]
             for m in ("untrained", "simclr", "ncl", "bayesncl")
-            for key, table in (("consistency", sc), ("background_share", bg), ("probe_acc", acc))}
+            for key, table in (("consistency", sc), ("consistency_top_m", sc), ("background_share", bg),
+                               ("probe_acc", acc))}
 
 
 P = ClaimParams(probe_tol_pp=2.0, learn_margin_pp=5.0)

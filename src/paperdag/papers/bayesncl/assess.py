@@ -22,15 +22,15 @@ class Split:
     background: np.ndarray
 
 
-def measure(net: ContrastiveNet, method: str, train: Split, test: Split, top_m: int, tau: float, probe_c: float,
-            max_iter: int, batch: int) -> tuple[dict[str, float], np.ndarray]:
+def measure(net: ContrastiveNet, method: str, train: Split, test: Split, top_m: int, tau: float, eps: float,
+            probe_c: float, max_iter: int, batch: int) -> tuple[dict[str, float], np.ndarray]:
     """Probe accuracies on the frozen encoder output h (class and background), the dimension report of the method's
     features f on the test split, the share of gate-kept dimensions; and the test activation matrix f."""
     a, b = embed(net, method, train.x, batch), embed(net, method, test.x, batch)
     row = {"probe_acc": linear_probe(a["h"], train.label, b["h"], test.label, probe_c, max_iter),
            "background_probe_acc": linear_probe(a["h"], train.background, b["h"], test.background, probe_c, max_iter),
            "kept": float((b["pi"] > 0.5).mean())}
-    return row | dimension_report(b["f"], test.label, test.background, top_m, tau), b["f"]
+    return row | dimension_report(b["f"], test.label, test.background, top_m, tau, eps), b["f"]
 
 
 def pixel_probe(train: Split, test: Split, probe_c: float, max_iter: int) -> float:

@@ -39,7 +39,7 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
                 if state is not None:
                     net.load_state_dict({k.split(".", 1)[1]: v for k, v in state.items() if k.startswith(f"s{s}.")})
                 row, f = measure(net.to(ctx.device), "simclr" if method == UNTRAINED else method, train, test,
-                                 e.top_m, e.tau, e.probe_c, e.probe_max_iter, e.embed_batch)
+                                 e.top_m, e.tau, e.activated_eps, e.probe_c, e.probe_max_iter, e.embed_batch)
                 rows.append({"dataset": dataset, "method": method, "seed": s} | row)
                 if s == 0 and method != UNTRAINED:
                     acts[dataset, method] = f

@@ -1,8 +1,14 @@
 """Interpretability of feature dimensions, from an activation matrix A (n samples x D dimensions) and labels.
 
-Following NCL (Wang et al. 2024, ICLR), a dimension is read through its top-m activating samples:
+Semantic consistency the paper's way (its released evaluation, Cui-Peng-624/BayesNCL
+solo/methods/bayesncl_eval_helper_functions.py ``semantic_consistency``, as NCL's PKU-ML/non_neg ``cluster_acc``):
+keep the dimensions with sum_n |A_nd| > 0, row-normalise Â_n = A_n / ||A_n|| over them, call sample n activated on
+d when |Â_nd| > eps, and score
+* consistency(d) = max_c |{activated n with class c}| / |{activated n}| over the dimensions with an activated sample;
+  semantic consistency = its mean. A dimension active on every sample scores the largest class prior.
+Secondary, a dimension read through its top-m activating samples:
 * active(d): at least m samples have A_nd > tau;
-* consistency(d) = max_c |{top-m samples of d with class c}| / m; semantic consistency = mean over active d;
+* top-m consistency(d) = max_c |{top-m samples of d with class c}| / m; mean over active d;
 * chance-corrected purity kappa(d; y) = (p - q) / (1 - q), p = the share of the most frequent value of y among the
   top-m samples of d, q = that value's share in the whole sample (0 = as mixed as the data, 1 = pure);
 * d predicts the background when kappa(d; background) > kappa(d; class).
@@ -39,13 +45,27 @@ def kappa(top: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (p - q) / (1 - q)
 
 
-def dimension_report(acts: np.ndarray, label: np.ndarray, background: np.ndarray, m: int,
-                     tau: float) -> dict[str, float]:
-    """Semantic consistency, the share of active dimensions that predict the background, and the active count."""
+def activated_consistency(acts: np.ndarray, label: np.ndarray, eps: float) -> np.ndarray:
+    """consistency(d) over all activated samples (module docstring), one value per dimension with an activated
+    sample, in dimension order."""
+    kept = acts[:, np.abs(acts).sum(0) > 0]
+    rows = kept / np.maximum(np.linalg.norm(kept, axis=1, keepdims=True), 1e-12)
+    on = (np.abs(rows) > eps).astype(np.float64)
+    counts = on.T @ (label[:, None] == np.unique(label)).astype(np.float64)  # (D kept, classes)
+    n_on = counts.sum(1)
+    return counts[n_on > 0].max(1) / n_on[n_on > 0]
+
+
+def dimension_report(acts: np.ndarray, label: np.ndarray, background: np.ndarray, m: int, tau: float,
+                     eps: float) -> dict[str, float]:
+    """Semantic consistency over all activated samples (the judged metric) and the number of dimensions it averages;
+    top-m consistency, the share of active dimensions that predict the background, and the active count."""
+    per_dim = activated_consistency(acts, label, eps)
+    report = {"consistency": float(per_dim.mean()) if len(per_dim) else 0.0, "activated_dims": float(len(per_dim))}
     active = active_dims(acts, m, tau)
     if not active.any():
-        return {"consistency": 0.0, "background_share": 0.0, "active_dims": 0.0}
+        return report | {"consistency_top_m": 0.0, "background_share": 0.0, "active_dims": 0.0}
     top = top_samples(acts[:, active], m)
-    return {"consistency": float(purity(top, label)[0].mean()),
-            "background_share": float((kappa(top, background) > kappa(top, label)).mean()),
-            "active_dims": float(active.sum())}
+    return report | {"consistency_top_m": float(purity(top, label)[0].mean()),
+                     "background_share": float((kappa(top, background) > kappa(top, label)).mean()),
+                     "active_dims": float(active.sum())}

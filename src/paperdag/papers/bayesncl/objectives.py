@@ -2,11 +2,12 @@
 
 * SimCLR (Chen et al. 2020, ICML): f = z / ||z||, loss = NT-Xent(f', f'').
 * NCL (Wang, Zhang, Guo & Wang 2024, ICLR, "Non-negative Contrastive Learning"): f = ReLU(z) / ||ReLU(z)||.
-* BayesNCL: a gate reads the detached h and outputs keep-probabilities pi_d; a hard mask m_d ~ Bern(pi_d) passes
-  gradients to pi by the straight-through estimator m = m_hard + pi - stopgrad(pi); f = normalise(normalise(
-  ReLU(z)) * m). The loss is the negative ELBO of the variational view q(m | x) = prod_d Bern(pi_d) against the
-  sparse prior p(m) = prod_d Bern(p0): NT-Xent + lambda * mean_batch sum_d KL(Bern(pi_d) || Bern(p0)). At
-  evaluation the mask is the posterior mode m_d = 1[pi_d > 1/2].
+* BayesNCL: a gate reads the detached h and outputs keep-probabilities pi_d; the hard mask is the posterior mode
+  m_d = 1[pi_d > 1/2], passing gradients to pi by the straight-through estimator m = m_hard + pi - stopgrad(pi) (the
+  released gate: Cui-Peng-624/BayesNCL solo/methods/simclr.py, gate_type "STE", gate_threshold 0.5); f = normalise(
+  normalise(ReLU(z)) * m). The loss is the negative ELBO of the variational view q(m | x) = prod_d Bern(pi_d)
+  against the sparse prior p(m) = prod_d Bern(p0): NT-Xent + lambda * mean_batch sum_d KL(Bern(pi_d) || Bern(p0)).
+  Training and evaluation use the same mask.
 """
 
 from __future__ import annotations
@@ -33,10 +34,9 @@ def bernoulli_kl(pi: torch.Tensor, p0: float) -> torch.Tensor:
     return pi * (pi / p0).log() + (1 - pi) * ((1 - pi) / (1 - p0)).log()
 
 
-def straight_through_mask(pi: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    """m = m_hard + pi - stopgrad(pi), m_hard = 1[u < pi], u ~ U(0, 1): forward value m_hard, d m / d pi = 1."""
-    u = torch.rand(pi.shape, generator=g).to(pi.device, pi.dtype)
-    return (u < pi).to(pi.dtype) + pi - pi.detach()
+def threshold_mask(pi: torch.Tensor) -> torch.Tensor:
+    """m = 1[pi > 1/2] + pi - stopgrad(pi): forward value the posterior mode, d m / d pi = 1."""
+    return (pi > 0.5).to(pi.dtype) + pi - pi.detach()
 
 
 def gated(z: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -44,13 +44,12 @@ def gated(z: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return F.normalize(F.normalize(F.relu(z), dim=1) * mask, dim=1)
 
 
-def features(method: str, z: torch.Tensor, pi: torch.Tensor | None, g: torch.Generator | None) -> torch.Tensor:
-    """What the loss compares: normalise(z) (SimCLR), normalise(ReLU z) (NCL), gated(z, m) (BayesNCL; m sampled by
-    the straight-through estimator when a generator ``g`` is given, else the posterior mode 1[pi > 1/2])."""
+def features(method: str, z: torch.Tensor, pi: torch.Tensor | None) -> torch.Tensor:
+    """What the loss compares: normalise(z) (SimCLR), normalise(ReLU z) (NCL), gated(z, threshold_mask(pi))
+    (BayesNCL)."""
     if method == "simclr":
         return F.normalize(z, dim=1)
     if method == "ncl":
         return F.normalize(F.relu(z), dim=1)
     assert pi is not None, "BayesNCL needs the gate's keep-probabilities"
-    mask = straight_through_mask(pi, g) if g is not None else (pi > 0.5).to(z.dtype)
-    return gated(z, mask)
+    return gated(z, threshold_mask(pi))

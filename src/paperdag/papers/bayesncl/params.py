@@ -44,7 +44,9 @@ class EvalParams(ParamsModel):
     """Reading the dimensions (interpret.py) and the linear probe (probe.py)."""
 
     top_m: int = Field(ge=2, le=1000, description="m, top-activating test samples that define a dimension")
-    tau: float = Field(ge=0.0, le=1.0, description="activation above which a sample counts as activating")
+    tau: float = Field(ge=0.0, le=1.0, description="activation above which a sample counts towards a top-m dimension")
+    activated_eps: float = Field(gt=0.0, le=1.0, description=(
+        "eps: a sample is activated on d when |row-normalised A_nd| > eps (semantic consistency the paper's way)"))
     probe_c: float = Field(gt=0.0, le=1e4, description="inverse L2 strength C of the logistic-regression probe")
     probe_max_iter: int = Field(ge=10, le=10_000, description="lbfgs iterations of the probe")
     embed_batch: int = Field(ge=16, le=10_000, description="images per forward pass when embedding")

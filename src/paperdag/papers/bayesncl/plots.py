@@ -15,9 +15,10 @@ COLOURS = {"untrained": "tab:gray", "simclr": "tab:blue", "ncl": "tab:orange", "
 
 def plot_summary(summary: dict[tuple[str, str, str], Interval], datasets: list[str], methods: list[str],
                  untrained: str) -> Figure:
-    """Bars (seed mean, 95% t-interval) of semantic consistency, background-dimension share and probe accuracy."""
-    panels = (("consistency", "semantic consistency"), ("background_share", "background-dimension share"),
-              ("probe_acc", "linear-probe accuracy"))
+    """Bars (seed mean, 95% t-interval) of semantic consistency over all activated samples, background-dimension
+    share and probe accuracy."""
+    panels = (("consistency", "semantic consistency (all activated)"),
+              ("background_share", "background-dimension share"), ("probe_acc", "linear-probe accuracy"))
     fig, axes = new_figure(12, 3.6, ncols=3)
     for ax, (key, title) in zip(axes, panels, strict=True):
         shown = methods if key != "probe_acc" else [untrained, *methods]

@@ -69,7 +69,7 @@ def pretrain(x: torch.Tensor, method: str, r: Recipe, seed: int,
         h = net.encoder(torch.cat(views))
         z = net.projector(h)
         pi = net.gate(h.detach()) if net.gate is not None else None
-        f = features(method, z, pi, g if pi is not None else None)
+        f = features(method, z, pi)
         contrast = nt_xent(f[: r.batch], f[r.batch :], r.temperature)
         kl = bernoulli_kl(pi, r.p0).sum(1).mean() if pi is not None else torch.zeros((), device=x.device)
         loss = contrast + r.kl_weight * kl

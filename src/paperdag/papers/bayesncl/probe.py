@@ -22,7 +22,7 @@ def embed(net: ContrastiveNet, method: str, x: torch.Tensor, batch: int) -> dict
         h = net.encoder(chunk)
         z = net.projector(h)
         pi = net.gate(h) if net.gate is not None else torch.ones_like(z)
-        for key, value in (("h", h), ("f", features(method, z, pi, None)), ("pi", pi)):
+        for key, value in (("h", h), ("f", features(method, z, pi)), ("pi", pi)):
             out[key].append(value.cpu())
     return {k: torch.cat(v).numpy().astype(np.float64) for k, v in out.items()}
 
