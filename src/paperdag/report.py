@@ -27,7 +27,7 @@ from typing import Any
 from paperdag.dag import Pipeline, registry
 from paperdag.io import write_text_atomic
 from paperdag.project import Project
-from paperdag.store import MANIFEST
+from paperdag.store import MANIFEST, Store
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;width:100%}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;
@@ -121,16 +121,17 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
     else:
         problem = f"not run yet: paperdag run {pipeline.slug}"
     key = (metrics or {}).get("key")
+    store, folders = project.store(), {}
     if key:
-        run = _run_facts(project.store().local_path(pipeline.slug, pipeline.metrics_stage, key) / "run.json")
+        run = _run_facts(store.local_path(pipeline.slug, pipeline.metrics_stage, key) / "run.json")
+        folders = _entry_folders(project, store, pipeline.slug, pipeline.metrics_stage, key)
     remembered = bool(key) and not run and known.get(pipeline.slug, {}).get("key") == key
     if remembered:
         run = {k: known[pipeline.slug][k] for k in ("commit", "date")}
-    keys = _stage_keys(project, pipeline.slug, pipeline.metrics_stage, key) if key else {}
     plots = []
     for s in pipeline.order():
-        for name in s.plots:
-            places = [folder / name for folder in _plot_folders(project, pipeline.slug, s.name, keys.get(s.name))]
+        for name in s.plots:  # a stage the metrics do not depend on shows its view
+            places = [folder / name for folder in folders.get(s.name, [project.view(pipeline.slug, s.name)])]
             places += [_folder(project) / "plots" / f"{pipeline.slug}-{name}"] if remembered else []
             file = next((place for place in places if place.is_file()), None)
             if file is not None:
@@ -138,41 +139,33 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
     return PaperResult(pipeline, metrics, problem, run, plots)
 
 
-def _view_manifest(project: Project, slug: str, stage: str) -> dict[str, Any]:
-    """The manifest of the entry a stage's view holds ({} without a readable one)."""
+def _view_manifest(view: Path) -> dict[str, Any]:
+    """The manifest of the entry a view holds ({} without a readable one)."""
     try:
-        manifest = json.loads((project.view(slug, stage) / MANIFEST).read_text())
+        manifest = json.loads((view / MANIFEST).read_text())
     except (OSError, ValueError):
         return {}
     return manifest if isinstance(manifest, dict) else {}
 
 
-def _stage_keys(project: Project, slug: str, stage: str, key: str) -> dict[str, str]:
-    """The cache key of every stage behind ``stage``'s entry ``key``: each manifest names its direct upstreams' keys
-    (``key_parts.upstream``), read from the view where it holds that entry, else from the store."""
-    store, keys, todo = project.store(), {}, [(stage, key)]
+def _entry_folders(project: Project, store: Store, slug: str, stage: str, key: str) -> dict[str, list[Path]]:
+    """Per stage behind ``stage``'s entry ``key`` (each manifest names its direct upstreams' keys,
+    ``key_parts.upstream``), the folders holding that stage's entry of this run: its view while the view holds it (a
+    run of another profile replaces the views, never metrics/), then the entry in a local store."""
+    folders: dict[str, list[Path]] = {}
+    todo = [(stage, key)]
     while todo:
         name, k = todo.pop()
-        if name in keys:
+        if name in folders:
             continue
-        keys[name] = k
-        manifest = _view_manifest(project, slug, name)
-        if manifest.get("key") != k:
+        view = project.view(slug, name)
+        manifest = _view_manifest(view)
+        held = manifest.get("key") == k
+        if not held:
             manifest = store.lookup(slug, name, k, verify=False) or {}
+        folders[name] = ([view] if held else []) + ([] if store.remote else [Path(store.entry_path(slug, name, k))])
         todo += (manifest.get("key_parts") or {}).get("upstream", {}).items()
-    return keys
-
-
-def _plot_folders(project: Project, slug: str, stage: str, key: str | None) -> list[Path]:
-    """The folders holding a stage's plots of the published run: its view while it holds that run's entry (a run of
-    another profile replaces the views, never metrics/), else the entry in a local store. A stage the metrics do not
-    depend on (``key`` None) shows its view."""
-    view = project.view(slug, stage)
-    if key is None:
-        return [view]
-    store = project.store()
-    return ([view] if _view_manifest(project, slug, stage).get("key") == key else []) + (
-        [Path(store.entry_path(slug, stage, key))] if not store.remote else [])
+    return folders
 
 
 def _known_runs(project: Project) -> dict[str, dict[str, str]]:
