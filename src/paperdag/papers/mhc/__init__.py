@@ -9,7 +9,8 @@ overhead (n = 4, fused kernels).
 Methods (connections.py, model.py): mHC with sigmoid read-in / write-back and Sinkhorn-Knopp residual mixing
 (sinkhorn.py; Sinkhorn & Knopp 1967); baselines: HC (Zhu et al. 2024, arXiv:2409.19606), unconstrained tanh maps,
 and the plain residual connection (He et al. 2016) of the shared substrate's GPT (paperdag.common.transformer).
-All three share one 16-block byte-level transformer, data, optimizer, budget and seeds.
+All three share one byte-level transformer, data, optimizer, budget and seeds, at two stream widths and in a
+learning-rate stress sweep (stability.py: post-warm-up loss and gradient surges, divergence).
 
 Data: the shared substrate's corpus, source files of CPython's standard library read from the running interpreter
 (paperdag.common.corpus; no download). prepare records the Python version, the file list and a sha256.

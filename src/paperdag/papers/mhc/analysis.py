@@ -1,5 +1,6 @@
-"""From the runs' tables to the compared numbers: seed means with t confidence intervals (the shared
-``paperdag.common.stats.mean_ci`` / ``paired_diff_ci``), peak mixing gains and spike counts.
+"""From the runs' tables to the compared numbers: per cell and seed the final loss, the peak mixing gain and the
+stability tests (stability.py); over the sweep's cells the unstable runs per seed; seed means with t confidence
+intervals (the shared ``paperdag.common.stats.mean_ci`` / ``paired_diff_ci``):
 
     mean +- t_{0.975, k-1} s / sqrt(k)   over the k seeds (a paired difference uses the same seed's runs)
 """
@@ -13,44 +14,46 @@ import pyarrow as pa
 
 from paperdag.common.stats import mean_ci, paired_diff_ci
 
-from .params import SpikeParams
+from .params import SweepParams
 from .records import by_seed
-from .stability import spike_steps
+from .stability import RunStability, run_stability
 
 
 @dataclass(frozen=True)
-class Connection:
-    """One connection's per-seed numbers (arrays in seed order)."""
+class Runs:
+    """One connection's runs in one cell, per seed (arrays in seed order)."""
 
     final_val_loss: np.ndarray
-    peak_gain: np.ndarray  # max over evaluations of max(forward, backward) composite gain
-    grad_spikes: np.ndarray
-    loss_spikes: np.ndarray
-    max_grad_norm: np.ndarray
+    peak_gain: np.ndarray  # max over evaluations of max(forward, backward) composite gain (nan if the run blew up)
+    stability: tuple[RunStability, ...]
 
     @property
-    def spike_counts(self) -> np.ndarray:
-        """Gradient-norm plus loss spikes of each seed's run."""
-        return self.grad_spikes + self.loss_spikes
-
-    @property
-    def spikes(self) -> int:
-        """Gradient-norm plus loss spikes, summed over seeds."""
-        return int(self.spike_counts.sum())
+    def unstable(self) -> np.ndarray:
+        """1 where the seed's run was unstable (a loss surge, a gradient surge or a divergence), else 0."""
+        return np.array([int(s.unstable) for s in self.stability])
 
 
-def summarise(steps: pa.Table, evals: pa.Table, s: SpikeParams) -> Connection:
-    """Per seed: last validation loss, peak composite gain, spike counts (stability.spike_steps), max grad norm."""
+def summarise(steps: pa.Table, evals: pa.Table, warmup: int, s: SweepParams, unigram: float) -> Runs:
+    """Per seed: last validation loss, peak composite gain and the stability tests after ``warmup`` steps."""
     val, fwd, bwd = (by_seed(evals, c) for c in ("val_loss", "gain_forward", "gain_backward"))
     grad, loss = by_seed(steps, "grad_norm"), by_seed(steps, "train_loss")
     seeds = sorted(val)
-    return Connection(
+    return Runs(
         final_val_loss=np.array([val[k][-1] for k in seeds]),
-        peak_gain=np.array([max(fwd[k].max(), bwd[k].max()) for k in seeds]),
-        grad_spikes=np.array([len(spike_steps(grad[k], s.window, s.grad_factor)) for k in seeds]),
-        loss_spikes=np.array([len(spike_steps(loss[k], s.window, s.loss_factor)) for k in seeds]),
-        max_grad_norm=np.array([grad[k].max() for k in seeds]),
+        peak_gain=np.array([np.max(np.r_[fwd[k], bwd[k]]) for k in seeds]),
+        stability=tuple(run_stability(loss[k], grad[k], val[k][-1], unigram, warmup, s.smooth, s.surge_nats,
+                                      s.grad_factor) for k in seeds),
     )
+
+
+def sweep_unstable(cells: dict[str, Runs], sweep: tuple[str, ...]) -> np.ndarray:
+    """Unstable runs per seed over the sweep's cells (0 .. len(sweep))."""
+    return sum(cells[c].unstable for c in sweep)
+
+
+def sweep_peak_gain(cells: dict[str, Runs], sweep: tuple[str, ...]) -> np.ndarray:
+    """Per seed, the peak composite gain over the sweep's cells (a blown-up run, gain nan, counts as inf)."""
+    return np.max([np.nan_to_num(cells[c].peak_gain, nan=np.inf) for c in sweep], axis=0)
 
 
 def mean_curve_rows(evals: dict[str, pa.Table], column: str) -> list[dict[str, float]]:
@@ -64,18 +67,21 @@ def mean_curve_rows(evals: dict[str, pa.Table], column: str) -> list[dict[str, f
     return [out[k] for k in sorted(out)]
 
 
-def comparison_metrics(c: dict[str, Connection], timing: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Per connection: final val loss mean and 95% CI, peak gain, spikes, max grad norm, step time and forward
-    GFLOPs; and mHC minus HC and minus residual (paired by seed) with their 95% CIs."""
+def comparison_metrics(runs: dict[str, dict[str, Runs]]) -> dict[str, float]:
+    """Per connection and cell: final val loss mean and 95% CI, peak gain, unstable runs, worst loss rise and
+    gradient ratio; mHC minus HC and minus the residual in the base cell (paired by seed) with their 95% CIs."""
     out: dict[str, float] = {}
-    for k, s in c.items():
-        loss = mean_ci(s.final_val_loss)
-        out |= {f"{k}_final_val_loss_mean": loss.mean, f"{k}_final_val_loss_ci_lo": loss.lo,
-                f"{k}_final_val_loss_ci_hi": loss.hi, f"{k}_peak_gain_max": float(s.peak_gain.max()),
-                f"{k}_spikes": s.spikes, f"{k}_max_grad_norm": float(s.max_grad_norm.max()),
-                f"{k}_train_step_ms": timing[k]["train_step_ms"], f"{k}_forward_gflops": timing[k]["forward_gflops"]}
+    for k, cells in runs.items():
+        for cell, r in cells.items():
+            loss, tag = mean_ci(r.final_val_loss), f"{k}_{cell}"
+            out |= {f"{tag}_final_val_loss_mean": loss.mean, f"{tag}_final_val_loss_ci_lo": loss.lo,
+                    f"{tag}_final_val_loss_ci_hi": loss.hi, f"{tag}_peak_gain_max": float(np.nanmax(r.peak_gain)),
+                    f"{tag}_unstable_runs": int(r.unstable.sum()),
+                    f"{tag}_max_loss_rise": max(s.loss_rise for s in r.stability),
+                    f"{tag}_max_grad_ratio": max(s.grad_ratio for s in r.stability)}
+        out[f"{k}_peak_gain_max"] = max(out[f"{k}_{c}_peak_gain_max"] for c in cells)
     for other in ("hc", "residual"):
-        d = paired_diff_ci(c["mhc"].final_val_loss, c[other].final_val_loss)
+        d = paired_diff_ci(runs["mhc"]["base"].final_val_loss, runs[other]["base"].final_val_loss)
         out |= {f"mhc_minus_{other}_val_loss": d.mean, f"mhc_minus_{other}_ci_lo": d.lo,
                 f"mhc_minus_{other}_ci_hi": d.hi}
     return out

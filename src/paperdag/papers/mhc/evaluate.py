@@ -1,6 +1,6 @@
-"""Stage ``evaluate``: compare the connections' runs (analysis.py) with each other and with the count bigram
-(paperdag.common.ngram), time and count their steps (benchmark.py), and write the metrics, the claims (claims.py),
-the figures (plots.py) and val_loss.json for ``dvc plots``."""
+"""Stage ``evaluate``: summarise every cell's runs (analysis.py), compare the connections with each other and with
+the count bigram (paperdag.common.ngram), count and time their steps at both widths (benchmark.py), and write the
+metrics, the claims (claims.py), the figures (plots.py) and val_loss.json for ``dvc plots``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from paperdag.common.ngram import bigram_cross_entropies, window_pairs
 from paperdag.io import read_table, save_figure, write_json
 from paperdag.stage import StageContext
 
-from .analysis import comparison_metrics, mean_curve_rows, summarise
+from .analysis import Runs, comparison_metrics, mean_curve_rows, summarise
 from .baseline import unigram_cross_entropy
 from .benchmark import map_flop_share, step_times
 from .claims import Baselines, Overhead, claims
@@ -27,18 +27,24 @@ from .verify import MANIFOLD_FILE
 PLOTS = ("gain.png", "losses.png", "grad_norms.png")
 VAL_LOSS_TABLE = "val_loss.json"
 TIMING_FILE = "timing.json"
+KINDS = ("residual", "hc", "mhc")
 
 
-def evaluate(ctx: StageContext[Params], connections: list[str], runs: int) -> dict[str, float]:
-    """metrics.json (per connection: final loss with CI, peak gain, spikes, step time, FLOPs; the count baselines;
-    claims), the three plots, timing.json and val_loss.json."""
+def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, float]:
+    """metrics.json (per connection and cell: final loss with CI, peak gain, stability; the count baselines; FLOPs
+    and eager step times at both widths; claims), the three plots, timing.json and val_loss.json."""
     p = ctx.params
-    steps, evals = ({k: pa.concat_tables([read_table(ctx.input(f"train_{k}_{r}", name)) for r in range(runs)])
-                     for k in connections} for name in (STEPS_FILE, EVALS_FILE))
-    c = {k: summarise(steps[k], evals[k], p.spikes) for k in connections}
+    steps: dict[str, dict[str, pa.Table]] = {}
+    evals: dict[str, dict[str, pa.Table]] = {}
+    for k, cell in cells:
+        steps.setdefault(k, {})[cell] = read_table(ctx.input(f"train_{k}_{cell}", STEPS_FILE))
+        evals.setdefault(k, {})[cell] = read_table(ctx.input(f"train_{k}_{cell}", EVALS_FILE))
     corpus = ctx.input("prepare", CORPUS_FILE)
     train, val = (load_split_tokens(corpus, s) for s in ("train", "val"))
     unigram = unigram_cross_entropy(train, val)
+    runs: dict[str, dict[str, Runs]] = {k: {c: summarise(steps[k][c], evals[k][c], p.train.warmup_steps, p.sweep,
+                                                         unigram) for c in steps[k]} for k in steps}
+    sweep = tuple(c for c in steps["hc"])  # the cells every connection ran: base and the stress cells
     windows = fixed_batches(val, p.train.eval_batches, p.train.batch_size, p.model.context, seed=p.seed)  # as train
     bigram, bigram_split = (bigram_cross_entropies(train, *pairs) for pairs in (window_pairs(windows),
                                                                                  (val[:-1], val[1:])))
@@ -47,26 +53,33 @@ def evaluate(ctx: StageContext[Params], connections: list[str], runs: int) -> di
     mhc_failed = mhc_rows.num_rows - pc.sum(mhc_rows["passed"].cast("int64")).as_py()
     mhc_dev = max(pc.max(mhc_rows["max_row_dev"]).as_py(), pc.max(mhc_rows["max_col_dev"]).as_py())
 
-    batch = windows[0]
-    model_cfg, stream_cfg = model_configs(p.model)
-    timing = step_times(connections, model_cfg, stream_cfg, p.train, batch, ctx.device, p.bench_steps)
-    write_json(ctx.output(TIMING_FILE), timing)
-    overhead = 100 * (timing["mhc"]["train_step_ms"] / timing["residual"]["train_step_ms"] - 1)
+    timing, shares = {}, {}
+    for width in (p.model.d_model, p.model.narrow_d_model):
+        model_cfg, stream_cfg = model_configs(p.model, width)
+        timing[width] = step_times(list(KINDS), model_cfg, stream_cfg, p.train, windows[0], ctx.device,
+                                   p.bench_steps)
+        shares[width] = map_flop_share(p.model.n_streams, width, model_cfg.mlp_ratio)
+    write_json(ctx.output(TIMING_FILE), {str(w): t for w, t in timing.items()})
+    cost = Overhead({w: {k: t[k]["forward_gflops"] for k in KINDS} for w, t in timing.items()}, shares)
 
+    base = {k: evals[k]["base"] for k in KINDS}
     save_figure(plot_gain(evals, p.claims.hc_gain_min), ctx.output(PLOTS[0]))
-    save_figure(plot_losses(steps, evals, unigram, bigram["witten_bell"]), ctx.output(PLOTS[1]))
-    save_figure(plot_grad_norms(steps), ctx.output(PLOTS[2]))
-    write_json(ctx.output(VAL_LOSS_TABLE), mean_curve_rows(evals, "val_loss"))
+    save_figure(plot_losses({k: steps[k]["base"] for k in KINDS}, base, unigram, bigram["witten_bell"]),
+                ctx.output(PLOTS[1]))
+    save_figure(plot_grad_norms({k: {c: steps[k][c] for c in sweep} for k in KINDS}), ctx.output(PLOTS[2]))
+    write_json(ctx.output(VAL_LOSS_TABLE), mean_curve_rows(base, "val_loss"))
 
-    gflops = {k: timing[k]["forward_gflops"] for k in connections}
-    cost = Overhead(gflops, map_flop_share(p.model.n_streams, p.model.d_model, model_cfg.mlp_ratio), p.model.d_model)
     metrics = {"unigram_val_loss": unigram, "mhc_manifold_failed_layers": mhc_failed,
-               "mhc_manifold_max_dev": mhc_dev, "mhc_step_overhead_pct": overhead,
-               "mhc_flop_overhead_pct": 100 * (gflops["mhc"] / gflops["residual"] - 1),
-               "mhc_map_flop_share_pct": 100 * cost.map_share} | comparison_metrics(c, timing)
+               "mhc_manifold_max_dev": mhc_dev, "mhc_flop_overhead_pct": cost.flop_pct(p.model.d_model)}
+    for w, t in timing.items():
+        metrics |= {f"mhc_flop_overhead_pct_w{w}": cost.flop_pct(w), f"mhc_map_flop_share_pct_w{w}": 100 * shares[w],
+                    f"mhc_step_overhead_pct_w{w}": 100 * (t["mhc"]["train_step_ms"] / t["residual"]["train_step_ms"]
+                                                          - 1)}
+        metrics |= {f"{k}_train_step_ms_w{w}": t[k]["train_step_ms"] for k in KINDS}
+    metrics |= comparison_metrics(runs)
     metrics |= {f"bigram_{s}_val_loss": v for s, v in bigram.items()}
     metrics |= {f"bigram_{s}_val_split_loss": v for s, v in bigram_split.items()}
-    base = Baselines(bigram["witten_bell"], bigram["add_one"], unigram)
-    write_metrics(ctx.out, metrics, claims(c, base, mhc_failed, mhc_dev, cost, p.claims))
-    return {k: float(metrics[k]) for k in ("hc_peak_gain_max", "mhc_peak_gain_max", "mhc_final_val_loss_mean",
-                                           "residual_final_val_loss_mean", "hc_final_val_loss_mean")}
+    write_metrics(ctx.out, metrics, claims(runs, sweep, Baselines(bigram["witten_bell"], bigram["add_one"], unigram),
+                                           mhc_failed, mhc_dev, cost, p.claims))
+    return {k: float(metrics[k]) for k in ("hc_peak_gain_max", "mhc_peak_gain_max", "mhc_base_final_val_loss_mean",
+                                           "residual_base_final_val_loss_mean", "hc_base_final_val_loss_mean")}

@@ -30,6 +30,8 @@ class ModelParams(ParamsModel):
                             "H_pre = (1-s) e_k + s/n (s > 0 keeps mHC's logits finite)")
     gate_init: float = Field(ge=0.0, le=1.0, description="initial gating factors a_pre, a_post, a_res of HC and mHC")
     sinkhorn_iters: int = Field(ge=1, le=100, description="Sinkhorn-Knopp iterations t_max of mHC")
+    narrow_d_model: int = Field(ge=8, le=1024, description="the second, narrower stream width of the scale cell "
+                                "(residual and mHC trained again at the base lr and budget)")
 
 
 class TrainParams(ParamsModel):
@@ -46,12 +48,23 @@ class TrainParams(ParamsModel):
     eval_batches: int = Field(ge=1, le=256, description="fixed validation batches (drawn once with seed)")
 
 
-class SpikeParams(ParamsModel):
-    """What counts as a spike (stability.py): a step far above the trailing median of its own curve."""
+STRESS_CELLS = 2  # stress learning rates of the sweep (the fan-out is declared: len(sweep.lr_factors))
 
-    window: int = Field(ge=3, le=1000, description="trailing steps whose median is the reference")
-    grad_factor: float = Field(gt=1.0, le=100.0, description="gradient-norm spike: g_t > grad_factor * median")
-    loss_factor: float = Field(gt=1.0, le=10.0, description="loss spike: loss_t > loss_factor * median")
+
+class SweepParams(ParamsModel):
+    """The learning-rate stress sweep (stability.py): every connection trained again at higher peak learning rates,
+    and what counts as an unstable run (every statistic read after the warm-up window)."""
+
+    lr_factors: tuple[float, ...] = Field(description="stress peak lrs as multiples of train.lr (one cell each)")
+    steps: int = Field(ge=10, le=100_000, description="optimizer steps per stress run (same warm-up and schedule "
+                       "shape as the base runs)")
+    smooth: int = Field(ge=1, le=1000, description="steps of the moving average of the training loss that the surge "
+                        "is read from")
+    surge_nats: float = Field(gt=0.0, le=10.0, description="loss surge: the moving-average training loss rises this "
+                              "far (nats/byte) above its best value so far after the warm-up; 0.1, five times the "
+                              "~0.02 noise of a 20-step average of 1024-byte batches")
+    grad_factor: float = Field(gt=1.0, le=1e6, description="gradient surge: the pre-clip gradient norm exceeds this "
+                               "multiple of its post-warm-up median (10: an order of magnitude)")
 
 
 class ClaimParams(ParamsModel):
@@ -62,26 +75,29 @@ class ClaimParams(ParamsModel):
                                "per-seed log10 lies above log10 of this (an order of magnitude above the identity's 1)")
     mhc_gain_max: float = Field(gt=1.0, description="check: mHC's peak composite gain stays at most this in every "
                                 "seed (the paper reports about 1.6 at 27B)")
+    competence_margin: float = Field(ge=0.0, le=1.0, description="every run's final val loss lies this far "
+                                     "(nats/byte) below the count bigram's: 0.05, 2% of the bigram's loss, "
+                                     "so a model has learned more than byte-pair statistics")
     loss_match_tol: float = Field(gt=0.0, le=1.0, description="equivalence margin (nats/byte): mHC's final val loss "
                                   "is on par with another connection's when the 95% CI of the paired per-seed "
                                   "difference lies inside +- this; half the paper's 27B gain over the baseline "
                                   "(0.021), so a match excludes an effect of the paper's size")
-    spike_margin: float = Field(ge=0.0, le=100.0, description="non-inferiority margin (spikes per run): mHC is 'as "
-                                "stable as' the residual when the 95% CI of its paired excess of spikes lies below "
-                                "this; one spike, the smallest difference a count resolves")
+    stability_margin: float = Field(ge=0.0, le=100.0, description="non-inferiority margin (unstable runs per seed "
+                                    "over the sweep): mHC is 'as stable as' the residual when the 95% CI of its "
+                                    "paired excess lies below this; 0.5, one extra unstable run in every second seed")
     max_overhead_pct: float = Field(gt=0.0, le=1000.0, description="mHC's forward matmul FLOPs over the residual's, "
                                     "at most (%); the paper reports +6.7% step time at n = 4 with fused kernels")
     manifold_tol: float = Field(gt=0.0, le=1.0, description="verify: |row sum - 1| and |col sum - 1| of every H_res")
 
 
 class Params(ParamsModel):
-    """Seed, corpus, model, budget, spike definition, timing and claim thresholds."""
+    """Seed, corpus, model, budget, stress sweep, timing and claim thresholds."""
 
     seed: int = Field(ge=0, description="base seed: run k of every connection uses seed + k; also the val batches")
     corpus: CorpusParams
     model: ModelParams
     train: TrainParams
-    spikes: SpikeParams
+    sweep: SweepParams
     bench_steps: int = Field(ge=2, le=1000, description="timed training steps per connection in evaluate")
     claims: ClaimParams
 
@@ -91,6 +107,10 @@ class Params(ParamsModel):
             raise ValueError("model.n_head must divide model.d_model")
         if self.train.warmup_steps >= self.train.steps:
             raise ValueError("train.warmup_steps must be fewer than train.steps")
-        if self.spikes.window >= self.train.steps:
-            raise ValueError("spikes.window must be fewer than train.steps")
+        if len(self.sweep.lr_factors) != STRESS_CELLS:
+            raise ValueError(f"sweep.lr_factors needs {STRESS_CELLS} factors (the pipeline's stress cells)")
+        if self.train.warmup_steps + self.sweep.smooth >= self.sweep.steps:
+            raise ValueError("sweep.steps must exceed train.warmup_steps + sweep.smooth")
+        if self.model.narrow_d_model % self.model.n_head or self.model.narrow_d_model >= self.model.d_model:
+            raise ValueError("model.narrow_d_model must be below model.d_model and divisible by model.n_head")
         return self

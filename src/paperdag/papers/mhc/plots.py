@@ -12,30 +12,37 @@ from .records import by_seed
 
 COLORS = {"residual": "tab:gray", "hc": "tab:red", "mhc": "tab:blue"}
 LABELS = {"residual": "residual", "hc": "HC", "mhc": "mHC"}
+LINES = {"base": "-", "stress0": "--", "stress1": ":", "narrow": "-."}
 
 
-def _seed_lines(ax, table: pa.Table, x: str, y: str, kind: str, smooth: int = 1) -> None:
-    """One thin line per seed, the first one labelled; a moving average of ``smooth`` points."""
+def _seed_lines(ax, table: pa.Table, x: str, y: str, kind: str, smooth: int = 1, ls: str = "-",
+                label: str | None = "") -> None:
+    """One thin line per seed, the first one labelled (``label``, by default the connection's); a moving average of
+    ``smooth`` points."""
     xs, ys = by_seed(table, x), by_seed(table, y)
     for i, seed in enumerate(sorted(ys)):
         v = np.convolve(ys[seed], np.ones(smooth) / smooth, mode="valid") if smooth > 1 else ys[seed]
-        ax.plot(xs[seed][len(xs[seed]) - len(v):], v, color=COLORS[kind], lw=1, alpha=0.8,
-                label=LABELS[kind] if i == 0 else None)
+        ax.plot(xs[seed][len(xs[seed]) - len(v):], v, color=COLORS[kind], lw=1, alpha=0.8, ls=ls,
+                label=(LABELS[kind] if label == "" else label) if i == 0 else None)
 
 
-def plot_gain(evals: dict[str, pa.Table], hc_gain_min: float) -> Figure:
-    """Composite forward (left) and backward (right) gain of prod H_res vs step, log scale, one line per seed."""
+def plot_gain(evals: dict[str, dict[str, pa.Table]], hc_gain_min: float) -> Figure:
+    """Composite forward (left) and backward (right) gain of prod H_res vs step, log scale, one line per seed and
+    cell of each connection: solid the base cell, dashed and dotted the stress cells."""
     fig, axes = new_figure(10, 3.8, ncols=2)
     for ax, col, title in zip(axes, ("gain_forward", "gain_backward"), ("forward: max abs row sum",
                                                                       "backward: max abs column sum"), strict=True):
-        for kind, table in evals.items():
-            _seed_lines(ax, table, "step", col, kind)
+        for kind, cells in evals.items():
+            for cell, table in cells.items():
+                if cell != "narrow":
+                    _seed_lines(ax, table, "step", col, kind, ls=LINES[cell],
+                                label=f"{LABELS[kind]} {cell}" if kind != "residual" or cell == "base" else None)
         ax.axhline(hc_gain_min, color="k", ls=":", lw=1, label=f"claim threshold {hc_gain_min:g}")
         ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel("composite gain (worst token)")
         ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6)
     return fig
 
 
@@ -58,14 +65,17 @@ def plot_losses(steps: dict[str, pa.Table], evals: dict[str, pa.Table], unigram:
     return fig
 
 
-def plot_grad_norms(steps: dict[str, pa.Table]) -> Figure:
-    """Pre-clip global gradient norm per step, log scale, one panel per connection (shared y axis)."""
+def plot_grad_norms(steps: dict[str, dict[str, pa.Table]]) -> Figure:
+    """Pre-clip global gradient norm per step, log scale, one panel per connection (shared y axis), its sweep cells
+    as line styles (solid base, dashed and dotted the stress learning rates)."""
     fig, axes = new_figure(12, 3.4, ncols=len(steps))
-    for ax, (kind, table) in zip(axes, steps.items(), strict=True):
-        _seed_lines(ax, table, "step", "grad_norm", kind)
+    for ax, (kind, cells) in zip(axes, steps.items(), strict=True):
+        for cell, table in cells.items():
+            _seed_lines(ax, table, "step", "grad_norm", kind, ls=LINES[cell], label=cell)
         ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_title(f"{LABELS[kind]}: gradient norm (pre-clip)", fontsize=9)
+        ax.legend(fontsize=6)
     axes[0].set_ylabel("||g||")
     lims = [ax.get_ylim() for ax in axes]
     for ax in axes:

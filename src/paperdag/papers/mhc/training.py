@@ -20,16 +20,28 @@ from paperdag.common.transformer import GPTConfig
 
 from .gain import mixing_gain
 from .model import StreamConfig, StreamGPT, build_model
-from .params import ModelParams, TrainParams
+from .params import ModelParams, SweepParams, TrainParams
 
 Batches = list[tuple[torch.Tensor, torch.Tensor]]
 Log = Callable[[str, float, int], None]  # (metric name, value, step)
 
 
-def model_configs(m: ModelParams) -> tuple[GPTConfig, StreamConfig]:
-    """The substrate's GPT shape (byte vocabulary) and the hyper-connection settings."""
-    return (GPTConfig(context=m.context, n_layer=m.n_layer, n_head=m.n_head, d_model=m.d_model),
+def model_configs(m: ModelParams, width: int | None = None) -> tuple[GPTConfig, StreamConfig]:
+    """The substrate's GPT shape (byte vocabulary) at stream width ``width`` (default ``m.d_model``) and the
+    hyper-connection settings."""
+    return (GPTConfig(context=m.context, n_layer=m.n_layer, n_head=m.n_head, d_model=width or m.d_model),
             StreamConfig(m.n_streams, m.init_mix, m.gate_init, m.sinkhorn_iters))
+
+
+def cell_setup(m: ModelParams, t: TrainParams, s: SweepParams, cell: str) -> tuple[GPTConfig, StreamConfig,
+                                                                                   TrainParams]:
+    """Model shape and budget of a cell: ``base`` as configured; ``stress<i>`` at peak lr t.lr * lr_factors[i] for
+    ``s.steps`` steps; ``narrow`` at width ``m.narrow_d_model``."""
+    if cell.startswith("stress"):
+        return (*model_configs(m), t.model_copy(update={"lr": t.lr * s.lr_factors[int(cell[6:])], "steps": s.steps}))
+    if cell not in ("base", "narrow"):
+        raise ValueError(f"unknown cell {cell!r}")
+    return (*model_configs(m, m.narrow_d_model if cell == "narrow" else None), t)
 
 
 @dataclass
@@ -49,10 +61,16 @@ class RunResult:
     state: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
+def decays(name: str, p: nn.Parameter) -> bool:
+    """Whether a parameter gets weight decay: the >= 2-D ``weight`` of a linear or embedding layer; never a norm
+    gain, a gate or a connection bias (b_pre, b_post and the 2-D b_res)."""
+    return p.ndim >= 2 and name.rsplit(".", 1)[-1] == "weight"
+
+
 def make_optimizer(model: nn.Module, t: TrainParams) -> torch.optim.AdamW:
-    """AdamW with weight decay on the >= 2-D weights only (not on norms, gates and map biases)."""
-    decay = [p for p in model.parameters() if p.ndim >= 2]
-    rest = [p for p in model.parameters() if p.ndim < 2]
+    """AdamW with weight decay on the matrices of linear and embedding layers only (``decays``)."""
+    decay = [p for n, p in model.named_parameters() if decays(n, p)]
+    rest = [p for n, p in model.named_parameters() if not decays(n, p)]
     return torch.optim.AdamW([{"params": decay, "weight_decay": t.weight_decay}, {"params": rest, "weight_decay": 0.0}],
                              lr=t.lr, betas=(0.9, 0.95))
 

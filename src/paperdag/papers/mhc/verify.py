@@ -1,4 +1,4 @@
-"""Stage ``verify``: the manifold check on the trained models. For every seed of mHC (and of HC, the
+"""Stage ``verify``: the manifold check on the trained models of the base cell. For every seed of mHC (and of HC, the
 unconstrained contrast) and every sub-layer: max |row sum - 1|, max |column sum - 1| and the min entry of H_res
 over every validation token, and whether it lies within ``manifold_tol`` of the Birkhoff polytope."""
 
@@ -14,28 +14,27 @@ from .manifold import layer_checks
 from .model import StreamGPT
 from .params import Params
 from .prepare import CORPUS_FILE
-from .train import WEIGHTS_FILE
+from .train import WEIGHTS_FILE, run_states
 from .training import model_configs
 
 MANIFOLD_FILE = "manifold.parquet"
 CHECKED = ("mhc", "hc")
 
 
-def verify(ctx: StageContext[Params], runs: int) -> dict[str, float]:
-    """manifold.parquet (connection, seed, layer, max_row_dev, max_col_dev, min_entry, passed); returns the number
-    of failing (seed, layer) pairs per connection and mHC's worst deviation."""
+def verify(ctx: StageContext[Params]) -> dict[str, float]:
+    """manifold.parquet (connection, seed, layer, max_row_dev, max_col_dev, min_entry, passed) for every run of the
+    base cell; returns the number of failing (seed, layer) pairs per connection and mHC's worst deviation."""
     p = ctx.params
     batches = fixed_batches(load_split_tokens(ctx.input("prepare", CORPUS_FILE), "val"), p.train.eval_batches,
                             p.train.batch_size, p.model.context, seed=p.seed)
     model_cfg, stream_cfg = model_configs(p.model)
     rows = []
     for kind in CHECKED:
-        for run in range(runs):
-            seed = p.seed + run
+        for run, state in run_states(load_tensors(ctx.input(f"train_{kind}_base", WEIGHTS_FILE))).items():
             model = StreamGPT(model_cfg, kind, stream_cfg).to(ctx.device)
-            model.load_state_dict(load_tensors(ctx.input(f"train_{kind}_{run}", WEIGHTS_FILE)))
+            model.load_state_dict(state)
             for layer, c in enumerate(layer_checks(model, batches, p.claims.manifold_tol, ctx.device)):
-                rows.append(dict(connection=kind, seed=seed, layer=layer, max_row_dev=c.max_row_dev,
+                rows.append(dict(connection=kind, seed=p.seed + run, layer=layer, max_row_dev=c.max_row_dev,
                                  max_col_dev=c.max_col_dev, min_entry=c.min_entry, passed=c.passed))
     write_table(ctx.output(MANIFOLD_FILE), pa.Table.from_pylist(rows))
     mhc = [r for r in rows if r["connection"] == "mhc"]
