@@ -18,15 +18,21 @@ from scipy import stats
 from paperdag.common.stats import mean_ci, paired_diff_ci
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
-from paperdag.papers.daif.agents import Batch, Learner, agent_spec
+from paperdag.papers.daif.agents import Batch, Learner, agent_spec, select_actions
 from paperdag.papers.daif.claims import claims
 from paperdag.papers.daif.curves import binned_curve
 from paperdag.papers.daif.envs import DeepSea, optimal_return, spec_of, trivial_return
 from paperdag.papers.daif.free_energy import expected_free_energy, information_gain
 from paperdag.papers.daif.networks import Critic
 from paperdag.papers.daif.params import ClaimParams
+from paperdag.papers.daif.pipeline import AGENTS
 from paperdag.papers.daif.quantile import midpoints, quantile_huber_loss
-from paperdag.papers.daif.reach import first_success, random_success_probability, reach_summary
+from paperdag.papers.daif.reach import (
+    first_success,
+    random_success_probability,
+    reach_summary,
+    solve_episode,
+)
 from paperdag.papers.daif.training import Hyper, train_agent
 
 SLUG = "daif"
@@ -140,17 +146,17 @@ def test_trivial_policies_almost_never_reach_deepsea_reward() -> None:
     sooner than random play (~22 steps), and ``best`` is the maximum."""
     triv = trivial_return("deepsea", 8, 8, 200, [0, 1])
     assert triv["random"] < 0.05
-    pole = trivial_return("cartpole", 8, 200, 50, [0])
+    pole = trivial_return("cartpole", 0, 200, 50, [0])
     assert pole["constant_0"] < pole["random"] == pole["best"] and 15 < pole["random"] < 30
 
 
 def test_free_energy_agent_solves_a_tiny_chain() -> None:
     """DeepSea N = 5 (random policy succeeds ~1 episode in 16): DAIF's greedy policy earns the +1 for every seed
     (within 0.01 of the optimum: a path may spend one more 'right' than the free first 'left' needs)."""
-    task = spec_of("deepsea", 5, 5)
+    task = spec_of("deepsea", "deepsea", 5, 5)
     h = Hyper(hidden=32, lr=1e-3, gamma=0.99, batch=16, buffer=2000, learning_starts=50, train_every=1,
               target_every=50, kappa=1.0, eps_start=1.0, eps_end=0.05, eps_decay_frac=0.3, noise_floor=0.01)
-    out = train_agent(task, agent_spec("daif", 4, 8, 10.0, 1.0), h, [0, 1, 2], 1000, 1, 5, "cpu")
+    out = train_agent(task, agent_spec("daif", 4, 8, 10.0, 1.0), h, [0, 1, 2], 1000, 1, "cpu")
     assert (np.array(out.eval_return) > task.optimal_return - 0.01).all(), out.eval_return
 
 
@@ -165,16 +171,27 @@ def test_curves_and_intervals_against_scipy() -> None:
     assert paired_diff_ci(x + 1, x, 0.9).lo == pytest.approx(1.0)
 
 
-P = ClaimParams(confidence=0.95, par_margin=0.1, learned_min=0.5)
+def test_posterior_sampling_acts_greedily_on_the_sampled_member() -> None:
+    """Per-episode posterior sampling: each seed plays argmax_a mean_k theta_mk(s, a) of its own sampled member m,
+    which differs from the ensemble-mean action where members disagree."""
+    z = torch.zeros(2, 3, 2, 4)  # seeds, members, actions, quantiles
+    z[:, 0, 0], z[:, 1, 1], z[:, 2, 1] = 1.0, 1.0, 1.0  # member 0 prefers action 0, members 1 and 2 action 1
+    spec = agent_spec("daif_lam0_ps", 4, 3, 10.0, 1.0)
+    rng = np.random.default_rng(0)
+    assert select_actions(spec, z, 0.0, 0.01, rng, np.array([0, 1])).tolist() == [0, 1]
+    assert select_actions(spec, z, 0.0, 0.01, rng, np.array([2, 0])).tolist() == [1, 0]
+    eps = agent_spec("daif_lam0_eps", 4, 3, 10.0, 1.0)  # epsilon 0: greedy on the posterior mean
+    assert select_actions(eps, z, 0.0, 0.01, rng, np.array([0, 0])).tolist() == [1, 1]
 
 
-def _reach(seeds_reaching: int, n: int) -> dict:
-    return reach_summary([100] * seeds_reaching + [None] * (n - seeds_reaching), 10, 400)
-
-
-def _verdicts(aulc: dict, learned: dict, n: int) -> dict[str, str]:
-    reach = {a: _reach(n if (aulc["deepsea"][a] > 0).all() else 0, n) for a in aulc["deepsea"]}
-    return {c.id: c.verdict for c in resolve(claims(aulc, learned, reach, "deepsea", ["cartpole"], P))}
+def test_bsuite_solve_episode_matches_a_direct_count() -> None:
+    """solve_episode = the first e with (bad episodes among the first e) / e < threshold, by a plain loop."""
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        returns = np.where(rng.random(40) < rng.random(), 0.99, -0.01)
+        expected = next((e for e in range(1, 41) if sum(returns[:e] <= 0.5) / e < 0.8), None)
+        assert solve_episode(returns, 0.8) == expected
+    assert solve_episode(np.full(10, -0.01), 0.8) is None and solve_episode(np.array([0.99]), 0.8) == 1
 
 
 def test_random_policy_reach_chance_matches_enumeration() -> None:
@@ -190,54 +207,79 @@ def test_random_policy_reach_chance_matches_enumeration() -> None:
     assert first_success(np.array([10, 20]), np.array([0.0, -0.01])) is None
 
 
+P = ClaimParams(confidence=0.95, par_margin=0.1, gain_margin=0.05, learned_min=0.5)
+DEEPSEA = AGENTS["deepsea"]
+
+
+def _reach(solved: bool, n: int) -> dict:
+    return reach_summary([100 if solved else None] * n, [10 if solved else None] * n, 10, 1124)
+
+
+def _run(deepsea: dict, cartpole: dict, small_score: dict | None = None) -> dict:
+    """Resolved claims from DeepSea AULCs per agent (``small_score``: greedy scores on the small size, default
+    every agent solves it) and CartPole (AULC, greedy score) per agent."""
+    n = len(deepsea["daif"])
+    small_score = small_score or {a: np.full(n, 0.99) for a in DEEPSEA}
+    aulc = {"deepsea_small": {a: np.full(n, 0.5) for a in DEEPSEA}, "deepsea": deepsea,
+            "cartpole": {a: v[0] for a, v in cartpole.items()}}
+    learned = {"deepsea_small": small_score, "deepsea": {a: np.full(n, 0.5) for a in DEEPSEA},
+               "cartpole": {a: v[1] for a, v in cartpole.items()}}
+    reach = {t: {a: _reach(bool((aulc[t][a] > 0.2).all()), n) for a in DEEPSEA} for t in ("deepsea_small", "deepsea")}
+    steps = {"deepsea_small": 6744, "deepsea": 11240, "cartpole": 6000}
+    return {c.id: c for c in resolve(claims(aulc, learned, reach, steps, P))}
+
+
+BASE = np.array([0.1, 0.15, 0.12, 0.11])
+EVIDENCE = ("exploration_aulc_beats_qrdqn", "exploration_aulc_beats_lambda0_dithering",
+            "exploration_aulc_beats_lambda0_posterior_sampling", "dense_on_par_cartpole")
+
+
 def test_claims_fail_when_the_free_energy_agent_does_not_help() -> None:
-    """Every agent competent, DAIF below QR-DQN and its ablation on DeepSea and far below QR-DQN on CartPole: every
-    evidence claim fails (none is inconclusive: the regime is reached)."""
-    same = np.array([0.2, 0.3, 0.25])
-    aulc = {"deepsea": {"daif": same, "daif_lam0": same + 0.1, "qrdqn": same + 0.05},
-            "cartpole": {"daif": same - 0.5, "qrdqn": same}}
-    learned = {"cartpole": {"daif": np.array([0.9, 0.9, 0.8]), "qrdqn": np.array([0.9, 0.95, 0.85])}}
-    verdicts = _verdicts(aulc, learned, 3)
-    assert {k: v for k, v in verdicts.items() if not k.startswith("competent_")} == {
-        "exploration_aulc_beats_qrdqn": "fails", "exploration_gain_needs_free_energy": "fails",
-        "dense_on_par_cartpole": "fails"}
-    assert all(v == "holds" for k, v in verdicts.items() if k.startswith("competent_"))
+    """Every agent competent, DAIF below QR-DQN and both ablations on DeepSea and far below QR-DQN on CartPole: every
+    measured evidence claim fails (none is inconclusive: the regime is reached); the sensory-state claim stays
+    inconclusive."""
+    out = _run({"daif": BASE, "daif_lam0_eps": BASE + 0.1, "daif_lam0_ps": BASE + 0.2, "qrdqn": BASE + 0.05},
+               {"daif": (BASE - 0.5, BASE + 0.8), "qrdqn": (BASE, BASE + 0.8)})
+    assert {k: out[k].verdict for k in EVIDENCE} == dict.fromkeys(EVIDENCE, "fails")
+    assert out["organises_sensory_state"].verdict == "inconclusive"
+    assert all(c.verdict == "holds" for c in out.values() if c.kind == "precondition")
 
 
-def test_evidence_is_inconclusive_when_the_ablation_never_explores() -> None:
-    """The lambda = 0 ablation at exactly the random policy's score (AULC 0 on every seed, never rewarded): DAIF
-    beats it by a wide margin, yet the ablation claim is inconclusive, naming the failed precondition; QR-DQN's
-    claims stay judged."""
-    base = np.array([0.1, 0.15, 0.12, 0.11])
-    aulc = {"deepsea": {"daif": base + 0.5, "daif_lam0": np.array([-0.001, -0.002, -0.001, -0.003]),
-                        "qrdqn": base},
-            "cartpole": {"daif": base + 0.3, "qrdqn": base + 0.31}}
-    learned = {"cartpole": {"daif": base + 0.8, "qrdqn": base + 0.8}}
-    out = {c.id: c for c in resolve(claims(aulc, learned, {a: _reach(n, 4) for a, n in
-                                                           (("daif", 4), ("qrdqn", 4), ("daif_lam0", 0))},
-                                           "deepsea", ["cartpole"], P))}
-    assert out["competent_deepsea_daif_lam0"].verdict == "fails"
-    assert out["competent_deepsea_daif_lam0"].measured["seeds_earning_reward"] == "0/4"
-    ablation = out["exploration_gain_needs_free_energy"]
-    assert ablation.verdict == "inconclusive" and "competent_deepsea_daif_lam0" in ablation.reason
-    assert "judged alone: holds" in ablation.reason
-    assert out["exploration_aulc_beats_qrdqn"].verdict == "holds"
-    assert out["dense_on_par_cartpole"].verdict == "holds"
+def test_a_gain_inside_the_margin_fails_superiority() -> None:
+    """DAIF ahead of the posterior-sampling ablation on every seed but by less than gain_margin: fails (an interval
+    wholly below the smallest effect of interest), not holds."""
+    out = _run({"daif": BASE + 0.02, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE + np.array([0.0, 0.001, 0, 0.002]),
+                "qrdqn": BASE}, {"daif": (BASE, BASE + 0.8), "qrdqn": (BASE, BASE + 0.8)})
+    assert out["exploration_aulc_beats_lambda0_posterior_sampling"].verdict == "fails"
+
+
+def test_evidence_is_inconclusive_when_an_ablation_cannot_learn() -> None:
+    """The posterior-sampling ablation fails the small DeepSea on every seed: the claim against it is inconclusive,
+    naming the failed precondition, although DAIF beats it by far; the other claims stay judged."""
+    n = len(BASE)
+    small = {a: np.full(n, 0.99) for a in DEEPSEA} | {"daif_lam0_ps": np.full(n, -0.001)}
+    out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE * 0, "qrdqn": BASE},
+               {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31, BASE + 0.8)}, small)
+    assert out["competent_deepsea_small_daif_lam0_ps"].verdict == "fails"
+    claim = out["exploration_aulc_beats_lambda0_posterior_sampling"]
+    assert claim.verdict == "inconclusive" and "competent_deepsea_small_daif_lam0_ps" in claim.reason
+    assert "judged alone: holds" in claim.reason
+    assert out["exploration_aulc_beats_qrdqn"].verdict == "holds" == out["dense_on_par_cartpole"].verdict
 
 
 def test_claims_hold_when_the_numbers_support_them() -> None:
-    """DAIF ahead of QR-DQN and of its ablation on every seed, level on the dense task, every agent competent."""
-    base = np.array([0.1, 0.15, 0.12, 0.11])
-    aulc = {"deepsea": {"daif": base + 0.5, "daif_lam0": base, "qrdqn": base + 0.01},
-            "cartpole": {"daif": base + 0.3, "qrdqn": base + 0.31}}
-    learned = {"cartpole": {"daif": base + 0.8, "qrdqn": base + 0.8}}
-    verdicts = _verdicts(aulc, learned, 4)
-    assert all(v == "holds" for v in verdicts.values()), verdicts
+    """DAIF ahead of QR-DQN and both ablations on every seed, level on the dense task, every agent competent; the
+    DeepSea claims report bsuite's solved fraction with its Clopper-Pearson interval."""
+    out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE + 0.1, "qrdqn": BASE + 0.01},
+               {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31, BASE + 0.8)})
+    assert {k: out[k].verdict for k in EVIDENCE} == dict.fromkeys(EVIDENCE, "holds")
+    solved = out["exploration_aulc_beats_qrdqn"].measured["daif"]["solved_fraction"]
+    assert solved["mean"] == 1.0 and solved["ci"][0] == pytest.approx(stats.beta.ppf(0.025, 4, 1), abs=1e-4)
 
 
 def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
     """Every (agent, task) stage logged episodes for every seed and a finite greedy evaluation; the AULC table
-    covers every agent, task and seed."""
+    covers every task's agents and every seed."""
     runs = smoke_runs(SLUG)
     seeds = json.loads((runs["prepare"] / "tasks.json").read_text())["seeds"]
     for stage in (s for s in runs.outputs if s.startswith("train_")):
@@ -245,6 +287,6 @@ def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
         assert set(episodes["seed"]) == set(seeds), stage
         assert np.isfinite(json.loads((runs[stage] / "evaluation.json").read_text())["eval_return"]).all()
     aulc = read_table(runs["evaluate"] / "aulc.parquet")
-    assert aulc.num_rows == 4 * 2 * len(seeds)
-    assert {c["id"] for c in runs.metrics()["claims"]} >= {"exploration_aulc_beats_qrdqn", "competent_deepsea_daif_lam0",
-                                                          "competent_cartpole_qrdqn"}
+    assert aulc.num_rows == sum(map(len, AGENTS.values())) * len(seeds)
+    assert {c["id"] for c in runs.metrics()["claims"]} >= {"exploration_aulc_beats_qrdqn", "organises_sensory_state",
+                                                          "competent_deepsea_small_daif_lam0_ps"}

@@ -1,17 +1,20 @@
 """Distributional active inference (ICML 2026 submission, the active-inference paragraph of the abstracts).
 
 Claim under test: active inference folded into distributional RL gives its sample-efficiency advantage without a
-transition model. At our scale: on DeepSea (hard exploration) an agent choosing actions by expected free energy
-computed from a Bayesian quantile critic alone has a higher area under the learning curve than QR-DQN, the gain
-vanishes at lambda = 0, and on a dense-reward task (CartPole) it is on par with QR-DQN.
+transition model. At our scale: on DeepSea (hard exploration, bsuite's protocol) an agent choosing actions by expected
+free energy computed from a Bayesian quantile critic alone has a higher area under the learning curve than QR-DQN and
+than the same critic at lambda = 0 exploring by dithering or by posterior sampling, and on a dense-reward task
+(CartPole) it is on par with QR-DQN. The abstract's "organising sensory state" half is out of scope (no observation
+model is learnt) and is reported as an inconclusive claim. The critic is the ensemble variant (below); the paper's
+Normal-Inverse-Gamma quantile head is not built yet.
 
 Method (free_energy.py, agents.py): QR-DQN critics (Dabney et al. 2018, AAAI) made Bayesian as an ensemble with
 antithetic randomized prior functions (Osband et al. 2018, NeurIPS); a_t = argmin_a -E[Z(s,a)] - lambda IG(s,a), IG
-the Gaussian information gain about the return quantiles (Friston et al. 2015 epistemic value). Baselines: DQN
-(Mnih et al. 2015, Nature) and QR-DQN with epsilon-greedy, and the same agent with lambda = 0; same torso, optimiser,
-replay, budget and environment seeds for all (training.py).
+the Gaussian information gain about the return quantiles (Friston et al. 2015 epistemic value). Baselines: QR-DQN
+with epsilon-greedy, and the same ensemble at lambda = 0 with epsilon-greedy or per-episode posterior sampling
+(bootstrapped DQN, Osband et al. 2016); same torso, optimiser, replay, budget and environment seeds for all.
 
-Data: no download. DeepSea is procedural (Osband et al. 2020, bsuite; envs.py, action mapping per seed);
-CartPole-v1 comes with gymnasium. The prepare stage records the gymnasium version, the seeds, a
-sha256 of the DeepSea mappings and the returns of the trivial (random, constant-action) policies.
+Data: no download. DeepSea is procedural (Osband et al. 2020, bsuite; envs.py, action mapping per seed; sizes and
+episode budget from bsuite's deep_sea sweep and score, params.yaml); CartPole-v1 comes with gymnasium. The prepare
+stage records the gymnasium version, the seeds, sha256 of the DeepSea mappings and the trivial policies' returns.
 """

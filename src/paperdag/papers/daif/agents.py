@@ -1,7 +1,5 @@
-"""The four agents on one critic architecture, and their temporal-difference updates.
+"""The agents on one critic architecture, and their temporal-difference updates.
 
-- DQN (Mnih et al. 2015, Nature): one Q-value per action, Huber TD loss to r + gamma (1 - d) max_a' Q_target(s', a'),
-  epsilon-greedy.
 - QR-DQN (Dabney et al. 2018): K quantiles per action, quantile Huber loss (quantile.py) to the target quantiles
   r + gamma (1 - d) theta_target(s', a*), a* = argmax_a' mean_k theta_target(s', a'), epsilon-greedy.
 - DAIF (the paper): M QR-DQN members with randomized priors, each regressing on its own target network (a Bayesian
@@ -9,9 +7,12 @@
   weight lambda; no epsilon, no transition model. Every member bootstraps through the action the agent itself
   would take next, a* = argmin_a G_target(s', a) from the target ensemble: theta_m(s, a) <- r + gamma (1 - d)
   theta_target_m(s', a*). The ensemble's disagreement about the branch it means to explore thus flows back to the
-  actions leading there (deep exploration), and no member's own max inflates the mean (a self-loop never looks
-  better than the action it defers to).
-- DAIF lambda = 0: the same agent with G = -E[Z], i.e. greedy on the posterior mean (the ablation).
+  actions leading there (deep exploration), and no member's own max inflates the mean.
+- The lambda = 0 ablations, the same ensemble with G = -E[Z], made to explore as the baselines do:
+  ``daif_lam0_eps`` acts epsilon-greedily on the posterior mean (the baselines' schedule; targets as DAIF's, through
+  argmax of the target ensemble's mean); ``daif_lam0_ps`` samples one member per episode and acts greedily on it,
+  each member bootstrapping through its own argmax (bootstrapped DQN with randomized priors, Osband et al. 2016,
+  2018). Only the exploration rule differs from DAIF: lambda IG is replaced by dithering or by posterior sampling.
 Every agent uses the same MLP torso width, optimiser, replay, batch and target schedule.
 """
 
@@ -19,27 +20,31 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
 
 from .free_energy import expected_free_energy, pragmatic_value
 from .networks import Critic
-from .quantile import huber, quantile_huber_loss
+from .quantile import quantile_huber_loss
 
-AGENT_NAMES = ("daif", "daif_lam0", "qrdqn", "dqn")
+AGENT_NAMES = ("daif", "daif_lam0_eps", "daif_lam0_ps", "qrdqn")
+Acting = Literal["free_energy", "epsilon_greedy", "posterior_sampling"]
 
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """An agent: ensemble size, atoms per action (quantiles, or 1 for DQN), prior scale, and how it acts."""
+    """An agent: ensemble size, quantiles per action, prior scale, how it acts, and whether
+    its members bootstrap through the ensemble's action (argmin G of the target ensemble) or each its own argmax."""
 
     name: str
     members: int
     atoms: int
     prior_scale: float
-    lam: float  # free-energy weight; only read when ``epsilon_greedy`` is False
-    epsilon_greedy: bool
+    lam: float  # free-energy weight of G; 0 makes G the negated posterior mean
+    acting: Acting
+    ensemble_target: bool
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,7 @@ class Learner:
         return z.view(self.seeds, self.spec.members, *z.shape[1:])
 
     def loss(self, b: Batch) -> torch.Tensor:
-        """Sum over critics of the mean TD loss (Huber for DQN, quantile Huber otherwise); independent per critic."""
+        """Sum over critics of the mean quantile Huber TD loss; independent per critic."""
         z = self.online(b.obs)  # [B, n, A, K]
         index = b.action[..., None, None].expand(-1, -1, 1, z.shape[-1])
         theta = z.gather(2, index).squeeze(2)  # [B, n, K]
@@ -79,14 +84,13 @@ class Learner:
             zt = self.target(b.next_obs)
             best = self.next_action(zt)[..., None, None].expand(-1, -1, 1, zt.shape[-1])
             target = b.reward[..., None] + self.gamma * (1 - b.done[..., None]) * zt.gather(2, best).squeeze(2)
-        if self.spec.atoms == 1:
-            return huber(target - theta, self.kappa).squeeze(-1).mean(-1).sum()
         return quantile_huber_loss(theta, target, self.kappa).mean(-1).sum()
 
     def next_action(self, zt: torch.Tensor) -> torch.Tensor:
-        """a* per critic and row: argmax_a mean_k theta_target(s', a) for DQN/QR-DQN; for DAIF, whose members of one
-        seed share a minibatch, argmin_a G(s', a) of the seed's whole target ensemble. zt: [B, n, A, K] -> [B, n]."""
-        if self.spec.epsilon_greedy:
+        """a* per critic and row: argmax_a mean_k theta_target(s', a) per critic (QR-DQN, posterior sampling);
+        with ``ensemble_target`` (the members of one seed share a minibatch) argmin_a G(s', a) of the seed's whole
+        target ensemble. zt: [B, n, A, K] -> [B, n]."""
+        if not self.spec.ensemble_target:
             return zt.mean(-1).argmax(-1)
         m = self.spec.members
         ensemble = zt.view(self.seeds, m, *zt.shape[1:]).transpose(1, 2)  # [S, n, M, A, K]
@@ -107,10 +111,14 @@ class Learner:
 
 
 def select_actions(spec: AgentSpec, z: torch.Tensor, epsilon: float, noise_floor: float,
-                   rng: np.random.Generator) -> np.ndarray:
-    """One action per seed from z [S, M, A, K]: argmin_a G(s, a) for DAIF; epsilon-greedy on E[Z] otherwise."""
-    if not spec.epsilon_greedy:
+                   rng: np.random.Generator, member: np.ndarray) -> np.ndarray:
+    """One action per seed from z [S, M, A, K]: argmin_a G(s, a) (free energy); argmax_a mean_k theta_mk(s, a) of
+    each seed's sampled ``member`` (posterior sampling); epsilon-greedy on E[Z] otherwise."""
+    if spec.acting == "free_energy":
         return expected_free_energy(z, spec.lam, noise_floor).argmin(-1).cpu().numpy()
+    if spec.acting == "posterior_sampling":
+        rows = torch.arange(z.shape[0], device=z.device)
+        return z[rows, torch.as_tensor(member, device=z.device)].mean(-1).argmax(-1).cpu().numpy()
     greedy = pragmatic_value(z).argmax(-1).cpu().numpy()
     explore = rng.random(len(greedy)) < epsilon
     return np.where(explore, rng.integers(0, z.shape[-2], size=len(greedy)), greedy)
@@ -124,8 +132,9 @@ def greedy_actions(z: torch.Tensor) -> np.ndarray:
 def agent_spec(name: str, quantiles: int, members: int, prior_scale: float, lam: float) -> AgentSpec:
     """The AgentSpec of ``name`` (one of AGENT_NAMES)."""
     return {
-        "daif": AgentSpec(name, members, quantiles, prior_scale, lam, epsilon_greedy=False),
-        "daif_lam0": AgentSpec(name, members, quantiles, prior_scale, 0.0, epsilon_greedy=False),
-        "qrdqn": AgentSpec(name, 1, quantiles, 0.0, 0.0, epsilon_greedy=True),
-        "dqn": AgentSpec(name, 1, 1, 0.0, 0.0, epsilon_greedy=True),
+        "daif": AgentSpec(name, members, quantiles, prior_scale, lam, "free_energy", ensemble_target=True),
+        "daif_lam0_eps": AgentSpec(name, members, quantiles, prior_scale, 0.0, "epsilon_greedy", ensemble_target=True),
+        "daif_lam0_ps": AgentSpec(name, members, quantiles, prior_scale, 0.0, "posterior_sampling",
+                                  ensemble_target=False),
+        "qrdqn": AgentSpec(name, 1, quantiles, 0.0, 0.0, "epsilon_greedy", ensemble_target=False),
     }[name]

@@ -17,8 +17,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.wrappers import TimeLimit
 
-ENV_NAMES = ("deepsea", "cartpole")
-EXPLORATION_ENV = "deepsea"
+TASKS = {"deepsea_small": "deepsea", "deepsea": "deepsea", "cartpole": "cartpole"}  # task -> environment kind
 
 
 class DeepSea(gym.Env):
@@ -52,20 +51,24 @@ class DeepSea(gym.Env):
 
 @dataclass(frozen=True)
 class EnvSpec:
-    """What the agents need to know of a task: observation width, actions, episode cap, and optimal return."""
+    """What the agents need to know of a task: its environment kind and size (DeepSea's N; 0 otherwise),
+    observation width, actions, episode cap, and optimal return."""
 
     name: str
+    kind: str
+    size: int
     obs_dim: int
     n_actions: int
     max_steps: int
     optimal_return: float
 
 
-def make_env(name: str, deepsea_size: int, max_steps: int, seed: int) -> gym.Env:
-    """One environment instance; DeepSea's action mapping is drawn from ``seed``; CartPole is gymnasium's."""
-    if name == "deepsea":
-        return DeepSea(deepsea_size, seed)
-    return TimeLimit(gym.make({"cartpole": "CartPole-v1"}[name]).unwrapped, max_episode_steps=max_steps)
+def make_env(kind: str, size: int, max_steps: int, seed: int) -> gym.Env:
+    """One environment instance of ``kind``: DeepSea of ``size`` with its action mapping drawn from ``seed``, or
+    gymnasium's CartPole-v1 capped at ``max_steps``."""
+    if kind == "deepsea":
+        return DeepSea(size, seed)
+    return TimeLimit(gym.make({"cartpole": "CartPole-v1"}[kind]).unwrapped, max_episode_steps=max_steps)
 
 
 def encode(env: gym.Env, obs: np.ndarray | int) -> np.ndarray:
@@ -92,21 +95,22 @@ def optimal_return(env: gym.Env, max_steps: int) -> float:
     return float(max_steps)
 
 
-def spec_of(name: str, deepsea_size: int, max_steps: int) -> EnvSpec:
-    """The EnvSpec of task ``name`` (episode cap: N for DeepSea, ``max_steps`` otherwise)."""
-    env = make_env(name, deepsea_size, max_steps, 0)
+def spec_of(name: str, kind: str, size: int, max_steps: int) -> EnvSpec:
+    """The EnvSpec of task ``name`` on environment ``kind`` (episode cap: N for DeepSea, ``max_steps`` otherwise)."""
+    env = make_env(kind, size, max_steps, 0)
     probe = encode(env, env.reset(seed=0)[0])
-    cap = deepsea_size if name == "deepsea" else max_steps
-    return EnvSpec(name, probe.size, int(env.action_space.n), cap, optimal_return(env, cap))
+    cap = size if kind == "deepsea" else max_steps
+    return EnvSpec(name, kind, size if kind == "deepsea" else 0, probe.size, int(env.action_space.n), cap,
+                   optimal_return(env, cap))
 
 
-def policy_return(name: str, deepsea_size: int, max_steps: int, episodes: int, seeds: list[int],
+def policy_return(kind: str, size: int, max_steps: int, episodes: int, seeds: list[int],
                   action: int | None) -> float:
     """Mean undiscounted return over ``episodes`` episodes per task instance (``seeds``) of the uniform random policy
     (``action`` None) or of the constant policy that always plays ``action``."""
     total = 0.0
     for s in seeds:
-        env, rng = make_env(name, deepsea_size, max_steps, s), np.random.default_rng(s)
+        env, rng = make_env(kind, size, max_steps, s), np.random.default_rng(s)
         for ep in range(episodes):
             env.reset(seed=20_000 + 100 * s + ep)
             done = False
@@ -118,12 +122,12 @@ def policy_return(name: str, deepsea_size: int, max_steps: int, episodes: int, s
     return total / (episodes * len(seeds))
 
 
-def trivial_return(name: str, deepsea_size: int, max_steps: int, episodes: int, seeds: list[int]) -> dict[str, float]:
+def trivial_return(kind: str, size: int, max_steps: int, episodes: int, seeds: list[int]) -> dict[str, float]:
     """Returns of the trivial policies: uniform random and each constant action; ``best`` is their maximum, the 0
     of the normalised score (a trained agent must beat every policy that ignores the state)."""
-    env = make_env(name, deepsea_size, max_steps, seeds[0])
-    out = {"random": policy_return(name, deepsea_size, max_steps, episodes, seeds, None)}
-    out |= {f"constant_{a}": policy_return(name, deepsea_size, max_steps, max(1, episodes // 10), seeds, a)
+    env = make_env(kind, size, max_steps, seeds[0])
+    out = {"random": policy_return(kind, size, max_steps, episodes, seeds, None)}
+    out |= {f"constant_{a}": policy_return(kind, size, max_steps, max(1, episodes // 10), seeds, a)
             for a in range(int(env.action_space.n))}
     return out | {"best": max(out.values())}
 

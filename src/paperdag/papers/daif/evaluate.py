@@ -1,4 +1,5 @@
-"""Stage ``evaluate``: learning curves and AULC of every agent on every task, the claims and the figures."""
+"""Stage ``evaluate``: learning curves and AULC of every agent on every task, how each met DeepSea's reward, the
+claims and the figures."""
 
 from __future__ import annotations
 
@@ -12,28 +13,27 @@ from paperdag.stage import StageContext
 
 from .claims import claims
 from .curves import binned_curve, normalise
-from .envs import EXPLORATION_ENV
 from .params import Params
 from .plots import plot_aulc, plot_learning_curves
 from .prepare import TASKS_FILE
-from .reach import first_success, reach_summary
+from .reach import first_success, reach_summary, solve_episode
 from .train import EPISODES_FILE, EVALUATION_FILE
 
 
-def evaluate(ctx: StageContext[Params], agents: list[str], tasks: list[str]) -> dict[str, float]:
-    """curves.parquet, aulc.parquet, metrics.json (with the claims), learning_curves.png and aulc.png."""
+def evaluate(ctx: StageContext[Params], agents: dict[str, list[str]]) -> dict[str, float]:
+    """curves.parquet, aulc.parquet, metrics.json (with the claims), learning_curves.png and aulc.png;
+    ``agents[task]``: the agents trained on each task."""
     p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
-    seeds, bins = info["seeds"], p.evaluation.curve_bins
+    seeds, bins, bad = info["seeds"], p.evaluation.curve_bins, p.tasks.deepsea.solve_bad_fraction
     curves, aulc, learned, reach, rows, metrics = {}, {}, {}, {}, [], {}
-    for task in tasks:
+    for task, names in agents.items():
         t = info["tasks"][task]
         floor, top = t["trivial_return"]["best"], t["optimal_return"]
-        curves[task], aulc[task], learned[task] = {}, {}, {}
-        for agent in agents:
+        curves[task], aulc[task], learned[task], reach[task] = {}, {}, {}, {}
+        for agent in names:
             ep = read_table(ctx.input(f"train_{agent}_{task}", EPISODES_FILE)).to_pydict()
             seed, end, ret = (np.asarray(ep[k]) for k in ("seed", "end_step", "return"))
-            raw = np.stack([binned_curve(end[seed == s], ret[seed == s], t["steps"], bins, floor)
-                            for s in seeds])
+            raw = np.stack([binned_curve(end[seed == s], ret[seed == s], t["steps"], bins, floor) for s in seeds])
             c = curves[task][agent] = normalise(raw, floor, top)
             evaluation = json.loads(ctx.input(f"train_{agent}_{task}", EVALUATION_FILE).read_text())
             aulc[task][agent] = c.mean(axis=1)
@@ -43,20 +43,19 @@ def evaluate(ctx: StageContext[Params], agents: list[str], tasks: list[str]) -> 
             metrics[f"{task}_aulc_{agent}"] = float(aulc[task][agent].mean())
             metrics[f"{task}_eval_score_{agent}"] = float(learned[task][agent].mean())
             metrics[f"{task}_final_bin_{agent}"] = float(c[:, -1].mean())
-            if task == EXPLORATION_ENV:
-                reach[agent] = reach_summary([first_success(end[seed == s], ret[seed == s]) for s in seeds],
-                                             info["deepsea_size"], t["steps"] // t["max_steps"])
-                metrics[f"{task}_seeds_reaching_{agent}"] = reach[agent]["seeds_reaching"]
+            if t["kind"] == "deepsea":
+                r = reach[task][agent] = reach_summary(
+                    [first_success(end[seed == s], ret[seed == s]) for s in seeds],
+                    [solve_episode(ret[seed == s], bad) for s in seeds], t["size"], t["steps"] // t["max_steps"])
+                metrics[f"{task}_seeds_reaching_{agent}"] = r["seeds_reaching"]
+                metrics[f"{task}_seeds_solving_{agent}"] = r["seeds_solving"]
     write_table(ctx.output("aulc.parquet"), {k: [r[k] for r in rows] for k in rows[0]})
+    keys = [(t, a) for t, names in agents.items() for a in names]
     write_table(ctx.output("curves.parquet"), {
-        "task": [t for t in tasks for a in agents for _ in seeds],
-        "agent": [a for t in tasks for a in agents for _ in seeds],
-        "seed": [s for t in tasks for a in agents for s in seeds],
-        "normalised_return": [row for t in tasks for a in agents for row in curves[t][a]]})
-    dense = [t for t in tasks if t != EXPLORATION_ENV]
-    verdicts = claims(aulc, learned, reach, EXPLORATION_ENV, dense, p.claims)
-    write_metrics(ctx.out, metrics, verdicts)
-    steps = {task: info["tasks"][task]["steps"] for task in tasks}
+        "task": [t for t, a in keys for _ in seeds], "agent": [a for t, a in keys for _ in seeds],
+        "seed": [s for _ in keys for s in seeds], "normalised_return": [row for t, a in keys for row in curves[t][a]]})
+    steps = {task: info["tasks"][task]["steps"] for task in agents}
+    write_metrics(ctx.out, metrics, claims(aulc, learned, reach, steps, p.claims))
     save_figure(plot_learning_curves(curves, steps, p.claims.confidence), ctx.output("learning_curves.png"))
     save_figure(plot_aulc(aulc, p.claims.confidence), ctx.output("aulc.png"))
-    return {k: v for k, v in metrics.items() if k.startswith(EXPLORATION_ENV)}
+    return {k: v for k, v in metrics.items() if k.startswith("deepsea_aulc")}

@@ -8,19 +8,41 @@ from paperdag.params import ParamsModel
 
 
 class TaskBudget(ParamsModel):
-    """Interaction budget of one task (the same for every agent)."""
+    """Interaction budget of the dense-reward task (the same for every agent)."""
 
     steps: int = Field(ge=50, le=1_000_000, description="environment steps per seed")
-    max_episode_steps: int = Field(ge=1, le=10_000, description="episode cap (TimeLimit); DeepSea ignores it (N)")
+    max_episode_steps: int = Field(ge=1, le=10_000, description="episode cap (TimeLimit)")
     reward_scale: float = Field(gt=0.0, le=1.0, description="rewards the agents learn from are r * scale (every "
                                                             "agent alike; returns are reported unscaled)")
 
 
-class TaskParams(ParamsModel):
-    """The exploration task and the dense-reward task."""
+class DeepSeaParams(ParamsModel):
+    """DeepSea sizes and budget from bsuite's deep_sea protocol (Osband et al. 2020; bsuite/experiments/deep_sea:
+    sweep.py runs 10000 episodes at each size N in 5-10, 12, 14, 17, 20, 25, 30-50; analysis.py calls a size solved
+    at the first episode e where the running fraction of bad episodes drops below 0.8, and scores it only if
+    e < 2^N + 100, the horizon that beats dithering). Every DeepSea task runs min(bsuite_episodes, 2^size + forgiveness)
+    episodes: the horizon of the larger size, beyond which bsuite's score of that size cannot change."""
 
-    deepsea_size: int = Field(ge=4, le=30, description="DeepSea size N (grid N x N, episodes of N steps)")
-    deepsea: TaskBudget
+    size: int = Field(ge=4, le=50, description="N of the hard-exploration task (a bsuite deep_sea sweep size)")
+    small_size: int = Field(ge=4, le=50, description="N of the competence task (a bsuite sweep size where dithering "
+                            "meets the reward many times within the budget)")
+    bsuite_episodes: int = Field(ge=10, le=10_000, description="episodes per size in bsuite's protocol (sweep.py "
+                                 "NUM_EPISODES = 10000); smaller only in the smoke profile")
+    forgiveness: int = Field(ge=0, le=10_000, description="bsuite deep_sea score: solved counts only before 2^N + "
+                             "forgiveness episodes (analysis.py score, 100)")
+    solve_bad_fraction: float = Field(gt=0.0, lt=1.0, description="bsuite find_solution thresh: solved at the first "
+                                      "episode where (bad episodes so far) / episodes < this (0.8)")
+    reward_scale: float = Field(gt=0.0, le=1.0, description="rewards the agents learn from are r * scale")
+
+    def episodes(self) -> int:
+        """Episodes per seed at every DeepSea size: min(bsuite_episodes, 2^size + forgiveness)."""
+        return min(self.bsuite_episodes, 2**self.size + self.forgiveness)
+
+
+class TaskParams(ParamsModel):
+    """The exploration tasks (DeepSea at the competence and the hard size) and the dense-reward task."""
+
+    deepsea: DeepSeaParams
     cartpole: TaskBudget
 
 
@@ -65,6 +87,9 @@ class ClaimParams(ParamsModel):
     confidence: float = Field(gt=0.5, lt=1.0, description="level of the paired t confidence intervals over seeds")
     par_margin: float = Field(gt=0.0, le=1.0, description="on par: normalised-AULC deficit vs QR-DQN allowed "
                                                           "(non-inferiority margin on the CI's lower end)")
+    gain_margin: float = Field(ge=0.0, le=1.0, description="a sample-efficiency gain worth the name: the normalised-"
+                               "AULC difference must exceed this (superiority margin; also the smallest effect of "
+                               "interest, so an interval wholly below it fails)")
     learned_min: float = Field(gt=0.0, le=1.0, description="competence precondition on a dense task: the normalised "
                                "greedy score's interval must lie above this (0 = best state-ignoring policy, "
                                "1 = optimal)")
@@ -74,7 +99,7 @@ class Params(ParamsModel):
     """Seeds, tasks, learning, Bayesian critic, evaluation and claim thresholds."""
 
     seed: int = Field(ge=0, description="root of every random draw (environment seeds derive from it)")
-    seeds: int = Field(ge=2, le=64, description="independent seeds per (agent, task)")
+    seeds: int = Field(ge=2, le=64, description="independent seeds per (agent, task), batched in one stage")
     tasks: TaskParams
     learning: LearningParams
     bayes: BayesParams
@@ -87,7 +112,10 @@ class Params(ParamsModel):
             raise ValueError("bayes.members must be even (antithetic prior pairs)")
         if self.learning.eps_end > self.learning.eps_start:
             raise ValueError("learning.eps_end must not exceed learning.eps_start")
-        for name in ("deepsea", "cartpole"):
-            if getattr(self.tasks, name).steps <= self.learning.learning_starts:
-                raise ValueError(f"tasks.{name}.steps must exceed learning.learning_starts")
+        sea = self.tasks.deepsea
+        if sea.small_size >= sea.size:
+            raise ValueError("tasks.deepsea.small_size must be below tasks.deepsea.size")
+        for name, steps in (("deepsea", sea.small_size * sea.episodes()), ("cartpole", self.tasks.cartpole.steps)):
+            if steps <= self.learning.learning_starts:
+                raise ValueError(f"the {name} budget ({steps} steps) must exceed learning.learning_starts")
         return self

@@ -8,8 +8,9 @@ from matplotlib.figure import Figure
 from paperdag.common.stats import mean_ci
 from paperdag.io import new_figure
 
-COLORS = {"daif": "tab:red", "daif_lam0": "tab:orange", "qrdqn": "tab:blue", "dqn": "tab:gray"}
-LABELS = {"daif": "DAIF (free energy)", "daif_lam0": "DAIF lambda=0", "qrdqn": "QR-DQN", "dqn": "DQN"}
+COLORS = {"daif": "tab:red", "daif_lam0_eps": "tab:orange", "daif_lam0_ps": "tab:green", "qrdqn": "tab:blue"}
+LABELS = {"daif": "DAIF (free energy)", "daif_lam0_eps": "lambda=0, epsilon-greedy",
+          "daif_lam0_ps": "lambda=0, posterior sampling", "qrdqn": "QR-DQN"}
 
 
 def plot_learning_curves(curves: dict[str, dict[str, np.ndarray]], steps: dict[str, int], confidence: float) -> Figure:
@@ -34,14 +35,15 @@ def plot_learning_curves(curves: dict[str, dict[str, np.ndarray]], steps: dict[s
 
 def plot_aulc(aulc: dict[str, dict[str, np.ndarray]], confidence: float) -> Figure:
     """The AULC table as grouped bars: normalised AULC per task and agent, mean over seeds with its t interval,
-    each bar labelled with its value."""
+    each bar labelled with its value (a task shows the agents trained on it)."""
     tasks = list(aulc)
-    agents = list(aulc[tasks[0]])
+    agents = list(dict.fromkeys(a for t in tasks for a in aulc[t]))
     fig, ax = new_figure(1.8 + 2.2 * len(tasks), 3.8)
     width = 0.8 / len(agents)
     for j, agent in enumerate(agents):
-        iv = [mean_ci(aulc[t][agent], confidence) for t in tasks]
-        x = np.arange(len(tasks)) + (j - (len(agents) - 1) / 2) * width
+        on = [i for i, t in enumerate(tasks) if agent in aulc[t]]
+        iv = [mean_ci(aulc[tasks[i]][agent], confidence) for i in on]
+        x = np.array(on) + (j - (len(agents) - 1) / 2) * width
         means = np.array([i.mean for i in iv])
         err = np.array([[m - i.lo for m, i in zip(means, iv, strict=True)],
                         [i.hi - m for m, i in zip(means, iv, strict=True)]])

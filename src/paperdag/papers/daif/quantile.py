@@ -27,8 +27,3 @@ def quantile_huber_loss(theta: torch.Tensor, target: torch.Tensor, kappa: float)
     else:
         huber = u.abs()
     return (weight * huber).mean(-1).sum(-1)
-
-
-def huber(u: torch.Tensor, kappa: float) -> torch.Tensor:
-    """H_kappa(u): the DQN temporal-difference loss (Mnih et al. 2015)."""
-    return torch.where(u.abs() <= kappa, 0.5 * u**2, kappa * (u.abs() - 0.5 * kappa))

@@ -1,5 +1,10 @@
-"""Reaching DeepSea's reward: which training episodes earned the +1, each seed's first success, and the uniform
-random policy's exact chance of earning it (the trivial baseline an exploring agent has to beat).
+"""Reaching DeepSea's reward: which training episodes earned the +1, each seed's first success, bsuite's "solved"
+criterion, and the uniform random policy's exact chance of earning it (the trivial baseline an exploring agent has
+to beat).
+
+bsuite (deep_sea/analysis.py find_solution) calls a size solved at the first episode e at which the running fraction
+of bad episodes, (bad episodes among 1..e) / e, drops below 0.8; an episode is bad here when it did not earn the +1
+(bsuite marks an episode bad when it leaves the rewarded path, which on deterministic DeepSea is the same event).
 
 An episode earned the +1 iff its return exceeds 1/2 (the +1 minus at most N moves at 0.01 / N; without it the
 return is <= 0). Under the uniform random policy each move goes right with probability 1/2 whatever the cell's
@@ -39,8 +44,18 @@ def random_reach_probability(size: int, episodes: int) -> float:
     return 1.0 - (1.0 - random_success_probability(size)) ** episodes
 
 
-def reach_summary(first: list[int | None], size: int, episodes: int) -> dict:
-    """How an agent earned the reward over its seeds (``first``: each seed's first-success step), beside the
-    uniform random policy's exact chance of earning it in the same ``episodes``."""
+def solve_episode(returns: np.ndarray, bad_fraction: float) -> int | None:
+    """bsuite's solve episode of one seed: the first e (1-based) with #{i <= e: return_i <= 1/2} / e < bad_fraction
+    (None if the running bad fraction never drops below it)."""
+    bad = np.asarray(returns) <= SUCCESS_RETURN
+    running = np.cumsum(bad) / np.arange(1, bad.size + 1)
+    below = np.flatnonzero(running < bad_fraction)
+    return int(below[0]) + 1 if below.size else None
+
+
+def reach_summary(first: list[int | None], solved_at: list[int | None], size: int, episodes: int) -> dict:
+    """How an agent earned the reward over its seeds (``first``: each seed's first-success step; ``solved_at``: its
+    bsuite solve episode), beside the uniform random policy's exact chance of earning it in the same ``episodes``."""
     return {"episodes": episodes, "seeds_reaching": sum(f is not None for f in first), "first_success_step": first,
+            "seeds_solving": sum(e is not None for e in solved_at), "solve_episode": solved_at,
             "random_reach_chance": random_reach_probability(size, episodes)}

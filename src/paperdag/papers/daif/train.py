@@ -22,12 +22,13 @@ def train(ctx: StageContext[Params], agent: str, task: str) -> dict[str, float]:
     """episodes.parquet (seed, episode, end_step, return), evaluation.json (greedy return per seed), weights."""
     p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
     t = info["tasks"][task]
-    spec = EnvSpec(task, t["obs_dim"], t["n_actions"], t["max_steps"], t["optimal_return"])
+    spec = EnvSpec(task, t["kind"], t["size"], t["obs_dim"], t["n_actions"], t["max_steps"], t["optimal_return"])
     b = p.bayes
     hyper = Hyper(**p.learning.model_dump(), noise_floor=b.noise_floor)
+    scale = (p.tasks.deepsea if t["kind"] == "deepsea" else p.tasks.cartpole).reward_scale
     out = train_agent(spec, agent_spec(agent, b.quantiles, b.members, b.prior_scale, b.lam), hyper, info["seeds"],
-                      t["steps"], p.evaluation.eval_episodes, info["deepsea_size"], ctx.device,
-                      getattr(p.tasks, task).reward_scale, report=lambda done, total: ctx.report("steps", done, total))
+                      t["steps"], p.evaluation.eval_episodes, ctx.device, scale,
+                      report=lambda done, total: ctx.report("steps", done, total))
     write_table(ctx.output(EPISODES_FILE), {"seed": out.seed, "episode": out.episode, "end_step": out.end_step,
                                             "return": out.ret})
     write_json(ctx.output(EVALUATION_FILE), {"seeds": info["seeds"], "eval_return": out.eval_return})

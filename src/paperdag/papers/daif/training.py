@@ -87,23 +87,24 @@ def epsilon_at(t: int, steps: int, h: Hyper) -> float:
 
 
 def train_agent(task: EnvSpec, spec: AgentSpec, h: Hyper, seeds: list[int], steps: int, eval_episodes: int,
-                deepsea_size: int, device: str, reward_scale: float = 1.0,
-                report: Callable[[int, int], None] | None = None) -> Outcome:
+                device: str, reward_scale: float = 1.0, report: Callable[[int, int], None] | None = None) -> Outcome:
     """Train ``spec`` on ``task`` for ``steps`` environment steps per seed, learning from rewards r * reward_scale
-    (the returns recorded are unscaled); then evaluate the greedy policy."""
+    (the returns recorded are unscaled); then evaluate the greedy policy. A posterior-sampling agent draws each
+    seed's acting member uniformly at the start of every episode."""
     rng = np.random.default_rng([seeds[0], len(seeds), steps])
     gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
     learner = Learner(spec, len(seeds), task.obs_dim, task.n_actions, h.hidden, h.lr, h.gamma, h.kappa, h.noise_floor,
                       gen, device)
     replay = Replay(len(seeds), h.buffer, task.obs_dim, device)
-    envs = [make_env(task.name, deepsea_size, task.max_steps, s) for s in seeds]
+    envs = [make_env(task.kind, task.size, task.max_steps, s) for s in seeds]
     obs = np.stack([encode(e, e.reset(seed=s)[0]) for e, s in zip(envs, seeds, strict=True)])
+    member = rng.integers(0, spec.members, size=len(seeds))
     running, count = np.zeros(len(seeds)), np.zeros(len(seeds), dtype=int)
     out = Outcome([], [], [], [], [], {})
     for t in range(steps):
         with torch.no_grad():
             z = learner.values(torch.as_tensor(obs, device=device))
-        actions = select_actions(spec, z, epsilon_at(t, steps, h), h.noise_floor, rng)
+        actions = select_actions(spec, z, epsilon_at(t, steps, h), h.noise_floor, rng, member)
         nxt, following = np.empty_like(obs), np.empty_like(obs)
         rew, done = np.zeros(len(seeds)), np.zeros(len(seeds))
         for i, env in enumerate(envs):
@@ -116,6 +117,7 @@ def train_agent(task: EnvSpec, spec: AgentSpec, h: Hyper, seeds: list[int], step
                 out.end_step.append(t + 1)
                 out.ret.append(float(running[i]))
                 running[i], count[i] = 0.0, count[i] + 1
+                member[i] = rng.integers(0, spec.members)
                 o = env.reset()[0]
             following[i] = encode(env, o)
         replay.add(t, obs, actions, reward_scale * rew, nxt, done)
@@ -126,16 +128,15 @@ def train_agent(task: EnvSpec, spec: AgentSpec, h: Hyper, seeds: list[int], step
             learner.sync_target()
         if report is not None:
             report(t + 1, steps)
-    out.eval_return = evaluate_greedy(learner, task, seeds, eval_episodes, deepsea_size, device)
+    out.eval_return = evaluate_greedy(learner, task, seeds, eval_episodes, device)
     out.weights = {k: v.detach().cpu() for k, v in learner.online.state_dict().items()}
     return out
 
 
-def evaluate_greedy(learner: Learner, task: EnvSpec, seeds: list[int], episodes: int, deepsea_size: int,
-                    device: str) -> list[float]:
+def evaluate_greedy(learner: Learner, task: EnvSpec, seeds: list[int], episodes: int, device: str) -> list[float]:
     """Mean undiscounted return per seed of argmax_a E_q[Z(s, a)] over ``episodes`` fresh episodes (the same task
     instance, e.g. the same DeepSea action mapping, from new reset seeds)."""
-    envs = [make_env(task.name, deepsea_size, task.max_steps, s) for s in seeds]
+    envs = [make_env(task.kind, task.size, task.max_steps, s) for s in seeds]
     totals = np.zeros(len(seeds))
     for ep in range(episodes):
         obs = np.stack([encode(e, e.reset(seed=10_000 + 100 * s + ep)[0]) for e, s in zip(envs, seeds, strict=True)])
