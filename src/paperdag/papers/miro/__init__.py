@@ -12,7 +12,9 @@ with classifier-free guidance (Ho & Salimans 2022), aesthetic-style filtering to
 and single-reward conditioning.
 
 Data (scenes.py): procedural 16x16 captioned two-object scenes with web-like imperfect pairs (wrong caption, blur,
-noise, dull colours); rewards (rewards.py) from a detector trained here on clean renders (detector.py), a
-hand-written composition checker, Laplacian sharpness, contrast + saturation and a robust noise level. Nothing is
-downloaded; prepare records the generator, seed and sha256 of the dataset in provenance.json.
+noise, dull colours); rewards (rewards.py), each ranking every corruption it can see below clean: a detector trained
+here on clean renders (detector.py), a hand-written composition checker, denoised Laplacian sharpness, denoised
+contrast + saturation less grain, and a signal-to-noise ratio. GenEval-like checks come from a second detector
+trained on disjoint renders (no reward uses it). Nothing is downloaded; prepare records the generator, seed and
+sha256 of the dataset in provenance.json.
 """

@@ -2,7 +2,8 @@
 
 Heads (softmax each): vertical (2), colour and shape of the first object (4, 3) and of the second (4, 3), where
 "first" is the left (horizontal) or top (vertical) object (scenes.canonical). Trained by cross-entropy summed over
-the heads with Adam. It backs the alignment reward, the GenEval-like checks and the diversity features.
+the heads with Adam. Two are trained on disjoint clean renders: the reward detector behind the alignment reward, and
+the evaluator behind the GenEval-like checks and the diversity features (no reward is computed from it).
 """
 
 from __future__ import annotations

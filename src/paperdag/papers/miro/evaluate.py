@@ -1,5 +1,7 @@
-"""Stage ``evaluate``: final scores and speed-ups from every method's reward curves (analysis.py), MIRO's
-controllability sweep and the sample grids (evaluation.py), the claims (claims.py) and the figures (plots.py)."""
+"""Stage ``evaluate``: speed-ups from every method's reward curves (analysis.py), final scores on a larger held-out
+prompt set (rescore.py), MIRO's
+controllability sweep and the sample grids (evaluation.py), its guidance ablation (guidance.py), the claims
+(claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -12,17 +14,19 @@ from paperdag.common.stats import Interval
 from paperdag.io import load_tensors, read_json, read_table, save_figure
 from paperdag.stage import StageContext
 
-from .analysis import OBSERVES, corruption_gaps, curve_bands, finals, seed_speedups, speedups
+from .analysis import OBSERVES, corruption_gaps, curve_bands, seed_speedups
 from .claims import claims
 from .detector import Detector, geneval
-from .evaluation import Sampler, controllability, generate
+from .evaluation import Sampler, controllability, diversity, generate
 from .flow import load_net
+from .guidance import MODES, ablate
 from .methods import method
 from .params import Params
 from .plots import plot_control, plot_final, plot_reward_curves, plot_samples
-from .prepare import CHECKS_FILE, DATA_FILE, DETECTOR_FILE
+from .prepare import CHECKS_FILE, DATA_FILE, DETECTOR_FILE, EVALUATOR_FILE
+from .rescore import final_scores
 from .rewards import REWARDS
-from .scenes import CORRUPTIONS, caption_text, render
+from .scenes import CORRUPTIONS, caption_text, render, sample_captions
 from .train import CURVES_FILE, WEIGHTS_FILE
 from .trivial import caption_mean_images
 
@@ -33,11 +37,14 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
     """metrics.json with the claims, and reward_curves.png, samples.png, control.png, final_rewards.png."""
     p, dev = ctx.params, ctx.device
     data, checks = load_tensors(ctx.input("prepare", DATA_FILE), dev), read_json(ctx.input("prepare", CHECKS_FILE))
-    det = Detector().to(dev)
+    det, evaluator = Detector().to(dev), Detector().to(dev)
     det.load_state_dict(load_tensors(ctx.input("prepare", DETECTOR_FILE), dev))
+    evaluator.load_state_dict(load_tensors(ctx.input("prepare", EVALUATOR_FILE), dev))
     tables = {m: read_table(ctx.input(f"train_{m}", CURVES_FILE)) for m in methods}
     curves = pa.concat_tables([t.append_column("method", pa.array([m] * t.num_rows)) for m, t in tables.items()])
-    final, speed = finals(curves, tuple(methods)), speedups(curves, tuple(methods[1:]), "aggregate")
+    keys = ("aggregate", *(f"reward_{r}" for r in REWARDS))
+    per_key = {k: seed_speedups(curves, tuple(methods[1:]), k) for k in keys}
+    speed = {b: {k.removeprefix("reward_"): per_key[k][b] for k in keys} for b in methods[1:]}
     nets = {m: load_tensors(ctx.input(f"train_{m}", WEIGHTS_FILE), dev) for m in methods}
     spec = (p.model.width, p.model.depth, len(REWARDS))
     miro = method("miro", p.methods.single_reward, p.methods.filter_reward, p.methods.filter_fraction)
@@ -48,13 +55,21 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
                                 data["prompts"][: p.sampler.n_control], list(levels.values()), s, p.rewards.min_pixels)
                 for seed in ctx.progress(p.methods.seeds, desc="controllability")]
     control = {r: np.stack([c[j] for c in per_seed]) for j, r in enumerate(REWARDS)}
+    reference = data["rewards"].cpu().numpy()
+    held_out = torch.as_tensor(sample_captions(ctx.rng, p.final.n_prompts), device=dev)
+    specs = {m: method(m, p.methods.single_reward, p.methods.filter_reward, p.methods.filter_fraction) for m in methods}
+    final = final_scores(nets, specs, p.methods.seeds, held_out, det, evaluator, reference,
+                         Sampler(p.sampler.guidance, p.sampler.n_steps, p.sampler.per_prompt, p.seed), spec,
+                         p.rewards.min_pixels)
+    modes = [ablate(load_net(nets["miro"], f"s{seed}.", 3 * 16 * 16, *spec), det, evaluator, held_out, reference,
+                    p.sampler.guidance, p.sampler.n_steps, p.seed, p.rewards.min_pixels) for seed in p.methods.seeds]
+    guided = {k: {mode: np.array([m[mode][k] for m in modes]) for mode in MODES} for k in ("aggregate", "geneval")}
 
     prompts = data["prompts"][:8]
     grids = {"data (clean)": render(prompts.cpu().numpy(), np.random.default_rng(p.seed))}
     for m in methods:
         net = load_net(nets[m], f"s{p.methods.seeds[0]}.", 3 * 16 * 16, *spec)
-        spec_m = method(m, p.methods.single_reward, p.methods.filter_reward, p.methods.filter_fraction)
-        grids[m] = generate(net, spec_m, prompts, torch.ones(len(REWARDS), device=dev), s)[0].cpu().numpy()
+        grids[m] = generate(net, specs[m], prompts, torch.ones(len(REWARDS), device=dev), s)[0].cpu().numpy()
     save_figure(plot_samples(grids, [caption_text(t) for t in prompts.cpu().numpy()]), ctx.output("samples.png"))
     save_figure(plot_reward_curves(curve_bands(curves, methods, SCORES, p.claims.confidence)),
                 ctx.output("reward_curves.png"))
@@ -63,24 +78,33 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
                 ctx.output("final_rewards.png"))
 
     metrics = {f"{m}_{k}": float(final[m][k].mean()) for m in methods for k in SCORES}
-    metrics |= {f"speedup_over_{b}": v for b, v in speed.items()} | checks
-    regime, gaps, reward_std = _regime(data, det, p)
-    metrics |= regime
-    found = claims(final, seed_speedups(curves, tuple(methods[1:]), "aggregate"), control, levels, reward_std, gaps,
-                   regime["all_top_share"], checks["detector_overall"], regime["trivial_geneval_overall"], p.claims)
+    metrics |= {f"speedup_over_{b}" + ("" if k == "aggregate" else f"_{k}"): float(v.mean())
+                for b, by_key in speed.items() for k, v in by_key.items()} | checks
+    regime, gaps, reward_std = _regime(data, evaluator, held_out.cpu().numpy(), p)
+    metrics |= regime | {f"miro_guidance_{mode}_{k}": float(v.mean()) for k, by in guided.items()
+                         for mode, v in by.items()}
+    accuracy = {"detector": checks["detector_overall"], "evaluator": checks["evaluator_overall"]}
+    found = claims(final, speed, control, levels, reward_std, gaps, regime["all_top_share"], accuracy,
+                   regime["trivial_geneval_overall"], regime["data_diversity"], p.methods.single_reward, guided,
+                   p.claims)
     write_metrics(ctx.out, metrics, found)
     return {k: float(v) for k, v in metrics.items()}
 
 
-def _regime(data: dict[str, torch.Tensor], det: Detector,
+def _regime(data: dict[str, torch.Tensor], evaluator: Detector, prompts: np.ndarray,
             p: Params) -> tuple[dict[str, float], dict[str, dict[str, Interval]], dict[str, float]]:
-    """The numbers of the preconditions: metrics (the caption-mean image's GenEval, trivial.py; the all-top share;
-    each clean minus corrupted reward gap), the gaps' intervals, and each reward's std over the training data."""
+    """The numbers of the preconditions and references: metrics (the caption-mean image's GenEval, trivial.py; the
+    all-top share; each clean minus corrupted reward gap; the diversity of clean renders; the first and the last on
+    the final scores' held-out ``prompts``), the gaps' intervals, and each reward's std over the training data."""
     rewards, bins = data["rewards"].cpu().numpy(), data["bins"].cpu().numpy()
-    tokens, prompts = data["tokens"].cpu().numpy(), data["prompts"].cpu().numpy()
-    trivial = geneval(det, caption_mean_images(data["images"], tokens, prompts), prompts)
-    gaps = corruption_gaps(rewards, data["flags"].cpu().numpy(), OBSERVES, REWARDS, CORRUPTIONS, p.claims.confidence)
+    tokens = data["tokens"].cpu().numpy()
+    trivial = geneval(evaluator, caption_mean_images(data["images"], tokens, prompts), prompts)
+    gaps = corruption_gaps(data["sanity"].cpu().numpy(), OBSERVES, REWARDS, CORRUPTIONS, p.claims.confidence)
     metrics = {f"trivial_geneval_{k}": float(v.float().mean()) for k, v in trivial.items()}
     metrics["all_top_share"] = float((bins == 1.0).all(1).mean())
-    metrics |= {f"gap_{r}_{k}": g.mean for r, v in gaps.items() for k, g in v.items() if np.isfinite(g.mean)}
+    metrics |= {f"gap_{r}_{k}": g.mean for r, v in gaps.items() for k, g in v.items()}
+    clean = render(prompts.repeat(p.sampler.per_prompt, 0), np.random.default_rng(p.seed))
+    with torch.no_grad():
+        features = evaluator.features(torch.as_tensor(clean, dtype=torch.float32, device=data["images"].device))
+    metrics["data_diversity"] = diversity(features, p.sampler.per_prompt)
     return metrics, gaps, {r: float(rewards[:, j].std()) for j, r in enumerate(REWARDS)}

@@ -2,9 +2,11 @@
 
   reward_j    = mean over samples of reward j (raw units, rewards.py);
   z_j         = mean of reward j standardised by its mean and std over the training data; aggregate = mean_j z_j;
-  geneval_k   = share of samples passing check k (object, colour, position, overall; detector.geneval);
-  diversity   = mean over prompts of the mean pairwise distance ||f(x_a) - f(x_b)|| of the detector features of
-                the samples of one prompt (a feature-space, LPIPS-like spread);
+  geneval_k   = share of samples passing check k (object, colour, position, overall; detector.geneval) by the
+                evaluator, a detector trained on renders disjoint from the reward detector's (no reward uses it);
+  diversity   = mean over prompts of the mean pairwise distance ||f(x_a) - f(x_b)|| of the L2-normalised evaluator
+                features f of the samples of one prompt (a feature-space, LPIPS-like spread in [0, 2], so feature
+                magnitude cannot drive it);
   steps_to_reach(curve, v) = the first checkpoint whose value is >= v (speed-up = final step / that step).
 """
 
@@ -43,24 +45,26 @@ def generate(net: VelocityNet, m: Method, prompts: Tensor, targets: Tensor, s: S
 
 
 def diversity(features: Tensor, per_prompt: int) -> float:
-    """Mean over prompts of the mean pairwise Euclidean distance among the ``per_prompt`` samples' features."""
-    f = features.view(-1, per_prompt, features.shape[-1])
+    """Mean over prompts of the mean pairwise Euclidean distance among the ``per_prompt`` samples' L2-normalised
+    features."""
+    f = torch.nn.functional.normalize(features, dim=-1).view(-1, per_prompt, features.shape[-1])
     d = torch.cdist(f, f)
     return float(d.sum((1, 2)).mean() / (per_prompt * (per_prompt - 1)))
 
 
-def score(det: Detector, images: Tensor, tokens: Tensor, reference: np.ndarray, per_prompt: int,
+def score(det: Detector, evaluator: Detector, images: Tensor, tokens: Tensor, reference: np.ndarray, per_prompt: int,
           min_pixels: int) -> dict[str, float]:
-    """reward_j, z_j, aggregate, geneval_k and diversity of one batch of samples (module docstring)."""
+    """reward_j, z_j, aggregate (rewards from ``det``), geneval_k and diversity (from ``evaluator``) of one batch of
+    samples (module docstring)."""
     t = tokens.cpu().numpy()
     r = all_rewards(det, images, t, min_pixels).cpu().numpy()
     z = np.stack([standardise(r[:, j], reference[:, j]) for j in range(len(REWARDS))], 1)
     out = {f"reward_{name}": float(r[:, j].mean()) for j, name in enumerate(REWARDS)}
     out |= {f"z_{name}": float(z[:, j].mean()) for j, name in enumerate(REWARDS)}
     out["aggregate"] = float(z.mean())
-    out |= {f"geneval_{k}": float(v.float().mean()) for k, v in geneval(det, images, t).items()}
+    out |= {f"geneval_{k}": float(v.float().mean()) for k, v in geneval(evaluator, images, t).items()}
     with torch.no_grad():
-        out["diversity"] = diversity(det.features(images), per_prompt)
+        out["diversity"] = diversity(evaluator.features(images), per_prompt)
     return out
 
 

@@ -20,7 +20,6 @@ from .flow import Condition
 from .rewards import REWARDS
 
 
-
 @dataclass(frozen=True)
 class Method:
     """Which rewards condition the model (mask over REWARDS) and which data rows it trains on."""

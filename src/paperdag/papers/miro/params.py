@@ -15,8 +15,9 @@ class DataParams(ParamsModel):
     """The procedural captioned scenes and their imperfect pairs (scenes.py)."""
 
     n_train: int = Field(ge=64, le=200_000, description="captioned training images (with imperfect pairs)")
-    n_clean: int = Field(ge=64, le=100_000, description="clean renders the detector is trained on")
-    n_clean_test: int = Field(ge=64, le=100_000, description="held-out clean renders for the detector's accuracy")
+    n_clean: int = Field(ge=64, le=100_000, description="clean renders each detector (reward, evaluator) is trained on")
+    n_clean_test: int = Field(ge=64, le=100_000, description="held-out clean renders: both detectors' accuracy "
+                              "and the rewards' sanity (each corruption alone)")
     n_prompts: int = Field(ge=2, le=10_000, description="held-out evaluation captions")
     p_mismatch: float = Field(ge=0.0, le=0.9, description="probability that the caption names a wrong attribute")
     p_blur: float = Field(ge=0.0, le=0.9, description="probability of a Gaussian blur")
@@ -74,6 +75,13 @@ class SamplerParams(ParamsModel):
     n_control: int = Field(ge=2, le=10_000, description="captions per target level in the controllability sweep")
 
 
+class FinalParams(ParamsModel):
+    """The final comparison (rescore.py): every generator scored again on fresh held-out captions."""
+
+    n_prompts: int = Field(ge=2, le=100_000, description="held-out captions of the final scores (per_prompt samples "
+                           "each; more than the checkpoints' so the per-seed finals carry less sampling noise)")
+
+
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
@@ -89,7 +97,7 @@ class ClaimParams(ParamsModel):
 
 
 class Params(ParamsModel):
-    """Seed, data, reward models, network, budget, methods, sampler and claim thresholds."""
+    """Seed, data, reward models, network, budget, methods, sampler, final comparison and claim thresholds."""
 
     seed: int = Field(ge=0, description="root of the data draws and of the evaluation noise")
     data: DataParams
@@ -98,6 +106,7 @@ class Params(ParamsModel):
     budget: BudgetParams
     methods: MethodParams
     sampler: SamplerParams
+    final: FinalParams
     claims: ClaimParams
 
     @model_validator(mode="after")

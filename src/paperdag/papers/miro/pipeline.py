@@ -16,12 +16,13 @@ PIPELINE = Pipeline(
     headline=("miro_aggregate", "base_aggregate", "speedup_over_base"),
     stages=(
         Stage("prepare", "prepare", "prepare:prepare", params=("data", "rewards"),
-              outputs=("dataset.safetensors", "detector.safetensors", "annotations.json", "provenance.json")),
+              outputs=("dataset.safetensors", "detector.safetensors", "evaluator.safetensors", "annotations.json",
+                       "provenance.json")),
         *(Stage(f"train_{m}", "train", "train:train", upstream=("prepare",), params=TRAIN_PARAMS,
                 outputs=("weights.safetensors", "curves.parquet"), args={"method_name": m},
                 resources=Resources(cpus=1, gpus=0.25)) for m in METHODS),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *(f"train_{m}" for m in METHODS)),
-              params=("model", "methods", "sampler", "rewards", "claims"), outputs=("metrics.json", *PLOTS),
+              params=("model", "methods", "sampler", "rewards", "final", "claims"), outputs=("metrics.json", *PLOTS),
               plots=PLOTS, args={"methods": list(METHODS)}, resources=Resources(cpus=1, gpus=0.25)),
     ),
 )

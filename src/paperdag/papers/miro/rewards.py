@@ -1,12 +1,19 @@
-"""The reward models (no pretrained networks) and their quantile binning. Every reward is higher-is-better.
+"""The reward models (no pretrained networks) and their quantile binning. Every reward is higher-is-better, and each
+ranks every corruption it can see below the clean image (as the paper's human-preference rewards do; checked on
+held-out renders by the ``*_ranks_corruptions_below_clean`` preconditions). With m = med(x) the 3 x 3 per-channel
+median of the image (a denoiser that keeps step edges) and Y the luminance (mean of RGB):
 
-  alignment   = mean_h p_det(attribute_h named by the caption | x), the detector's probability (detector.py);
-  composition = (1/3)[colour A present] + (1/3)[colour B present] + (1/3)[centroid order of A, B matches the
-                relation], a hand-written checker: a pixel belongs to colour c when its nearest palette entry
-                (background included) is c, a colour is present with >= ``min_pixels`` pixels;
-  sharpness   = Var(Lap * Y), the variance of the 4-neighbour Laplacian of the luminance Y = mean of RGB;
-  aesthetic   = std(Y) + mean(max_c x - min_c x), contrast plus saturation;
-  noise       = -median|Lap * Y|, minus a robust noise level (flat regions of a clean render have Lap = 0).
+  alignment   = mean_h p_det(attribute_h named by the caption | x), the reward detector's probability (detector.py);
+  composition = (1/3)(a_A + a_B + [centroid order of A, B matches the relation]), a hand-written checker:
+                a_c = min(1, n_c / area(shape_c)), n_c the pixels within TAU of palette colour c (TAU = half the
+                smallest distance between palette entries, background included, so a pixel matches at most one
+                colour); the order needs both colours present (n_c >= ``min_pixels``);
+  sharpness   = Var(Lap * Y(m)), the variance of the 4-neighbour Laplacian of the denoised luminance;
+  aesthetic   = std(Y(m)) + mean(max_c m - min_c m) - mean|x - m|: contrast plus saturation of the denoised image
+                minus the grain the denoiser removed (all in pixel-intensity units);
+  noise       = log(std(Y) + 1/255) - log(median|Lap * Y| + 1/255), a signal-to-noise ratio: the image's contrast
+                against its robust noise level (flat regions of a clean render have Lap = 0), both floored at one
+                8-bit step (finite for a constant image).
 Quantile binning over the dataset: edges e = unique quantiles q_{k/K}, k = 1..K-1, of the reward;
 bin(v) = #{e_k <= v} (edges above the minimum only), normalised by the number of distinct bins to [0, 1]
 (monotone; the minimum is in bin 0 and the maximum in bin 1).
@@ -19,10 +26,20 @@ import torch
 from torch import Tensor
 
 from .detector import Detector, attribute_probs
-from .scenes import BACKGROUND, COLOURS
+from .scenes import BACKGROUND, COLOURS, SHAPES, SIZE, shape_mask
 
 REWARDS = ("alignment", "composition", "sharpness", "aesthetic", "noise")
 LAPLACE = torch.tensor([[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]])
+PALETTE = np.array([[BACKGROUND] * 3, *COLOURS.values()])
+TAU = float(min(np.linalg.norm(a - b) for i, a in enumerate(PALETTE) for b in PALETTE[i + 1 :]) / 2)
+AREA = torch.tensor([float(shape_mask(s, SIZE // 2, SIZE // 2).sum()) for s in range(len(SHAPES))])
+EIGHT_BIT = 1 / 255
+
+
+def median3(x: Tensor) -> Tensor:
+    """The 3 x 3 median of each channel (edge pixels replicated), n x 3 x 16 x 16."""
+    padded = torch.nn.functional.pad(x, (1, 1, 1, 1), mode="replicate")
+    return padded.unfold(2, 3, 1).unfold(3, 3, 1).flatten(-2).median(-1).values
 
 
 def laplacian(x: Tensor) -> Tensor:
@@ -32,30 +49,34 @@ def laplacian(x: Tensor) -> Tensor:
 
 
 def sharpness(x: Tensor) -> Tensor:
-    """Var(Lap * Y) per image."""
-    return laplacian(x).flatten(1).var(1)
+    """Var(Lap * Y(median3(x))) per image."""
+    return laplacian(median3(x)).flatten(1).var(1)
 
 
 def noise(x: Tensor) -> Tensor:
-    """-median |Lap * Y| per image."""
-    return -laplacian(x).abs().flatten(1).median(1).values
+    """log(std(Y) + 1/255) - log(median |Lap * Y| + 1/255) per image."""
+    signal = x.mean(1).flatten(1).std(1)
+    return torch.log(signal + EIGHT_BIT) - torch.log(laplacian(x).abs().flatten(1).median(1).values + EIGHT_BIT)
 
 
 def aesthetic(x: Tensor) -> Tensor:
-    """std(Y) + mean over pixels of (max_c x_c - min_c x_c)."""
-    return x.mean(1).flatten(1).std(1) + (x.max(1).values - x.min(1).values).flatten(1).mean(1)
+    """std(Y(m)) + mean over pixels of (max_c m_c - min_c m_c) - mean |x - m|, m = median3(x)."""
+    m = median3(x)
+    colour = m.mean(1).flatten(1).std(1) + (m.max(1).values - m.min(1).values).flatten(1).mean(1)
+    return colour - (x - m).abs().flatten(1).mean(1)
 
 
 def composition(x: Tensor, tokens: np.ndarray, min_pixels: int) -> Tensor:
-    """The hand-written checker of the module docstring, in {0, 1/3, 2/3, 1}."""
-    palette = torch.tensor([[BACKGROUND] * 3, *COLOURS.values()], dtype=x.dtype, device=x.device)
-    nearest = ((x[:, None] - palette[None, :, :, None, None]) ** 2).sum(2).argmin(1)  # n x 16 x 16, 0 = background
+    """The hand-written checker of the module docstring, in [0, 1]."""
+    palette = torch.as_tensor(PALETTE, dtype=x.dtype, device=x.device)
+    dist = ((x[:, None] - palette[None, :, :, None, None]) ** 2).sum(2).sqrt()  # n x (1 + colours) x 16 x 16
     t = torch.as_tensor(np.asarray(tokens).reshape(-1, 5), device=x.device)
-    grid = torch.arange(16, dtype=x.dtype, device=x.device)
-    present, centre = [], []
+    grid = torch.arange(SIZE, dtype=x.dtype, device=x.device)
+    area, score, present, centre = AREA.to(x), [], [], []
     for slot in (0, 3):
-        mask = (nearest == t[:, slot, None, None]).to(x.dtype)
+        mask = (dist.gather(1, t[:, slot, None, None, None].expand(-1, 1, SIZE, SIZE))[:, 0] < TAU).to(x.dtype)
         count = mask.flatten(1).sum(1)
+        score.append((count / area[t[:, slot + 1] - 1]).clamp(max=1))
         present.append(count >= min_pixels)
         rows = (mask.sum(2) * grid).sum(1) / count.clamp(min=1)
         cols = (mask.sum(1) * grid).sum(1) / count.clamp(min=1)
@@ -64,7 +85,7 @@ def composition(x: Tensor, tokens: np.ndarray, min_pixels: int) -> Tensor:
     d = (centre[1] - centre[0]).gather(1, (1 - axis)[:, None])[:, 0]  # B minus A along the relation axis
     a_first = (t[:, 2] == 1) | (t[:, 2] == 3)  # "left of", "above": A before B
     order = torch.where(a_first, d > 0, d < 0) & present[0] & present[1]
-    return (present[0].to(x.dtype) + present[1].to(x.dtype) + order.to(x.dtype)) / 3
+    return (score[0] + score[1] + order.to(x.dtype)) / 3
 
 
 def alignment(det: Detector, x: Tensor, tokens: np.ndarray) -> Tensor:

@@ -13,7 +13,7 @@ from .evaluation import Sampler, generate, score
 from .flow import Condition, VelocityNet
 from .methods import method
 from .params import Params
-from .prepare import DATA_FILE, DETECTOR_FILE
+from .prepare import DATA_FILE, DETECTOR_FILE, EVALUATOR_FILE
 from .training import Budget, train_flow
 
 WEIGHTS_FILE = "weights.safetensors"
@@ -24,8 +24,9 @@ def train(ctx: StageContext[Params], method_name: str) -> dict[str, float]:
     """weights.safetensors ({"s<seed>.<param>": ...}) and curves.parquet (seed, step, scores); returns final scores."""
     p, dev = ctx.params, ctx.device
     data = load_tensors(ctx.input("prepare", DATA_FILE), dev)
-    det = Detector().to(dev)
+    det, evaluator = Detector().to(dev), Detector().to(dev)
     det.load_state_dict(load_tensors(ctx.input("prepare", DETECTOR_FILE), dev))
+    evaluator.load_state_dict(load_tensors(ctx.input("prepare", EVALUATOR_FILE), dev))
     m = method(method_name, p.methods.single_reward, p.methods.filter_reward, p.methods.filter_fraction)
     rows = torch.as_tensor(m.rows(data["rewards"].cpu().numpy()), device=dev)
     images, mask = data["images"][rows] * 2 - 1, torch.as_tensor(m.mask, dtype=torch.float32, device=dev)
@@ -38,10 +39,10 @@ def train(ctx: StageContext[Params], method_name: str) -> dict[str, float]:
         torch.manual_seed(seed)
         net = VelocityNet(images[0].numel(), p.model.width, p.model.depth, mask.numel()).to(dev)
 
-        def checkpoint(step: int, ema: VelocityNet) -> None:
+        def checkpoint(step: int, ema: VelocityNet, seed: int = seed) -> None:
             x, tokens = generate(ema, m, data["prompts"], torch.ones_like(mask), s)
-            curves.append({"seed": seed, "step": step} | score(det, x, tokens, reference, s.per_prompt,
-                                                               p.rewards.min_pixels))
+            curves.append({"seed": seed, "step": step} | score(det, evaluator, x, tokens, reference,
+                                                               s.per_prompt, p.rewards.min_pixels))
             ctx.report(f"{method_name} seed {seed}", step, b.steps)
 
         gen = torch.Generator(device=dev).manual_seed(seed)
