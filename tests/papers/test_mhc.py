@@ -192,9 +192,9 @@ def test_unigram_baseline_is_the_cross_entropy() -> None:
 
 def _brute_bigram_cross_entropy(train: list[int], val: list[int], smoothing: str, vocab: int = 256) -> float:
     """The bigram's cross-entropy on consecutive val pairs, every probability counted by hand from the pairs."""
-    pairs, uni = Counter(zip(train[:-1], train[1:], strict=True)), Counter(train)
+    pairs, uni = Counter(itertools.pairwise(train)), Counter(train)
     total = 0.0
-    for a, b in zip(val[:-1], val[1:], strict=True):
+    for a, b in itertools.pairwise(val):
         c_ab, c_a = pairs[(a, b)], sum(n for (x, _), n in pairs.items() if x == a)
         if smoothing == "add_one":
             p = (c_ab + 1) / (c_a + vocab)
@@ -253,7 +253,8 @@ def _runs(loss: list[float], gain: list[float], unstable: list[int]) -> Runs:
 
 P = ClaimParams(hc_gain_min=10, mhc_gain_max=2, competence_margin=0.05, loss_match_tol=0.01, stability_margin=0.5,
                 max_overhead_pct=10, manifold_tol=1e-3)
-SWEEP = ("base", "stress0", "stress1")
+CELLS = ("base", "stress0", "stress1")
+SWEEP = CELLS[1:]  # the stress cells: what the stability claims count over (evaluate passes these)
 RES = [2.00, 2.01, 2.02]
 HC = [v + d for v, d in zip(RES, [0.10, 0.12, 0.11], strict=True)]
 MHC = [v + d for v, d in zip(RES, [0.001, 0.002, 0.0015], strict=True)]
@@ -263,9 +264,9 @@ STABLE = [0, 0, 0]
 def _cells(hc_unstable: list[int]) -> dict[str, dict[str, Runs]]:
     """Residual and mHC stable everywhere and on par; HC 0.1 worse, its gain 100-300, unstable where flagged (the
     last stress cell); the narrow width 0.2 nats worse for both, the same gap."""
-    out = {"residual": {c: _runs(RES, [1, 1, 1], STABLE) for c in SWEEP},
-           "hc": {c: _runs(HC, [100, 300, 200], hc_unstable if c == "stress1" else STABLE) for c in SWEEP},
-           "mhc": {c: _runs(MHC, [1, 1, 1], STABLE) for c in SWEEP}}
+    out = {"residual": {c: _runs(RES, [1, 1, 1], STABLE) for c in CELLS},
+           "hc": {c: _runs(HC, [100, 300, 200], hc_unstable if c == "stress1" else STABLE) for c in CELLS},
+           "mhc": {c: _runs(MHC, [1, 1, 1], STABLE) for c in CELLS}}
     out["residual"]["narrow"] = _runs([v + 0.2 for v in RES], [1, 1, 1], STABLE)
     out["mhc"]["narrow"] = _runs([v + 0.2 for v in MHC], [1, 1, 1], STABLE)
     return out
@@ -276,11 +277,14 @@ WIDE = Overhead({512: {"residual": 1.0, "hc": 1.01, "mhc": 1.05}, 256: {"residua
                 {512: 0.04, 256: 0.08})
 
 
+def _resolved(runs: dict[str, dict[str, Runs]], bigram: float, cost: Overhead, failed_layers: int = 0) -> list:
+    """Claims as published (resolve: evidence gated by its preconditions)."""
+    return resolve(claims(runs, SWEEP, Baselines(bigram, bigram + 0.01, 3.1), failed_layers, 1e-6, cost, P))
+
+
 def _verdicts(runs: dict[str, dict[str, Runs]], bigram: float, cost: Overhead, failed_layers: int = 0
               ) -> dict[str, str]:
-    """Verdicts as published (resolve: evidence gated by its preconditions)."""
-    out = claims(runs, SWEEP, Baselines(bigram, bigram + 0.01, 3.1), failed_layers, 1e-6, cost, P)
-    return {c.id: c.verdict for c in resolve(out)}
+    return {c.id: c.verdict for c in _resolved(runs, bigram, cost, failed_layers)}
 
 
 def test_claims_are_judged_by_intervals_once_the_regime_is_reached() -> None:
@@ -314,6 +318,28 @@ def test_evidence_is_inconclusive_when_its_precondition_fails() -> None:
     v = _verdicts(_cells(STABLE), 2.5, WIDE)
     assert v["hc_unstable"] == "fails" and v["mhc_more_stable_than_hc"] == "inconclusive"
     assert v["mhc_as_stable_as_residual"] == "holds" and v["mhc_matches_hc_loss"] == "fails"
+
+
+def test_stability_is_counted_per_seed_over_stress_cells_with_more_seeds_than_base() -> None:
+    """Ten stress seeds against three base seeds: HC unstable at the top lr in seeds 0, 2, 4, 6, 8 gives mHC - HC
+    = -0.5 per seed, t-interval -0.5 +- 2.262 * 0.527 / sqrt(10) = [-0.877, -0.123] (holds); mHC and the residual
+    never unstable give [0, 0] (non-inferior). The base cell's runs (an unstable HC run there) are reported, not
+    summed into the per-seed counts."""
+    ten = [2.0 + 0.001 * i for i in range(10)]
+    flags = [1 - i % 2 for i in range(10)]
+
+    def stress(k: str, c: str) -> Runs:
+        return _runs(ten, [100 if k == "hc" else 1] * 10, flags if (k, c) == ("hc", "stress1") else [0] * 10)
+
+    runs = {k: {**RUNS[k], **{c: stress(k, c) for c in SWEEP}} for k in RUNS}
+    runs["hc"]["base"] = _runs(HC, [100, 300, 200], [1, 0, 0])
+    out = {c.id: c for c in _resolved(runs, 2.5, WIDE)}
+    hc, res = out["mhc_more_stable_than_hc"], out["mhc_as_stable_as_residual"]
+    assert hc.verdict == "holds" and res.verdict == "holds"
+    assert hc.measured["unstable_per_seed_hc"] == flags and hc.measured["sweep_runs_per_seed"] == 2
+    assert hc.measured["base_cell_unstable_runs"] == {"residual": 0, "hc": 1, "mhc": 0}
+    assert hc.measured["mhc_minus_hc"]["ci"] == pytest.approx([-0.877, -0.123], abs=1e-3)
+    assert res.measured["mhc_minus_residual"]["ci"] == [0.0, 0.0]
 
 
 def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
