@@ -1,6 +1,7 @@
 """daif science against independent oracles: the quantile loss against the empirical CDF and scipy's quantiles,
 the information gain against its closed form and under accumulating data, DeepSea against brute-force enumeration,
-the random policy's exact chance of DeepSea's reward against enumeration, an agent solving a tiny chain, the
+the random policy's exact chance of DeepSea's reward against enumeration, an agent solving a tiny chain, the NIG
+critic's loss, moments and shrinking epistemic variance against scipy and the conjugate NIG update, the
 statistics against scipy, the claims' verdicts (inconclusive where a compared agent is not competent), and the smoke
 run. The platform
 contract is checked for every paper by tests/test_paper_contract.py."""
@@ -24,6 +25,12 @@ from paperdag.papers.daif.curves import binned_curve
 from paperdag.papers.daif.envs import DeepSea, optimal_return, spec_of, trivial_return
 from paperdag.papers.daif.free_energy import expected_free_energy, information_gain
 from paperdag.papers.daif.networks import Critic
+from paperdag.papers.daif.nig import (
+    NIGCritic,
+    epistemic_variance,
+    evidential_loss,
+    nig_free_energy,
+)
 from paperdag.papers.daif.params import ClaimParams
 from paperdag.papers.daif.pipeline import AGENTS
 from paperdag.papers.daif.quantile import midpoints, quantile_huber_loss
@@ -129,6 +136,56 @@ def test_information_gain_shrinks_as_data_accumulates() -> None:
     assert ig[2][1] < 0.2 * ig[0][1], ig
 
 
+def test_nig_loss_and_moments_match_scipy() -> None:
+    """With reg = 0 the evidential loss is -log of scipy's Student-t density with 2 alpha dof, location gamma and
+    scale^2 beta (1 + nu) / (nu alpha); beta / (nu (alpha - 1)) is the variance of mu under NIG draws (scipy
+    invgamma, then normal); the regulariser adds reg |y - gamma| (2 nu + alpha); G by numpy."""
+    rng = np.random.default_rng(5)
+    y, gamma = rng.normal(size=6), rng.normal(size=6)
+    nu, alpha, beta = rng.uniform(0.2, 3, 6), rng.uniform(1.5, 4, 6), rng.uniform(0.1, 2, 6)
+    args = [torch.as_tensor(a) for a in (y, gamma, nu, alpha, beta)]
+    oracle = -stats.t.logpdf(y, 2 * alpha, loc=gamma, scale=np.sqrt(beta * (1 + nu) / (nu * alpha)))
+    assert np.allclose(evidential_loss(*args, reg=0.0).numpy(), oracle)
+    assert np.allclose(evidential_loss(*args, reg=0.3).numpy(), oracle + 0.3 * np.abs(y - gamma) * (2 * nu + alpha))
+    sigma2 = stats.invgamma.rvs(3.0, scale=0.8, size=400_000, random_state=6)
+    mu = stats.norm.rvs(0.0, np.sqrt(sigma2 / 2.0), random_state=7)
+    v = epistemic_variance(torch.tensor(2.0), torch.tensor(3.0), torch.tensor(0.8)).item()
+    assert v == pytest.approx(0.8 / (2.0 * 2.0)) and mu.var() == pytest.approx(v, rel=0.02)
+    g, var = rng.normal(size=(3, 2, 4)), rng.uniform(0, 1, size=(3, 2, 4))
+    ig = 0.5 * np.log1p(var / (g.var(axis=-1, keepdims=True) + 0.01)).mean(-1)
+    out = nig_free_energy(torch.as_tensor(g), torch.as_tensor(var), 2.0, 0.01).numpy()
+    assert np.allclose(out, -g.mean(-1) - 2.0 * ig)
+
+
+def test_nig_epistemic_variance_shrinks_as_data_on_a_state_grows() -> None:
+    """Observations y ~ N(0.5, 0.1^2) of one state, one evidential Adam step each (as online TD learning sees them):
+    the learned Var[mu] = beta / (nu (alpha - 1)) falls at every checkpoint n = 10, 100, 1000 and ends below 5% of
+    its start, as the closed-form conjugate NIG update from the head's initial (gamma, nu, alpha, beta) with the same
+    data does (nu_n = nu_0 + n, alpha_n = alpha_0 + n / 2, beta_n = beta_0 + S_n / 2 + n nu_0 (ybar - gamma_0)^2 /
+    (2 (nu_0 + n)), S_n the sum of squared deviations from ybar)."""
+    critic = NIGCritic(1, 2, 16, 1, 1, torch.Generator().manual_seed(0))
+    opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
+    state = torch.tensor([[[1.0, 0.0]]])
+    with torch.no_grad():
+        g0, nu0, a0, b0 = (t.item() for t in critic(state))
+    ys = 0.5 + 0.1 * np.random.default_rng(8).standard_normal(1000)
+    learned, exact = [], []
+    for n, y in enumerate(ys, start=1):
+        loss = evidential_loss(torch.tensor(y, dtype=torch.float32), *critic(state), reg=0.01).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if n in (10, 100, 1000):
+            with torch.no_grad():
+                learned.append(epistemic_variance(*critic(state)[1:]).item())
+            seen = ys[:n]
+            beta = b0 + 0.5 * ((seen - seen.mean())**2).sum() + n * nu0 * (seen.mean() - g0)**2 / (2 * (nu0 + n))
+            exact.append(beta / ((nu0 + n) * (a0 + n / 2 - 1)))
+    start = b0 / (nu0 * (a0 - 1))
+    assert np.all(np.diff([start, *exact]) < 0) and exact[-1] < 0.05 * start, exact
+    assert np.all(np.diff([start, *learned]) < 0) and learned[-1] < 0.05 * start, (start, learned)
+
+
 def test_deepsea_optimum_matches_brute_force_enumeration() -> None:
     """Backward induction equals the best of all 2^N action sequences; exactly one column path earns the +1."""
     env = DeepSea(6, mapping_seed=5)
@@ -217,7 +274,8 @@ def _reach(solved: bool, n: int) -> dict:
 
 def _run(deepsea: dict, cartpole: dict, small_score: dict | None = None) -> dict:
     """Resolved claims from DeepSea AULCs per agent (``small_score``: greedy scores on the small size, default
-    every agent solves it) and CartPole (AULC, greedy score) per agent."""
+    every agent solves it) and CartPole (AULC, greedy score) per agent; the NIG agent scores as DAIF unless given."""
+    deepsea, cartpole = {"daif_nig": deepsea["daif"]} | deepsea, {"daif_nig": cartpole["daif"]} | cartpole
     n = len(deepsea["daif"])
     small_score = small_score or {a: np.full(n, 0.99) for a in DEEPSEA}
     aulc = {"deepsea_small": {a: np.full(n, 0.5) for a in DEEPSEA}, "deepsea": deepsea,
@@ -231,7 +289,9 @@ def _run(deepsea: dict, cartpole: dict, small_score: dict | None = None) -> dict
 
 BASE = np.array([0.1, 0.15, 0.12, 0.11])
 EVIDENCE = ("exploration_aulc_beats_qrdqn", "exploration_aulc_beats_lambda0_dithering",
-            "exploration_aulc_beats_lambda0_posterior_sampling", "dense_on_par_cartpole")
+            "exploration_aulc_beats_lambda0_posterior_sampling", "dense_on_par_cartpole",
+            "nig_exploration_aulc_beats_qrdqn", "nig_exploration_aulc_beats_lambda0_posterior_sampling",
+            "nig_dense_on_par_cartpole")
 
 
 def test_claims_fail_when_the_free_energy_agent_does_not_help() -> None:
@@ -261,10 +321,24 @@ def test_evidence_is_inconclusive_when_an_ablation_cannot_learn() -> None:
     out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE * 0, "qrdqn": BASE},
                {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31, BASE + 0.8)}, small)
     assert out["competent_deepsea_small_daif_lam0_ps"].verdict == "fails"
-    claim = out["exploration_aulc_beats_lambda0_posterior_sampling"]
-    assert claim.verdict == "inconclusive" and "competent_deepsea_small_daif_lam0_ps" in claim.reason
-    assert "judged alone: holds" in claim.reason
+    for prefix in ("", "nig_"):
+        claim = out[f"{prefix}exploration_aulc_beats_lambda0_posterior_sampling"]
+        assert claim.verdict == "inconclusive" and "competent_deepsea_small_daif_lam0_ps" in claim.reason
+        assert "judged alone: holds" in claim.reason
     assert out["exploration_aulc_beats_qrdqn"].verdict == "holds" == out["dense_on_par_cartpole"].verdict
+
+
+def test_nig_claims_wait_on_the_nig_agents_own_competence() -> None:
+    """The NIG agent fails the small DeepSea on two seeds in four: its DeepSea claims are inconclusive, naming its
+    precondition; the ensemble DAIF's claims and its CartPole claim stay judged."""
+    n = len(BASE)
+    small = {a: np.full(n, 0.99) for a in DEEPSEA} | {"daif_nig": np.array([0.99, 0.0, 0.99, 0.0])}
+    out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE, "qrdqn": BASE, "daif_nig": BASE},
+               {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31, BASE + 0.8)}, small)
+    assert out["competent_deepsea_small_daif_nig"].verdict != "holds"
+    for claim in ("nig_exploration_aulc_beats_qrdqn", "nig_exploration_aulc_beats_lambda0_posterior_sampling"):
+        assert out[claim].verdict == "inconclusive" and "competent_deepsea_small_daif_nig" in out[claim].reason
+    assert out["exploration_aulc_beats_qrdqn"].verdict == "holds" == out["nig_dense_on_par_cartpole"].verdict
 
 
 def test_claims_hold_when_the_numbers_support_them() -> None:
@@ -289,4 +363,6 @@ def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
     aulc = read_table(runs["evaluate"] / "aulc.parquet")
     assert aulc.num_rows == sum(map(len, AGENTS.values())) * len(seeds)
     assert {c["id"] for c in runs.metrics()["claims"]} >= {"exploration_aulc_beats_qrdqn", "organises_sensory_state",
-                                                          "competent_deepsea_small_daif_lam0_ps"}
+                                                          "competent_deepsea_small_daif_lam0_ps",
+                                                          "nig_exploration_aulc_beats_qrdqn",
+                                                          "competent_cartpole_daif_nig"}

@@ -5,10 +5,14 @@ transition model. At our scale: on DeepSea (hard exploration, bsuite's protocol)
 free energy computed from a Bayesian quantile critic alone has a higher area under the learning curve than QR-DQN and
 than the same critic at lambda = 0 exploring by dithering or by posterior sampling, and on a dense-reward task
 (CartPole) it is on par with QR-DQN. The abstract's "organising sensory state" half is out of scope (no observation
-model is learnt) and is reported as an inconclusive claim. The critic is the ensemble variant (below); the paper's
-Normal-Inverse-Gamma quantile head is not built yet.
+model is learnt) and is reported as an inconclusive claim. Two critics carry the same free-energy agent: the paper's
+Normal-Inverse-Gamma quantile head (``daif_nig``, nig.py) and an ensemble variant (``daif``, below); each is held to
+the same claims.
 
-Method (free_energy.py, agents.py): QR-DQN critics (Dabney et al. 2018, AAAI) made Bayesian as an ensemble with
+Method (nig.py): per action and quantile a NIG posterior (gamma, nu, alpha, beta) (deep evidential regression, Amini
+et al. 2020, NeurIPS), gamma trained by the quantile loss, the evidence by the evidential NLL and regulariser on a
+posterior draw of the Bellman target; its epistemic variance beta / (nu (alpha - 1)) enters the same IG.
+Ensemble variant (free_energy.py, agents.py): QR-DQN critics (Dabney et al. 2018, AAAI) made Bayesian as an ensemble with
 antithetic randomized prior functions (Osband et al. 2018, NeurIPS); a_t = argmin_a -E[Z(s,a)] - lambda IG(s,a), IG
 the Gaussian information gain about the return quantiles (Friston et al. 2015 epistemic value). Baselines: QR-DQN
 with epsilon-greedy, and the same ensemble at lambda = 0 with epsilon-greedy or per-episode posterior sampling

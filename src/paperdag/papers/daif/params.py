@@ -73,6 +73,15 @@ class BayesParams(ParamsModel):
     noise_floor: float = Field(gt=0.0, le=10.0, description="sigma_0^2 added to the aleatoric variance in IG")
 
 
+class NIGParams(ParamsModel):
+    """The NIG (evidential) quantile critic of ``daif_nig`` (nig.py); its quantiles, lambda and sigma_0^2 are
+    ``bayes``'s."""
+
+    reg: float = Field(ge=0.0, le=10.0, description="weight of the evidence regulariser |y - gamma| (2 nu + alpha) "
+                       "in the evidential loss (Amini et al. 2020, deep evidential regression: 0.01 in their "
+                       "benchmarks)")
+
+
 class EvalParams(ParamsModel):
     """Learning curves and evaluation."""
 
@@ -103,6 +112,7 @@ class Params(ParamsModel):
     tasks: TaskParams
     learning: LearningParams
     bayes: BayesParams
+    nig: NIGParams
     evaluation: EvalParams
     claims: ClaimParams
 

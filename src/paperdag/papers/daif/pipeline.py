@@ -1,12 +1,15 @@
 """The daif DAG: prepare -> train_<agent>_<task> for every agent a task's claims compare (in parallel on Ray) ->
-evaluate. Imported only by the registry."""
+evaluate. The ensemble agents train in ``train`` (agents.py); DAIF with the paper's NIG quantile critic, ``daif_nig``,
+in ``train_nig`` (nig.py), with the NIG's own parameters. Imported only by the registry."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
 from .params import Params
 
 EXPLORERS = ("daif", "daif_lam0_eps", "daif_lam0_ps", "qrdqn")  # the method, its two exploring ablations, QR-DQN
-AGENTS = {"deepsea_small": EXPLORERS, "deepsea": EXPLORERS, "cartpole": ("daif", "qrdqn")}
+NIG = "daif_nig"  # DAIF with the paper's critic, the NIG (evidential) quantile head
+ENSEMBLE_AGENTS = {"deepsea_small": EXPLORERS, "deepsea": EXPLORERS, "cartpole": ("daif", "qrdqn")}
+AGENTS = {t: (*agents, NIG) for t, agents in ENSEMBLE_AGENTS.items()}
 TRAIN = tuple(f"train_{a}_{t}" for t, agents in AGENTS.items() for a in agents)
 TRAIN_OUT = ("episodes.parquet", "evaluation.json", "weights.safetensors")
 
@@ -21,7 +24,11 @@ PIPELINE = Pipeline(
         *(Stage(f"train_{a}_{t}", "train", "train:train", upstream=("prepare",),
                 params=("seeds", "tasks", "learning", "bayes", "evaluation"), outputs=TRAIN_OUT,
                 args={"agent": a, "task": t}, resources=Resources(cpus=1, gpus=0.1))
-          for t, agents in AGENTS.items() for a in agents),
+          for t, agents in ENSEMBLE_AGENTS.items() for a in agents),
+        *(Stage(f"train_{NIG}_{t}", "train", "train_nig:train", upstream=("prepare",),
+                params=("seeds", "tasks", "learning", "bayes", "evaluation", "nig"), outputs=TRAIN_OUT,
+                args={"task": t}, resources=Resources(cpus=1, gpus=0.1))
+          for t in AGENTS),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *TRAIN),
               params=("tasks", "evaluation", "claims"),
               outputs=("curves.parquet", "aulc.parquet", "metrics.json", "learning_curves.png", "aulc.png"),

@@ -8,8 +8,8 @@ from matplotlib.figure import Figure
 from paperdag.common.stats import mean_ci
 from paperdag.io import new_figure
 
-COLORS = {"daif": "tab:red", "daif_lam0_eps": "tab:orange", "daif_lam0_ps": "tab:green", "qrdqn": "tab:blue"}
-LABELS = {"daif": "DAIF (free energy)", "daif_lam0_eps": "lambda=0, epsilon-greedy",
+COLORS = {"daif": "tab:red", "daif_nig": "tab:purple", "daif_lam0_eps": "tab:orange", "daif_lam0_ps": "tab:green", "qrdqn": "tab:blue"}
+LABELS = {"daif": "DAIF (free energy, ensemble)", "daif_nig": "DAIF (free energy, NIG critic)", "daif_lam0_eps": "lambda=0, epsilon-greedy",
           "daif_lam0_ps": "lambda=0, posterior sampling", "qrdqn": "QR-DQN"}
 
 
