@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import torch
+from scipy import stats
 from torch.distributions import Bernoulli, kl_divergence
 
 from paperdag.common.verdicts import resolve
@@ -171,3 +172,20 @@ def test_smoke_pipeline_measures_every_method_and_seed(smoke_runs) -> None:
     assert all(r["kept"] == 1.0 for r in rows if r["method"] != "bayesncl")
     labels = read_table(runs["prepare"] / "data.parquet").select(["dataset", "label"]).to_pylist()
     assert {r["label"] for r in labels if r["dataset"] == "digits"} == set(range(10))
+
+
+def test_probe_parity_is_two_sided_equivalence_with_its_power_argument() -> None:
+    """BayesNCL 10 points above both baselines is no parity (the interval lies outside +-2 points), 1 point below is;
+    the claim reports the seeds a half-width below the margin needs (t_{n-1} s / sqrt(n) < margin)."""
+    def parity(acc: float):
+        runs = _runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"bayesncl": 0.1},
+                     {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": acc})
+        return next(c for c in resolve(claims(runs, {"shapes": 0.2}, METHODS, ["shapes"], "untrained", P))
+                    if c.id == "probe_parity_shapes")
+
+    assert parity(0.70).verdict == "fails" and parity(0.59).verdict == "holds"
+    close = parity(0.59).measured
+    diff = close["bayesncl - ncl"]  # per-seed differences -0.014, -0.01, -0.006: s = 0.004, n = 3
+    s = (diff["ci"][1] - diff["ci"][0]) / 2 * np.sqrt(3) / stats.t.ppf(0.975, 2)
+    n = close["seeds_for_halfwidth_below_margin (bayesncl - ncl)"]
+    assert stats.t.ppf(0.975, n - 1) * s / np.sqrt(n) < 0.02 <= stats.t.ppf(0.975, n - 2) * s / np.sqrt(n - 1)

@@ -58,8 +58,9 @@ class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
     probe_tol_pp: float = Field(gt=0.0, le=100.0, description=(
-        "probe parity (non-inferiority): BayesNCL's probe accuracy, paired by seed, may trail each baseline's by at "
-        "most this many points (the paper's 'without compromising'; 2 points as its issue states)"))
+        "probe parity (equivalence margin): the 95% CI of BayesNCL's probe accuracy minus each baseline's, paired by "
+        "seed, must lie within +- this many points (the paper's 'without compromising'; 2 points as its issue "
+        "states)"))
     learn_margin_pp: float = Field(ge=0.0, le=100.0, description=(
         "precondition: a pretrained encoder has learned when the paired 95% CI of its probe-accuracy gain over its "
         "untrained initialisation lies above this many points"))
