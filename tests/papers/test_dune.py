@@ -3,6 +3,8 @@ contract (imports, params, smoke run, claims file) is checked for every paper by
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -12,16 +14,29 @@ from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 from paperdag.common.verdicts import resolve
 from paperdag.io import load_tensors, read_table
 from paperdag.papers.dune.attacks import ensemble_loss, pgd, project
-from paperdag.papers.dune.baselines import one_pixel_shortcut, ops_pixels, synthetic_noise
+from paperdag.papers.dune.baselines import (
+    one_pixel_shortcut,
+    ops_pixels,
+    synthetic_noise,
+)
 from paperdag.papers.dune.budget import check
 from paperdag.papers.dune.claims import claims
 from paperdag.papers.dune.colour import apply_offsets, shrink_to_budget
 from paperdag.papers.dune.defenses import DEFENSES, grayscale
 from paperdag.papers.dune.labels import shift_labels
-from paperdag.papers.dune.network import ConvNet, accuracy, train_classifier
-from paperdag.papers.dune.params import ClaimParams
+from paperdag.papers.dune.network import (
+    ConvNet,
+    accuracy,
+    train_classifier,
+    train_stacked,
+)
+from paperdag.papers.dune.params import ClaimParams, Params
 from paperdag.papers.dune.quality import psnr, ssim
-from paperdag.papers.dune.trivial import nearest_class_mean_accuracy, standardised_luminance
+from paperdag.papers.dune.trivial import (
+    nearest_class_mean_accuracy,
+    standardised_luminance,
+)
+from paperdag.params import load_params, read_params_file
 
 SLUG = "dune"
 EPS = 8 / 255
@@ -91,8 +106,26 @@ def test_budget_check_accepts_valid_and_rejects_oversized_perturbations():
     two = x.clone()
     two[0, :, 0, 0], two[0, :, 5, 5] = 1 - two[0, :, 0, 0], 1 - two[0, :, 5, 5]
     assert check("ops", x, two, None, EPS, 24.0, 0.9)["ok"] == 0.0
-    loud = apply_offsets(x, torch.zeros(10, dtype=torch.long), torch.tensor([[0.3, 0.3, 0.3]]))
-    assert check("colour", x, loud, loud, EPS, 24.0, 0.9)["ok"] == 0.0
+    zero = torch.zeros(10, dtype=torch.long)
+    loud = apply_offsets(x, zero, torch.tensor([[0.3, 0.3, 0.3]]))
+    assert check("colour", x, loud, loud, EPS, 24.0, 0.9, torch.tensor([[0.3, 0.3, 0.3]]), zero)["ok"] == 0.0
+
+
+def test_budget_check_rejects_a_colour_part_that_is_not_the_claimed_classwise_offset():
+    """clip(x + c_y) with the stored c passes; per-image colours, a wrong offset table or no table do not, even
+    though each of them meets the PSNR / SSIM floors."""
+    x, y = 0.2 + 0.6 * _images(20), torch.arange(20) % 2
+    offsets = torch.tensor([[0.02, -0.03, 0.01], [-0.02, 0.02, 0.0]])
+    part = apply_offsets(x, y, offsets)
+    assert check("colour", x, part, part, EPS, 24.0, 0.9, offsets, y)["ok"] == 1.0
+    per_image = (x + 0.02 * torch.randn(20, 3, 1, 1, generator=torch.Generator().manual_seed(4))).clamp(0, 1)
+    res = check("colour", x, per_image, per_image, EPS, 24.0, 0.9, offsets, y)
+    assert res["ok"] == 0.0 and res["min_psnr"] >= 24.0 and res["max_colour_residual"] > 1e-3
+    assert check("colour", x, part, part, EPS, 24.0, 0.9, offsets.flip(0), y)["ok"] == 0.0
+    assert check("colour", x, part, part, EPS, 24.0, 0.9)["ok"] == 0.0
+    spatial = project(part + 0.5 * torch.randn_like(x), part, EPS)
+    assert check("dune", x, spatial, part, EPS, 24.0, 0.9, offsets, y)["ok"] == 1.0
+    assert check("dune", x, spatial, per_image, EPS, 24.0, 0.9, offsets, y)["ok"] == 0.0
 
 
 def test_ops_search_matches_brute_force_and_changes_one_pixel():
@@ -117,10 +150,17 @@ def _ops_score(xk: torch.Tensor, pixel: int, corner: int) -> float:
 
 
 def test_synthetic_noise_is_linearly_separable_and_within_budget():
+    """Yu et al.'s construction: constant on p x p patches, L2 norm of the ball's corners before the L_inf clip
+    (so with spread 0 it is a class-wise +-eps sign pattern), and a nearest-centroid rule separates the classes."""
     x = torch.full((200, 3, 14, 14), 0.5)
     y = torch.arange(200) % 10
     out = synthetic_noise(x, y, 10, EPS, 4, 0.3, torch.Generator().manual_seed(0))
     assert ((out - x).abs() <= EPS + 1e-7).all()
+    delta = out - x
+    assert torch.equal(delta[:, :, 0:4, 0:4], delta[:, :, 0:1, 0:1].expand(-1, -1, 4, 4))  # one cell, one value
+    signs = synthetic_noise(x, y, 10, EPS, 4, 0.0, torch.Generator().manual_seed(0)) - x
+    assert torch.allclose(signs.abs(), torch.full_like(signs, EPS), atol=1e-6)
+    assert torch.equal(signs[y == 3][0], signs[y == 3][1])
     centroids = torch.stack([(out - x)[y == k].flatten(1).mean(0) for k in range(10)])
     nearest = ((out - x).flatten(1) @ centroids.T - 0.5 * (centroids**2).sum(1)).argmax(1)
     assert (nearest == y).float().mean() == 1.0
@@ -134,6 +174,22 @@ def test_grayscale_matches_pillow_luma():
     assert np.abs(ours[0].numpy() - luma).max() <= 0.51 and torch.equal(ours[0], ours[2])
 
 
+def test_stacked_training_is_separate_training_batched():
+    """Oracle: S networks trained at once by vmap (seeds batched) end where S separate train_classifier runs with
+    the same initial weights, inputs and shuffles end."""
+    x, y = _images(3 * 48).view(3, 48, 3, 14, 14), torch.arange(48) % 3
+    def fresh(seed: int) -> ConvNet:
+        torch.manual_seed(seed)
+        return ConvNet(3, 14, 4, 3)
+    alone = [train_classifier(fresh(s), x[s], y, 3, 16, 0.01, torch.Generator().manual_seed(s)) for s in range(3)]
+    together = train_stacked([fresh(s) for s in range(3)], x, y, 3, 16, 0.01,
+                             [torch.Generator().manual_seed(s) for s in range(3)])
+    for a, b in zip(alone, together, strict=True):
+        for (name, va), vb in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
+            assert torch.allclose(va, vb, atol=1e-5), name
+    assert not torch.allclose(together[0].head.weight, together[1].head.weight)
+
+
 def test_classifier_learns_a_separable_task():
     x = _images(120)
     y = (x[:, 0].mean((1, 2)) > x[:, 2].mean((1, 2))).long()
@@ -142,8 +198,8 @@ def test_classifier_learns_a_separable_task():
     assert accuracy(model, x, y) > 0.9
 
 
-CLAIMS = ClaimParams(unlearn_frac=0.5, recover_gap=0.15, cover_tol=0.05, hit_min=0.9)
-SCHEMES = ["clean", "random", "synthetic", "ops", "em", "spatial", "colour", "dune"]
+CLAIMS = ClaimParams(unlearn_frac=0.5, recover_gap=0.15, cover_tol=0.05, fit_min=0.5, hit_min=0.9)
+SCHEMES = ["clean", "random", "synthetic", "ops", "em", "adv_poison", "spatial", "colour", "dune"]
 JITTER = np.array([-0.01, 0.0, 0.012])  # per-seed spread shared by every arm (paired differences stay exact)
 
 
@@ -153,25 +209,44 @@ def _accuracies(level: dict[str, float], defended: dict[tuple[str, str], float] 
     return acc | {k: v + JITTER for k, v in (defended or {}).items()}
 
 
-def _verdicts(acc, hit_rate: float = 0.95) -> dict[str, str]:
+def _verdicts(acc, hit_rate: float = 0.95, fit: dict | None = None) -> dict[str, str]:
     budget = {s: True for s in SCHEMES[1:]}
-    return {c.id: c.verdict for c in resolve(claims(acc, SCHEMES, list(DEFENSES), budget, 0.85, 0.7, hit_rate,
-                                                    CLAIMS))}
+    fit = {k: np.ones(3) for k in acc} | (fit or {})
+    return {c.id: c.verdict for c in resolve(claims(acc, fit, SCHEMES, list(DEFENSES), budget, 0.85, 0.7,
+                                                    hit_rate, CLAIMS))}
 
 
 def test_dune_evidence_holds_where_the_regime_is_reached():
-    level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "spatial": 0.15,
-             "colour": 0.35, "dune": 0.1}
+    level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
+             "spatial": 0.15, "colour": 0.35, "dune": 0.1}
     recovered = {("spatial", "jpeg"): 0.6, ("spatial", "adv_train"): 0.7, ("colour", "grayscale"): 0.85}
     v = _verdicts(_accuracies(level, recovered))
     assert all(x == "holds" for x in v.values()), v
 
 
+def test_a_victim_stuck_on_one_class_leaves_every_dune_claim_inconclusive():
+    level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
+             "spatial": 0.15, "colour": 0.35, "dune": 0.1}
+    v = _verdicts(_accuracies(level), fit={("clean", "jpeg"): np.array([1.0, 0.11, 1.0])})
+    assert v["every_victim_fits_its_data"] == "fails" and v["unlearnable"] == "inconclusive"
+
+
+def test_recovery_is_net_of_the_defense_cost_on_clean_data():
+    """Grayscale lifting the colour branch's victim by 0.2 while leaving the clean victim alone is a recovery;
+    the same lift when grayscale also lifts the clean victim by 0.1 is a net recovery of only 0.1 (< 0.15)."""
+    level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
+             "spatial": 0.15, "colour": 0.35, "dune": 0.1}
+    lifted = {("colour", "grayscale"): 0.55}
+    assert _verdicts(_accuracies(level, lifted))["colour_recovers_under_grayscale"] == "holds"
+    lifted_clean = lifted | {("clean", "grayscale"): 1.0}
+    assert _verdicts(_accuracies(level, lifted_clean))["colour_recovers_under_grayscale"] == "fails"
+
+
 def test_dune_evidence_is_inconclusive_when_standard_schemes_do_not_work():
     """The regime of issue 43: EM and synthetic noise leave the victim near clean accuracy, so no DUNE claim is
     judged, whatever DUNE's own numbers say."""
-    level = {"clean": 0.86, "random": 0.86, "synthetic": 0.85, "ops": 0.7, "em": 0.75, "spatial": 0.1,
-             "colour": 0.1, "dune": 0.05}
+    level = {"clean": 0.86, "random": 0.86, "synthetic": 0.85, "ops": 0.7, "em": 0.75, "adv_poison": 0.5,
+             "spatial": 0.1, "colour": 0.1, "dune": 0.05}
     v = _verdicts(_accuracies(level))
     assert v["standard_schemes_unlearnable"] == "fails"
     assert all(v[c] == "inconclusive" for c in ("unlearnable", "lowest_average_under_defenses",
@@ -180,9 +255,9 @@ def test_dune_evidence_is_inconclusive_when_standard_schemes_do_not_work():
 
 
 def test_recovery_needs_headroom_and_a_working_branch():
-    level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "spatial": 0.15,
-             "colour": 0.91, "dune": 0.1}  # the colour branch does nothing (above clean)
-    v = _verdicts(_accuracies(level, {("clean", "jpeg"): 0.2}), hit_rate=0.5)
+    level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
+             "spatial": 0.8, "colour": 0.91, "dune": 0.1}  # colour does nothing, spatial takes off only 0.1
+    v = _verdicts(_accuracies(level), hit_rate=0.5)
     assert v["colour_branch_acts"] == "fails" and v["spatial_recovery_headroom"] == "fails"
     assert v["spatial_attack_hits"] == "fails" and v["spatial_branch_acts"] == "holds"
     assert v["colour_recovers_under_grayscale"] == v["branches_cover_each_other"] == "inconclusive"
@@ -217,10 +292,12 @@ def test_standardised_luminance_ignores_the_random_colours():
 def test_smoke_pipeline_end_to_end(smoke_runs):
     runs = smoke_runs(SLUG)
     budget = read_table(runs["verify"] / "budget.parquet").to_pylist()
-    assert {r["scheme"] for r in budget} == {"random", "synthetic", "ops", "em", "spatial", "colour", "dune"}
+    assert {r["scheme"] for r in budget} == set(SCHEMES[1:])
     assert all(r["ok"] for r in budget)
     victims = read_table(runs["evaluate"] / "accuracy.parquet")
-    assert victims.num_rows == 8 * len(DEFENSES) * 2
+    assert victims.num_rows == len(SCHEMES) * len(DEFENSES) * 2
     dune = load_tensors(runs["perturb_dune"] / "perturbed.safetensors")
-    assert ((dune["x"] - dune["x_colour"]).abs().max() <= EPS + 1e-6)
+    smoke = load_params(read_params_file(Path(__file__).parents[2] / "params.yaml"), SLUG, Params, "smoke",
+                        Path("params.yaml"))
+    assert ((dune["x"] - dune["x_colour"]).abs().max() <= smoke.budget.eps + 1e-6)
     assert {c["id"] for c in runs.metrics()["claims"]} >= {"unlearnable", "standard_schemes_unlearnable"}

@@ -1,11 +1,16 @@
 """The unlearnable-example baselines, all under the same L_inf budget eps except OPS (one pixel per image).
 
 - random: delta_i ~ U[-eps, eps]^d per image (the null baseline).
-- synthetic (Yu et al. 2022, KDD, "Availability attacks create shortcuts"): class-wise Gaussian-mixture noise,
-  u_i = mu_{y_i} + sigma z_i in R^{3 p p}, tiled over the image in p x p patches, scaled to ||delta_i||_inf = eps:
-  linearly separable by construction.
+- synthetic (Yu et al. 2022, KDD, "Availability attacks create shortcuts"): class-wise Gaussian-mixture noise on
+  a coarse grid of g x g = ceil(H / p)^2 cells, u_i = mu_{y_i} + sigma z_i in R^{3 g g}, mu_k in {-1, +1}^{3 g g} a
+  random hypercube vertex (their make_classification with class_sep 10, sigma = 1/10 relative), each cell
+  duplicated over a p x p patch and the image scaled to the L2 norm eps sqrt(d) of the L_inf ball's corners, as
+  they do; then clipped to [-eps, eps] so that it shares the L_inf budget: linearly separable by construction.
 - OPS (Wu et al. 2023, ICLR, "One-pixel shortcut"): per class k, the pixel p and corner colour v in {0,1}^3 that
   maximise mean_i ||x_i(p) - v||_1 / (std_i ||x_i(p) - v||_1 + 1e-3) over class k; every image of k gets x(p) = v.
+- adversarial poisoning (Fowl et al. 2021, NeurIPS, "Adversarial examples make strong poisons"): class-targeted
+  PGD toward the permuted label (y + 1) mod K against one clean-trained model (their headline variant):
+  delta_i = argmin_{||delta||_inf <= eps} CE(f(x_i + delta), (y_i + 1) mod K).
 - EM (Huang et al. 2021, ICLR, "Unlearnable examples"): sample-wise error-minimising noise by the min-min bi-level
   min_theta sum_i min_{||delta_i||_inf <= eps} CE(f_theta(x_i + delta_i), y_i), alternating ``train_steps``
   mini-batches of theta with PGD on every delta_i, until the model's accuracy on x + delta reaches ``stop_acc``.
@@ -17,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .attacks import ensemble_loss, project
+from .attacks import ensemble_loss, pgd, project
 from .network import accuracy
 
 
@@ -29,13 +34,23 @@ def random_noise(x: torch.Tensor, eps: float, generator: torch.Generator) -> tor
 
 def synthetic_noise(x: torch.Tensor, y: torch.Tensor, classes: int, eps: float, patch: int, spread: float,
                     generator: torch.Generator) -> torch.Tensor:
-    """clip(x + delta_i), delta_i = eps * tile(u_i) / ||u_i||_inf, u_i = mu_{y_i} + spread * z_i."""
+    """clip(x + delta_i), delta_i = clip(eps sqrt(d) U_i / ||U_i||_2, -eps, eps), U_i = the cells of
+    u_i = mu_{y_i} + spread z_i each duplicated over a p x p patch (cropped to H x W)."""
     n, c, h, w = x.shape
-    mu = torch.randn(classes, c, patch, patch, generator=generator).to(x.device)
-    u = mu[y] + spread * torch.randn(n, c, patch, patch, generator=generator).to(x.device)
-    u = u / u.flatten(1).abs().max(1).values[:, None, None, None]
-    delta = u.repeat(1, 1, -(-h // patch), -(-w // patch))[:, :, :h, :w]
-    return (x + eps * delta).clamp(0.0, 1.0)
+    g = -(-max(h, w) // patch)
+    mu = 2.0 * torch.randint(0, 2, (classes, c, g, g), generator=generator) - 1.0
+    u = (mu[y] + spread * torch.randn(n, c, g, g, generator=generator)).to(x.device, x.dtype)
+    big = u.repeat_interleave(patch, 2).repeat_interleave(patch, 3)[:, :, :h, :w]
+    delta = eps * (c * h * w) ** 0.5 * big / big.flatten(1).norm(dim=1)[:, None, None, None]
+    return (x + delta.clamp(-eps, eps)).clamp(0.0, 1.0)
+
+
+def adversarial_poison(model: nn.Module, x: torch.Tensor, y: torch.Tensor, classes: int, eps: float, steps: int,
+                       batch: int, generator: torch.Generator) -> torch.Tensor:
+    """x + delta, delta by PGD descent on CE(f(x + delta), (y + 1) mod K) (step 2.5 eps / steps), in batches."""
+    target = (y + 1) % classes
+    return torch.cat([pgd([model], x[i:i + batch], target[i:i + batch], eps, 2.5 * eps / steps, steps,
+                          minimise=True, generator=generator) for i in range(0, len(x), batch)])
 
 
 def ops_pixels(x: torch.Tensor, y: torch.Tensor, classes: int) -> tuple[torch.Tensor, torch.Tensor]:

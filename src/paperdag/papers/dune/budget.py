@@ -1,8 +1,10 @@
 """Exact budget checks on every perturbed image (no sampling).
 
 L_inf schemes: max_i ||x'_i - x_i||_inf <= eps (+ float tolerance). OPS: at most one pixel (all channels) changed
-per image. Colour: PSNR(x, x_c) >= psnr_min and SSIM(x, x_c) >= ssim_min for every image, where x_c = clip(x + c_y).
-DUNE: the colour part x_c meets the quality budget and ||x' - x_c||_inf <= eps.
+per image. Colour: the stored colour part is the class-wise offset it claims to be, max_i ||x_c,i - clip(x_i +
+c_{y_i})||_inf <= tol for the stored offsets c [K, 3] (one RGB offset per class, nothing per image), and
+PSNR(x, x_c) >= psnr_min and SSIM(x, x_c) >= ssim_min for every image. DUNE: its colour part passes the colour
+checks and ||x' - x_c||_inf <= eps.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ def changed_pixels(x: torch.Tensor, x_new: torch.Tensor) -> torch.Tensor:
 
 
 def check(scheme: str, x: torch.Tensor, x_new: torch.Tensor, x_colour: torch.Tensor | None, eps: float,
-          psnr_min: float, ssim_min: float) -> dict[str, float]:
-    """Worst-case budget numbers over every image, and ``ok`` (1.0 when all images are within budget)."""
+          psnr_min: float, ssim_min: float, offsets: torch.Tensor | None = None,
+          y: torch.Tensor | None = None) -> dict[str, float]:
+    """Worst-case budget numbers over every image, and ``ok`` (1.0 when all images are within budget); a colour
+    part needs its ``offsets`` [K, 3] and the labels ``y`` (without them it is rejected)."""
     if scheme == "clean":
         return {"ok": float(torch.equal(x, x_new)), "images": float(len(x))}
     if scheme == "ops":
@@ -34,9 +38,17 @@ def check(scheme: str, x: torch.Tensor, x_new: torch.Tensor, x_colour: torch.Ten
         return {"ok": float(worst <= 1), "max_changed_pixels": float(worst), "images": float(len(x))}
     out: dict[str, float] = {"images": float(len(x))}
     ok = True
+    if scheme in ("colour", "dune") and x_colour is None:
+        return out | {"ok": 0.0}
     if x_colour is not None:
+        classwise = offsets is not None and y is not None and offsets.dim() == 2 and offsets.shape[1] == x.shape[1]
+        if not classwise:
+            return out | {"ok": 0.0}
+        claimed = (x + offsets[y][:, :, None, None]).clamp(0.0, 1.0)
+        out["max_colour_residual"] = float(linf(claimed, x_colour).max())
         out["min_psnr"], out["min_ssim"] = float(psnr(x, x_colour).min()), float(ssim(x, x_colour).min())
-        ok = out["min_psnr"] >= psnr_min - TOL and out["min_ssim"] >= ssim_min - TOL
+        ok = (out["max_colour_residual"] <= TOL and out["min_psnr"] >= psnr_min - TOL
+              and out["min_ssim"] >= ssim_min - TOL)
     if scheme != "colour":
         base = x_colour if x_colour is not None else x
         out["max_linf"] = float(linf(base, x_new).max())

@@ -33,13 +33,13 @@ def evaluate(ctx: StageContext[Params], schemes: list[str]) -> dict[str, float]:
     rows = victims.to_pylist()
     acc = {(s, d): np.array([r["test_acc"] for r in rows if r["scheme"] == s and r["defense"] == d])
            for s in schemes for d in DEFENSES}
-    fit = {(s, d): np.mean([r["train_acc"] for r in rows if r["scheme"] == s and r["defense"] == d])
+    fit = {(s, d): np.array([r["train_acc"] for r in rows if r["scheme"] == s and r["defense"] == d])
            for s in schemes for d in DEFENSES}
     budget = {r["scheme"]: r["ok"] for r in read_table(ctx.input("verify", BUDGET_FILE)).to_pylist()}
     sanity = read_json(ctx.input("train_surrogate", "sanity.json"))
     surrogate = max(v for k, v in sanity.items() if k.startswith("test_acc"))
     metrics = {f"acc_{s}_{d}": float(acc[s, d].mean()) for s in schemes for d in DEFENSES}
-    metrics |= {f"train_acc_{s}_{d}": float(fit[s, d]) for s in schemes for d in DEFENSES}
+    metrics |= {f"train_acc_{s}_{d}": float(fit[s, d].mean()) for s in schemes for d in DEFENSES}
     metrics |= {f"acc_{s}_mean": float(defense_average(acc, s, list(DEFENSES)).mean()) for s in schemes}
     metrics |= {"surrogate_test_acc": surrogate, "schemes_within_budget": float(sum(budget.values()))}
     data = load_tensors(ctx.input("prepare", DATA_FILE))
@@ -51,7 +51,7 @@ def evaluate(ctx: StageContext[Params], schemes: list[str]) -> dict[str, float]:
         metrics[f"surrogate_shift_rate_{s}"] = ensemble_rate(models, x, shifted)
     metrics["trivial_test_acc"] = nearest_class_mean_accuracy(data["x_train"], data["y_train"], data["x_test"],
                                                               data["y_test"], CLASSES)
-    write_metrics(ctx.out, metrics, claims(acc, schemes, list(DEFENSES), budget, surrogate, metrics["trivial_test_acc"],
+    write_metrics(ctx.out, metrics, claims(acc, fit, schemes, list(DEFENSES), budget, surrogate, metrics["trivial_test_acc"],
                                            metrics["surrogate_shift_rate_spatial"], ctx.params.claims))
     table = np.array([[acc[s, d].mean() for d in DEFENSES] for s in schemes])
     save_figure(plot_accuracy_table(table, schemes, list(DEFENSES)), ctx.output("accuracy_table.png"))

@@ -7,7 +7,14 @@ import torch
 from paperdag.io import load_tensors, save_tensors
 from paperdag.stage import StageContext
 
-from .baselines import error_minimising_noise, one_pixel_shortcut, ops_pixels, random_noise, synthetic_noise
+from .baselines import (
+    adversarial_poison,
+    error_minimising_noise,
+    one_pixel_shortcut,
+    ops_pixels,
+    random_noise,
+    synthetic_noise,
+)
 from .colour import apply_offsets, colour_offsets
 from .labels import shift_labels
 from .network import ConvNet, load_ensemble
@@ -26,7 +33,7 @@ def perturb(ctx: StageContext[Params], scheme: str) -> dict[str, float]:
     x, y = data["x_train"], data["y_train"]
     gen = torch.Generator().manual_seed(int(ctx.rng.integers(2**31)))
     out, summary = {}, {}
-    if scheme in ("spatial", "colour"):
+    if scheme in ("spatial", "colour", "adv_poison"):
         models = load_ensemble(load_tensors(ctx.input("train_surrogate", ENSEMBLE_FILE), ctx.device), x.shape[-1],
                                p.net.width, CLASSES)
         targets = shift_labels(y, p.dune.shift, CLASSES)
@@ -36,6 +43,8 @@ def perturb(ctx: StageContext[Params], scheme: str) -> dict[str, float]:
         out["x"] = synthetic_noise(x, y, CLASSES, b.eps, p.baselines.synthetic_patch, p.baselines.synthetic_spread, gen)
     elif scheme == "ops":
         out["x"] = one_pixel_shortcut(x, y, *ops_pixels(x, y, CLASSES))
+    elif scheme == "adv_poison":  # one clean-trained model: the last checkpoint of the surrogate run
+        out["x"] = adversarial_poison(models[-1], x, y, CLASSES, b.eps, p.dune.pgd_steps, 500, gen)
     elif scheme == "em":
         q = p.baselines
         model = ConvNet(3, x.shape[-1], p.net.width, CLASSES).to(ctx.device)

@@ -5,9 +5,9 @@ from paperdag.dag import Pipeline, Resources, Stage
 
 from .params import Params
 
-SCHEMES = ("clean", "random", "synthetic", "ops", "em", "spatial", "colour", "dune")  # DUNE, ablations, baselines
+SCHEMES = ("clean", "random", "synthetic", "ops", "em", "adv_poison", "spatial", "colour", "dune")  # + ablations
 PERTURBED = SCHEMES[1:]
-ENSEMBLE = ("spatial", "colour")  # the branches that read the surrogate ensemble
+ENSEMBLE = ("spatial", "colour", "adv_poison")  # the schemes that read the surrogate run
 GPU = Resources(cpus=1, gpus=0.5)
 
 

@@ -10,7 +10,7 @@ from .params import Params
 from .perturb import PERTURBED_FILE
 from .prepare import DATA_FILE
 from .surrogate import CLASSES
-from .victims import VictimSetup, train_victim
+from .victims import VictimSetup, train_victims
 
 VICTIMS_FILE = "victims.parquet"
 
@@ -22,12 +22,14 @@ def retrain(ctx: StageContext[Params], scheme: str) -> dict[str, float]:
     x_train = data["x_train"] if scheme == "clean" else load_tensors(
         ctx.input(f"perturb_{scheme}", PERTURBED_FILE), ctx.device)["x"]
     setup = VictimSetup(**p.net.model_dump(), **p.defenses.model_dump())
-    rows = []
     runs = [(d, s) for d in DEFENSES for s in range(p.seeds)]
-    for i, (defense, seed) in enumerate(ctx.progress(runs, desc=f"victims {scheme}")):
-        test_acc, train_acc = train_victim(x_train, data["y_train"], data["x_test"], data["y_test"], defense, setup,
-                                           p.seed * 1000 + i, CLASSES)
-        rows.append({"scheme": scheme, "defense": defense, "seed": seed, "test_acc": test_acc,
-                     "train_acc": train_acc})
+    seeded = {run: p.seed * 1000 + i for i, run in enumerate(runs)}
+    rows = []
+    for group in ctx.progress([[r for r in runs if (r[0] == "adv_train") == at] for at in (False, True)],
+                              desc=f"victims {scheme}"):  # standard training together, adversarial together
+        scores = train_victims(x_train, data["y_train"], data["x_test"], data["y_test"],
+                               [(d, seeded[d, s]) for d, s in group], setup, CLASSES)
+        rows += [{"scheme": scheme, "defense": d, "seed": s, "test_acc": test, "train_acc": train}
+                 for (d, s), (test, train) in zip(group, scores, strict=True)]
     write_table(ctx.output(VICTIMS_FILE), {k: [r[k] for r in rows] for k in rows[0]})
     return {f"test_acc_{d}": sum(r["test_acc"] for r in rows if r["defense"] == d) / p.seeds for d in DEFENSES}
