@@ -23,6 +23,7 @@ from paperdag.papers.dune.budget import check
 from paperdag.papers.dune.claims import claims
 from paperdag.papers.dune.colour import apply_offsets, shrink_to_budget
 from paperdag.papers.dune.defenses import DEFENSES, grayscale
+from paperdag.papers.dune.draws import victim_accuracies
 from paperdag.papers.dune.labels import shift_labels
 from paperdag.papers.dune.network import (
     ConvNet,
@@ -30,12 +31,13 @@ from paperdag.papers.dune.network import (
     train_classifier,
     train_stacked,
 )
-from paperdag.papers.dune.params import ClaimParams, Params
+from paperdag.papers.dune.params import ClaimParams, NetParams, Params
 from paperdag.papers.dune.quality import psnr, ssim
 from paperdag.papers.dune.trivial import (
     nearest_class_mean_accuracy,
     standardised_luminance,
 )
+from paperdag.papers.dune.victims import VictimSetup, train_victims
 from paperdag.params import load_params, read_params_file
 
 SLUG = "dune"
@@ -209,10 +211,12 @@ def _accuracies(level: dict[str, float], defended: dict[tuple[str, str], float] 
     return acc | {k: v + JITTER for k, v in (defended or {}).items()}
 
 
-def _verdicts(acc, hit_rate: float = 0.95, fit: dict | None = None) -> dict[str, str]:
+def _verdicts(acc, hit_rate: float = 0.95, fit: dict | None = None, std: dict | None = None) -> dict[str, str]:
+    """Verdicts; the standard schemes' replicates ``std`` default to the grid's undefended victims."""
     budget = {s: True for s in SCHEMES[1:]}
     fit = {k: np.ones(3) for k in acc} | (fit or {})
-    return {c.id: c.verdict for c in resolve(claims(acc, fit, SCHEMES, list(DEFENSES), budget, 0.85, 0.7,
+    std = std or {s: acc[s, "none"] for s in ("clean", "em", "synthetic")}
+    return {c.id: c.verdict for c in resolve(claims(acc, fit, std, SCHEMES, list(DEFENSES), budget, 0.85, 0.7,
                                                     hit_rate, CLAIMS))}
 
 
@@ -252,6 +256,31 @@ def test_dune_evidence_is_inconclusive_when_standard_schemes_do_not_work():
     assert all(v[c] == "inconclusive" for c in ("unlearnable", "lowest_average_under_defenses",
                                                 "spatial_recovers_under_jpeg_and_at",
                                                 "colour_recovers_under_grayscale", "branches_cover_each_other")), v
+
+
+def test_standard_precondition_reads_the_replicates_not_the_grid_draw():
+    """The precondition is judged on the replicates (one noise draw per victim seed), whatever the grid's single
+    EM draw gave: a weak grid draw does not fail it, a strong one does not rescue weak replicates."""
+    level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
+             "spatial": 0.15, "colour": 0.35, "dune": 0.1}
+    good = {"clean": 0.9 + JITTER, "em": np.array([0.2, 0.3, 0.25]), "synthetic": 0.1 + JITTER}
+    weak_grid = _accuracies(level, {("em", "none"): 0.8})
+    assert _verdicts(weak_grid, std=good)["standard_schemes_unlearnable"] == "holds"
+    assert _verdicts(_accuracies(level), std=good | {"em": np.array([0.8, 0.85, 0.7])})[
+        "standard_schemes_unlearnable"] == "fails"
+
+
+def test_replicate_victims_are_the_grid_victims_without_defense():
+    """Oracle: victim_accuracies trains victim seed s on replicate s exactly as victims.train_victims trains the
+    undefended victim of seed s."""
+    x, y = _images(2 * 60).view(2, 60, 3, 14, 14), torch.arange(60) % 10
+    x_test, y_test = _images(40, 9), torch.arange(40) % 10
+    net = NetParams(width=4, epochs=2, batch=16, lr=0.01)
+    setup = VictimSetup(**net.model_dump(), jpeg_quality=10, noise_std=0.05, blur_sigma=0.7, at_eps=EPS, at_steps=1,
+                        at_warmup=0)
+    ours = victim_accuracies([x[0], x[1]], y, x_test, y_test, [3, 4], net)
+    oracle = [train_victims(x[i], y, x_test, y_test, [("none", s)], setup, 10)[0][0] for i, s in enumerate([3, 4])]
+    assert ours == pytest.approx(oracle, abs=1e-9)
 
 
 def test_recovery_needs_headroom_and_a_working_branch():

@@ -4,8 +4,9 @@ Claim under test: perturbations optimised separately in the spatial domain (L_in
 (PSNR/SSIM-bounded class-wise colour offsets), both toward shift-induced labels y' = (y + s) mod K against an
 ensemble of surrogate checkpoints, make training data unlearnable and stay robust to defenses: the paper reports a
 defense-averaged test accuracy 14.95% to 50.82% below 12 SOTA unlearnable-example schemes under 7 defenses
-(CIFAR-10, ImageNet). Here: low-contrast coloured 14 x 14 digits, a small ConvNet, 6 defenses, 3 victim seeds, at
-the L_inf budget (16/255) where the standard schemes make the data unlearnable (params.yaml says why).
+(CIFAR-10, ImageNet). Here: low-contrast coloured 14 x 14 digits, a small ConvNet, 6 defenses, 6 victim seeds, at
+the L_inf budget (32/255) where the standard schemes make the data unlearnable (params.yaml says why), checked on
+replicates that each redraw the standard schemes' noise with the victim seed (draws.py).
 
 Methods: DUNE = spatial branch (spatial.py, PGD of Madry et al. 2018 toward y') + colour branch (colour.py,
 differential evolution, Storn & Price 1997); ablations spatial-only and colour-only. Baselines (baselines.py):

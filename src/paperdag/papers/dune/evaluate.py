@@ -11,6 +11,7 @@ from paperdag.stage import StageContext
 
 from .claims import claims, defense_average
 from .defenses import DEFENSES
+from .draws import DRAWS_FILE
 from .labels import shift_labels
 from .network import ensemble_rate, load_ensemble
 from .params import Params
@@ -35,6 +36,8 @@ def evaluate(ctx: StageContext[Params], schemes: list[str]) -> dict[str, float]:
            for s in schemes for d in DEFENSES}
     fit = {(s, d): np.array([r["train_acc"] for r in rows if r["scheme"] == s and r["defense"] == d])
            for s in schemes for d in DEFENSES}
+    draws = read_table(ctx.input("standard_draws", DRAWS_FILE))
+    std = {s: np.asarray(draws.column(s).to_pylist()) for s in ("clean", "em", "synthetic")}
     budget = {r["scheme"]: r["ok"] for r in read_table(ctx.input("verify", BUDGET_FILE)).to_pylist()}
     sanity = read_json(ctx.input("train_surrogate", "sanity.json"))
     surrogate = max(v for k, v in sanity.items() if k.startswith("test_acc"))
@@ -42,6 +45,7 @@ def evaluate(ctx: StageContext[Params], schemes: list[str]) -> dict[str, float]:
     metrics |= {f"train_acc_{s}_{d}": float(fit[s, d].mean()) for s in schemes for d in DEFENSES}
     metrics |= {f"acc_{s}_mean": float(defense_average(acc, s, list(DEFENSES)).mean()) for s in schemes}
     metrics |= {"surrogate_test_acc": surrogate, "schemes_within_budget": float(sum(budget.values()))}
+    metrics |= {f"draws_acc_{s}_none": float(v.mean()) for s, v in std.items()}
     data = load_tensors(ctx.input("prepare", DATA_FILE))
     perturbed = {s: load_tensors(ctx.input(f"perturb_{s}", PERTURBED_FILE))["x"] for s in schemes[1:]}
     models = load_ensemble(load_tensors(ctx.input("train_surrogate", ENSEMBLE_FILE)), data["x_train"].shape[-1],
@@ -51,8 +55,9 @@ def evaluate(ctx: StageContext[Params], schemes: list[str]) -> dict[str, float]:
         metrics[f"surrogate_shift_rate_{s}"] = ensemble_rate(models, x, shifted)
     metrics["trivial_test_acc"] = nearest_class_mean_accuracy(data["x_train"], data["y_train"], data["x_test"],
                                                               data["y_test"], CLASSES)
-    write_metrics(ctx.out, metrics, claims(acc, fit, schemes, list(DEFENSES), budget, surrogate, metrics["trivial_test_acc"],
-                                           metrics["surrogate_shift_rate_spatial"], ctx.params.claims))
+    write_metrics(ctx.out, metrics, claims(acc, fit, std, schemes, list(DEFENSES), budget, surrogate,
+                                           metrics["trivial_test_acc"], metrics["surrogate_shift_rate_spatial"],
+                                           ctx.params.claims))
     table = np.array([[acc[s, d].mean() for d in DEFENSES] for s in schemes])
     save_figure(plot_accuracy_table(table, schemes, list(DEFENSES)), ctx.output("accuracy_table.png"))
     examples = {s: x[:EXAMPLES] for s, x in perturbed.items()}

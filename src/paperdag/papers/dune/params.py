@@ -113,6 +113,9 @@ class Params(ParamsModel):
     baselines: BaselineParams
     defenses: DefenseParams
     seeds: int = Field(ge=1, le=20, description="victims per (scheme, defense), seeded 0..seeds-1")
+    draws: int = Field(ge=2, le=60, description="replicates of the standard-schemes precondition (draws.py), each "
+                       "a fresh EM and synthetic noise draw with its own victim seed; params.yaml gives the power "
+                       "argument for the number")
     claims: ClaimParams
 
     @model_validator(mode="after")

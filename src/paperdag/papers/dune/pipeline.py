@@ -1,5 +1,5 @@
 """The dune DAG: prepare -> train_surrogate -> perturb_<scheme> (parallel) -> victims_<scheme> (parallel),
-verify (budgets) -> evaluate. Imported only by the registry."""
+standard_draws (the standard schemes' replicates), verify (budgets) -> evaluate. Imported only by the registry."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -34,10 +34,12 @@ PIPELINE = Pipeline(
                 upstream=("prepare",) if s == "clean" else ("prepare", f"perturb_{s}"),
                 params=("net", "defenses", "seeds"), outputs=("victims.parquet",), args={"scheme": s},
                 resources=GPU) for s in SCHEMES),
+        Stage("standard_draws", "train", "draws:standard_draws", upstream=("prepare",),
+              params=("net", "budget", "baselines", "draws"), outputs=("draws.parquet",), resources=GPU),
         Stage("verify", "verify", "verify:verify", upstream=("prepare", *(f"perturb_{s}" for s in PERTURBED)),
               params=("budget",), outputs=("budget.parquet",), args={"schemes": list(PERTURBED)}),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
-              upstream=("prepare", "train_surrogate", "verify", *(f"perturb_{s}" for s in PERTURBED),
+              upstream=("prepare", "train_surrogate", "standard_draws", "verify", *(f"perturb_{s}" for s in PERTURBED),
                         *(f"victims_{s}" for s in SCHEMES)),
               params=("net", "dune", "claims"),
               outputs=("metrics.json", "accuracy.parquet", "accuracy_table.png", "examples.png"),
