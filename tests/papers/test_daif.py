@@ -2,14 +2,15 @@
 the information gain against its closed form and under accumulating data, DeepSea against brute-force enumeration,
 the random policy's exact chance of DeepSea's reward against enumeration, an agent solving a tiny chain, the NIG
 critic's loss, moments and shrinking epistemic variance against scipy and the conjugate NIG update, the
-statistics against scipy, the claims' verdicts (inconclusive where a compared agent is not competent), and the smoke
-run. The platform
-contract is checked for every paper by tests/test_paper_contract.py."""
+statistics against scipy, the claims' verdicts (inconclusive where a compared agent is not competent), the NIG
+competence stage's extra seeds (kept off the paired tasks; as many as the exact power of the precondition's rule
+asks for) and the smoke run. The platform contract is checked for every paper by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,12 +18,14 @@ import torch
 from scipy import stats
 
 from paperdag.common.stats import mean_ci, paired_diff_ci
-from paperdag.common.verdicts import resolve
+from paperdag.common.verdicts import resolve, superiority
 from paperdag.io import read_table
 from paperdag.papers.daif.agents import Batch, Learner, agent_spec, select_actions
 from paperdag.papers.daif.claims import claims
+from paperdag.papers.daif.competence import competence_seeds
 from paperdag.papers.daif.curves import binned_curve
 from paperdag.papers.daif.envs import DeepSea, optimal_return, spec_of, trivial_return
+from paperdag.papers.daif.evaluate import stage_seeds
 from paperdag.papers.daif.free_energy import expected_free_energy, information_gain
 from paperdag.papers.daif.networks import Critic
 from paperdag.papers.daif.nig import (
@@ -31,8 +34,8 @@ from paperdag.papers.daif.nig import (
     evidential_loss,
     nig_free_energy,
 )
-from paperdag.papers.daif.params import ClaimParams
-from paperdag.papers.daif.pipeline import AGENTS
+from paperdag.papers.daif.params import ClaimParams, Params
+from paperdag.papers.daif.pipeline import AGENTS, COMPETENCE, NIG
 from paperdag.papers.daif.quantile import midpoints, quantile_huber_loss
 from paperdag.papers.daif.reach import (
     first_success,
@@ -41,6 +44,7 @@ from paperdag.papers.daif.reach import (
     solve_episode,
 )
 from paperdag.papers.daif.training import Hyper, train_agent
+from paperdag.params import load_params, read_params_file
 
 SLUG = "daif"
 
@@ -351,17 +355,76 @@ def test_claims_hold_when_the_numbers_support_them() -> None:
     assert solved["mean"] == 1.0 and solved["ci"][0] == pytest.approx(stats.beta.ppf(0.025, 4, 1), abs=1e-4)
 
 
+def test_competence_seeds_extend_the_shared_seeds() -> None:
+    """The NIG competence stage's seeds are the shared ones first, then fresh ones of prepare's scheme 1000 * seed + i;
+    fewer than the shared seeds, or shared seeds of another scheme, are refused."""
+    shared = [3000, 3001, 3002]
+    assert competence_seeds(shared, 3, 6) == [3000, 3001, 3002, 3003, 3004, 3005]
+    assert competence_seeds(shared, 3, 3) == shared
+    for bad in ((shared, 3, 2), ([3000, 3002], 3, 5), (shared, 0, 5)):
+        with pytest.raises(ValueError):
+            competence_seeds(*bad)
+
+
+def test_extra_seeds_never_reach_a_paired_task() -> None:
+    """evaluate accepts extended seeds only off the paired tasks (the small DeepSea); on the hard DeepSea and CartPole
+    a stage must carry exactly the shared seeds, and everywhere the shared seeds come first."""
+    shared = [0, 1, 2]
+    assert stage_seeds(shared, [0, 1, 2, 3, 4], "deepsea_small", "daif_nig") == [0, 1, 2, 3, 4]
+    assert stage_seeds(shared, shared, "deepsea", "daif_nig") == shared
+    for own, task in (([0, 1, 2, 3], "deepsea"), ([0, 1, 2, 3], "cartpole"), ([1, 0, 2, 3], "deepsea_small"),
+                      ([0, 1], "deepsea_small")):
+        with pytest.raises(ValueError):
+            stage_seeds(shared, own, task, "daif_nig")
+
+
+def _two_point_power(n: int, rate: float, solved: float, missed: float, bar: float, confidence: float) -> float:
+    """Exact chance that the t interval's lower end of n two-point scores (k ~ Binomial(n, rate) at ``solved``, the
+    rest at ``missed``) exceeds ``bar``."""
+    k = np.arange(n + 1)
+    mean = missed + (solved - missed) * k / n
+    sd = (solved - missed) * np.sqrt(k * (n - k) / (n * (n - 1)))
+    lo = mean - stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n)
+    return float(stats.binom.pmf(k, n, rate)[lo > bar].sum())
+
+
+def test_nig_competence_seeds_meet_the_power_argument() -> None:
+    """params.yaml's power argument: with greedy scores ~1 (solved) or ~-0.11 (missed), a true solve rate of 0.7 passes
+    the precondition's own rule (superiority of the mean_ci over learned_min) with power >= 0.8 at
+    nig_competence_seeds and at every larger n up to 120 (exact binomial sum, checked against 4000 simulated runs of
+    the rule itself), far more than at the paired design's seeds; a mean at the bar passes with chance <= 0.05."""
+    p = load_params(read_params_file(Path(__file__).parents[2] / "params.yaml"), SLUG, Params, "default",
+                    Path("params.yaml"))
+    n, bar, c = p.nig_competence_seeds, p.claims.learned_min, p.claims.confidence
+    power = _two_point_power(n, 0.7, 1.0, -0.11, bar, c)
+    assert power >= 0.8 and all(_two_point_power(m, 0.7, 1.0, -0.11, bar, c) >= 0.8 for m in range(n, 121))
+    assert _two_point_power(p.seeds, 0.7, 1.0, -0.11, bar, c) < 0.2
+    assert _two_point_power(n, (bar + 0.11) / 1.11, 1.0, -0.11, bar, c) <= 0.05
+    rng = np.random.default_rng(7)
+    runs = [superiority(mean_ci(np.where(rng.random(n) < 0.7, 1.0, -0.11), c), margin=bar, sesoi=bar).verdict
+            for _ in range(4000)]
+    assert np.mean([v == "holds" for v in runs]) == pytest.approx(power, abs=0.025)
+
+
 def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
     """Every (agent, task) stage logged episodes for every seed and a finite greedy evaluation; the AULC table
     covers every task's agents and every seed."""
     runs = smoke_runs(SLUG)
     seeds = json.loads((runs["prepare"] / "tasks.json").read_text())["seeds"]
+    competence = f"train_{NIG}_{COMPETENCE}"
+    extended = competence_seeds(seeds, 0, 3)  # the smoke profile: 2 shared seeds, 3 for the NIG competence stage
     for stage in (s for s in runs.outputs if s.startswith("train_")):
+        own = extended if stage == competence else seeds
         episodes = read_table(runs[stage] / "episodes.parquet").to_pydict()
-        assert set(episodes["seed"]) == set(seeds), stage
-        assert np.isfinite(json.loads((runs[stage] / "evaluation.json").read_text())["eval_return"]).all()
-    aulc = read_table(runs["evaluate"] / "aulc.parquet")
-    assert aulc.num_rows == sum(map(len, AGENTS.values())) * len(seeds)
+        evaluation = json.loads((runs[stage] / "evaluation.json").read_text())
+        assert set(episodes["seed"]) == set(own) and evaluation["seeds"] == own, stage
+        assert np.isfinite(evaluation["eval_return"]).all()
+    aulc = read_table(runs["evaluate"] / "aulc.parquet").to_pydict()
+    assert len(aulc["seed"]) == sum(map(len, AGENTS.values())) * len(seeds) + len(extended) - len(seeds)
+    assert sorted(s for s, t, a in zip(aulc["seed"], aulc["task"], aulc["agent"], strict=True)
+                  if (t, a) == (COMPETENCE, NIG)) == extended
+    claims_out = {c["id"]: c for c in runs.metrics()["claims"]}
+    assert claims_out[f"competent_{COMPETENCE}_{NIG}"]["measured"]["seeds_earning_reward"].endswith(f"/{len(extended)}")
     assert {c["id"] for c in runs.metrics()["claims"]} >= {"exploration_aulc_beats_qrdqn", "organises_sensory_state",
                                                           "competent_deepsea_small_daif_lam0_ps",
                                                           "nig_exploration_aulc_beats_qrdqn",

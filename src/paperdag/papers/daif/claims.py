@@ -15,7 +15,9 @@ a solved fraction's is Clopper-Pearson.
   stand-in here (no observation model is learnt) and is reported as inconclusive.
 - the same evidence for DAIF with the paper's critic, the NIG quantile head (``daif_nig``, nig.py): its DeepSea AULC
   exceeds QR-DQN's and the posterior-sampling ablation's by more than ``gain_margin``, and it is on par with QR-DQN
-  on CartPole (``par_margin``), each behind the same competence preconditions.
+  on CartPole (``par_margin``), each behind the same competence preconditions. Its small-DeepSea competence is
+  judged over ``nig_competence_seeds`` seeds (the shared ones, then fresh ones: the seeds a power argument asks for,
+  competence.py); those scores enter that precondition only, every paired interval stays on the shared seeds.
 The abstract reports no number, so ``paper_value`` quotes its claim.
 """
 

@@ -1,5 +1,7 @@
 """Stage ``evaluate``: learning curves and AULC of every agent on every task, how each met DeepSea's reward, the
-claims and the figures."""
+claims and the figures. Each training stage lists its seeds: every one trains on the shared seeds, except the NIG
+agent's competence stage on the small DeepSea (competence.py), which extends them; the tasks whose scores the claims
+pair across agents must carry exactly the shared seeds."""
 
 from __future__ import annotations
 
@@ -19,6 +21,15 @@ from .prepare import TASKS_FILE
 from .reach import first_success, reach_summary, solve_episode
 from .train import EPISODES_FILE, EVALUATION_FILE
 
+PAIRED_TASKS = ("deepsea", "cartpole")  # tasks whose per-seed scores claims.py pairs across agents
+
+
+def stage_seeds(shared: list[int], own: list[int], task: str, agent: str) -> list[int]:
+    """A training stage's seeds ``own``, checked: the ``shared`` seeds, exactly so on a paired task, else extended."""
+    if own[:len(shared)] != shared or (task in PAIRED_TASKS and own != shared):
+        raise ValueError(f"train_{agent}_{task} ran seeds {own}, not the shared {shared}")
+    return own
+
 
 def evaluate(ctx: StageContext[Params], agents: dict[str, list[str]]) -> dict[str, float]:
     """curves.parquet, aulc.parquet, metrics.json (with the claims), learning_curves.png and aulc.png;
@@ -26,34 +37,37 @@ def evaluate(ctx: StageContext[Params], agents: dict[str, list[str]]) -> dict[st
     p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
     seeds, bins, bad = info["seeds"], p.evaluation.curve_bins, p.tasks.deepsea.solve_bad_fraction
     curves, aulc, learned, reach, rows, metrics = {}, {}, {}, {}, [], {}
+    table: dict[str, list] = {"task": [], "agent": [], "seed": [], "normalised_return": []}
     for task, names in agents.items():
         t = info["tasks"][task]
         floor, top = t["trivial_return"]["best"], t["optimal_return"]
         curves[task], aulc[task], learned[task], reach[task] = {}, {}, {}, {}
         for agent in names:
+            evaluation = json.loads(ctx.input(f"train_{agent}_{task}", EVALUATION_FILE).read_text())
+            own = stage_seeds(seeds, evaluation["seeds"], task, agent)
             ep = read_table(ctx.input(f"train_{agent}_{task}", EPISODES_FILE)).to_pydict()
             seed, end, ret = (np.asarray(ep[k]) for k in ("seed", "end_step", "return"))
-            raw = np.stack([binned_curve(end[seed == s], ret[seed == s], t["steps"], bins, floor) for s in seeds])
+            raw = np.stack([binned_curve(end[seed == s], ret[seed == s], t["steps"], bins, floor) for s in own])
             c = curves[task][agent] = normalise(raw, floor, top)
-            evaluation = json.loads(ctx.input(f"train_{agent}_{task}", EVALUATION_FILE).read_text())
+            table["task"] += [task] * len(own)
+            table["agent"] += [agent] * len(own)
+            table["seed"] += own
+            table["normalised_return"] += list(c)
             aulc[task][agent] = c.mean(axis=1)
             learned[task][agent] = normalise(evaluation["eval_return"], floor, top)
             rows += [{"task": task, "agent": agent, "seed": s, "aulc": float(a), "eval_score": float(e)}
-                     for s, a, e in zip(seeds, aulc[task][agent], learned[task][agent], strict=True)]
+                     for s, a, e in zip(own, aulc[task][agent], learned[task][agent], strict=True)]
             metrics[f"{task}_aulc_{agent}"] = float(aulc[task][agent].mean())
             metrics[f"{task}_eval_score_{agent}"] = float(learned[task][agent].mean())
             metrics[f"{task}_final_bin_{agent}"] = float(c[:, -1].mean())
             if t["kind"] == "deepsea":
                 r = reach[task][agent] = reach_summary(
-                    [first_success(end[seed == s], ret[seed == s]) for s in seeds],
-                    [solve_episode(ret[seed == s], bad) for s in seeds], t["size"], t["steps"] // t["max_steps"])
+                    [first_success(end[seed == s], ret[seed == s]) for s in own],
+                    [solve_episode(ret[seed == s], bad) for s in own], t["size"], t["steps"] // t["max_steps"])
                 metrics[f"{task}_seeds_reaching_{agent}"] = r["seeds_reaching"]
                 metrics[f"{task}_seeds_solving_{agent}"] = r["seeds_solving"]
     write_table(ctx.output("aulc.parquet"), {k: [r[k] for r in rows] for k in rows[0]})
-    keys = [(t, a) for t, names in agents.items() for a in names]
-    write_table(ctx.output("curves.parquet"), {
-        "task": [t for t, a in keys for _ in seeds], "agent": [a for t, a in keys for _ in seeds],
-        "seed": [s for _ in keys for s in seeds], "normalised_return": [row for t, a in keys for row in curves[t][a]]})
+    write_table(ctx.output("curves.parquet"), table)
     steps = {task: info["tasks"][task]["steps"] for task in agents}
     write_metrics(ctx.out, metrics, claims(aulc, learned, reach, steps, p.claims))
     save_figure(plot_learning_curves(curves, steps, p.claims.confidence), ctx.output("learning_curves.png"))

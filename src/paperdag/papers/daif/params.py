@@ -109,6 +109,9 @@ class Params(ParamsModel):
 
     seed: int = Field(ge=0, description="root of every random draw (environment seeds derive from it)")
     seeds: int = Field(ge=2, le=64, description="independent seeds per (agent, task), batched in one stage")
+    nig_competence_seeds: int = Field(ge=2, le=256, description="seeds of the NIG agent's small-DeepSea competence "
+                                      "stage alone (competence.py): the shared seeds, then fresh ones; as many as "
+                                      "the power argument in params.yaml asks for")
     tasks: TaskParams
     learning: LearningParams
     bayes: BayesParams
@@ -120,6 +123,8 @@ class Params(ParamsModel):
     def _design(self) -> Params:
         if self.bayes.members % 2:
             raise ValueError("bayes.members must be even (antithetic prior pairs)")
+        if self.nig_competence_seeds < self.seeds:
+            raise ValueError("nig_competence_seeds must not be below seeds (it extends the shared seeds)")
         if self.learning.eps_end > self.learning.eps_start:
             raise ValueError("learning.eps_end must not exceed learning.eps_start")
         sea = self.tasks.deepsea

@@ -1,6 +1,8 @@
 """The daif DAG: prepare -> train_<agent>_<task> for every agent a task's claims compare (in parallel on Ray) ->
 evaluate. The ensemble agents train in ``train`` (agents.py); DAIF with the paper's NIG quantile critic, ``daif_nig``,
-in ``train_nig`` (nig.py), with the NIG's own parameters. Imported only by the registry."""
+in ``train_nig`` (nig.py), with the NIG's own parameters; on the small DeepSea its competence check runs
+``nig_competence_seeds`` seeds (``competence``; every paired stage keeps the shared ``seeds``). Imported only by the
+registry."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -10,6 +12,7 @@ EXPLORERS = ("daif", "daif_lam0_eps", "daif_lam0_ps", "qrdqn")  # the method, it
 NIG = "daif_nig"  # DAIF with the paper's critic, the NIG (evidential) quantile head
 ENSEMBLE_AGENTS = {"deepsea_small": EXPLORERS, "deepsea": EXPLORERS, "cartpole": ("daif", "qrdqn")}
 AGENTS = {t: (*agents, NIG) for t, agents in ENSEMBLE_AGENTS.items()}
+COMPETENCE = "deepsea_small"  # the NIG agent trains here on its own, larger seed set (competence.py)
 TRAIN = tuple(f"train_{a}_{t}" for t, agents in AGENTS.items() for a in agents)
 TRAIN_OUT = ("episodes.parquet", "evaluation.json", "weights.safetensors")
 
@@ -25,9 +28,10 @@ PIPELINE = Pipeline(
                 params=("seeds", "tasks", "learning", "bayes", "evaluation"), outputs=TRAIN_OUT,
                 args={"agent": a, "task": t}, resources=Resources(cpus=1, gpus=0.1))
           for t, agents in ENSEMBLE_AGENTS.items() for a in agents),
-        *(Stage(f"train_{NIG}_{t}", "train", "train_nig:train", upstream=("prepare",),
-                params=("seeds", "tasks", "learning", "bayes", "evaluation", "nig"), outputs=TRAIN_OUT,
-                args={"task": t}, resources=Resources(cpus=1, gpus=0.1))
+        *(Stage(f"train_{NIG}_{t}", "train", "competence:train" if t == COMPETENCE else "train_nig:train",
+                upstream=("prepare",), params=("seeds", "tasks", "learning", "bayes", "evaluation", "nig",
+                                               *(("nig_competence_seeds",) if t == COMPETENCE else ())),
+                outputs=TRAIN_OUT, args={"task": t}, resources=Resources(cpus=1, gpus=0.1))
           for t in AGENTS),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *TRAIN),
               params=("tasks", "evaluation", "claims"),

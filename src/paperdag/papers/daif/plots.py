@@ -15,18 +15,19 @@ LABELS = {"daif": "DAIF (free energy, ensemble)", "daif_nig": "DAIF (free energy
 
 def plot_learning_curves(curves: dict[str, dict[str, np.ndarray]], steps: dict[str, int], confidence: float) -> Figure:
     """One panel per task: normalised training return (per-seed curves [S, B]) against environment steps, the mean
-    over seeds as a line and its t confidence interval as a band; 0 = best state-ignoring policy, 1 = optimal."""
+    over seeds as a line and its t confidence interval as a band (the legend gives each agent's seed count: the NIG
+    agent's competence stage runs more); 0 = best state-ignoring policy, 1 = optimal."""
     fig, axes = new_figure(4.2 * len(curves), 3.6, ncols=len(curves))
     for ax, (task, by_agent) in zip(np.atleast_1d(axes), curves.items(), strict=True):
         for agent, c in by_agent.items():
             bins = c.shape[1]
             x = (np.arange(bins) + 0.5) * steps[task] / bins
             iv = [mean_ci(c[:, b], confidence) for b in range(bins)]
-            ax.plot(x, [i.mean for i in iv], color=COLORS[agent], label=LABELS[agent])
+            ax.plot(x, [i.mean for i in iv], color=COLORS[agent], label=f"{LABELS[agent]}, {c.shape[0]} seeds")
             ax.fill_between(x, [i.lo for i in iv], [i.hi for i in iv], color=COLORS[agent], alpha=0.2, lw=0)
         ax.axhline(0, color="k", lw=0.6, ls=":")
         ax.axhline(1, color="k", lw=0.6, ls="--")
-        ax.set_title(f"{task} ({c.shape[0]} seeds, {100 * confidence:g}% CI)", fontsize=9)
+        ax.set_title(f"{task} ({100 * confidence:g}% CI over seeds)", fontsize=9)
         ax.set_xlabel("environment steps")
         ax.set_ylabel("normalised return (0 trivial, 1 optimal)")
     np.atleast_1d(axes)[0].legend(fontsize=7, loc="best")
