@@ -1,8 +1,11 @@
 """Stage ``evaluate``: summarise every cell's runs (analysis.py), compare the connections with each other and with
-the count bigram (paperdag.common.ngram), count and time their steps at both widths (benchmark.py), and write the
-metrics, the claims (claims.py), the figures (plots.py) and val_loss.json for ``dvc plots``."""
+the count bigram (paperdag.common.ngram), count their steps' FLOPs on the width ladder and time them at both trained
+widths (benchmark.py), and write the metrics, the claims (claims.py), the figures (plots.py) and val_loss.json for
+``dvc plots``."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,7 +18,7 @@ from paperdag.stage import StageContext
 
 from .analysis import Runs, comparison_metrics, mean_curve_rows, summarise
 from .baseline import unigram_cross_entropy
-from .benchmark import map_flop_share, step_times
+from .benchmark import analytic_step_flops, connection_flop_share, flop_ladder, step_times
 from .claims import Baselines, Overhead, claims
 from .params import Params
 from .plots import plot_gain, plot_grad_norms, plot_losses
@@ -31,8 +34,9 @@ KINDS = ("residual", "hc", "mhc")
 
 
 def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, float]:
-    """metrics.json (per connection and cell: final loss with CI, peak gain, stability; the count baselines; FLOPs
-    and eager step times at both widths; claims), the three plots, timing.json and val_loss.json."""
+    """metrics.json (per connection and cell: final loss with CI, peak gain, stability; the count baselines; step
+    FLOPs on the width ladder and eager step times at both trained widths; claims), the three plots, timing.json and
+    val_loss.json."""
     p = ctx.params
     steps: dict[str, dict[str, pa.Table]] = {}
     evals: dict[str, dict[str, pa.Table]] = {}
@@ -53,14 +57,16 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
     mhc_failed = mhc_rows.num_rows - pc.sum(mhc_rows["passed"].cast("int64")).as_py()
     mhc_dev = max(pc.max(mhc_rows["max_row_dev"]).as_py(), pc.max(mhc_rows["max_col_dev"]).as_py())
 
-    timing, shares = {}, {}
-    for width in (p.model.d_model, p.model.narrow_d_model):
-        model_cfg, stream_cfg = model_configs(p.model, width)
-        timing[width] = step_times(list(KINDS), model_cfg, stream_cfg, p.train, windows[0], ctx.device,
-                                   p.bench_steps)
-        shares[width] = map_flop_share(p.model.n_streams, width, model_cfg.mlp_ratio)
+    widths = (p.model.d_model, p.model.narrow_d_model)
+    model_cfg, stream_cfg = model_configs(p.model)
+    timing = {w: step_times(list(KINDS), *model_configs(p.model, w), p.train, windows[0], ctx.device, p.bench_steps)
+              for w in widths}
     write_json(ctx.output(TIMING_FILE), {str(w): t for w, t in timing.items()})
-    cost = Overhead({w: {k: t[k]["forward_gflops"] for k in KINDS} for w, t in timing.items()}, shares)
+    n, ladder = p.model.n_streams, list(p.flop_widths)
+    cost = Overhead(flop_ladder(ladder, model_cfg, stream_cfg),
+                    {w: {k: analytic_step_flops(k, replace(model_cfg, d_model=w), n, model_cfg.context) for k in KINDS}
+                     for w in ladder},
+                    {w: connection_flop_share(n, w, model_cfg.mlp_ratio) for w in ladder})
 
     base = {k: evals[k]["base"] for k in KINDS}
     save_figure(plot_gain(evals, p.claims.hc_gain_min), ctx.output(PLOTS[0]))
@@ -70,16 +76,17 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
     write_json(ctx.output(VAL_LOSS_TABLE), mean_curve_rows(base, "val_loss"))
 
     metrics = {"unigram_val_loss": unigram, "mhc_manifold_failed_layers": mhc_failed,
-               "mhc_manifold_max_dev": mhc_dev, "mhc_flop_overhead_pct": cost.flop_pct(p.model.d_model)}
+               "mhc_manifold_max_dev": mhc_dev, "mhc_flop_overhead_pct": cost.pct(p.model.d_model)}
+    for w in ladder:
+        metrics |= {f"{k}_flop_overhead_pct_w{w}": cost.pct(w, k) for k in ("hc", "mhc")}
+        metrics[f"mhc_connection_flop_share_pct_w{w}"] = 100 * cost.share[w]
     for w, t in timing.items():
-        metrics |= {f"mhc_flop_overhead_pct_w{w}": cost.flop_pct(w), f"mhc_map_flop_share_pct_w{w}": 100 * shares[w],
-                    f"mhc_step_overhead_pct_w{w}": 100 * (t["mhc"]["train_step_ms"] / t["residual"]["train_step_ms"]
-                                                          - 1)}
-        metrics |= {f"{k}_train_step_ms_w{w}": t[k]["train_step_ms"] for k in KINDS}
+        metrics[f"mhc_step_overhead_pct_w{w}"] = 100 * (t["mhc"] / t["residual"] - 1)
+        metrics |= {f"{k}_train_step_ms_w{w}": t[k] for k in KINDS}
     metrics |= comparison_metrics(runs)
     metrics |= {f"bigram_{s}_val_loss": v for s, v in bigram.items()}
     metrics |= {f"bigram_{s}_val_split_loss": v for s, v in bigram_split.items()}
     write_metrics(ctx.out, metrics, claims(runs, sweep, Baselines(bigram["witten_bell"], bigram["add_one"], unigram),
-                                           mhc_failed, mhc_dev, cost, p.claims))
+                                           mhc_failed, mhc_dev, cost, widths, p.claims))
     return {k: float(metrics[k]) for k in ("hc_peak_gain_max", "mhc_peak_gain_max", "mhc_base_final_val_loss_mean",
                                            "residual_base_final_val_loss_mean", "hc_base_final_val_loss_mean")}

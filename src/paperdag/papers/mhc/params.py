@@ -85,13 +85,15 @@ class ClaimParams(ParamsModel):
     stability_margin: float = Field(ge=0.0, le=100.0, description="non-inferiority margin (unstable runs per seed "
                                     "over the sweep): mHC is 'as stable as' the residual when the 95% CI of its "
                                     "paired excess lies below this; 0.5, one extra unstable run in every second seed")
-    max_overhead_pct: float = Field(gt=0.0, le=1000.0, description="mHC's forward matmul FLOPs over the residual's, "
-                                    "at most (%); the paper reports +6.7% step time at n = 4 with fused kernels")
+    max_overhead_pct: float = Field(gt=0.0, le=1000.0, description="mHC's training-step matmul FLOPs over the "
+                                    "residual's, at most (%), at the ladder widths where its connection costs at most "
+                                    "this share of a sub-layer; the paper reports +6.7% step time at n = 4 with fused "
+                                    "kernels")
     manifold_tol: float = Field(gt=0.0, le=1.0, description="verify: |row sum - 1| and |col sum - 1| of every H_res")
 
 
 class Params(ParamsModel):
-    """Seed, corpus, model, budget, stress sweep, timing and claim thresholds."""
+    """Seed, corpus, model, budget, stress sweep, timing, FLOP ladder and claim thresholds."""
 
     seed: int = Field(ge=0, description="base seed: run k of every connection uses seed + k; also the val batches")
     corpus: CorpusParams
@@ -99,6 +101,11 @@ class Params(ParamsModel):
     train: TrainParams
     sweep: SweepParams
     bench_steps: int = Field(ge=2, le=1000, description="timed training steps per connection in evaluate")
+    flop_widths: tuple[int, ...] = Field(min_length=2, description="the width ladder (increasing) on which evaluate "
+                                         "counts a training step's matmul FLOPs of untrained residual, HC and mHC "
+                                         "models (benchmark.flop_ladder): the two trained widths, and wider ones up to "
+                                         "where mHC's connection share of a sub-layer (20 / C at n = 4, r = 4) falls "
+                                         "within claims.max_overhead_pct, as at the paper's widths")
     claims: ClaimParams
 
     @model_validator(mode="after")
@@ -113,4 +120,9 @@ class Params(ParamsModel):
             raise ValueError("sweep.steps must exceed train.warmup_steps + sweep.smooth")
         if self.model.narrow_d_model % self.model.n_head or self.model.narrow_d_model >= self.model.d_model:
             raise ValueError("model.narrow_d_model must be below model.d_model and divisible by model.n_head")
+        w = self.flop_widths
+        if list(w) != sorted(set(w)) or any(c % self.model.n_head for c in w):
+            raise ValueError("flop_widths must increase and be divisible by model.n_head")
+        if not {self.model.d_model, self.model.narrow_d_model} <= set(w):
+            raise ValueError("flop_widths must contain model.d_model and model.narrow_d_model")
         return self

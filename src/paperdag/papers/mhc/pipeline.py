@@ -48,7 +48,7 @@ PIPELINE = Pipeline(
         Stage("verify", "verify", "verify:verify", upstream=("prepare", "train_hc_base", "train_mhc_base"),
               params=(*SHARED, "claims"), outputs=("manifold.parquet",)),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", "verify", *TRAINS),
-              params=(*SHARED, "bench_steps", "claims"),
+              params=(*SHARED, "bench_steps", "flop_widths", "claims"),
               outputs=("metrics.json", "timing.json", "val_loss.json", *PLOTS), plots=PLOTS,
               data_plots={"val_loss.json": {"x": "step", "y": list(CONNECTIONS), "title": "validation loss, base "
                                             "cell (mean over seeds)", "y_label": "val_loss"}},
