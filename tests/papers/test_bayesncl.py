@@ -12,9 +12,10 @@ from scipy import stats
 from torch.distributions import Bernoulli, kl_divergence
 
 from paperdag.common.verdicts import resolve
-from paperdag.io import read_table
-from paperdag.papers.bayesncl.augment import hue_rotate
+from paperdag.io import read_json, read_table
+from paperdag.papers.bayesncl.augment import hue_rotate, resized_crop_flip
 from paperdag.papers.bayesncl.claims import claims
+from paperdag.papers.bayesncl.data import composite
 from paperdag.papers.bayesncl.interpret import (
     activated_consistency,
     dimension_report,
@@ -121,21 +122,23 @@ def test_activated_consistency_counts_every_activated_sample_the_papers_way() ->
     np.testing.assert_allclose(activated_consistency(dense, label, 1e-5), [0.5, 0.5, 0.5])
 
 
-def _runs(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float]) -> dict:
-    """Three seeds per (method, metric) scattering by +-0.002 around the given values (0.1 where none is given)."""
+def _runs(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float], sup: float = 0.8) -> dict:
+    """Three seeds per (method, metric) scattering by +-0.002 around the given values (0.1 where none is given);
+    the supervised upper bound's probe accuracy ``sup``."""
     jitter = np.array([-0.002, 0.0, 0.002])
     return {("shapes", m, key): table.get(m, 0.1) + jitter[::-1 if m == "ncl" else 1]
             for m in ("untrained", "simclr", "ncl", "bayesncl")
             for key, table in (("consistency", sc), ("consistency_top_m", sc), ("background_share", bg),
-                               ("probe_acc", acc))}
+                               ("probe_acc", acc))} | {("shapes", "supervised", "probe_acc"): sup + jitter}
 
 
-P = ClaimParams(probe_tol_pp=2.0, learn_margin_pp=5.0)
+P = ClaimParams(probe_tol_pp=2.0, learn_margin_pp=15.0, supervised_fraction=0.5)
 METHODS = ["simclr", "ncl", "bayesncl"]
 
 
 def _verdicts(runs: dict, pixels: float = 0.2) -> dict[str, str]:
-    return {c.id: c.verdict for c in resolve(claims(runs, {"shapes": pixels}, METHODS, ["shapes"], "untrained", P))}
+    return {c.id: c.verdict for c in resolve(claims(runs, {"shapes": pixels}, METHODS, ["shapes"], "untrained",
+                                                    "supervised", P))}
 
 
 def test_claims_hold_and_fail_by_their_intervals() -> None:
@@ -150,8 +153,9 @@ def test_claims_hold_and_fail_by_their_intervals() -> None:
 
 
 def test_evidence_is_inconclusive_when_an_encoder_does_not_beat_the_trivial_baselines() -> None:
-    """BayesNCL within 3 points of its untrained init, or every encoder below the raw-pixel probe: the encoder
-    preconditions fail and every evidence claim is inconclusive, whatever its own numbers."""
+    """BayesNCL within 3 points of its untrained init, every encoder below the raw-pixel probe, or every encoder
+    below half the supervised probe: the encoder preconditions fail and every evidence claim is inconclusive,
+    whatever its own numbers."""
     good = _runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"simclr": 0.3, "ncl": 0.3, "bayesncl": 0.1},
                  {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.33})
     verdicts = _verdicts(good)
@@ -161,6 +165,32 @@ def test_evidence_is_inconclusive_when_an_encoder_does_not_beat_the_trivial_base
                                    {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.6}), pixels=0.8)
     assert below_pixels["ncl_learned_shapes"] == "fails"
     assert below_pixels["consistency_order_shapes"] == "inconclusive"
+    far_below_supervised = _verdicts(_runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"bayesncl": 0.05},
+                                           {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.6}, sup=1.3))
+    assert {v for c, v in far_below_supervised.items() if "_learned_" in c} == {"fails"}
+    assert far_below_supervised["probe_parity_shapes"] == "inconclusive"
+
+
+def test_backgrounds_are_common_to_their_family() -> None:
+    """Every image of a family shares one background (no per-image phase, noise or tint): where the object's alpha
+    is 0 the pixels equal the family's texture, identical across images; the four textures differ."""
+    rng = np.random.default_rng(0)
+    family = np.array([0, 1, 2, 3] * 5)
+    images = composite(rng, np.zeros((20, 12, 12)), family, 12)
+    for b in range(4):
+        assert (images[family == b] == images[family == b][0]).all()
+    assert len({images[b].tobytes() for b in range(4)}) == 4
+
+
+def test_no_flip_keeps_orientation_and_the_other_draws() -> None:
+    """With flip off, a left-right asymmetric image keeps its orientation under a full-area crop (every view); with
+    it on, some views are mirrored."""
+    x = torch.zeros(64, 1, 8, 8)
+    x[..., :4] = 1.0  # bright left half
+    out = resized_crop_flip(x, torch.Generator().manual_seed(0), 1.0, False)
+    assert (out[..., :3].mean((1, 2, 3)) > out[..., 5:].mean((1, 2, 3))).all()
+    flipped = resized_crop_flip(x, torch.Generator().manual_seed(0), 1.0, True)
+    assert (flipped[..., :3].mean((1, 2, 3)) < flipped[..., 5:].mean((1, 2, 3))).any()
 
 
 def test_smoke_pipeline_measures_every_method_and_seed(smoke_runs) -> None:
@@ -168,6 +198,8 @@ def test_smoke_pipeline_measures_every_method_and_seed(smoke_runs) -> None:
     rows = read_table(runs["evaluate"] / "results.parquet").to_pylist()
     assert {(r["dataset"], r["method"], r["seed"]) for r in rows} == {
         (d, m, s) for d in ("shapes", "digits") for m in ("untrained", "simclr", "ncl", "bayesncl") for s in (0, 1)}
+    metrics = read_json(runs["evaluate"] / "metrics.json")["metrics"]
+    assert all(0.0 <= metrics[f"{d}_supervised_probe_acc"] <= 1.0 for d in ("shapes", "digits"))
     assert all(0.0 <= r["consistency"] <= 1.0 and 0.0 <= r["probe_acc"] <= 1.0 for r in rows)
     assert all(r["kept"] == 1.0 for r in rows if r["method"] != "bayesncl")
     labels = read_table(runs["prepare"] / "data.parquet").select(["dataset", "label"]).to_pylist()
@@ -180,7 +212,7 @@ def test_probe_parity_is_two_sided_equivalence_with_its_power_argument() -> None
     def parity(acc: float):
         runs = _runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"bayesncl": 0.1},
                      {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": acc})
-        return next(c for c in resolve(claims(runs, {"shapes": 0.2}, METHODS, ["shapes"], "untrained", P))
+        return next(c for c in resolve(claims(runs, {"shapes": 0.2}, METHODS, ["shapes"], "untrained", "supervised", P))
                     if c.id == "probe_parity_shapes")
 
     assert parity(0.70).verdict == "fails" and parity(0.59).verdict == "holds"

@@ -1,5 +1,5 @@
-"""Per-run measurements of trained networks (probe accuracies, the dimension report, the gate's kept share) and the
-encoder-free trivial baseline (the same linear probe on raw pixels)."""
+"""Per-run measurements of trained networks (probe accuracies, the dimension report, the gate's kept share), the
+supervised upper bound's probe, and the encoder-free trivial baseline (the same linear probe on raw pixels)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,19 @@ def measure(net: ContrastiveNet, method: str, train: Split, test: Split, top_m: 
            "background_probe_acc": linear_probe(a["h"], train.background, b["h"], test.background, probe_c, max_iter),
            "kept": float((b["pi"] > 0.5).mean())}
     return row | dimension_report(b["f"], test.label, test.background, top_m, tau, eps), b["f"]
+
+
+@torch.no_grad()
+def encoder_probe(encoder: torch.nn.Module, train: Split, test: Split, probe_c: float, max_iter: int,
+                  batch: int) -> float:
+    """Class accuracy of the linear probe on the frozen output h of ``encoder`` (eval mode): the supervised upper
+    bound's reading, the same probe as ``measure``'s."""
+    encoder.eval()
+
+    def h(split: Split) -> np.ndarray:
+        return torch.cat([encoder(c).cpu() for c in split.x.split(batch)]).numpy().astype(np.float64)
+
+    return linear_probe(h(train), train.label, h(test), test.label, probe_c, max_iter)
 
 
 def pixel_probe(train: Split, test: Split, probe_c: float, max_iter: int) -> float:

@@ -14,17 +14,19 @@ def _uniform(g: torch.Generator, n: int, lo: float, hi: float) -> torch.Tensor:
     return lo + (hi - lo) * torch.rand(n, generator=g)
 
 
-def resized_crop_flip(x: torch.Tensor, g: torch.Generator, min_scale: float) -> torch.Tensor:
+def resized_crop_flip(x: torch.Tensor, g: torch.Generator, min_scale: float, flip: bool) -> torch.Tensor:
     """Crop area fraction s ~ U(min_scale, 1), aspect ratio r with log r ~ U(log 3/4, log 4/3), centre uniform where
     the crop fits, resized back to the input size by bilinear sampling (``affine_grid`` with
-    theta = [[f w, 0, t_x], [0, h, t_y]], f = -1 or 1 with probability 1/2: the horizontal flip)."""
+    theta = [[f w, 0, t_x], [0, h, t_y]]; with ``flip``, f = -1 or 1 with probability 1/2, the horizontal flip,
+    else f = 1; the flip coin is drawn either way, so the other draws do not depend on ``flip``)."""
     n = len(x)
     s, log_r = _uniform(g, n, min_scale, 1.0), _uniform(g, n, math.log(3 / 4), math.log(4 / 3))
     w, h = (s * log_r.exp()).sqrt().clamp(max=1.0), (s / log_r.exp()).sqrt().clamp(max=1.0)
     tx, ty = (1 - w) * (2 * torch.rand(n, generator=g) - 1), (1 - h) * (2 * torch.rand(n, generator=g) - 1)
-    flip = torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0)
+    coin = torch.rand(n, generator=g)
+    sign = torch.where(coin < 0.5, -1.0, 1.0) if flip else torch.ones(n)
     theta = torch.zeros(n, 2, 3)
-    theta[:, 0, 0], theta[:, 0, 2], theta[:, 1, 1], theta[:, 1, 2] = flip * w, tx, h, ty
+    theta[:, 0, 0], theta[:, 0, 2], theta[:, 1, 1], theta[:, 1, 2] = sign * w, tx, h, ty
     grid = F.affine_grid(theta.to(x.device, x.dtype), list(x.shape), align_corners=False)
     return F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=False)
 
@@ -61,6 +63,6 @@ def colour_jitter(x: torch.Tensor, g: torch.Generator, strength: float, hue: flo
 
 
 def augment(x: torch.Tensor, g: torch.Generator, min_scale: float, jitter: float, hue: float,
-            p_gray: float) -> torch.Tensor:
+            p_gray: float, flip: bool) -> torch.Tensor:
     """One random view t(x) = jitter(crop_flip(x)) per image of the batch."""
-    return colour_jitter(resized_crop_flip(x, g, min_scale), g, jitter, hue, p_gray)
+    return colour_jitter(resized_crop_flip(x, g, min_scale, flip), g, jitter, hue, p_gray)

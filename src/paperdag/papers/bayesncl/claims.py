@@ -4,7 +4,8 @@ Per dataset (shapes, digits):
 - preconditions, one per encoder (SimCLR, NCL, BayesNCL): it learned its task, beating both trivial baselines of an
   encoder: its own untrained initialisation by more than ``learn_margin_pp`` probe points (paired by seed; it fails
   when the interval lies below that margin) and a linear probe on the raw pixels (the same probe without an
-  encoder; deterministic, so a reference value);
+  encoder; deterministic, so a reference value); and reaching ``supervised_fraction`` of the probe accuracy of a
+  supervised encoder on the same backbone (the upper bound; paired by seed);
 - evidence: (1) semantic consistency (the paper's: over all activated test samples of a dimension, interpret.py)
   orders BayesNCL > NCL > SimCLR, with the top-m consistency reported beside it as a secondary reading; (2)
   BayesNCL has the smallest share of background-predicting active dimensions; (3) BayesNCL's probe accuracy is
@@ -41,19 +42,27 @@ def _ci(x: Interval) -> dict[str, float | int | list[float]]:
     return {"mean": round(x.mean, 4), "ci": [round(x.lo, 4), round(x.hi, 4)], "n": x.n}
 
 
-def _learned(runs: Runs, pixels: float, d: str, m: str, untrained: str, p: ClaimParams) -> Claim:
-    acc = runs[d, m, "probe_acc"]
+def _learned(runs: Runs, pixels: float, d: str, m: str, untrained: str, supervised: str, p: ClaimParams) -> Claim:
+    acc, sup = runs[d, m, "probe_acc"], runs[d, supervised, "probe_acc"]
     gain = paired_diff_ci(acc, runs[d, untrained, "probe_acc"])
+    over_fraction = paired_diff_ci(acc, p.supervised_fraction * sup)
     acc_ci = mean_ci(acc)
     return precondition(
         f"{m}_learned_{d}", f"{d}: the {m} encoder learned its task: its linear-probe accuracy beats its untrained "
-        f"initialisation by > {p.learn_margin_pp:g} points (paired by seed) and a linear probe on the raw pixels",
-        "the untrained encoder of the same seed, and the same linear probe on raw pixels",
+        f"initialisation by > {p.learn_margin_pp:g} points (paired by seed), a linear probe on the raw pixels, and "
+        f"{p.supervised_fraction:g} x the probe accuracy of the supervised encoder on the same backbone (paired by "
+        "seed)",
+        "the untrained encoder of the same seed, the same linear probe on raw pixels, and the supervised upper bound "
+        "(same backbone, data, augmentations and steps, cross-entropy)",
         {"probe_acc": _ci(acc_ci), "untrained_probe_acc": _ci(mean_ci(runs[d, untrained, "probe_acc"])),
-         "gain_over_untrained": _ci(gain), "raw_pixel_probe_acc": round(pixels, 4)},
+         "gain_over_untrained": _ci(gain), "raw_pixel_probe_acc": round(pixels, 4),
+         "supervised_probe_acc": _ci(mean_ci(sup)), "share_of_supervised": round(float(acc.mean() / sup.mean()), 4),
+         f"probe_acc - {p.supervised_fraction:g} x supervised": _ci(over_fraction)},
         all_of({"untrained": superiority(gain, margin=p.learn_margin_pp / 100, sesoi=p.learn_margin_pp / 100,
                                           what=f"{m} - untrained probe acc"),
-                 "pixels": superiority(acc_ci, reference=pixels, what=f"{m} probe acc")}))
+                 "pixels": superiority(acc_ci, reference=pixels, what=f"{m} probe acc"),
+                 "supervised": superiority(over_fraction, what=f"{m} - {p.supervised_fraction:g} x supervised probe "
+                                                               "acc")}))
 
 
 def _per_method(runs: Runs, d: str, metric: str, methods: list[str]) -> dict[str, dict]:
@@ -61,13 +70,13 @@ def _per_method(runs: Runs, d: str, metric: str, methods: list[str]) -> dict[str
 
 
 def claims(runs: Runs, pixels: dict[str, float], methods: list[str], datasets: list[str], untrained: str,
-           p: ClaimParams) -> list[Claim]:
-    """``runs[(dataset, method, metric)]``: per-seed values (the methods and ``untrained`` share seeds) of
-    consistency, consistency_top_m, background_share and probe_acc; ``pixels[dataset]``: the raw-pixel probe's
-    accuracy; ``methods`` include "simclr", "ncl" and "bayesncl"."""
+           supervised: str, p: ClaimParams) -> list[Claim]:
+    """``runs[(dataset, method, metric)]``: per-seed values (the methods, ``untrained`` and ``supervised`` share
+    seeds) of consistency, consistency_top_m, background_share and probe_acc (only probe_acc for ``supervised``);
+    ``pixels[dataset]``: the raw-pixel probe's accuracy; ``methods`` include "simclr", "ncl" and "bayesncl"."""
     out = []
     for d in datasets:
-        learned = [_learned(runs, pixels[d], d, m, untrained, p) for m in methods]
+        learned = [_learned(runs, pixels[d], d, m, untrained, supervised, p) for m in methods]
         out += learned
         requires = [c.id for c in learned]
 

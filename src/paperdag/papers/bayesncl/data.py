@@ -1,8 +1,8 @@
 """Compositional scenes: an object (the class) drawn over a background sampled independently of the class.
 
-Every image is x = (1 - a) * B + a * c, with B a textured background of family b ~ Cat(q) (family 0, "sky", takes
-q_0 = ``dominant``, the rest share 1 - q_0), a the object's soft alpha mask (the class), and c a random RGB colour
-independent of both. Two object sources:
+Every image is x = (1 - a) * B + a * c, with B the common textured background of family b ~ Cat(q) (one fixed image
+per family; family 0, "sky", takes q_0 = ``dominant``, the rest share 1 - q_0), a the object's soft alpha mask (the
+class), and c a random RGB colour independent of both. Two object sources:
 
 * ``shapes``: eight procedural silhouettes (disk, ring, square, frame, triangle, diamond, plus, cross), drawn as
   anti-aliased signed-distance masks at a random centre and scale;
@@ -24,32 +24,34 @@ from paperdag.io import read_table
 BACKGROUNDS = ("sky", "grass", "stripes", "checker")
 SHAPES = ("disk", "ring", "square", "frame", "triangle", "diamond", "plus", "cross")
 DATASETS = ("shapes", "digits")
+N_CLASSES = {"shapes": len(SHAPES), "digits": 10}
+
+
+STRIPE_PERIOD = 4.5  # pixels per stripe period (diagonal sine), shared by every stripes image
+CHECKER_CELL = 4.0  # pixels per checker cell, shared by every checker image
+
+
+def textures(rng: np.random.Generator, size: int) -> np.ndarray:
+    """The four common backgrounds (4, 3, size, size) in [0, 1], one fixed image per family: sky = vertical blue
+    gradient; grass = one green high-frequency noise texture (drawn once, shared by every grass image); stripes =
+    diagonal sine stripes of period ``STRIPE_PERIOD``, phase 0; checker = grey/purple checkerboard of cell
+    ``CHECKER_CELL``, phase 0. No per-image phase, noise or tint: a background is common to every image of its
+    family, the premise of the paper (a common feature the gate should filter)."""
+    yy, xx = np.meshgrid(np.linspace(0, 1, size), np.linspace(0, 1, size), indexing="ij")
+    noise = rng.uniform(0, 1, size=(size, size))
+    s = 0.5 + 0.5 * np.sin(2 * np.pi * (xx + yy) * size / STRIPE_PERIOD / 2)
+    cell = (np.floor(xx * size / CHECKER_CELL) + np.floor(yy * size / CHECKER_CELL)) % 2
+    return np.stack([
+        np.stack([0.35 + 0.3 * yy, 0.55 + 0.3 * yy, np.full_like(yy, 0.95)]),
+        np.stack([0.2 + 0.2 * noise, 0.45 + 0.35 * noise, 0.15 + 0.1 * noise]),
+        np.stack([0.55 + 0.35 * s, 0.35 + 0.2 * s, 0.15 + 0.1 * s]),
+        np.stack([0.35 + 0.3 * cell, 0.3 + 0.15 * cell, 0.4 + 0.35 * cell]),
+    ])
 
 
 def backgrounds(rng: np.random.Generator, family: np.ndarray, size: int) -> np.ndarray:
-    """Background images (n, 3, size, size) in [0, 1]: sky = vertical blue gradient + soft noise; grass = green
-    high-frequency noise; stripes = diagonal sin stripes (random period, phase); checker = grey/purple checkerboard
-    (random cell, phase). Each family's colour is jittered by +-0.1 per image."""
-    n = len(family)
-    yy, xx = np.meshgrid(np.linspace(0, 1, size), np.linspace(0, 1, size), indexing="ij")
-    out = np.empty((n, 3, size, size))
-    tint = rng.uniform(-0.1, 0.1, size=(n, 3, 1, 1))
-    noise = rng.uniform(0, 1, size=(n, size, size))
-    period = rng.uniform(3.0, 6.0, size=n)
-    phase = rng.uniform(0, 2 * np.pi, size=n)
-    for i, b in enumerate(family):
-        if b == 0:
-            img = np.stack([0.35 + 0.3 * yy, 0.55 + 0.3 * yy, np.full_like(yy, 0.95)]) + 0.04 * noise[i]
-        elif b == 1:
-            img = np.stack([0.2 + 0.2 * noise[i], 0.45 + 0.35 * noise[i], 0.15 + 0.1 * noise[i]])
-        elif b == 2:
-            s = 0.5 + 0.5 * np.sin(2 * np.pi * (xx + yy) * size / period[i] / 2 + phase[i])
-            img = np.stack([0.55 + 0.35 * s, 0.35 + 0.2 * s, 0.15 + 0.1 * s])
-        else:
-            cell = (np.floor(xx * size / period[i] + phase[i]) + np.floor(yy * size / period[i])) % 2
-            img = np.stack([0.35 + 0.3 * cell, 0.3 + 0.15 * cell, 0.4 + 0.35 * cell])
-        out[i] = img
-    return np.clip(out + tint, 0, 1)
+    """Background images (n, 3, size, size): image i is the common texture of its family ``family[i]``."""
+    return textures(rng, size)[family]
 
 
 def shape_masks(rng: np.random.Generator, label: np.ndarray, size: int) -> np.ndarray:

@@ -1,5 +1,5 @@
-"""Stage ``evaluate``: measure every pretrained network and the raw-pixel probe (assess.py), aggregate over seeds,
-plot, and judge the claims (claims.py)."""
+"""Stage ``evaluate``: measure every pretrained network, the supervised upper bound and the raw-pixel probe
+(assess.py), aggregate over seeds, plot, and judge the claims (claims.py)."""
 
 from __future__ import annotations
 
@@ -11,27 +11,41 @@ from paperdag.common.stats import mean_ci
 from paperdag.io import load_tensors, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .assess import Split, measure, pixel_probe
+from .assess import Split, encoder_probe, measure, pixel_probe
 from .claims import claims
-from .data import load_split
+from .data import N_CLASSES, load_split
+from .networks import Classifier
 from .params import Params
 from .plots import plot_summary, plot_top_activations
 from .prepare import DATA_FILE
 from .pretrain import Recipe, initial
-from .train import WEIGHTS_FILE, run_seed
+from .train import SUPERVISED, WEIGHTS_FILE, run_seed
 
 UNTRAINED = "untrained"  # the trivial baseline: the same encoder at its initialisation
+
+
+def supervised_probes(ctx: StageContext[Params], dataset: str, train: Split, test: Split) -> np.ndarray:
+    """Per seed, the linear-probe accuracy of the supervised encoder (stage train_supervised_<dataset>)."""
+    p, e = ctx.params, ctx.params.evaluate
+    state = load_tensors(ctx.input(f"train_{SUPERVISED}_{dataset}", WEIGHTS_FILE))
+    out = []
+    for s in range(p.train.n_seeds):
+        net = Classifier(p.train.width, N_CLASSES[dataset])
+        net.load_state_dict({k.split(".", 1)[1]: v for k, v in state.items() if k.startswith(f"s{s}.")})
+        out.append(encoder_probe(net.encoder.to(ctx.device), train, test, e.probe_c, e.probe_max_iter, e.embed_batch))
+    return np.array(out)
 
 
 def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str]) -> dict[str, float]:
     """results.parquet (one row per dataset, method, seed), summary.png, top_activations_<dataset>.png, metrics."""
     p, e = ctx.params, ctx.params.evaluate
     r = Recipe(**p.train.model_dump(exclude={"n_seeds"}))
-    rows, acts, pixels = [], {}, {}
+    rows, acts, pixels, supervised = [], {}, {}, {}
     for dataset in datasets:
         splits = {s: load_split(ctx.input("prepare", DATA_FILE), dataset, s, p.data.image_size) for s in ("train", "test")}
         train, test = (Split(d["x"].to(ctx.device), d["label"].numpy(), d["background"].numpy()) for d in splits.values())
         pixels[dataset] = pixel_probe(train, test, e.probe_c, e.probe_max_iter)
+        supervised[dataset] = supervised_probes(ctx, dataset, train, test)
         for method in [UNTRAINED, *methods]:
             state = None if method == UNTRAINED else load_tensors(ctx.input(f"train_{method}_{dataset}", WEIGHTS_FILE))
             for s in ctx.progress(range(p.train.n_seeds), desc=f"{dataset} {method}"):
@@ -48,11 +62,13 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
     write_table(ctx.output("results.parquet"), pa.Table.from_pylist(rows))
     summary = {(d, m, k): mean_ci([row[k] for row in rows if row["dataset"] == d and row["method"] == m])
                for d in datasets for m in [UNTRAINED, *methods] for k in rows[0] if k not in ("dataset", "method", "seed")}
+    summary |= {(d, SUPERVISED, "probe_acc"): mean_ci(v) for d, v in supervised.items()}
     metrics = {f"{d}_{m}_{k}": v.mean for (d, m, k), v in summary.items()}
     metrics |= {f"{d}_raw_pixel_probe_acc": v for d, v in pixels.items()}
     runs = {key: np.array([row[key[2]] for row in sorted(rows, key=lambda r: r["seed"])
                            if (row["dataset"], row["method"]) == key[:2]]) for key in summary}
-    write_metrics(ctx.out, metrics, claims(runs, pixels, methods, datasets, UNTRAINED, p.claims))
-    save_figure(plot_summary(summary, datasets, methods, UNTRAINED), ctx.output("summary.png"))
+    runs |= {(d, SUPERVISED, "probe_acc"): v for d, v in supervised.items()}
+    write_metrics(ctx.out, metrics, claims(runs, pixels, methods, datasets, UNTRAINED, SUPERVISED, p.claims))
+    save_figure(plot_summary(summary, datasets, methods, UNTRAINED, SUPERVISED), ctx.output("summary.png"))
     return {k: v for k, v in metrics.items() if k.endswith(("consistency", "probe_acc"))}
 

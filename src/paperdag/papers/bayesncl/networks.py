@@ -1,5 +1,6 @@
 """The networks shared by every method: a small CNN encoder x -> h, an MLP projector h -> z, and BayesNCL's gating
-head h -> pi (keep-probability of each of the D feature dimensions)."""
+head h -> pi (keep-probability of each of the D feature dimensions); and the supervised classifier on the same
+encoder."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ def projector(h_dim: int, hidden: int, out: int) -> nn.Module:
 
 
 class GateHead(nn.Module):
-    """pi = clamp(sigmoid(V_2 ReLU(V_1 h) + b), eps, 1 - eps), with b initialised to logit(pi_init) so training starts
-    with most dimensions kept."""
+    """pi = clamp(sigmoid(V_2 ReLU(V_1 h) + b), eps, 1 - eps), with b initialised to logit(pi_init) (0 at pi_init =
+    1/2: the centre of PyTorch's default bias init, which the released gate keeps)."""
 
     def __init__(self, h_dim: int, hidden: int, out: int, pi_init: float, eps: float) -> None:
         super().__init__()
@@ -42,6 +43,18 @@ class GateHead(nn.Module):
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(self.net(h)).clamp(self.eps, 1 - self.eps)
+
+
+class Classifier(nn.Module):
+    """The supervised upper bound: the same encoder with a linear head, logits = W h + b."""
+
+    def __init__(self, width: int, n_classes: int) -> None:
+        super().__init__()
+        self.encoder = Encoder(width)
+        self.head = nn.Linear(self.encoder.dim, n_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(x))
 
 
 class ContrastiveNet(nn.Module):

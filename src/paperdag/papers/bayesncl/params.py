@@ -38,6 +38,7 @@ class TrainParams(ParamsModel):
     jitter: float = Field(ge=0.0, lt=1.0, description="colour-jitter strength (brightness, contrast, saturation)")
     hue: float = Field(ge=0.0, le=0.5, description="hue rotation theta ~ U(-2 pi hue, 2 pi hue) about the grey axis")
     p_gray: float = Field(ge=0.0, le=1.0, description="probability of a grayscale view")
+    flip: bool = Field(description="random horizontal flip of each view (probability 1/2)")
 
 
 class EvalParams(ParamsModel):
@@ -64,6 +65,10 @@ class ClaimParams(ParamsModel):
     learn_margin_pp: float = Field(ge=0.0, le=100.0, description=(
         "precondition: a pretrained encoder has learned when the paired 95% CI of its probe-accuracy gain over its "
         "untrained initialisation lies above this many points"))
+    supervised_fraction: float = Field(gt=0.0, le=1.0, description=(
+        "precondition: a pretrained encoder has learned when the paired 95% CI of its probe accuracy minus this "
+        "fraction of the supervised encoder's (same backbone, data, augmentations and steps; paired by seed) lies "
+        "above 0"))
 
 
 class Params(ParamsModel):
@@ -83,6 +88,4 @@ class Params(ParamsModel):
             raise ValueError("evaluate.top_m must be at most half of data.n_test")
         if self.train.batch > self.data.n_train:
             raise ValueError("train.batch must not exceed data.n_train")
-        if not self.train.p0 < self.train.pi_init:
-            raise ValueError("train.p0 must be below train.pi_init (the gate starts open and the prior sparsifies)")
         return self

@@ -1,4 +1,5 @@
-"""The bayesncl DAG: prepare -> train_<method>_<dataset> (3 methods x 2 datasets, parallel) -> evaluate.
+"""The bayesncl DAG: prepare -> train_<method>_<dataset> (3 methods and the supervised upper bound x 2 datasets,
+parallel) -> evaluate.
 
 Imported only by the registry.
 """
@@ -9,7 +10,8 @@ from .params import Params
 
 METHODS = ("simclr", "ncl", "bayesncl")  # the baselines, then the paper's method
 DATASETS = ("shapes", "digits")
-RUNS = tuple((m, d) for d in DATASETS for m in METHODS)
+SUPERVISED = "supervised"  # the supervised upper bound on the same backbone (a precondition's reference)
+RUNS = tuple((m, d) for d in DATASETS for m in (*METHODS, SUPERVISED))
 PLOTS = ("summary.png", *(f"top_activations_{d}.png" for d in DATASETS))
 
 PIPELINE = Pipeline(

@@ -10,18 +10,19 @@ from paperdag.io import new_figure
 
 from .interpret import active_dims, purity, top_samples
 
-COLOURS = {"untrained": "tab:gray", "simclr": "tab:blue", "ncl": "tab:orange", "bayesncl": "tab:green"}
+COLOURS = {"untrained": "tab:gray", "simclr": "tab:blue", "ncl": "tab:orange", "bayesncl": "tab:green",
+           "supervised": "black"}
 
 
 def plot_summary(summary: dict[tuple[str, str, str], Interval], datasets: list[str], methods: list[str],
-                 untrained: str) -> Figure:
+                 untrained: str, supervised: str) -> Figure:
     """Bars (seed mean, 95% t-interval) of semantic consistency over all activated samples, background-dimension
-    share and probe accuracy."""
+    share and probe accuracy (with the untrained encoder and the supervised upper bound)."""
     panels = (("consistency", "semantic consistency (all activated)"),
               ("background_share", "background-dimension share"), ("probe_acc", "linear-probe accuracy"))
     fig, axes = new_figure(12, 3.6, ncols=3)
     for ax, (key, title) in zip(axes, panels, strict=True):
-        shown = methods if key != "probe_acc" else [untrained, *methods]
+        shown = methods if key != "probe_acc" else [untrained, *methods, supervised]
         width = 0.8 / len(shown)
         for j, m in enumerate(shown):
             v = [summary[d, m, key] for d in datasets]

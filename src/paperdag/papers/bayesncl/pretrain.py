@@ -1,4 +1,5 @@
-"""Self-supervised pretraining of one method: Adam on the method's loss over two augmented views per image."""
+"""Self-supervised pretraining of one method: Adam on the method's loss over two augmented views per image; and the
+supervised upper bound: the same encoder, data, augmentations and steps, trained by cross-entropy on one view."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from .augment import augment
-from .networks import ContrastiveNet
+from .networks import Classifier, ContrastiveNet
 from .objectives import bernoulli_kl, features, nt_xent
 
 
@@ -33,6 +34,7 @@ class Recipe:
     jitter: float
     hue: float
     p_gray: float
+    flip: bool
 
 
 def build(method: str, r: Recipe) -> ContrastiveNet:
@@ -65,7 +67,7 @@ def pretrain(x: torch.Tensor, method: str, r: Recipe, seed: int,
         if len(order) < r.batch:
             order = torch.cat([order, torch.randperm(len(x), generator=g)])
         idx, order = order[: r.batch], order[r.batch :]
-        views = [augment(x[idx.to(x.device)], g, r.min_scale, r.jitter, r.hue, r.p_gray) for _ in range(2)]
+        views = [augment(x[idx.to(x.device)], g, r.min_scale, r.jitter, r.hue, r.p_gray, r.flip) for _ in range(2)]
         h = net.encoder(torch.cat(views))
         z = net.projector(h)
         pi = net.gate(h.detach()) if net.gate is not None else None
@@ -81,4 +83,28 @@ def pretrain(x: torch.Tensor, method: str, r: Recipe, seed: int,
             if pi is not None:
                 stats["keep"] = (pi > 0.5).float().mean().item()
             on_step(step, stats)
+    return net.eval()
+
+
+def supervise(x: torch.Tensor, y: torch.Tensor, n_classes: int, r: Recipe, seed: int) -> Classifier:
+    """Train encoder + linear head by Adam on mean_batch -log softmax(W h(t(x)) + b)_y for ``r.steps`` steps (one
+    augmented view t(x) per image; the batches and augmentation draws are taken like ``pretrain``'s, from ``seed``,
+    which also seeds the encoder's initialisation, so the supervised encoder starts where the self-supervised ones
+    of the same seed do)."""
+    torch.manual_seed(seed)
+    net = Classifier(r.width, n_classes).to(x.device)
+    g = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(net.parameters(), lr=r.lr, weight_decay=r.weight_decay)
+    order = torch.empty(0, dtype=torch.long)
+    net.train()
+    for _ in range(r.steps):
+        if len(order) < r.batch:
+            order = torch.cat([order, torch.randperm(len(x), generator=g)])
+        idx, order = order[: r.batch], order[r.batch :]
+        i = idx.to(x.device)
+        loss = torch.nn.functional.cross_entropy(net(augment(x[i], g, r.min_scale, r.jitter, r.hue, r.p_gray, r.flip)),
+                                                 y[i])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
     return net.eval()

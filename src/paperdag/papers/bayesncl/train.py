@@ -1,4 +1,5 @@
-"""Stage ``train_<method>_<dataset>``: pretrain ``n_seeds`` networks of one method on one dataset's training split."""
+"""Stage ``train_<method>_<dataset>``: pretrain ``n_seeds`` networks of one method (or the supervised upper bound) on
+one dataset's training split."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import numpy as np
 from paperdag.io import save_tensors
 from paperdag.stage import StageContext
 
-from .data import DATASETS, load_split
+from .data import DATASETS, N_CLASSES, load_split
 from .params import Params
 from .prepare import DATA_FILE
-from .pretrain import Recipe, pretrain
+from .pretrain import Recipe, pretrain, supervise
 
 WEIGHTS_FILE = "weights.safetensors"
+SUPERVISED = "supervised"  # the supervised upper bound on the same backbone
 
 
 def run_seed(root: int, dataset: str, s: int) -> int:
@@ -21,9 +23,11 @@ def run_seed(root: int, dataset: str, s: int) -> int:
 
 
 def train(ctx: StageContext[Params], method: str, dataset: str) -> dict[str, float]:
-    """weights.safetensors ({"s<k>.<parameter>": tensor} for every seed k); curves of loss, KL and kept share."""
+    """weights.safetensors ({"s<k>.<parameter>": tensor} for every seed k); curves of loss, KL and kept share.
+    ``method`` "supervised" trains the supervised upper bound (pretrain.supervise) on the training labels."""
     p, r = ctx.params, Recipe(**ctx.params.train.model_dump(exclude={"n_seeds"}))
-    x = load_split(ctx.input("prepare", DATA_FILE), dataset, "train", p.data.image_size)["x"].to(ctx.device)
+    split = load_split(ctx.input("prepare", DATA_FILE), dataset, "train", p.data.image_size)
+    x = split["x"].to(ctx.device)
     weights, last = {}, []
     for s in range(p.train.n_seeds):
         def log(step: int, stats: dict[str, float], s: int = s) -> None:
@@ -34,7 +38,11 @@ def train(ctx: StageContext[Params], method: str, dataset: str) -> dict[str, flo
             if step == r.steps - 1:
                 last.append(stats)
 
-        net = pretrain(x, method, r, run_seed(p.seed, dataset, s), log)
+        seed = run_seed(p.seed, dataset, s)
+        if method == SUPERVISED:
+            net = supervise(x, split["label"].to(ctx.device), N_CLASSES[dataset], r, seed)
+        else:
+            net = pretrain(x, method, r, seed, log)
         weights |= {f"s{s}.{k}": v for k, v in net.state_dict().items()}
     save_tensors(ctx.output(WEIGHTS_FILE), weights, metadata={"method": method, "dataset": dataset})
-    return {f"final_{k}": float(np.mean([st[k] for st in last])) for k in last[0]}
+    return {f"final_{k}": float(np.mean([st[k] for st in last])) for k in last[0]} if last else {}
