@@ -26,7 +26,11 @@ from paperdag.papers.daif.competence import competence_seeds
 from paperdag.papers.daif.curves import binned_curve
 from paperdag.papers.daif.envs import DeepSea, optimal_return, spec_of, trivial_return
 from paperdag.papers.daif.evaluate import stage_seeds
-from paperdag.papers.daif.free_energy import expected_free_energy, information_gain
+from paperdag.papers.daif.free_energy import (
+    expected_free_energy,
+    information_gain,
+    variance,
+)
 from paperdag.papers.daif.networks import Critic
 from paperdag.papers.daif.nig import (
     NIGCritic,
@@ -117,6 +121,41 @@ def test_antithetic_priors_cancel_in_the_ensemble_mean() -> None:
         p.data.zero_()
     z = critic(torch.randn(7, 5).expand(6, 7, 5))  # every member sees the same inputs
     assert torch.allclose(z.mean(0), torch.zeros(7, 3, 4), atol=1e-6) and z.abs().max() > 0.1
+
+
+def test_one_hot_learner_computes_the_plain_learners_loss() -> None:
+    """On a finite state space the learner that takes states (first layer reading W1[s], the prior's table and the
+    target network's table: networks.tabulate / lookup) gives the TD loss, gradients and values of the plain learner,
+    which multiplies one-hot vectors e_s through every layer (same initial weights, same transitions, over updates
+    and target syncs)."""
+    spec, states, critics = agent_spec("daif", 4, 4, 10.0, 1.0), 9, 3 * 4
+    plain, tabled = (Learner(spec, 3, states, 2, 16, 1e-3, 0.9, 1.0, 0.01, torch.Generator().manual_seed(5), "cpu",
+                             one_hot=flag) for flag in (False, True))
+    gen = torch.Generator().manual_seed(6)
+    for _ in range(3):
+        s, s_next = (torch.randint(0, states, (critics, 32), generator=gen) for _ in range(2))
+        action, reward = torch.randint(0, 2, (critics, 32), generator=gen), torch.randn(critics, 32, generator=gen)
+        one_hot = Batch(torch.nn.functional.one_hot(s, states).float(), action, reward,
+                        torch.nn.functional.one_hot(s_next, states).float(), torch.zeros(critics, 32))
+        indexed = Batch(s, action, reward, s_next, torch.zeros(critics, 32))
+        for learner, batch in ((plain, one_hot), (tabled, indexed)):
+            learner.sync_target()
+            learner.optimizer.zero_grad()
+            learner.loss(batch).backward()
+        assert torch.allclose(plain.loss(one_hot), tabled.loss(indexed), rtol=1e-6)
+        for p, q in zip(plain.online.net.parameters(), tabled.online.net.parameters(), strict=True):
+            assert torch.allclose(p.grad, q.grad, rtol=1e-4, atol=1e-6), (p.grad - q.grad).abs().max()
+        plain.optimizer.step()
+        tabled.optimizer.step()
+    obs = torch.eye(states)[:3]
+    assert torch.allclose(plain.values(obs), tabled.values(obs), rtol=1e-6, atol=1e-6)
+
+
+def test_variance_is_torch_var() -> None:
+    """free_energy.variance (two passes in float64) against torch.var (Welford in float64) along either axis."""
+    z = torch.randn(10, 32, 8, 2, 8, generator=torch.Generator().manual_seed(7)) * 3 + 5
+    for dim in (-3, -1):
+        assert torch.allclose(variance(z, dim), z.var(dim=dim, unbiased=False), rtol=1e-6, atol=0)
 
 
 def test_information_gain_shrinks_as_data_accumulates() -> None:

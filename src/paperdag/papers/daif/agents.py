@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from .free_energy import expected_free_energy, pragmatic_value
-from .networks import Critic
+from .networks import Critic, lookup, tabulate
 from .quantile import quantile_huber_loss
 
 AGENT_NAMES = ("daif", "daif_lam0_eps", "daif_lam0_ps", "qrdqn")
@@ -49,7 +49,8 @@ class AgentSpec:
 
 @dataclass(frozen=True)
 class Batch:
-    """Transitions for every (seed, member) critic: obs/next_obs [B, n, d], action/reward/done [B, n]."""
+    """Transitions for every (seed, member) critic: obs/next_obs [B, n, d] (long states [B, n] on a finite state
+    space), action/reward/done [B, n]."""
 
     obs: torch.Tensor
     action: torch.Tensor
@@ -59,29 +60,40 @@ class Batch:
 
 
 class Learner:
-    """seeds x members critics trained side by side (independent parameters, one batched forward/backward)."""
+    """seeds x members critics trained side by side (independent parameters, one batched forward/backward).
+
+    With ``one_hot`` observations (a finite state space; batches carry the states, networks.py) the frozen functions
+    of a TD update are tables (networks.tabulate): the prior p(s) once, the target network Z_target(s') at every
+    sync; the update then evaluates only the online network f(s) through its layers."""
 
     def __init__(self, spec: AgentSpec, seeds: int, obs_dim: int, actions: int, hidden: int, lr: float,
-                 gamma: float, kappa: float, noise_floor: float, generator: torch.Generator, device: str) -> None:
+                 gamma: float, kappa: float, noise_floor: float, generator: torch.Generator, device: str,
+                 one_hot: bool = False) -> None:
         self.spec, self.seeds, self.gamma, self.kappa, self.noise_floor = spec, seeds, gamma, kappa, noise_floor
         self.online = Critic(seeds * spec.members, obs_dim, hidden, actions, spec.atoms, spec.prior_scale,
-                             generator).to(device)
+                             generator, one_hot).to(device)
         self.target = copy.deepcopy(self.online).requires_grad_(False)
         self.optimizer = torch.optim.Adam(self.online.net.parameters(), lr=lr, foreach=True)
+        self.states = obs_dim if one_hot else 0
+        critics = seeds * spec.members
+        self.prior_table = (tabulate(self.online.prior, critics, obs_dim) if one_hot and spec.prior_scale > 0
+                            else None)
+        self.target_table: torch.Tensor | None = None
 
     def values(self, obs: torch.Tensor) -> torch.Tensor:
         """Z for one observation per seed: obs [S, d] -> [S, M, A, K]."""
-        x = obs.repeat_interleave(self.spec.members, dim=0).unsqueeze(1)
+        x = (obs.argmax(-1) if self.states else obs).repeat_interleave(self.spec.members, dim=0).unsqueeze(1)
         z = self.online(x)[:, 0]
         return z.view(self.seeds, self.spec.members, *z.shape[1:])
 
     def loss(self, b: Batch) -> torch.Tensor:
         """Sum over critics of the mean quantile Huber TD loss; independent per critic."""
-        z = self.online(b.obs)  # [B, n, A, K]
+        prior = None if self.prior_table is None else lookup(b.obs, self.prior_table)
+        z = self.online(b.obs, prior)  # [B, n, A, K]
         index = b.action[..., None, None].expand(-1, -1, 1, z.shape[-1])
         theta = z.gather(2, index).squeeze(2)  # [B, n, K]
         with torch.no_grad():
-            zt = self.target(b.next_obs)
+            zt = self.target(b.next_obs) if self.target_table is None else lookup(b.next_obs, self.target_table)
             best = self.next_action(zt)[..., None, None].expand(-1, -1, 1, zt.shape[-1])
             target = b.reward[..., None] + self.gamma * (1 - b.done[..., None]) * zt.gather(2, best).squeeze(2)
         return quantile_huber_loss(theta, target, self.kappa).mean(-1).sum()
@@ -106,8 +118,10 @@ class Learner:
         return loss.item() / (self.seeds * self.spec.members)
 
     def sync_target(self) -> None:
-        """theta_target <- theta."""
+        """theta_target <- theta (and its table, with one-hot observations)."""
         self.target.load_state_dict(self.online.state_dict())
+        if self.states:
+            self.target_table = tabulate(self.target, self.seeds * self.spec.members, self.states)
 
 
 def select_actions(spec: AgentSpec, z: torch.Tensor, epsilon: float, noise_floor: float,

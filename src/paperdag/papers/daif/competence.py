@@ -19,15 +19,11 @@ from __future__ import annotations
 
 import json
 
-from paperdag.io import save_tensors, write_json, write_table
 from paperdag.stage import StageContext
 
-from .envs import EnvSpec
-from .nig_training import train_nig_agent
 from .params import Params
 from .prepare import TASKS_FILE
-from .train import EPISODES_FILE, EVALUATION_FILE
-from .training import Hyper
+from .train_nig import train_on
 
 
 def competence_seeds(shared: list[int], seed: int, n: int) -> list[int]:
@@ -41,16 +37,5 @@ def competence_seeds(shared: list[int], seed: int, n: int) -> list[int]:
 def train(ctx: StageContext[Params], task: str) -> dict[str, float]:
     """episodes.parquet (seed, episode, end_step, return), evaluation.json (its seeds and greedy return per seed),
     weights: NIG-DAIF on ``task`` over ``nig_competence_seeds`` seeds."""
-    p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
-    seeds = competence_seeds(info["seeds"], p.seed, p.nig_competence_seeds)
-    t = info["tasks"][task]
-    spec = EnvSpec(task, t["kind"], t["size"], t["obs_dim"], t["n_actions"], t["max_steps"], t["optimal_return"])
-    hyper = Hyper(**p.learning.model_dump(), noise_floor=p.bayes.noise_floor)
-    out = train_nig_agent(spec, hyper, p.bayes.quantiles, p.bayes.lam, p.nig.reg, seeds, t["steps"],
-                          p.evaluation.eval_episodes, ctx.device, p.tasks.deepsea.reward_scale,
-                          report=lambda done, total: ctx.report("steps", done, total))
-    write_table(ctx.output(EPISODES_FILE), {"seed": out.seed, "episode": out.episode, "end_step": out.end_step,
-                                            "return": out.ret})
-    write_json(ctx.output(EVALUATION_FILE), {"seeds": seeds, "eval_return": out.eval_return})
-    save_tensors(ctx.output("weights.safetensors"), out.weights, metadata={"agent": "daif_nig", "task": task})
-    return {"episodes": float(len(out.ret)), "eval_return_mean": sum(out.eval_return) / len(out.eval_return)}
+    shared = json.loads(ctx.input("prepare", TASKS_FILE).read_text())["seeds"]
+    return train_on(ctx, task, competence_seeds(shared, ctx.params.seed, ctx.params.nig_competence_seeds))

@@ -62,6 +62,11 @@ class EnvSpec:
     max_steps: int
     optimal_return: float
 
+    @property
+    def one_hot(self) -> bool:
+        """Whether observations are one-hot vectors of a finite state space (``encode`` of a Discrete space)."""
+        return self.kind == "deepsea"
+
 
 def make_env(kind: str, size: int, max_steps: int, seed: int) -> gym.Env:
     """One environment instance of ``kind``: DeepSea of ``size`` with its action mapping drawn from ``seed``, or

@@ -24,13 +24,20 @@ def pragmatic_value(z: torch.Tensor) -> torch.Tensor:
     return z.mean(dim=(-3, -1))
 
 
+def variance(z: torch.Tensor, dim: int) -> torch.Tensor:
+    """Population variance mean((z - mean z)^2) along ``dim``, accumulated in float64 as torch.var does (two passes
+    here: torch's Welford reduction is slow across the small strided dimensions of an ensemble)."""
+    x = z.double()
+    return (x - x.mean(dim, keepdim=True)).square().mean(dim).to(z.dtype)
+
+
 def information_gain(z: torch.Tensor, noise_floor: float) -> torch.Tensor:
     """IG(s, a) = (1 / 2K) sum_k log(1 + Var_m theta_mk / (mean_m Var_k theta_mk + sigma_0^2)); [..., M, A, K] ->
     [..., A] (zero for a single member)."""
     if z.shape[-3] < 2:
         return torch.zeros(z.shape[:-3] + z.shape[-2:-1], dtype=z.dtype, device=z.device)
-    epistemic = z.var(dim=-3, unbiased=False)  # [..., A, K]
-    aleatoric = z.var(dim=-1, unbiased=False).mean(dim=-2) if z.shape[-1] > 1 else torch.zeros_like(epistemic[..., 0])
+    epistemic = variance(z, -3)  # [..., A, K]
+    aleatoric = variance(z, -1).mean(dim=-2) if z.shape[-1] > 1 else torch.zeros_like(epistemic[..., 0])
     return 0.5 * torch.log1p(epistemic / (aleatoric.unsqueeze(-1) + noise_floor)).mean(dim=-1)
 
 

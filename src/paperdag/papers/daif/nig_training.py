@@ -11,7 +11,7 @@ import torch
 
 from .envs import EnvSpec, encode, make_env
 from .nig import NIGLearner
-from .training import Hyper, Outcome, Replay, evaluate_greedy
+from .training import Hyper, Outcome, Replay, evaluate_greedy, step_envs
 
 
 def train_nig_agent(task: EnvSpec, h: Hyper, atoms: int, lam: float, reg: float, seeds: list[int], steps: int,
@@ -30,20 +30,7 @@ def train_nig_agent(task: EnvSpec, h: Hyper, atoms: int, lam: float, reg: float,
     out = Outcome([], [], [], [], [], {})
     for t in range(steps):
         actions = learner.act(obs, device)
-        nxt, following = np.empty_like(obs), np.empty_like(obs)
-        rew, done = np.zeros(len(seeds)), np.zeros(len(seeds))
-        for i, env in enumerate(envs):
-            o, r, terminated, truncated, _ = env.step(int(actions[i]))
-            nxt[i], rew[i], done[i] = encode(env, o), r, float(terminated)
-            running[i] += r
-            if terminated or truncated:
-                out.seed.append(seeds[i])
-                out.episode.append(int(count[i]))
-                out.end_step.append(t + 1)
-                out.ret.append(float(running[i]))
-                running[i], count[i] = 0.0, count[i] + 1
-                o = env.reset()[0]
-            following[i] = encode(env, o)
+        nxt, rew, done, following, _ = step_envs(envs, seeds, obs, actions, t, running, count, out)
         replay.add(t, obs, actions, reward_scale * rew, nxt, done)
         obs = following
         if t >= h.learning_starts and t % h.train_every == 0:

@@ -12,7 +12,7 @@ from .agents import agent_spec
 from .envs import EnvSpec
 from .params import Params
 from .prepare import TASKS_FILE
-from .training import Hyper, train_agent
+from .training import Hyper, Outcome, train_agent
 
 EPISODES_FILE = "episodes.parquet"
 EVALUATION_FILE = "evaluation.json"
@@ -29,8 +29,14 @@ def train(ctx: StageContext[Params], agent: str, task: str) -> dict[str, float]:
     out = train_agent(spec, agent_spec(agent, b.quantiles, b.members, b.prior_scale, b.lam), hyper, info["seeds"],
                       t["steps"], p.evaluation.eval_episodes, ctx.device, scale,
                       report=lambda done, total: ctx.report("steps", done, total))
+    return write_outcome(ctx, out, info["seeds"], agent, task)
+
+
+def write_outcome(ctx: StageContext[Params], out: Outcome, seeds: list[int], agent: str, task: str) -> dict[str, float]:
+    """A train stage's outputs: episodes.parquet (seed, episode, end_step, return), evaluation.json (its ``seeds`` and
+    greedy return per seed), weights; returns the stage summary."""
     write_table(ctx.output(EPISODES_FILE), {"seed": out.seed, "episode": out.episode, "end_step": out.end_step,
                                             "return": out.ret})
-    write_json(ctx.output(EVALUATION_FILE), {"seeds": info["seeds"], "eval_return": out.eval_return})
+    write_json(ctx.output(EVALUATION_FILE), {"seeds": seeds, "eval_return": out.eval_return})
     save_tensors(ctx.output("weights.safetensors"), out.weights, metadata={"agent": agent, "task": task})
     return {"episodes": float(len(out.ret)), "eval_return_mean": sum(out.eval_return) / len(out.eval_return)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import gymnasium as gym
 import numpy as np
 import torch
 
@@ -49,11 +50,14 @@ class Outcome:
 
 
 class Replay:
-    """One ring buffer per seed, written in lockstep; the critics (members) of one seed share a minibatch."""
+    """One ring buffer per seed, written in lockstep; the critics (members) of one seed share a minibatch. With
+    ``one_hot`` observations it keeps the state s of each e_s (what a ``one_hot`` critic takes)."""
 
-    def __init__(self, seeds: int, capacity: int, obs_dim: int, device: str) -> None:
-        self.obs = torch.zeros(seeds, capacity, obs_dim, device=device)
-        self.next_obs = torch.zeros(seeds, capacity, obs_dim, device=device)
+    def __init__(self, seeds: int, capacity: int, obs_dim: int, device: str, one_hot: bool = False) -> None:
+        shape, kind = ((seeds, capacity), torch.long) if one_hot else ((seeds, capacity, obs_dim), torch.float32)
+        self.obs = torch.zeros(shape, dtype=kind, device=device)
+        self.next_obs = torch.zeros(shape, dtype=kind, device=device)
+        self.one_hot = one_hot
         self.action = torch.zeros(seeds, capacity, dtype=torch.long, device=device)
         self.reward = torch.zeros(seeds, capacity, device=device)
         self.done = torch.zeros(seeds, capacity, device=device)
@@ -62,6 +66,8 @@ class Replay:
     def add(self, t: int, obs: np.ndarray, action: np.ndarray, reward: np.ndarray, next_obs: np.ndarray,
             done: np.ndarray) -> None:
         i = t % self.capacity
+        if self.one_hot:
+            obs, next_obs = obs.argmax(-1), next_obs.argmax(-1)
         for buf, value in ((self.obs, obs), (self.action, action), (self.reward, reward), (self.next_obs, next_obs),
                            (self.done, done)):
             buf[:, i] = torch.as_tensor(value, device=self.device, dtype=buf.dtype)
@@ -86,6 +92,32 @@ def epsilon_at(t: int, steps: int, h: Hyper) -> float:
     return h.eps_start + frac * (h.eps_end - h.eps_start)
 
 
+def step_envs(envs: list[gym.Env], seeds: list[int], obs: np.ndarray, actions: np.ndarray, t: int,
+              running: np.ndarray, count: np.ndarray, out: Outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                             np.ndarray, list[int]]:
+    """Step every seed's environment once at step ``t`` (0-based) with its action. An episode that ends is appended
+    to ``out`` (seed, episode number ``count``, end step t + 1, undiscounted return ``running``) and its environment
+    reset. Returns the encoded next observations, rewards and terminal flags (the transitions), the observations the
+    seeds act on next (a reset's first one where an episode ended) and the indices of the seeds whose episode ended."""
+    nxt, following = np.empty_like(obs), np.empty_like(obs)
+    rew, done = np.zeros(len(seeds)), np.zeros(len(seeds))
+    finished = []
+    for i, env in enumerate(envs):
+        o, r, terminated, truncated, _ = env.step(int(actions[i]))
+        nxt[i], rew[i], done[i] = encode(env, o), r, float(terminated)
+        running[i] += r
+        if terminated or truncated:
+            out.seed.append(seeds[i])
+            out.episode.append(int(count[i]))
+            out.end_step.append(t + 1)
+            out.ret.append(float(running[i]))
+            running[i], count[i] = 0.0, count[i] + 1
+            finished.append(i)
+            o = env.reset()[0]
+        following[i] = encode(env, o)
+    return nxt, rew, done, following, finished
+
+
 def train_agent(task: EnvSpec, spec: AgentSpec, h: Hyper, seeds: list[int], steps: int, eval_episodes: int,
                 device: str, reward_scale: float = 1.0, report: Callable[[int, int], None] | None = None) -> Outcome:
     """Train ``spec`` on ``task`` for ``steps`` environment steps per seed, learning from rewards r * reward_scale
@@ -94,8 +126,8 @@ def train_agent(task: EnvSpec, spec: AgentSpec, h: Hyper, seeds: list[int], step
     rng = np.random.default_rng([seeds[0], len(seeds), steps])
     gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
     learner = Learner(spec, len(seeds), task.obs_dim, task.n_actions, h.hidden, h.lr, h.gamma, h.kappa, h.noise_floor,
-                      gen, device)
-    replay = Replay(len(seeds), h.buffer, task.obs_dim, device)
+                      gen, device, one_hot=task.one_hot)
+    replay = Replay(len(seeds), h.buffer, task.obs_dim, device, one_hot=task.one_hot)
     envs = [make_env(task.kind, task.size, task.max_steps, s) for s in seeds]
     obs = np.stack([encode(e, e.reset(seed=s)[0]) for e, s in zip(envs, seeds, strict=True)])
     member = rng.integers(0, spec.members, size=len(seeds))
@@ -105,21 +137,9 @@ def train_agent(task: EnvSpec, spec: AgentSpec, h: Hyper, seeds: list[int], step
         with torch.no_grad():
             z = learner.values(torch.as_tensor(obs, device=device))
         actions = select_actions(spec, z, epsilon_at(t, steps, h), h.noise_floor, rng, member)
-        nxt, following = np.empty_like(obs), np.empty_like(obs)
-        rew, done = np.zeros(len(seeds)), np.zeros(len(seeds))
-        for i, env in enumerate(envs):
-            o, r, terminated, truncated, _ = env.step(int(actions[i]))
-            nxt[i], rew[i], done[i] = encode(env, o), r, float(terminated)
-            running[i] += r
-            if terminated or truncated:
-                out.seed.append(seeds[i])
-                out.episode.append(int(count[i]))
-                out.end_step.append(t + 1)
-                out.ret.append(float(running[i]))
-                running[i], count[i] = 0.0, count[i] + 1
-                member[i] = rng.integers(0, spec.members)
-                o = env.reset()[0]
-            following[i] = encode(env, o)
+        nxt, rew, done, following, finished = step_envs(envs, seeds, obs, actions, t, running, count, out)
+        for i in finished:
+            member[i] = rng.integers(0, spec.members)
         replay.add(t, obs, actions, reward_scale * rew, nxt, done)
         obs = following
         if t >= h.learning_starts and t % h.train_every == 0:
