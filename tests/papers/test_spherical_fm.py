@@ -14,7 +14,7 @@ from scipy.optimize import linear_sum_assignment
 from paperdag.common.verdicts import resolve
 from paperdag.io import load_tensors, read_json
 from paperdag.papers.spherical_fm import coupling, geometry, metrics
-from paperdag.papers.spherical_fm.claims import Measured, claims
+from paperdag.papers.spherical_fm.claims import Measured, Scores, claims
 from paperdag.papers.spherical_fm.data import photo_crops
 from paperdag.papers.spherical_fm.flows import SPECS, fm_loss, sample
 from paperdag.papers.spherical_fm.observation import represent
@@ -178,7 +178,7 @@ def test_direction_representation_lies_on_the_mean_norm_sphere() -> None:
     assert represent(X[:40], X[40:], "norm")[0].shape == (40, 1)
 
 
-PARAMS = ClaimParams(cv_max=0.1, proj_tol=0.02, norm_frac_max=0.25, min_probe_gain=0.2, min_feature_acc=0.9,
+PARAMS = ClaimParams(cv_max=0.1, proj_tol=0.02, norm_frac_max=0.25, min_probe_gain=0.2, min_feature_gain=0.2,
                      max_fd_ratio=0.75, max_saturated_frac=0.5)
 STEPS = [5, 20]
 SEEDS = np.array([-0.5, 0.0, 0.5])  # per-seed offsets around each mean FD
@@ -189,8 +189,9 @@ def _measured(fds: dict[str, list[float]], gaussian: float = 100.0, cv: float = 
     obs = {d: {s: {"cv": cv, "chance": 0.1, "acc_original": 0.9, "acc_direction": 0.9, "acc_norm": acc_norm}
                for s in ("model", "unit")} for d in ("mnist", "digits", "photos")}
     fd = {(m, k): v + SEEDS for m, vals in fds.items() for k, v in zip(STEPS, vals, strict=True)}
-    return Measured(fd, gaussian + SEEDS, 1.0, feature_acc, 0.11, obs,
-                    {"mnist": 0.74, "digits": 0.58, "photos": saturated}, 90, 100, {100: fd})
+    photos = Scores(fd, gaussian + SEEDS, 1.0, feature_acc, 0.11, 90, 100, {100: fd})
+    mnist = Scores({k: v + 100.0 for k, v in fd.items()}, 50.0 + SEEDS, 1.0, 0.2, 0.11, 90, 100, {100: fd})
+    return Measured({"photos": photos, "mnist": mnist}, obs, {"mnist": 0.74, "digits": 0.58, "photos": saturated})
 
 
 GOOD = {"icfm": [50, 30], "otcfm": [40, 22], "sotcfm": [35, 20], "sfm": [20, 18]}
@@ -201,57 +202,68 @@ def _verdicts(m: Measured) -> dict[str, str]:
     return {c.id: c.verdict for c in resolve(claims(m, STEPS, PARAMS))}
 
 
+COMPARISONS = ("sotcfm_beats_icfm", "sotcfm_beats_otcfm", "sfm_beats_icfm", "sfm_beats_otcfm", "sfm_beats_sotcfm")
+GENERATOR_CLAIMS = (*COMPARISONS, "sfm_gap_largest_at_low_steps")
+OBSERVATION = ("norm_near_global_mean_model", "norm_near_global_mean_unit", "directions_carry_semantics")
+
+
 def test_claims_hold_on_favourable_numbers_and_fail_on_their_own() -> None:
-    """Every claim holds on favourable numbers (but the latent-space one, not built); each evidence claim fails when its
-    own numbers turn against it."""
+    """Every claim holds on favourable photo numbers (but the latent-space one, not built) whatever MNIST's (reported,
+    not judged: its generators here are worse than its Gaussian and its classifier near chance); each evidence claim
+    fails when its own numbers turn against it."""
     assert {k: v for k, v in _verdicts(_measured(GOOD)).items() if v != "holds"} == NOT_BUILT
-    worse = _verdicts(_measured(GOOD | {"sotcfm": [45, 25], "sfm": [45, 19]}, cv=0.3, acc_norm=0.6))
-    assert {k: v for k, v in worse.items() if v != "holds"} == NOT_BUILT | {
-        "norm_near_global_mean_model": "fails", "norm_near_global_mean_unit": "fails",
-        "directions_carry_semantics": "fails", "sotcfm_beats_euclidean": "fails", "sfm_best": "fails",
-        "sfm_gap_largest_at_low_steps": "fails"}
+    worse = _verdicts(_measured(GOOD | {"sotcfm": [55, 35], "sfm": [60, 40]}, cv=0.3, acc_norm=0.6))
+    assert {k: v for k, v in worse.items() if v != "holds"} == NOT_BUILT | {c: "fails" for c in OBSERVATION} | {
+        "sotcfm_beats_icfm": "fails", "sotcfm_beats_otcfm": "fails", "sfm_beats_icfm": "fails",
+        "sfm_beats_otcfm": "fails", "sfm_beats_sotcfm": "fails", "sfm_gap_largest_at_low_steps": "fails"}
 
 
 def test_evidence_is_inconclusive_when_its_precondition_fails() -> None:
-    """Baselines no better than 0.75x a Gaussian (the default run's OT-CFM is 0.88x at 5 steps) leave every generator
-    comparison inconclusive whatever its numbers; binary-like crops (74% of the pixels saturated, as MNIST's) leave the
-    observation inconclusive; an unlearned feature classifier leaves the generator claims inconclusive."""
-    generators = ("sotcfm_beats_euclidean", "sfm_best", "sfm_gap_largest_at_low_steps")
-    observation = ("norm_near_global_mean_model", "norm_near_global_mean_unit", "directions_carry_semantics")
-    weak = _verdicts(_measured(GOOD, gaussian=50.0))
-    assert weak["otcfm_beats_gaussian"] == "fails" and weak["sfm_beats_gaussian"] == "holds"
-    assert all(weak[c] == "inconclusive" for c in generators) and all(weak[c] == "holds" for c in observation)
+    """A baseline no better than 0.75x a Gaussian leaves exactly the comparisons that involve it (and SFM's gain over
+    the best Euclidean generator) inconclusive whatever their numbers; binary-like crops (74% of the pixels
+    saturated, as MNIST's) leave the observation inconclusive; an unlearned feature classifier leaves every generator
+    claim inconclusive."""
+    weak = _verdicts(_measured(GOOD | {"icfm": [90, 30]}))  # I-CFM at 5 steps: 0.9x the Gaussian
+    assert weak["icfm_beats_gaussian"] == "fails" and weak["otcfm_beats_gaussian"] == "holds"
+    gated = ("sotcfm_beats_icfm", "sfm_beats_icfm", "sfm_gap_largest_at_low_steps")
+    assert {c: weak[c] for c in GENERATOR_CLAIMS if weak[c] != "holds"} == dict.fromkeys(gated, "inconclusive")
     binary = _verdicts(_measured(GOOD, saturated=0.74))
     assert binary["natural_statistics_photos"] == "fails"
-    assert all(binary[c] == "inconclusive" for c in observation) and all(binary[c] == "holds" for c in generators)
+    assert all(binary[c] == "inconclusive" for c in OBSERVATION) and all(binary[c] == "holds" for c in COMPARISONS)
     chance_probe = _measured(GOOD)
     chance_probe.observation["photos"]["unit"]["acc_original"] = 0.25  # 0.15 above chance 0.1: below 0.2
     unlearned = _verdicts(chance_probe)
     assert unlearned["probe_learned_photos_unit"] == "fails" and unlearned["probe_learned_photos_model"] == "holds"
     assert unlearned["directions_carry_semantics"] == "inconclusive"
-    blind = _verdicts(_measured(GOOD, feature_acc=0.5))
-    assert all(blind[c] == "inconclusive" for c in generators) and blind["feature_classifier_learned"] == "fails"
+    blind = _verdicts(_measured(GOOD, feature_acc=0.25))  # 0.14 above chance 0.11: below 0.2
+    assert all(blind[c] == "inconclusive" for c in GENERATOR_CLAIMS) and blind["feature_classifier_learned"] == "fails"
 
 
 def test_competence_within_its_interval_is_inconclusive() -> None:
     """An FD ratio whose interval straddles 0.75 (per-seed ratios 0.61, 0.74, 0.87 against a Gaussian of 50) is
     undecided: neither competent nor not."""
     m = _measured(GOOD, gaussian=50.0)
-    spread = Measured(**(vars(m) | {"fd": m.fd | {("icfm", 5): np.array([30.0, 37.0, 44.0]), ("icfm", 20): np.array(
-        [30.0, 30.0, 30.0])}}))
-    assert _verdicts(spread)["icfm_beats_gaussian"] == "inconclusive"
+    s = m.scores["photos"]
+    spread = Scores(**(vars(s) | {"fd": s.fd | {("icfm", 5): np.array([30.0, 37.0, 44.0]),
+                                                ("icfm", 20): np.array([30.0, 30.0, 30.0])}}))
+    assert _verdicts(Measured(m.scores | {"photos": spread}, m.observation, m.saturated))["icfm_beats_gaussian"] == \
+        "inconclusive"
 
 
-def test_smoke_run_trains_every_model_and_samples_every_step_count(smoke_runs) -> None:
+def test_smoke_run_trains_every_model_on_both_datasets_and_samples_every_step_count(smoke_runs) -> None:
     runs = smoke_runs(SLUG)
-    flow = {"budgets": [15, 60], "n_seeds": 2, "sample_steps": [5, 10, 20], "n_samples": 100}  # the smoke profile
+    flow = {"budgets": {"photos": [15, 60], "mnist": [60]}, "n_seeds": 2, "sample_steps": [5, 10, 20],
+            "n_samples": 100}  # the smoke profile
     for m in SPECS:
-        samples = load_tensors(runs[f"train_{m}"] / "samples.safetensors")["samples"]
-        assert samples.shape == (len(flow["budgets"]), flow["n_seeds"], len(flow["sample_steps"]), flow["n_samples"],
-                                 14 * 14)
-        assert samples.dtype == torch.uint8
-    assert runs.summaries["train_features"]["test_accuracy"] > runs.summaries["train_features"]["chance"] + 0.3
+        for d, dim in (("photos", 8 * 8 * 3), ("mnist", 14 * 14)):
+            samples = load_tensors(runs[f"train_{m}_{d}"] / "samples.safetensors")["samples"]
+            assert samples.shape == (len(flow["budgets"][d]), flow["n_seeds"], len(flow["sample_steps"]),
+                                     flow["n_samples"], dim)
+            assert samples.dtype == torch.uint8
+    features = runs.summaries["train_features"]
+    assert features["mnist_test_accuracy"] > features["mnist_chance"] + 0.3
+    assert features["photos_test_accuracy"] > features["photos_chance"]
     observation = read_json(runs["train_probes"] / "observation.json")
     assert set(observation) == {"mnist", "digits", "photos"} and set(observation["photos"]) == {"model", "unit"}
     m = runs.metrics()["metrics"]
-    assert m["fd_real_train"] < m["fd_gaussian"]  # the feature space tells real images from a Gaussian fit
+    assert m["fd_mnist_real_train"] < m["fd_mnist_gaussian"]  # the feature space tells real images from a Gaussian

@@ -37,9 +37,10 @@ class FlowParams(ParamsModel):
     hidden: int = Field(ge=8, le=4096, description="hidden width of the velocity MLP")
     depth: int = Field(ge=1, le=8, description="hidden layers of the velocity MLP")
     time_dim: int = Field(ge=2, le=512, multiple_of=2, description="Fourier features of t")
-    budgets: Annotated[list[Annotated[int, Field(ge=1, le=1_000_000)]], Field(min_length=1)] = Field(
-        description="training budgets (Adam steps per generator and seed), ascending: the claims use the last, the "
-                    "budget sweep reports every generator and SFM's gap at each")
+    budgets: dict[Literal["photos", "mnist"], Annotated[list[Annotated[int, Field(ge=1, le=1_000_000)]],
+                                                        Field(min_length=1)]] = Field(
+        description="training budgets (Adam steps per generator and seed) per dataset, ascending: the claims use the "
+                    "last; the budget sweep reports every generator and SFM's gap at each")
     batch: int = Field(ge=2, le=4096, description="minibatch size (also the size of each OT problem)")
     lr: float = Field(gt=0.0, le=1.0, description="peak Adam learning rate (cosine decay)")
     n_seeds: int = Field(ge=2, le=20, description="independent training seeds per generator (CI across them)")
@@ -67,7 +68,9 @@ class ClaimParams(ParamsModel):
         "the observation's probe on the original photo crops must beat chance by at least this accuracy: the claim "
         "compares the norm's share of the above-chance accuracy with norm_frac_max, which a probe near chance makes "
         "vacuous (0.2: a quarter of it is 5 pp, above the ~2 pp sampling sd of a 600-crop test split)"))
-    min_feature_acc: float = Field(ge=0.0, le=1.0, description="test accuracy the feature classifier must reach")
+    min_feature_gain: float = Field(ge=0.0, le=1.0, description=(
+        "the photo crops' feature classifier must beat chance by at least this test accuracy: FD in the features of "
+        "a classifier near chance cannot tell images apart (0.2, the probes' bar, by the same argument)"))
     max_fd_ratio: float = Field(gt=0.0, le=1.0, description=(
         "competence: every generator's FD at most this multiple of the fitted Gaussian's (issue 53, set before the "
         "run: a generator must close at least a quarter of the Gaussian's FD to count as having learned the images)"))
@@ -82,18 +85,24 @@ class Params(ParamsModel):
     seed: int = Field(ge=0, description="root of every random draw")
     data: DataParams
     probe: ClassifierParams = Field(description="the observation's probes, one per dataset and representation")
-    features: ClassifierParams = Field(description="the MNIST classifier whose features the metrics use")
+    features: ClassifierParams = Field(description="the classifiers (one per generator dataset) whose features the "
+                                                   "metrics use")
     flow: FlowParams
     metrics: MetricParams
     claims: ClaimParams
 
     @model_validator(mode="after")
     def _design(self) -> Params:
-        for name in ("sample_steps", "budgets"):
-            if getattr(self.flow, name) != sorted(set(getattr(self.flow, name))):
+        budgets = list(self.flow.budgets.values())
+        for name, values in [("sample_steps", self.flow.sample_steps), *(("budgets", b) for b in budgets)]:
+            if values != sorted(set(values)):
                 raise ValueError(f"flow.{name} must be distinct and ascending")
-        if self.flow.n_samples > round(self.data.test_frac * self.data.max_rows):
-            raise ValueError("flow.n_samples must not exceed the MNIST test split (samples and real images are "
+        if set(self.flow.budgets) != {"photos", "mnist"}:
+            raise ValueError("flow.budgets needs one list for each generator dataset (photos, mnist)")
+        tests = {"mnist": round(self.data.test_frac * self.data.max_rows),
+                 "photos": round(self.data.test_frac * self.data.photo_crops)}
+        if self.flow.n_samples > min(tests.values()):
+            raise ValueError(f"flow.n_samples must not exceed either test split {tests} (samples and real images are "
                              "compared in equal numbers)")
         if self.metrics.knn_k >= self.flow.n_samples:
             raise ValueError("metrics.knn_k must be below flow.n_samples")

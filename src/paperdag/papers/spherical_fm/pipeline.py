@@ -1,4 +1,4 @@
-"""The spherical_fm DAG: prepare -> {train_probes, train_features, train_<generator> x 4} -> evaluate.
+"""The spherical_fm DAG: prepare -> {train_probes, train_features, train_<generator>_<dataset> x 8} -> evaluate.
 Imported only by the registry."""
 
 from paperdag.dag import Pipeline, Resources, Stage
@@ -6,25 +6,29 @@ from paperdag.dag import Pipeline, Resources, Stage
 from .params import Params
 
 METHODS = ("icfm", "otcfm", "sotcfm", "sfm")  # the baselines, then the paper's two methods (flows.SPECS)
+DATASETS = ("photos", "mnist")  # the generators' data: natural-image crops (judged), MNIST (reported beside)
 GEN_OUT = ("weights.safetensors", "samples.safetensors")
 PLOTS = ("samples.png", "metric_vs_steps.png", "budget_sweep.png", "observation.png", "labels.png")
 
 PIPELINE = Pipeline(
     slug="spherical_fm",
     title="Spherical flow matching: SOT-CFM and SFM vs Euclidean flow matching on real images",
-    headline=("fd_sfm_5", "fd_otcfm_5", "fd_sfm_20", "fd_otcfm_20"),
+    headline=("fd_photos_sfm_5", "fd_photos_otcfm_5", "fd_photos_sfm_20", "fd_photos_otcfm_20"),
     params_model=Params,
     stages=(
         Stage("prepare", "prepare", "prepare:prepare", params=("data",), outputs=("data.parquet", "provenance.json")),
         Stage("train_probes", "train", "probes:train_probes", upstream=("prepare",), params=("probe",),
               outputs=("observation.json",)),
         Stage("train_features", "train", "features:train_features", upstream=("prepare",), params=("features",),
-              outputs=("classifier.safetensors",), resources=Resources(cpus=1, gpus=0.5)),
-        *(Stage(f"train_{m}", "train", "train:train", upstream=("prepare",), params=("flow",), outputs=GEN_OUT,
-                args={"method": m}, resources=Resources(cpus=1, gpus=0.5)) for m in METHODS),
+              outputs=tuple(f"classifier_{d}.safetensors" for d in DATASETS), args={"datasets": list(DATASETS)},
+              resources=Resources(cpus=1, gpus=0.5)),
+        *(Stage(f"train_{m}_{d}", "train", "train:train", upstream=("prepare",), params=("flow",), outputs=GEN_OUT,
+                args={"method": m, "dataset": d}, resources=Resources(cpus=1, gpus=0.5))
+          for d in DATASETS for m in METHODS),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
-              upstream=("prepare", "train_probes", "train_features", *(f"train_{m}" for m in METHODS)),
+              upstream=("prepare", "train_probes", "train_features",
+                        *(f"train_{m}_{d}" for d in DATASETS for m in METHODS)),
               params=("features", "flow", "metrics", "claims"), outputs=("scores.parquet", "metrics.json", *PLOTS),
-              plots=PLOTS, args={"methods": list(METHODS)}),
+              plots=PLOTS, args={"methods": list(METHODS), "datasets": list(DATASETS)}),
     ),
 )

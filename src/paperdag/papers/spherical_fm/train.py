@@ -1,6 +1,6 @@
-"""Stage ``train_<method>``: train one generator (flows.SPECS[method]) for each training budget and seed on the MNIST
-training images and sample it with every step count; samples are stored as 8-bit images, as any image generator's
-output would be. Each budget is its own run (the cosine schedule spans it), from the same initialisation per seed."""
+"""Stage ``train_<method>_<dataset>``: train one generator (flows.SPECS[method]) for each of the dataset's training
+budgets and each seed on its training images (photo crops or MNIST) and sample it with every step count; samples
+are stored as 8-bit images, as any image generator's output would be. Each budget is its own run (the cosine schedule spans it), from the same initialisation per seed."""
 
 from __future__ import annotations
 
@@ -26,15 +26,15 @@ def to_uint8(x: torch.Tensor) -> torch.Tensor:
     return torch.round(255 * ((x + 1) / 2).clamp(0, 1)).to(torch.uint8)
 
 
-def train(ctx: StageContext[Params], method: str) -> dict[str, float]:
+def train(ctx: StageContext[Params], method: str, dataset: str) -> dict[str, float]:
     """weights.safetensors (one state dict per budget and seed) and samples.safetensors
     ({"samples": uint8 [budget, seed, steps, n, d]})."""
     p, spec = ctx.params.flow, SPECS[method]
-    data = torch.as_tensor(to_model_space(load_split(ctx.input("prepare", DATA_FILE), "mnist", "train")[0]),
+    data = torch.as_tensor(to_model_space(load_split(ctx.input("prepare", DATA_FILE), dataset, "train")[0]),
                            device=ctx.device)
     radius = float(data.norm(dim=1).mean())
     weights, samples, final = {}, [], []
-    for b, budget in enumerate(p.budgets):
+    for budget in p.budgets[dataset]:
         samples.append([])
         for s in range(p.n_seeds):
             torch.manual_seed(ctx.params.seed * 1000 + s)  # the same initialisation for every method and budget
@@ -50,6 +50,7 @@ def train(ctx: StageContext[Params], method: str) -> dict[str, float]:
             weights |= {f"{run}.{k}": v for k, v in net.state_dict().items()}
             x0 = source(p.n_samples, data.shape[1], spec, radius, gen, ctx.device)
             samples[-1].append(torch.stack([to_uint8(sample(net.eval(), x0, n, spec, radius)) for n in p.sample_steps]))
-    save_tensors(ctx.output(WEIGHTS_FILE), weights, metadata={"method": method, "radius": repr(radius)})
+    save_tensors(ctx.output(WEIGHTS_FILE), weights, metadata={"method": method, "dataset": dataset,
+                                                                     "radius": repr(radius)})
     save_tensors(ctx.output(SAMPLES_FILE), {"samples": torch.stack([torch.stack(by) for by in samples])})
     return {"final_loss_mean": float(np.mean(final[-p.n_seeds:])), "radius": radius}

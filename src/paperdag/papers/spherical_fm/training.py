@@ -43,9 +43,9 @@ def train_flow(net: nn.Module, data: torch.Tensor, spec: FlowSpec, radius: float
 
 
 def train_classifier(X: torch.Tensor, y: torch.Tensor, hidden: int, feat_dim: int, steps: int, batch: int, lr: float,
-                     gen: torch.Generator) -> Classifier:
+                     gen: torch.Generator, n_classes: int = 10) -> Classifier:
     """Minimise the cross-entropy -(1/n) sum_i log softmax(f(x_i))_{y_i} of a Classifier (networks.py)."""
-    net = Classifier(X.shape[1], hidden, feat_dim).to(X.device)
+    net = Classifier(X.shape[1], hidden, feat_dim, n_classes).to(X.device)
     opt, sched = _optimizer(net, lr, steps)
     for _ in range(steps):
         idx = torch.randint(len(X), (batch,), generator=gen, device=X.device)
