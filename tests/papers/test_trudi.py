@@ -20,9 +20,10 @@ from paperdag.io import read_table
 from paperdag.papers.trudi.analysis import late_rise
 from paperdag.papers.trudi.claims import claims
 from paperdag.papers.trudi.envs import SPECS, Detour, Pendulum, Reacher, make_env
-from paperdag.papers.trudi.params import ENVS, ClaimParams, PPOParams
+from paperdag.papers.trudi.nets import SeedAdam, clip_grad_norms, mlp
+from paperdag.papers.trudi.params import ENVS, ClaimParams, PolicyParams, PPOParams
 from paperdag.papers.trudi.policies import DiffusionPolicy, GaussianPolicy
-from paperdag.papers.trudi.ppo import old_policy, policy_loss
+from paperdag.papers.trudi.ppo import old_policy, policy_loss, train
 from paperdag.papers.trudi.rollout import gae, route_returns
 from paperdag.papers.trudi.trust_region import chain_kl, project
 
@@ -140,24 +141,23 @@ def test_projection_caps_the_chain_kl_at_epsilon() -> None:
 
 
 def test_chain_density_and_deterministic_sampling_against_torch_distributions() -> None:
-    torch.manual_seed(0)
-    pol = DiffusionPolicy(3, 2, 16, 3, 0.5, 0.1, 0.5)
+    pol = DiffusionPolicy(3, 2, 16, 3, 0.5, 0.1, 0.5, [torch.Generator().manual_seed(0)])
     torch.nn.init.normal_(pol.f[-1].weight, std=0.3)
-    obs, gen = torch.randn(7, 3), torch.Generator().manual_seed(2)
-    chain = pol.sample(obs, gen)
+    obs, gens = torch.randn(1, 7, 3), [torch.Generator().manual_seed(2)]
+    chain = pol.sample(obs, gens)
     mu = pol.means(obs, chain)
-    oracle = sum(Normal(mu[:, k], pol.sigmas[k]).log_prob(chain[:, k + 1]).sum(-1) for k in range(3))
+    oracle = sum(Normal(mu[..., k, :], pol.sigmas[k]).log_prob(chain[..., k + 1, :]).sum(-1) for k in range(3))
     torch.testing.assert_close(pol.log_prob_from_means(chain, mu), oracle)
-    det = pol.sample(obs, gen, deterministic=True)
-    torch.testing.assert_close(pol.means(obs, det), det[:, 1:])
+    det = pol.sample(obs, gens, deterministic=True)
+    torch.testing.assert_close(pol.means(obs, det), det[..., 1:, :])
     assert torch.allclose(pol.sigmas, torch.tensor([0.5, 0.5 * 0.2**0.5, 0.1]))
 
 
 def test_gaussian_policy_kl_against_torch_distributions() -> None:
     torch.manual_seed(0)
-    pol = GaussianPolicy(3, 2, 8, 0.5)
+    pol = GaussianPolicy(3, 2, 8, 0.5, [torch.Generator().manual_seed(0)])
     torch.nn.init.normal_(pol.mean[-1].weight)
-    obs, mean_old, log_std_old = torch.randn(5, 3), torch.randn(5, 2), torch.randn(5, 2) * 0.3
+    obs, mean_old, log_std_old = torch.randn(1, 5, 3), torch.randn(1, 5, 2), torch.randn(1, 5, 2) * 0.3
     oracle = kl_divergence(Normal(mean_old, log_std_old.exp()), Normal(pol.mean(obs), pol.log_std.exp())).sum(-1)
     torch.testing.assert_close(pol.kl(obs, mean_old, log_std_old), oracle)
 
@@ -207,23 +207,85 @@ def test_dppo_clips_every_denoising_step_ratio() -> None:
     """DPPO's loss against a loop over steps with torch.distributions: -mean_b sum_k min(r_k A, clip(r_k) A), which
     is not the clipped objective of the whole-chain ratio prod_k r_k."""
     torch.manual_seed(0)
-    pol = DiffusionPolicy(3, 2, 16, 3, 0.5, 0.1, 0.5)
-    obs, gen = torch.randn(64, 3), torch.Generator().manual_seed(1)
-    chain, adv = pol.sample(obs, gen), torch.randn(64)
+    pol = DiffusionPolicy(3, 2, 16, 3, 0.5, 0.1, 0.5, [torch.Generator().manual_seed(0)])
+    obs, gens = torch.randn(1, 64, 3), [torch.Generator().manual_seed(1)]
+    chain, adv = pol.sample(obs, gens), torch.randn(1, 64)
     old = old_policy("clip", pol, obs, chain)
     torch.nn.init.normal_(pol.f[-1].weight, std=0.02)
-    p = PPOParams(n_envs=2, iterations=1, epochs=1, minibatches=1, gamma=0.99, lam=0.95, clip=0.2, tr_reg=1.0,
-                  max_grad_norm=0.5, reward_scale={e: 1.0 for e in ENVS})
+    p = PPOParams(n_envs=2, iterations={e: 1 for e in ENVS}, epochs=1, minibatches=1, gamma=0.99, lam=0.95, clip=0.2,
+                  tr_reg=1.0, max_grad_norm=0.5, reward_scale={e: 1.0 for e in ENVS})
     mu = pol.means(obs, chain)
     oracle = 0.0
     for k in range(3):
-        r = (Normal(mu[:, k], pol.sigmas[k]).log_prob(chain[:, k + 1]).sum(-1)
-             - Normal(old["mu"][:, k], pol.sigmas[k]).log_prob(chain[:, k + 1]).sum(-1)).exp()
+        r = (Normal(mu[..., k, :], pol.sigmas[k]).log_prob(chain[..., k + 1, :]).sum(-1)
+             - Normal(old["mu"][..., k, :], pol.sigmas[k]).log_prob(chain[..., k + 1, :]).sum(-1)).exp()
         oracle = oracle + torch.min(r * adv, r.clamp(0.8, 1.2) * adv)
     loss = policy_loss("clip", pol, obs, chain, adv, old, p, epsilon=0.1)
-    torch.testing.assert_close(loss, -oracle.mean())
+    torch.testing.assert_close(loss, -oracle.mean(-1))
     whole = (pol.log_prob_from_means(chain, mu) - old["logp"]).exp()
-    assert not torch.allclose(loss, -torch.min(whole * adv, whole.clamp(0.8, 1.2) * adv).mean())
+    assert not torch.allclose(loss, -torch.min(whole * adv, whole.clamp(0.8, 1.2) * adv).mean(-1))
+
+
+@pytest.mark.parametrize("name", ENVS)
+def test_seed_batched_env_is_each_seed_alone(name: str) -> None:
+    """Environments of S = 2 seeds stepped as one [2, n] batch equal each seed's n environments stepped alone (from
+    the same generator): in particular the detour's congestion counts only its own seed's batch."""
+    both, alone = make_env(name, 5), [make_env(name, 5) for _ in range(2)]
+    both.reset([torch.Generator().manual_seed(s) for s in (3, 4)])
+    for s, env in zip((3, 4), alone):
+        env.reset(torch.Generator().manual_seed(s))
+    gen = torch.Generator().manual_seed(5)
+    for _ in range(SPECS[name].horizon):
+        a = torch.rand(2, 5, SPECS[name].act_dim, generator=gen) * 2 - 1
+        obs, reward = both.step(a)
+        for i, env in enumerate(alone):
+            o, r = env.step(a[i])
+            torch.testing.assert_close(obs[i], o)
+            torch.testing.assert_close(reward[i], r)
+
+
+def test_seed_adam_and_clipping_match_torch_per_seed() -> None:
+    """Two seeds stacked: per-seed gradient clipping equals clip_grad_norm_ on each seed's copy, SeedAdam equals
+    torch.optim.Adam on each seed alone, and an inactive seed is left untouched (no step, no moments)."""
+    gens = [torch.Generator().manual_seed(s) for s in (0, 1)]
+    net = mlp(3, 2, 8, gens)
+    copies = [[torch.nn.Parameter(q.detach()[i].clone()) for q in net.parameters()] for i in range(2)]
+    opt, refs = SeedAdam(net.parameters(), 0.01, 2), [torch.optim.Adam(c, lr=0.01) for c in copies]
+    x = torch.randn(2, 6, 3, generator=gens[0])
+    for step in range(3):
+        active = torch.tensor([True, step != 1])
+        opt.zero_grad()
+        (net(x) ** 2).sum().backward()
+        clip_grad_norms(net.parameters(), 0.1)
+        opt.step(active)
+        for i, (c, ref) in enumerate(zip(copies, refs)):
+            if not active[i]:
+                continue
+            ref.zero_grad()
+            h = x[i]
+            for j in range(0, 6, 2):
+                h = h @ c[j] + c[j + 1]
+                h = torch.tanh(h) if j < 4 else h
+            (h**2).sum().backward()
+            torch.nn.utils.clip_grad_norm_(c, 0.1)
+            ref.step()
+        for i, c in enumerate(copies):
+            for q, r in zip(net.parameters(), c):
+                torch.testing.assert_close(q.detach()[i], r.detach())
+
+
+def test_a_seed_trains_the_same_batched_as_alone() -> None:
+    """Seed 8 trained beside seed 7 (one batched computation) gives the rows it gives when trained alone."""
+    pol = PolicyParams(hidden=8, steps=2, sigma_max=0.3, sigma_min=0.1, init_std=0.5)
+    p = PPOParams(n_envs=8, iterations={e: 2 for e in ENVS}, epochs=2, minibatches=2, gamma=0.99, lam=0.95, clip=0.2,
+                  tr_reg=1.0, max_grad_norm=0.5, reward_scale={e: 1.0 for e in ENVS})
+    for method in ("trudi", "gauss"):
+        _, both = train("detour", method, pol, p, 0.003, 0.1, [7, 8], "cpu")
+        _, alone = train("detour", method, pol, p, 0.003, 0.1, [8], "cpu")
+        second = [r for r in both if r["seed"] == 1]
+        assert len(second) == len(alone) == 2
+        for r, a in zip(second, alone):
+            assert r["return"] == pytest.approx(a["return"], rel=1e-5) and r["kl"] == pytest.approx(a["kl"], rel=1e-4)
 
 
 def test_late_rise_compares_the_last_window_with_the_one_before() -> None:

@@ -9,6 +9,8 @@ means (trust_region.py; projection layers of Otto et al. 2021, ICLR) on a DDPM-s
 al. 2020). Baselines (ppo.py): Gaussian PPO (Schulman et al. 2017), DPPO (Ren et al. 2024: ratio clipping per
 denoising step, no trust region), and the same projection on the final denoising step only; the zero- and
 random-action policies as trivial baselines. TruDi's epsilon in the main comparison is Gaussian PPO's per-update KL.
+The seeds of a configuration train as one seed-batched computation (nets.py: parameters with a leading seed axis,
+per-seed Adam and gradient clipping; seed i's run is the same at any seed count).
 
 Data: procedural only (envs.py): batched torch simulators of a point-mass detour whose two routes are both optimal
 (a congestion game over the batch), pendulum swing-up and a 2-link reacher, thousands of environments per step call.

@@ -71,10 +71,13 @@ def summarise(evals: pa.Table, curves: pa.Table, throughput: pa.Table, env: dict
         return select(evals, column, **where)
 
     stress = {"env": env["stress"], "lr": float(ev("lr", setting=STRESS, method="clip")[0])}
+    paired = ev("seed", setting=STRESS, method="clip")  # TruDi's further stress seeds serve its competence only
     for m in ("trudi", "clip", "final"):
-        stress |= {f"{k}_{m}": ev(c, setting=STRESS, method=m)
+        if not np.array_equal(ev("seed", setting=STRESS, method=m)[:len(paired)], paired):
+            raise ValueError(f"stress seeds of {m} are not paired with the clip baseline's")
+        stress |= {f"{k}_{m}": ev(c, setting=STRESS, method=m)[:len(paired)]
                    for k, c in (("max_kl", "max_kl"), ("mean_kl", "mean_kl"), ("return", "return_stoch"))}
-        stress[f"drop_{m}"] = return_drop(curves, setting=STRESS, method=m)
+        stress[f"drop_{m}"] = return_drop(curves, setting=STRESS, method=m)[:len(paired)]
     detour = {f"{k}_{m}": ev(c, env="detour", method=m, setting=MAIN) for m in ("trudi", "gauss")
               for k, c in (("coverage", "coverage_stoch"), ("return", "return_stoch"))}
     detour["coverage_det_trudi"] = ev("coverage_det", env="detour", method="trudi", setting=MAIN)

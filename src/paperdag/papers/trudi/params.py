@@ -27,7 +27,8 @@ class PPOParams(ParamsModel):
     """The on-policy loop (ppo.py), shared by every method."""
 
     n_envs: int = Field(ge=2, le=65536, description="parallel environments per rollout (one episode each)")
-    iterations: int = Field(ge=1, le=10000, description="rollout + update iterations per training run")
+    iterations: dict[str, Annotated[int, Field(ge=1, le=10000)]] = Field(
+        description="per environment: rollout + update iterations per training run (until the curves plateau)")
     epochs: int = Field(ge=1, le=50, description="passes over each rollout batch")
     minibatches: int = Field(ge=1, le=1024, description="minibatches per pass")
     gamma: float = Field(gt=0.0, le=1.0, description="discount factor")
@@ -59,7 +60,9 @@ class Params(ParamsModel):
     """Seeds, simulators, policies, the PPO loop, the stress and epsilon-sweep settings and claim thresholds."""
 
     seed: int = Field(ge=0, description="root of every random draw")
-    seeds: int = Field(ge=1, le=20, description="training seeds per configuration")
+    seeds: int = Field(ge=1, le=100, description="training seeds per configuration")
+    stress_seeds: int = Field(ge=1, le=100, description="training seeds of TruDi at the large learning rate (its "
+                              "competence precondition); its first ``seeds`` are paired with the baselines' seeds")
     lr: float = Field(gt=0.0, le=1.0, description="Adam learning rate of every method in the main comparison")
     epsilon: float = Field(gt=0.0, le=10.0, description="trust-region bound on the per-state chain KL of the "
                            "stability test (trudi, final); TruDi's main runs take Gaussian PPO's measured KL instead")
@@ -76,8 +79,11 @@ class Params(ParamsModel):
 
     @model_validator(mode="after")
     def _design(self) -> Params:
-        if {self.stress_env, self.sweep_env} - set(ENVS) or set(self.ppo.reward_scale) != set(ENVS):
-            raise ValueError(f"stress_env, sweep_env and reward_scale keys must be among {ENVS}")
+        if ({self.stress_env, self.sweep_env} - set(ENVS) or set(self.ppo.reward_scale) != set(ENVS)
+                or set(self.ppo.iterations) != set(ENVS)):
+            raise ValueError(f"stress_env, sweep_env, reward_scale and iterations keys must be among {ENVS}")
+        if self.stress_seeds < self.seeds:
+            raise ValueError("stress_seeds must be at least seeds (its first seeds are the paired ones)")
         if self.policy.sigma_min > self.policy.sigma_max:
             raise ValueError("policy.sigma_min must not exceed policy.sigma_max")
         if sorted(self.sweep_epsilons) != self.sweep_epsilons:

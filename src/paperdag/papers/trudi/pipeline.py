@@ -5,8 +5,8 @@ from paperdag.dag import Pipeline, Resources, Stage
 
 from .params import ENVS, Params
 
-TRAIN_PARAMS = ("seeds", "lr", "epsilon", "policy", "ppo", "stress_env", "stress_lr", "sweep_env", "sweep_epsilons",
-                "eval_episodes")
+TRAIN_PARAMS = ("seeds", "stress_seeds", "lr", "epsilon", "policy", "ppo", "stress_env", "stress_lr", "sweep_env",
+                "sweep_epsilons", "eval_episodes")
 TRAIN_OUT = ("curves.parquet", "evals.parquet", "actions.parquet", "weights.safetensors")
 GPU = Resources(cpus=1, gpus=0.25)
 RUNS = {  # stage name -> train args

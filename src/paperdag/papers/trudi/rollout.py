@@ -2,6 +2,8 @@
 
 GAE (Schulman et al. 2016): delta_t = r_t + gamma V(s_{t+1}) - V(s_t), A_t = sum_l (gamma lambda)^l delta_{t+l},
 returns R_t = A_t + V(s_t); the fixed horizon is a time limit, so the last state is bootstrapped with V(s_H).
+Policies and value networks hold S seeds (nets.py): a rollout runs n environments per seed, [S, n], seed s's initial
+states and noise drawn from gens[s].
 """
 
 from __future__ import annotations
@@ -10,25 +12,26 @@ import torch
 from torch import nn
 
 from .envs import SPECS, make_env
+from .nets import Generators
 from .policies import DiffusionPolicy, GaussianPolicy
 
 Policy = DiffusionPolicy | GaussianPolicy
 
 
 @torch.no_grad()
-def rollout(env_name: str, n: int, policy: Policy, value: nn.Module, gen: torch.Generator, device: str,
+def rollout(env_name: str, n: int, policy: Policy, value: nn.Module, gens: Generators, device: str,
             reward_scale: float) -> dict[str, torch.Tensor]:
-    """One episode in each of n environments: obs [H, n, d], chains [H, n, K + 1, A], scaled rewards [H, n], values
-    [H + 1, n] and the unscaled episode return per environment."""
+    """One episode in each of n environments per seed: obs [H, S, n, d], chains [H, S, n, K + 1, A], scaled rewards
+    [H, S, n], values [H + 1, S, n] and the unscaled episode return per environment [S, n]."""
     env = make_env(env_name, n, device)
-    obs, rows = env.reset(gen), []
+    obs, rows = env.reset(gens), []
     for _ in range(SPECS[env_name].horizon):
-        chain = policy.sample(obs, gen)
-        nxt, reward = env.step(chain[:, -1])
+        chain = policy.sample(obs, gens)
+        nxt, reward = env.step(chain[..., -1, :])
         rows.append((obs, chain, reward, value(obs).squeeze(-1)))
         obs = nxt
     o, c, r, v = (torch.stack(x) for x in zip(*rows, strict=True))
-    return {"obs": o, "chain": c, "reward": r * reward_scale, "value": torch.cat([v, value(obs).T]),
+    return {"obs": o, "chain": c, "reward": r * reward_scale, "value": torch.cat([v, value(obs).squeeze(-1)[None]]),
             "episode_return": r.sum(0)}
 
 
@@ -43,14 +46,15 @@ def gae(reward: torch.Tensor, value: torch.Tensor, gamma: float, lam: float) -> 
 
 
 @torch.no_grad()
-def episode_returns(env_name: str, n: int, policy: Policy, gen: torch.Generator, device: str,
+def episode_returns(env_name: str, n: int, policy: Policy, gens: Generators, device: str,
                     deterministic: bool) -> torch.Tensor:
-    """Undiscounted return of n episodes with stochastic or deterministic (noise-free chain / mean) sampling."""
+    """Undiscounted return [S, n] of n episodes per seed with stochastic or deterministic (noise-free chain / mean)
+    sampling."""
     env = make_env(env_name, n, device)
-    obs, total = env.reset(gen), torch.zeros(n, device=device)
+    obs, total = env.reset(gens), 0.0
     for _ in range(SPECS[env_name].horizon):
-        obs, reward = env.step(policy.sample(obs, gen, deterministic)[:, -1])
-        total += reward
+        obs, reward = env.step(policy.sample(obs, gens, deterministic)[..., -1, :])
+        total = total + reward
     return total
 
 
@@ -68,17 +72,18 @@ def constant_action_returns(env_name: str, n: int, gen: torch.Generator, device:
 
 
 @torch.no_grad()
-def detour_sides(policy: Policy, n: int, gen: torch.Generator, device: str,
+def detour_sides(policy: Policy, n: int, gens: Generators, device: str,
                  deterministic: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """From the symmetric start (0, -1): (first actions [n, 2], mean x over the episode [n], return [n])."""
+    """From the symmetric start (0, -1), per seed: (first actions [S, n, 2], mean x over the episode [S, n], return
+    [S, n])."""
     env = make_env("detour", n, device)
-    obs, xs, total, first = env.reset(gen, jitter=0.0), [], torch.zeros(n, device=device), None
+    obs, xs, total, first = env.reset(gens, jitter=0.0), [], 0.0, None
     for _ in range(SPECS["detour"].horizon):
-        a = policy.sample(obs, gen, deterministic)[:, -1]
+        a = policy.sample(obs, gens, deterministic)[..., -1, :]
         first = a.clamp(-1, 1) if first is None else first
         obs, reward = env.step(a)
-        xs.append(obs[:, 0])
-        total += reward
+        xs.append(obs[..., 0])
+        total = total + reward
     return first, torch.stack(xs).mean(0), total
 
 

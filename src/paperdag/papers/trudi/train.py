@@ -3,7 +3,8 @@
 setting "main": simulator ``env`` at lr; TruDi there at a matched step size: epsilon = Gaussian PPO's mean per-update
 KL on the same simulator (the mean over its seeds, read from its stage), the chain KL bounding the action KL (data
 processing), so TruDi's actions move at most as far per update as Gaussian PPO's. "base" / "stress": the stability
-simulator at (lr, epsilon) / (stress_lr, epsilon); "sweep": TruDi on the sweep simulator at every epsilon of
+simulator at (lr, epsilon) / (stress_lr, epsilon), TruDi there on stress_seeds (its competence; seed i is the same run
+at any seed count, ppo.py); "sweep": TruDi on the sweep simulator at every epsilon of
 sweep_epsilons.
 """
 
@@ -28,11 +29,12 @@ def train(ctx: StageContext[Params], method: str, setting: str, env: str = "") -
     env = {"main": env, "base": p.stress_env, "stress": p.stress_env, "sweep": p.sweep_env}[setting]
     lr = p.stress_lr if setting == "stress" else p.lr
     grid = p.sweep_epsilons if setting == "sweep" else [p.epsilon]
+    seeds = p.stress_seeds if (setting, method) == ("stress", "trudi") else p.seeds
     if (setting, method) == ("main", "trudi"):
         grid = [float(np.mean(read_table(ctx.input(f"train_{env}_gauss", "evals.parquet")).column("mean_kl")))]
     curves, evals, weights, actions = [], [], {}, None
     for j, eps in enumerate(grid):
-        res = run_config(env, method, p.policy, p.ppo, lr, eps, p.seeds, p.seed, p.eval_episodes, ctx.device,
+        res = run_config(env, method, p.policy, p.ppo, lr, eps, seeds, p.seed, p.eval_episodes, ctx.device,
                          lambda i, n, j=j: ctx.report(f"{env} {method} eps#{j}", i, n))
         curves += res["curves"]
         evals += res["evals"]

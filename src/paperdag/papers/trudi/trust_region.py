@@ -18,15 +18,16 @@ import torch
 
 
 def chain_kl(mu_old: torch.Tensor, mu_new: torch.Tensor, sigmas: torch.Tensor) -> torch.Tensor:
-    """Per-chain KL sum_k ||mu_old,k - mu_new,k||^2 / (2 sigma_k^2) for means [B, K, A] and sigmas [K]."""
+    """Per-chain KL sum_k ||mu_old,k - mu_new,k||^2 / (2 sigma_k^2) for means [..., K, A] and sigmas [K]."""
     return (((mu_old - mu_new) ** 2).sum(-1) / (2 * sigmas**2)).sum(-1)
 
 
 def project(mu_old: torch.Tensor, mu_new: torch.Tensor, sigmas: torch.Tensor, epsilon: float,
             final_only: bool = False) -> torch.Tensor:
-    """mu_proj = mu_old + min(1, sqrt(epsilon / KL)) (mu_new - mu_old) over all steps, or over the last step only."""
+    """mu_proj = mu_old + min(1, sqrt(epsilon / KL)) (mu_new - mu_old) over all steps, or over the last step only
+    (means [..., K, A])."""
     steps = slice(-1, None) if final_only else slice(None)
-    kl = chain_kl(mu_old[:, steps], mu_new[:, steps], sigmas[steps])
-    c = (epsilon / kl.clamp_min(1e-12)).sqrt().clamp(max=1.0)[:, None, None]
-    proj = mu_old[:, steps] + c * (mu_new[:, steps] - mu_old[:, steps])
-    return torch.cat([mu_new[:, :-1], proj], 1) if final_only else proj
+    old, new = mu_old[..., steps, :], mu_new[..., steps, :]
+    c = (epsilon / chain_kl(old, new, sigmas[steps]).clamp_min(1e-12)).sqrt().clamp(max=1.0)[..., None, None]
+    proj = old + c * (new - old)
+    return torch.cat([mu_new[..., :-1, :], proj], -2) if final_only else proj
