@@ -19,16 +19,21 @@ from paperdag.papers.powerflow import exact
 from paperdag.papers.powerflow.aligned import policy_state
 from paperdag.papers.powerflow.baselines import count_model_log_probs, kl, power_ceiling
 from paperdag.papers.powerflow.claims import claims, paired
-from paperdag.papers.powerflow.loops import pretrain
+from paperdag.papers.powerflow.loops import pretrain, rlif_reward
 from paperdag.papers.powerflow.objectives import (
-    entropy_reward,
     free_steps,
     majority_reward,
+    require_answer,
     self_certainty_reward,
     tb_residual,
 )
 from paperdag.papers.powerflow.params import ClaimParams
-from paperdag.papers.powerflow.policy import build_model, sample, sequence_log_prob
+from paperdag.papers.powerflow.policy import (
+    build_model,
+    sample,
+    sequence_log_prob,
+    step_log_probs,
+)
 from paperdag.papers.powerflow.task import (
     Task,
     all_responses,
@@ -40,8 +45,9 @@ from paperdag.papers.powerflow.task import (
 SLUG = "powerflow"
 
 
-def _task(modulus: int = 3, max_len: int = 3, seed: int = 0) -> Task:
-    return Task(modulus, max_len, 0.5, draw_weights(np.random.default_rng(seed), modulus**2, [0.4, 0.35, 0.25], 5.0))
+def _task(modulus: int = 3, max_len: int = 3, seed: int = 0, variant: str = "chain") -> Task:
+    return Task(modulus, max_len, 0.5, draw_weights(np.random.default_rng(seed), modulus**2, [0.4, 0.35, 0.25], 5.0),
+                variant)
 
 
 def _model(task: Task, seed: int = 0) -> torch.nn.Module:
@@ -86,8 +92,9 @@ def test_sampler_draws_from_the_enumerated_distribution():
     assert ((freq - p).abs() <= 4.5 * (p * (1 - p) / n).sqrt() + 1e-4).all()
 
 
-def test_data_distribution_is_normalised_and_matches_its_sampler():
-    task = _task(5, 4)
+@pytest.mark.parametrize("variant", ["chain", "lengths"])
+def test_data_distribution_is_normalised_and_matches_its_sampler(variant):
+    task = _task(5, 4, variant=variant)
     log_d = data_log_probs(task)
     assert torch.allclose(log_d.exp().sum(1), torch.ones(25, dtype=torch.float64), atol=1e-12)
     rng, q, n = np.random.default_rng(3), 7, 20_000
@@ -97,6 +104,28 @@ def test_data_distribution_is_normalised_and_matches_its_sampler():
                           minlength=log_d.shape[1]).double() / n
     p = log_d[q].exp()
     assert ((freq - p).abs() <= 4.5 * (p * (1 - p) / n).sqrt() + 1e-4).all()
+
+
+def test_lengths_variant_separates_length_from_correctness():
+    """D_len: P(k) = 1/L for k = 1..L (no empty response), P(correct | k) the same at every k, and log D_len(y) =
+    log A(ans) - log L - (k - 1) log K (the same per-token slope -log K for every answer), from the closed form."""
+    task = _task(5, 4, variant="lengths")
+    log_d = data_log_probs(task)
+    responses, lengths = all_responses(task)
+    correct = (responses.gather(1, (lengths - 1).clamp(min=0).unsqueeze(1)).squeeze(1).unsqueeze(0)
+               == task.answers.unsqueeze(1)) & (lengths > 0)
+    p = log_d.exp()
+    by_k = torch.stack([p[:, lengths == k].sum(1) for k in range(5)], 1)
+    assert torch.allclose(by_k, torch.tensor([0.0] + [0.25] * 4, dtype=torch.float64).expand(25, 5), atol=1e-12)
+    acc_k = torch.stack([(p * correct)[:, lengths == k].sum(1) / by_k[:, k] for k in range(1, 5)], 1)
+    assert torch.allclose(acc_k, acc_k[:, :1].expand(-1, 4), atol=1e-12)
+    a, b = 7, 3  # prompt 7 = (1, 2), answer 3; the response [4, 0, 3] (k = 3, correct) and [3] (k = 1, correct)
+    w = task.weights[a]
+    answer = w[0] + w[1] * 0.5 / 5 + w[2] / 5  # P_guess(3) = (1 - beta) / K, beta on c + 1 = 4
+    for r, k in (([4, 0, 3, 0], 3), ([3, 0, 0, 0], 1)):
+        j = int(((responses == torch.tensor(r)).all(1) & (lengths == k)).nonzero())
+        assert log_d[a, j].item() == pytest.approx(np.log(answer) - np.log(4) - (k - 1) * np.log(5), abs=1e-12)
+    assert b == int(task.answers[a])
 
 
 def _tree_log_probs(log_target: torch.Tensor, responses: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -205,15 +234,53 @@ def test_token_tilt_normalises_and_power_targets_order_entropy():
     assert abs(ent[1] - exact.metrics(log_base, task)["entropy"]) < 1e-6  # float32 model, renormalised
 
 
-def test_rlif_rewards_on_hand_cases():
-    v = 6
-    uniform = torch.full((1, 3, v), -np.log(v))
-    uniform[0, 2, :-1] = float("-inf")  # the forced EOS step
-    free = free_steps(torch.tensor([1]), 2)
-    assert torch.allclose(entropy_reward(uniform, free), torch.tensor([-np.log(v)], dtype=torch.float32))
-    assert torch.allclose(self_certainty_reward(uniform, free), torch.zeros(1), atol=1e-6)
-    peaked = torch.log_softmax(torch.tensor([[[9.0] + [0.0] * (v - 1)] * 3]), -1)
-    assert self_certainty_reward(peaked, free) > 1.0 and entropy_reward(peaked, free) > entropy_reward(uniform, free)
+def test_self_certainty_is_the_mean_kl_from_uniform_written_independently():
+    """Intuitor: r = (1/n) sum_{t free} KL(U || pi_t), against torch.distributions' KL on random step laws."""
+    torch.manual_seed(0)
+    v, L = 6, 3
+    steps = torch.log_softmax(3.0 * torch.randn(4, L + 1, v), -1)
+    lengths = torch.tensor([0, 1, 2, 3])
+    uniform = torch.distributions.Categorical(probs=torch.full((v,), 1.0 / v))
+    expected = []
+    for i, k in enumerate(lengths.tolist()):
+        kls = [torch.distributions.kl_divergence(uniform, torch.distributions.Categorical(logits=steps[i, t]))
+               for t in range(min(k, L - 1) + 1)]  # free steps: t <= k and t < L
+        expected.append(torch.stack(kls).mean())
+    got = self_certainty_reward(steps, free_steps(lengths, L))
+    assert torch.allclose(got, torch.stack(expected), atol=1e-5)
+
+
+def test_entropy_reward_is_the_enumerated_sequence_log_likelihood():
+    """EM-RL (trajectory level): r(y) = log pi(y|q), against the exact enumeration's log pi of the same responses;
+    the mean over the enumeration weighted by pi is -H(pi(.|q))."""
+    task = _task()
+    model = _model(task)
+    gen = torch.Generator().manual_seed(1)
+    prompts = task.prompts.repeat_interleave(4, 0)
+    responses, lengths = sample(model, task, prompts, gen)
+    steps = step_log_probs(model, task, prompts, responses)
+    got = rlif_reward("entropy", task, steps, responses, lengths, 4).flatten()
+    all_r, all_len = all_responses(task)
+    table = exact.log_probs(model, task)
+    index = {(tuple(r[:k]), k): j for j, (r, k) in enumerate(zip(all_r.tolist(), all_len.tolist(), strict=True))}
+    q = torch.arange(len(task.prompts)).repeat_interleave(4)
+    expected = torch.tensor([table[q[i], index[(tuple(r[:k]), k)]] for i, (r, k) in
+                             enumerate(zip(responses.tolist(), lengths.tolist(), strict=True))])
+    answered = lengths > 0
+    assert torch.allclose(got[answered].double(), expected[answered], atol=1e-5)
+    p = table.exp()
+    assert torch.allclose((p * table).sum(1), -torch.tensor([exact.metrics(table[i:i + 1], task)["entropy"]
+                                                              for i in range(len(table))], dtype=torch.float64))
+
+
+def test_a_response_without_an_answer_gets_its_groups_lowest_reward():
+    reward = torch.tensor([[0.5, 2.0, -1.0, 3.0], [4.0, 1.0, 2.0, 0.0]])
+    answered = torch.tensor([[True, False, True, True], [False, True, True, True]])
+    expected = torch.tensor([[0.5, -1.0, -1.0, 3.0], [0.0, 1.0, 2.0, 0.0]])
+    assert torch.equal(require_answer(reward, answered), expected)
+
+
+def test_majority_vote_on_hand_cases():
     answers = torch.tensor([[2, 2, 1, -1], [-1, -1, 3, 0], [-1, -1, -1, -1]])
     expected = torch.tensor([[1, 1, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=torch.float32)
     assert torch.equal(majority_reward(answers), expected)  # ties go to the smallest answer; -1 never votes
@@ -245,6 +312,13 @@ def test_count_model_approaches_d_with_many_pairs():
     log_d = data_log_probs(task)
     log_c = count_model_log_probs(task, task.prompts[torch.as_tensor(qs)], responses, torch.tensor([len(y) for y in draws]))
     assert kl(log_d, log_c) < 0.01 < kl(log_d, torch.full_like(log_d, -np.log(log_d.shape[1])))
+
+
+def test_kl_skips_responses_p_never_produces():
+    """KL(p || q) with p = (0, 0.5, 0.5), q = (0.2, 0.2, 0.6): 0.5 log(0.5/0.2) + 0.5 log(0.5/0.6), finite."""
+    log_p = torch.tensor([[0.0, 0.5, 0.5]], dtype=torch.float64).log()
+    log_q = torch.tensor([[0.2, 0.2, 0.6]], dtype=torch.float64).log()
+    assert kl(log_p, log_q) == pytest.approx(0.5 * np.log(0.5 / 0.2) + 0.5 * np.log(0.5 / 0.6), abs=1e-12)
 
 
 def test_power_ceiling_finds_the_smallest_alpha_on_the_grid():
@@ -285,7 +359,13 @@ def _inputs(pf_acc: float, base_kl: float = 0.01, flat_acc: float = 0.88) -> tup
     aligned = {"seed": np.arange(3), "aligned_accuracy": seeds(0.9), "aligned_entropy": seeds(0.1),
                "target_accuracy": seeds(flat_acc), "target_entropy": seeds(1.0), "accuracy": seeds(flat_acc),
                "entropy": seeds(1.0), "kl": seeds(0.02)}
-    return runs, base, targets, reference, ceiling, aligned
+    targets["tb_traj_sharpen"]["length"] = 0.8
+    variant = {"base": {"accuracy": 0.5, "entropy": 3.0, "length": 2.5}, "reference": dict(reference),
+               "targets": {"tb_traj_sharpen": {"accuracy": 0.85, "length": 1.0},
+                           "tb_length_sharpen": {"accuracy": 0.85, "length": 2.4}},
+               "runs": {"tb_traj_sharpen": run(0.85, 0.4, 0.02) | {"length": seeds(1.0)},
+                        "tb_length_sharpen": run(0.85, 2.0, 0.02) | {"length": seeds(2.4)}}}
+    return runs, base, targets, reference, ceiling, aligned, variant
 
 
 def _verdicts(*args) -> dict[str, str]:
@@ -326,7 +406,8 @@ def test_evidence_is_inconclusive_when_the_base_model_loses_to_the_count_model()
     still reported, and the aligned model's flattening (which starts from GRPO's policy) is still judged."""
     out = {c.id: c for c in resolve(claims(*_inputs(0.9, base_kl=0.2), P))}
     assert out["base_model_learned"].verdict == "fails" and out["flatten_aligned_pareto"].verdict == "holds"
-    ev = [c for c in out.values() if c.kind == "evidence" and c.id != "flatten_aligned_pareto"]
+    ev = [c for c in out.values() if c.kind == "evidence" and c.id != "flatten_aligned_pareto"
+          and not c.id.startswith("lengths_")]  # the lengths variant has its own base model
     assert ev and all(c.verdict == "inconclusive" and "base_model_learned" in c.reason for c in ev)
     assert out["flatten_raises_entropy"].verdict == "holds"
 
@@ -341,10 +422,28 @@ def test_a_collapsed_baseline_is_not_reported_as_beaten():
     assert out["sharpen_beats_majority"] == "holds"
 
 
+def test_length_claims_on_the_lengths_variant_are_judged_against_base_and_target():
+    """A length-aware run 30% longer than the base while its exact target keeps length: the claim fails and the
+    target check names the run; an exact target that itself moves the length 30% leaves the claim inconclusive."""
+    *rest, variant = _inputs(0.9)
+    variant["runs"]["tb_length_sharpen"]["length"] = np.array([3.24, 3.25, 3.26])
+    out = {c.id: c for c in resolve(claims(*rest, variant, P))}
+    assert out["lengths_length_aware_keeps_length"].verdict == "fails"
+    assert out["lengths_traj_shortens"].verdict == "holds"
+    assert out["length_tracks_exact_target"].verdict == "fails"
+    assert "lengths/tb_length_sharpen" in out["length_tracks_exact_target"].reason
+    variant["targets"]["tb_length_sharpen"]["length"] = 3.25
+    out = {c.id: c for c in resolve(claims(*rest, variant, P))}
+    assert out["lengths_target_keeps_length"].verdict == "fails"
+    assert out["lengths_length_aware_keeps_length"].verdict == "inconclusive"
+    assert out["length_tracks_exact_target"].verdict == "holds"
+
+
 def test_smoke_pipeline_end_to_end(smoke_runs):
     runs = smoke_runs(SLUG)
     metrics = runs.metrics()["metrics"]
     assert 0.0 <= metrics["acc_base"] <= 1.0 and metrics["len_base"] <= 4
     assert metrics["kl_data_base"] >= 0.0 and all(metrics[f"kl_tb_{k}_sharpen"] >= -1e-9 for k in ("traj", "length"))
     ids = {c["id"] for c in runs.metrics()["claims"]}
-    assert {"base_model_learned", "tb_matches_own_target", "sharpen_beats_majority", "length_aware_keeps_length"} <= ids
+    assert {"base_model_learned", "tb_matches_own_target", "sharpen_beats_majority", "length_aware_keeps_length",
+            "lengths_length_aware_keeps_length", "length_tracks_exact_target"} <= ids

@@ -53,8 +53,10 @@ def count_model_log_probs(task: Task, prompts: torch.Tensor, responses: torch.Te
 
 
 def kl(log_p: torch.Tensor, log_q: torch.Tensor) -> float:
-    """Prompt-averaged exact KL(p || q) = mean_q sum_y p (log p - log q)."""
-    return float((log_p.exp() * (log_p - log_q)).sum(1).mean())
+    """Prompt-averaged exact KL(p || q) = mean_q sum_y p (log p - log q), with 0 log 0 = 0 (a response p never
+    produces, such as D_len's empty one, adds nothing)."""
+    p = log_p.exp()
+    return float(torch.where(p > 0, p * (log_p - log_q), torch.zeros_like(p)).sum(1).mean())
 
 
 def power_ceiling(log_base: torch.Tensor, n_tokens: torch.Tensor, h: torch.Tensor, task: Task, reference: float,

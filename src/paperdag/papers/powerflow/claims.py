@@ -14,7 +14,12 @@ the seeds both arms ran (power.seeds for PowerFlow against the RLIF baselines, f
   (the measured value and reason give PowerFlow's ceiling, its exact target's accuracy, and the smallest alpha whose
   target reaches GRPO); alpha < 1 applied to the aligned (GRPO-tuned) model raises its entropy without losing more
   than ``flat_acc_tol`` accuracy (a Pareto shift, both judged against the aligned model paired by seed);
-  trajectory-level TB shortens responses; length-aware TB keeps their length.
+  trajectory-level TB shortens responses; length-aware TB keeps their length. Length is judged on two task variants
+  (task.py): ``chain`` (length and correctness go together) and ``lengths`` (correct answers at every length, the
+  same per-token density at every length; its own base model must beat its count model, and its exact length-aware
+  target must keep length, for the length-aware claim to be judged).
+- check: each sharpening TB run's expected length lies within ``length_tol`` (relative) of its exact target's, on
+  both variants (TB reaching its target's length: the reference against which a length change is read).
 - check: alpha < 1 applied to the base model raises the entropy (true of the flattened target, so it holds once TB
   reaches it). Flattening the base model cannot keep its accuracy (its exact alpha < 1 target is less accurate): the
   paper's alpha < 1 setting is the aligned model's, judged above.
@@ -218,12 +223,66 @@ def findings(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, fl
 
 
 def claims(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, float]], reference: dict[str, float],
-           ceiling: dict, aligned: dict[str, np.ndarray], p: ClaimParams) -> list[Claim]:
+           ceiling: dict, aligned: dict[str, np.ndarray], variant: dict, p: ClaimParams) -> list[Claim]:
     """``runs[method][metric]``: per-seed ``seed``, exact accuracy, entropy, length and (TB) KL to the method's own
     target; ``base`` and ``targets[method]`` (with ``kl_base`` = KL(base || target)): exact metrics; ``reference``:
     the base model's and the trivial models' fit to D (kl_data_base, kl_data_count, kl_data_uniform, acc_count,
     acc_uniform); ``ceiling``: baselines.power_ceiling against GRPO's accuracy, with ``alpha`` = PowerFlow's;
     ``aligned``: per seed, the aligned model's (aligned_*), its exact target's (target_*) and the flattened policy's
-    exact accuracy and entropy (and kl to the target), from the flatten_aligned stage."""
-    return regime(runs, base, targets, reference, ceiling, aligned, p) + findings(runs, base, targets, ceiling,
-                                                                                 aligned, p)
+    exact accuracy and entropy (and kl to the target), from the flatten_aligned stage; ``variant``: the lengths
+    variant's (``lengths``)."""
+    return (regime(runs, base, targets, reference, ceiling, aligned, p)
+            + findings(runs, base, targets, ceiling, aligned, p) + lengths(runs, targets, variant, p))
+
+
+def lengths(chain_runs: Runs, chain_targets: dict[str, dict[str, float]], variant: dict, p: ClaimParams) -> list[Claim]:
+    """The length claims on the ``lengths`` variant and the check of both variants' lengths against their exact
+    targets. ``variant``: ``base`` (exact metrics), ``reference`` (fit to D_len, as ``claims``' reference),
+    ``targets[method]`` (exact metrics of its alpha > 1 target) and ``runs[method]`` (per-seed finals)."""
+    c, base, ref = p.confidence, variant["base"], variant["reference"]
+    runs, targets = variant["runs"], variant["targets"]
+    pf, sharp = runs["tb_length_sharpen"], targets["tb_length_sharpen"]
+    rel = mean_ci((pf["length"] - base["length"]) / base["length"], c)
+    traj = mean_ci(runs["tb_traj_sharpen"]["length"], c)
+    learned = "lengths_base_learned"
+    out = [
+        precondition(learned, "on the lengths variant, the base model learned D_len better than the add-one count "
+                     "model of the same pretraining pairs: exact KL(D_len || base) < KL(D_len || count model)",
+                     "add-one count model of the lengths variant's pretraining pairs",
+                     {k: _r(v) for k, v in ref.items()} | {"acc_base": _r(base["accuracy"])},
+                     bool(ref["kl_data_base"] < ref["kl_data_count"]),
+                     f"KL(D_len||base) {ref['kl_data_base']:.4f} vs KL(D_len||count model) "
+                     f"{ref['kl_data_count']:.4f}"),
+        precondition("lengths_target_keeps_length", f"on the lengths variant, the exact length-aware alpha > 1 target "
+                     f"keeps the expected length within {p.length_tol:g} (relative) of its base model's",
+                     "the lengths variant's base model (exact expected length)",
+                     {"target_length": _r(sharp["length"]), "base": _r(base["length"])},
+                     bool(abs(sharp["length"] - base["length"]) <= p.length_tol * base["length"]),
+                     f"the length-aware target's own expected length {sharp['length']:.4f} vs the base's "
+                     f"{base['length']:.4f}"),
+        evidence("lengths_traj_shortens", "on the lengths variant (correct answers at every length), trajectory-level "
+                 "TB at alpha > 1 shortens the expected response length below the base model's",
+                 "trajectory-level matching collapses length",
+                 {"tb_traj_sharpen": traj.rounded(), "base": _r(base["length"]),
+                  "its_exact_target": _r(targets["tb_traj_sharpen"]["length"])},
+                 superiority(traj, direction="below", reference=base["length"], what="its expected length"),
+                 requires=[learned]),
+        evidence("lengths_length_aware_keeps_length", f"on the lengths variant, length-aware TB at alpha > 1 keeps the "
+                 f"expected length within {p.length_tol:g} (relative) of the base model's",
+                 "PowerFlow keeps the response length stable through training",
+                 {"relative_change": rel.rounded(), "powerflow": mean_ci(pf["length"], c).rounded(),
+                  "base": _r(base["length"]), "its_exact_target": _r(sharp["length"]),
+                  "accuracy": mean_ci(pf["accuracy"], c).rounded(), "base_accuracy": _r(base["accuracy"])},
+                 equivalence(rel, margin=p.length_tol, what="the relative length change"),
+                 requires=[learned, "lengths_target_keeps_length"]),
+    ]
+    off = {f"{name}/{m}": mean_ci((r[m]["length"] - t[m]["length"]) / t[m]["length"], c)
+           for name, r, t in (("chain", chain_runs, chain_targets), ("lengths", runs, targets))
+           for m in ("tb_traj_sharpen", "tb_length_sharpen")}
+    inside = {k: bool(-p.length_tol < v.lo and v.hi < p.length_tol) for k, v in off.items()}
+    out.append(check("length_tracks_exact_target", f"each sharpening TB run's expected length lies within "
+                     f"{p.length_tol:g} (relative; t interval over seeds) of its exact target's, on both task variants",
+                     "TB's fixed point is pi = target, length included",
+                     {k: v.rounded() for k, v in off.items()}, all(inside.values()),
+                     "outside: " + ", ".join(k for k, ok in inside.items() if not ok)))
+    return out

@@ -28,10 +28,16 @@ def write_prompts(path: Path, task: Task) -> None:
                        "w_chain": w[:, 0], "w_guess": w[:, 1], "w_noise": w[:, 2]})
 
 
-def load_task(path: Path, modulus: int, max_len: int, guess_bias: float) -> Task:
+def load_task(path: Path, modulus: int, max_len: int, guess_bias: float, variant: str = "chain") -> Task:
     """The Task of prompts.parquet."""
     t = read_table(path)
-    return Task(modulus, max_len, guess_bias, np.stack([t[c].to_numpy() for c in ("w_chain", "w_guess", "w_noise")], 1))
+    weights = np.stack([t[c].to_numpy() for c in ("w_chain", "w_guess", "w_noise")], 1)
+    return Task(modulus, max_len, guess_bias, weights, variant)
+
+
+def stage_name(stage: str, variant: str) -> str:
+    """The name of ``stage`` for a task variant: ``stage`` itself for ``chain``, ``stage_<variant>`` otherwise."""
+    return stage if variant == "chain" else f"{stage}_{variant}"
 
 
 def load_pairs(path: Path, max_len: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

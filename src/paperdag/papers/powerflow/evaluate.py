@@ -1,6 +1,7 @@
 """Stage ``evaluate``: exact base-model and target metrics by enumeration, across-seed summaries of every method
 (finetune_<method> seeds, with replicate_<method>'s added for the RLIF comparison), the aligned model's flattening
-(flatten_aligned), the claims (claims.py) and the figures (plots.py)."""
+(flatten_aligned), the lengths task variant (its base model, targets and sharpening TB runs), the claims
+(claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,26 @@ def final_runs(ctx: StageContext[Params], method: str, replicated: bool) -> pa.T
     return pa.concat_tables(tables).sort_by("seed")
 
 
-def evaluate(ctx: StageContext[Params], methods: list[str], compared: list[str]) -> dict[str, float]:
+def length_variant(ctx: StageContext[Params], methods: list[str]) -> dict:
+    """The ``lengths`` task variant: its base model's exact metrics and fit to D_len, the exact alpha > 1 targets of
+    ``methods`` (h(q) exact, as for the chain variant) and their per-seed final metrics."""
+    p, t = ctx.params, ctx.params.task
+    task = load_task(ctx.input("prepare_lengths", PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias, "lengths")
+    model = build_model(task, p.model.d_model, p.model.n_layer, p.model.n_head)
+    model.load_state_dict(load_tensors(ctx.input("train_base_lengths", BASE_FILE)))
+    log_base, n_tokens = exact.log_probs(model, task), (all_responses(task)[1] + 1).double()
+    h = exact.base_rate(log_base, n_tokens)
+    targets = {m: exact.metrics(exact.target(m.split("_")[1], log_base, n_tokens, p.alpha.sharpen, h), task)
+               for m in methods}
+    runs = {}
+    for m in methods:
+        final = read_table(ctx.input(f"finetune_{m}_lengths", FINAL_FILE))
+        runs[m] = {k: final[k].to_numpy() for k in ("seed", *KEYS)}
+    return {"base": exact.metrics(log_base, task), "targets": targets, "runs": runs,
+            "reference": trivial_models(task, log_base, ctx.input("prepare_lengths", DATA_FILE))}
+
+
+def evaluate(ctx: StageContext[Params], methods: list[str], compared: list[str], lengths: list[str]) -> dict[str, float]:
     """metrics.json, methods.parquet (one row per method: means and intervals) and three plots."""
     p, t = ctx.params, ctx.params.task
     task = load_task(ctx.input("prepare", PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias)
@@ -91,5 +111,10 @@ def evaluate(ctx: StageContext[Params], methods: list[str], compared: list[str])
     save_figure(plot_lengths(dists), ctx.output("lengths.png"))
     ceiling = power_ceiling(log_base, n_tokens, h, task, float(s["grpo"]["accuracy"].mean), p.claims.grpo_gap)
     ceiling["alpha"] = p.alpha.sharpen
-    write_metrics(ctx.out, metrics, claims(runs, base, targets, reference, ceiling, aligned, p.claims))
+    variant = length_variant(ctx, lengths)
+    metrics |= {"len_base_lengths": variant["base"]["length"], "acc_base_lengths": variant["base"]["accuracy"]}
+    metrics |= {f"{k[:3]}_{m}_lengths": float(np.mean(variant["runs"][m][k])) for m in lengths
+                for k in ("accuracy", "length")}
+    metrics |= {f"target_{k[:3]}_{m}_lengths": variant["targets"][m][k] for m in lengths for k in ("accuracy", "length")}
+    write_metrics(ctx.out, metrics, claims(runs, base, targets, reference, ceiling, aligned, variant, p.claims))
     return {k: float(v) for k, v in metrics.items()}

@@ -8,8 +8,9 @@ from paperdag.io import load_tensors, save_tensors, write_table
 from paperdag.stage import StageContext
 
 from . import exact
-from .data import load_task
-from .loops import Method, base_rate_estimate, finetune as run
+from .data import load_task, stage_name
+from .loops import Method, base_rate_estimate
+from .loops import finetune as run
 from .objectives import TB_VARIANTS
 from .params import Params
 from .policy import build_model
@@ -22,13 +23,14 @@ CURVE_FILE = "curve.parquet"
 FINAL_FILE = "final.parquet"
 
 
-def finetune(ctx: StageContext[Params], objective: str, power: str) -> dict[str, float]:
+def finetune(ctx: StageContext[Params], objective: str, power: str, variant: str = "chain") -> dict[str, float]:
     """weights.safetensors (seed<i>.* policy, log_z, h), curve.parquet (exact metrics every ``eval_every`` updates,
     KL to the method's own target for TB) and final.parquet (final exact metrics and length distribution)."""
     p, t, f = ctx.params, ctx.params.task, ctx.params.finetune
-    task = load_task(ctx.input("prepare", PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias)
+    task = load_task(ctx.input(stage_name("prepare", variant), PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias,
+                     variant)
     base = build_model(task, p.model.d_model, p.model.n_layer, p.model.n_head).to(ctx.device)
-    base.load_state_dict(load_tensors(ctx.input("train_base", BASE_FILE), ctx.device))
+    base.load_state_dict(load_tensors(ctx.input(stage_name("train_base", variant), BASE_FILE), ctx.device))
     alpha = getattr(p.alpha, power) if power != "none" else 1.0
     log_base, n_tokens = exact.log_probs(base, task), (all_responses(task)[1] + 1).double()
     curve, final, tensors = [], [], {}

@@ -11,8 +11,16 @@ import torch
 
 from paperdag.common.transformer import GPT
 
-from .objectives import (TB_VARIANTS, entropy_reward, free_steps, grpo_loss, majority_reward, self_certainty_reward,
-                         tb_residual)
+from .objectives import (
+    TB_VARIANTS,
+    entropy_reward,
+    free_steps,
+    grpo_loss,
+    majority_reward,
+    require_answer,
+    self_certainty_reward,
+    tb_residual,
+)
 from .policy import sample, sequence_log_prob, step_log_probs, token_log_probs
 from .task import Task, response_answers
 
@@ -58,10 +66,12 @@ def rlif_reward(kind: str, task: Task, steps: torch.Tensor, responses: torch.Ten
     """(Q, G) rewards of the RLIF baseline or supervised reference ``kind`` (objectives.py)."""
     free = free_steps(lengths, task.max_len)
     answers = response_answers(responses, lengths).view(-1, group)
+    answered = (lengths > 0).view(-1, group)
     if kind == "entropy":
-        return entropy_reward(steps, free).view(-1, group)
+        return require_answer(entropy_reward(token_log_probs(steps, responses, lengths, task.eos).sum(1))
+                              .view(-1, group), answered)
     if kind == "self_certainty":
-        return self_certainty_reward(steps, free).view(-1, group)
+        return require_answer(self_certainty_reward(steps, free).view(-1, group), answered)
     if kind == "majority":
         return majority_reward(answers)
     if kind == "grpo":

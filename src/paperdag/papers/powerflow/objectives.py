@@ -23,11 +23,15 @@ Trajectory Balance (Malkin et al. 2022, NeurIPS) toward the alpha-power target, 
 RLIF baselines and the supervised reference, all with GRPO advantages A_i = (r_i - mean_G r) / (std_G r + eps) over
 G samples per prompt and the Dr. GRPO loss -mean_i A_i log pi(y_i|q) / (L + 1) (Liu et al. 2025: no per-response
 length normalisation, which would itself bias length):
-    entropy        r = -(1/n) sum_t H(pi(. | q, y_<t))            (RENT, Prabhudesai et al. 2025)
+    entropy        r = log pi(y|q)                                (EM-RL, trajectory level, Agarwal et al. 2025)
     self_certainty r = (1/n) sum_t KL(U || pi(. | q, y_<t))       (Intuitor, Zhao et al. 2025)
     majority       r = 1[ans(y) = majority answer of the group]    (TTRL, Zuo et al. 2025)
     grpo           r = 1[ans(y) = c]                               (supervised GRPO, Shao et al. 2024)
-Token sums run over the free steps t <= k with t < L (the forced EOS at step L carries no choice).
+Token sums run over the free steps t <= k with t < L (the forced EOS at step L carries no choice). Entropy and
+self-certainty carry the recipes' answer requirement (``require_answer``): a response without an answer (the empty
+one) gets its group's lowest reward; without it both converge to the empty response, whose one certain EOS step is
+the most confident output. The entropy baseline is EM-RL's trajectory-level form: its token-level mean-entropy form
+(RENT's) rewards whichever response is most confident per token and drifts to arbitrary, mostly wrong ones here.
 """
 
 from __future__ import annotations
@@ -56,19 +60,28 @@ def free_steps(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
     return (t <= lengths.unsqueeze(1)) & (t < max_len)
 
 
-def entropy_reward(steps: torch.Tensor, free: torch.Tensor) -> torch.Tensor:
-    """r = -(1/n) sum_t H_t over free steps; ``steps`` = (N, L + 1, V) log pi (the forced last step is skipped)."""
-    steps, free = steps[:, :-1], free[:, :-1]
-    h = -(steps.exp() * steps).sum(-1)
-    return -(h * free).sum(1) / free.sum(1).clamp(min=1)
+def entropy_reward(log_pi: torch.Tensor) -> torch.Tensor:
+    """EM-RL's trajectory-level reward (Agarwal et al. 2025): r(y) = log pi(y|q) = sum_t log pi(y_t | q, y_<t), the
+    one-sample estimate of -H(pi(.|q)); its policy gradient E[r grad log pi] is exactly grad(-H), since
+    E[grad log pi] = 0."""
+    return log_pi
 
 
 def self_certainty_reward(steps: torch.Tensor, free: torch.Tensor) -> torch.Tensor:
-    """r = (1/n) sum_t KL(U || pi_t) = (1/n) sum_t [-log V - (1/V) sum_j log pi_t(j)] over free steps."""
+    """Intuitor's self-certainty (Zhao et al. 2025): r = (1/n) sum_t KL(U || pi_t)
+    = (1/n) sum_t [-log V - (1/V) sum_j log pi_t(j)] over the n free steps (the forced last step is skipped)."""
     steps, free = steps[:, :-1], free[:, :-1]
     v = steps.shape[-1]
     kl = -torch.log(torch.tensor(float(v))) - steps.mean(-1)
     return (kl * free).sum(1) / free.sum(1).clamp(min=1)
+
+
+def require_answer(reward: torch.Tensor, answered: torch.Tensor) -> torch.Tensor:
+    """(Q, G) the recipes' answer requirement (Intuitor prompts for a boxed final answer; EMPO and TTRL score a
+    response without an extractable answer at the bottom): a response that carries no answer gets the lowest
+    reward of its group."""
+    floor = reward.min(1, keepdim=True).values.expand_as(reward)
+    return torch.where(answered, reward, floor)
 
 
 def majority_reward(answers: torch.Tensor) -> torch.Tensor:

@@ -1,5 +1,7 @@
 """The powerflow DAG: prepare -> train_base -> finetune_<method> for each method and replicate_<method> (more seeds)
-for each method of the RLIF comparison (in parallel); finetune_grpo -> flatten_aligned; all -> evaluate."""
+for each method of the RLIF comparison (in parallel); finetune_grpo -> flatten_aligned; the ``lengths`` task
+variant: prepare_lengths -> train_base_lengths -> finetune_<method>_lengths for the two sharpening TB forms; all ->
+evaluate."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -11,6 +13,7 @@ METHODS = {
     **{name: (name, "none") for name in ("entropy", "self_certainty", "majority", "grpo")},
 }
 COMPARED = ("tb_length_sharpen", "entropy", "self_certainty", "majority")  # on power.seeds paired seeds
+LENGTHS = ("tb_traj_sharpen", "tb_length_sharpen")  # also run on the ``lengths`` task variant (task.py)
 BASE = ("task", "model")
 
 PIPELINE = Pipeline(
@@ -33,13 +36,26 @@ PIPELINE = Pipeline(
                 outputs=("final.parquet",), args={"objective": METHODS[name][0], "power": METHODS[name][1]},
                 resources=Resources(cpus=1, gpus=0.5))
           for name in COMPARED),
+        Stage("prepare_lengths", "prepare", "prepare:prepare", params=("task",),
+              outputs=("data.parquet", "prompts.parquet", "provenance.json"), args={"variant": "lengths"}),
+        Stage("train_base_lengths", "train", "pretrain:pretrain", upstream=("prepare_lengths",),
+              params=(*BASE, "pretrain"), outputs=("base.safetensors",), args={"variant": "lengths"},
+              resources=Resources(cpus=1, gpus=0.5)),
+        *(Stage(f"finetune_{name}_lengths", "train", "finetune:finetune", upstream=("prepare_lengths",
+                                                                                   "train_base_lengths"),
+                params=(*BASE, "finetune", "alpha"), outputs=("weights.safetensors", "curve.parquet", "final.parquet"),
+                args={"objective": METHODS[name][0], "power": METHODS[name][1], "variant": "lengths"},
+                resources=Resources(cpus=1, gpus=0.5))
+          for name in LENGTHS),
         Stage("flatten_aligned", "train", "aligned:flatten_aligned", upstream=("prepare", "finetune_grpo"),
               params=(*BASE, "finetune", "alpha"), outputs=("final.parquet",), resources=Resources(cpus=1, gpus=0.5)),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
               upstream=("prepare", "train_base", *(f"finetune_{m}" for m in METHODS),
-                        *(f"replicate_{m}" for m in COMPARED), "flatten_aligned"),
+                        *(f"replicate_{m}" for m in COMPARED), "flatten_aligned", "prepare_lengths",
+                        "train_base_lengths", *(f"finetune_{m}_lengths" for m in LENGTHS)),
               params=(*BASE, "alpha", "claims"),
               outputs=("metrics.json", "methods.parquet", "kl_curves.png", "pareto.png", "lengths.png"),
-              plots=("kl_curves.png", "pareto.png", "lengths.png"), args={"methods": list(METHODS), "compared": list(COMPARED)}),
+              plots=("kl_curves.png", "pareto.png", "lengths.png"), args={"methods": list(METHODS), "compared": list(COMPARED),
+                                                               "lengths": list(LENGTHS)}),
     ),
 )

@@ -28,12 +28,15 @@ def _inputs(task: Task, prompts: torch.Tensor, responses: torch.Tensor) -> torch
 
 
 def step_log_probs(model: GPT, task: Task, prompts: torch.Tensor, responses: torch.Tensor) -> torch.Tensor:
-    """(N, L + 1, K + 1) log pi(. | q, y_<t) over {digits, EOS} at steps t = 0..L; step L puts all mass on EOS."""
+    """(N, L + 1, K + 1) log pi(. | q, y_<t) over {digits, EOS} at steps t = 0..L; step L puts all mass on EOS.
+
+    Step t is read at position 2 + t of [a, b, SEP, y_1..y_L]; the forced step L needs no forward pass, so the
+    model reads [a, b, SEP, y_1..y_{L-1}] (causal attention: the logits of steps t < L do not see y_L)."""
     K, L = task.modulus, task.max_len
-    logits = model(_inputs(task, prompts, responses))[:, 2:, : K + 1].float()
-    mask = torch.zeros(L + 1, K + 1, device=logits.device)
-    mask[L, :K] = float("-inf")
-    return torch.log_softmax(logits + mask, dim=-1)
+    logits = model(_inputs(task, prompts, responses[:, : L - 1]))[:, 2:, : K + 1].float()
+    forced = torch.full((len(prompts), 1, K + 1), float("-inf"), device=logits.device)
+    forced[..., K] = 0.0
+    return torch.cat([torch.log_softmax(logits, dim=-1), forced], 1)
 
 
 def token_log_probs(steps: torch.Tensor, responses: torch.Tensor, lengths: torch.Tensor, eos: int) -> torch.Tensor:
@@ -61,8 +64,9 @@ def sample(model: GPT, task: Task, prompts: torch.Tensor, gen: torch.Generator) 
     responses = torch.zeros(n, L, dtype=torch.long, device=dev)
     lengths = torch.full((n,), L, dtype=torch.long, device=dev)
     done = torch.zeros(n, dtype=torch.bool, device=dev)
-    for t in range(L):
-        probs = step_log_probs(model, task, prompts, responses)[:, t].exp()
+    for t in range(L):  # step t reads [a, b, SEP, y_1..y_t] (causal: nothing later changes its logits)
+        logits = model(_inputs(task, prompts, responses[:, :t]))[:, -1, : K + 1].float()
+        probs = torch.softmax(logits, dim=-1)
         token = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1).to(dev)
         stop = (token == K) & ~done
         lengths[stop] = t

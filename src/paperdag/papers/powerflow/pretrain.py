@@ -10,7 +10,7 @@ from paperdag.io import save_tensors
 from paperdag.stage import StageContext
 
 from . import exact
-from .data import load_pairs, load_task
+from .data import load_pairs, load_task, stage_name
 from .loops import pretrain as fit
 from .params import Params
 from .policy import build_model
@@ -20,11 +20,12 @@ from .task import data_log_probs
 BASE_FILE = "base.safetensors"
 
 
-def pretrain(ctx: StageContext[Params]) -> dict[str, float]:
+def pretrain(ctx: StageContext[Params], variant: str = "chain") -> dict[str, float]:
     """base.safetensors; returns exact KL(D || base) beside KL(D || uniform) and both accuracies."""
     p, t = ctx.params, ctx.params.task
-    task = load_task(ctx.input("prepare", PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias)
-    prompts, responses, lengths = (x.to(ctx.device) for x in load_pairs(ctx.input("prepare", DATA_FILE), t.max_len))
+    prepared = stage_name("prepare", variant)
+    task = load_task(ctx.input(prepared, PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias, variant)
+    prompts, responses, lengths = (x.to(ctx.device) for x in load_pairs(ctx.input(prepared, DATA_FILE), t.max_len))
     model = build_model(task, p.model.d_model, p.model.n_layer, p.model.n_head).to(ctx.device)
     gen = torch.Generator().manual_seed(p.seed)
 
