@@ -66,6 +66,19 @@ def paired(runs: Runs, methods: list[str], key: str) -> list[np.ndarray]:
     return [np.array([runs[m][key][runs[m]["seed"] == s][0] for s in common]) for m in methods]
 
 
+def base_learned(claim_id: str, data: str, reference: dict[str, float], base: dict[str, float]) -> Claim:
+    """Precondition: the base model fits the data distribution ``data`` better than the per-prompt add-one count model
+    of the same pretraining pairs, exact KL(data || base) < KL(data || count model)."""
+    return precondition(
+        claim_id, f"the base model learned {data} better than a count model of the same pretraining pairs: exact "
+        f"KL({data} || base) < KL({data} || count model), the per-prompt add-one count model of the same pairs",
+        "add-one count model of the pretraining pairs",
+        {k: _r(v) for k, v in reference.items()} | {"acc_base": _r(base["accuracy"])},
+        bool(reference["kl_data_base"] < reference["kl_data_count"]),
+        f"KL({data}||base) {reference['kl_data_base']:.4f} vs KL({data}||count model) "
+        f"{reference['kl_data_count']:.4f} (uniform {reference['kl_data_uniform']:.4f})")
+
+
 def regime(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, float]], reference: dict[str, float],
            ceiling: dict, aligned: dict[str, np.ndarray], p: ClaimParams) -> list[Claim]:
     """The preconditions (module docstring)."""
@@ -73,13 +86,7 @@ def regime(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, floa
     sharp = targets["tb_length_sharpen"]
     sharp_ent = mean_ci(aligned["aligned_entropy"], c)
     out = [
-        precondition(BASE, "the base model learned D better than a count model of the same pretraining pairs: exact "
-                     "KL(D || base) < KL(D || count model), the per-prompt add-one count model of the same pairs",
-                     "add-one count model of the pretraining pairs",
-                     {k: _r(v) for k, v in reference.items()} | {"acc_base": _r(base["accuracy"])},
-                     bool(reference["kl_data_base"] < reference["kl_data_count"]),
-                     f"KL(D||base) {reference['kl_data_base']:.4f} vs KL(D||count model) "
-                     f"{reference['kl_data_count']:.4f} (uniform {reference['kl_data_uniform']:.4f})"),
+        base_learned(BASE, "D", reference, base),
         precondition("targets_differ_from_base", f"the base model is not already at the TB targets: exact "
                      f"KL(base || target) > {p.kl_tol:g} nats for every TB variant", "the base model (exact)",
                      {m: _r(targets[m]["kl_base"]) for m in tb},
@@ -246,13 +253,7 @@ def lengths(chain_runs: Runs, chain_targets: dict[str, dict[str, float]], varian
     traj = mean_ci(runs["tb_traj_sharpen"]["length"], c)
     learned = "lengths_base_learned"
     out = [
-        precondition(learned, "on the lengths variant, the base model learned D_len better than the add-one count "
-                     "model of the same pretraining pairs: exact KL(D_len || base) < KL(D_len || count model)",
-                     "add-one count model of the lengths variant's pretraining pairs",
-                     {k: _r(v) for k, v in ref.items()} | {"acc_base": _r(base["accuracy"])},
-                     bool(ref["kl_data_base"] < ref["kl_data_count"]),
-                     f"KL(D_len||base) {ref['kl_data_base']:.4f} vs KL(D_len||count model) "
-                     f"{ref['kl_data_count']:.4f}"),
+        base_learned(learned, "D_len", ref, base),
         precondition("lengths_target_keeps_length", f"on the lengths variant, the exact length-aware alpha > 1 target "
                      f"keeps the expected length within {p.length_tol:g} (relative) of its base model's",
                      "the lengths variant's base model (exact expected length)",
