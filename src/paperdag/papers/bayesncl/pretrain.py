@@ -3,7 +3,7 @@ supervised upper bound: the same encoder, data, augmentations and steps, trained
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -48,6 +48,18 @@ def initial(method: str, r: Recipe, seed: int) -> ContrastiveNet:
     return build(method, r)
 
 
+def batches(n: int, batch: int, steps: int, g: torch.Generator) -> Iterator[torch.Tensor]:
+    """``steps`` index batches of rows 0..n-1, without replacement within each epoch: a fresh permutation from ``g`` is
+    appended whenever fewer than ``batch`` indices remain. Lazy, so its draws from ``g`` interleave with the caller's
+    (the augmentations) exactly as in one loop."""
+    order = torch.empty(0, dtype=torch.long)
+    for _ in range(steps):
+        if len(order) < batch:
+            order = torch.cat([order, torch.randperm(n, generator=g)])
+        idx, order = order[:batch], order[batch:]
+        yield idx
+
+
 def pretrain(x: torch.Tensor, method: str, r: Recipe, seed: int,
              on_step: Callable[[int, dict[str, float]], None] | None = None) -> ContrastiveNet:
     """Train on images ``x`` (n, 3, s, s) for ``r.steps`` steps of batches drawn without replacement within each
@@ -61,12 +73,8 @@ def pretrain(x: torch.Tensor, method: str, r: Recipe, seed: int,
     if net.gate is not None:
         groups.append({"params": list(net.gate.parameters()), "lr": r.gate_lr})
     opt = torch.optim.Adam(groups, weight_decay=r.weight_decay)
-    order = torch.empty(0, dtype=torch.long)
     net.train()
-    for step in range(r.steps):
-        if len(order) < r.batch:
-            order = torch.cat([order, torch.randperm(len(x), generator=g)])
-        idx, order = order[: r.batch], order[r.batch :]
+    for step, idx in enumerate(batches(len(x), r.batch, r.steps, g)):
         views = [augment(x[idx.to(x.device)], g, r.min_scale, r.jitter, r.hue, r.p_gray, r.flip) for _ in range(2)]
         h = net.encoder(torch.cat(views))
         z = net.projector(h)
@@ -95,12 +103,8 @@ def supervise(x: torch.Tensor, y: torch.Tensor, n_classes: int, r: Recipe, seed:
     net = Classifier(r.width, n_classes).to(x.device)
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(net.parameters(), lr=r.lr, weight_decay=r.weight_decay)
-    order = torch.empty(0, dtype=torch.long)
     net.train()
-    for _ in range(r.steps):
-        if len(order) < r.batch:
-            order = torch.cat([order, torch.randperm(len(x), generator=g)])
-        idx, order = order[: r.batch], order[r.batch :]
+    for idx in batches(len(x), r.batch, r.steps, g):
         i = idx.to(x.device)
         loss = torch.nn.functional.cross_entropy(net(augment(x[i], g, r.min_scale, r.jitter, r.hue, r.p_gray, r.flip)),
                                                  y[i])
