@@ -3,6 +3,8 @@ platform. The platform contract (imports, params, smoke run, claims file) is che
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -25,8 +27,10 @@ from paperdag.papers.miro.flow import (
     T_MIN,
     Condition,
     VelocityNet,
+    batched,
     fm_loss,
     guided_velocity,
+    per_seed,
     sample,
     velocity,
 )
@@ -42,6 +46,7 @@ from paperdag.papers.miro.scenes import (
     mismatch,
     render,
 )
+from paperdag.papers.miro.training import Budget, draws, train_flow
 from paperdag.papers.miro.trivial import caption_mean_images
 
 SLUG = "miro"
@@ -160,13 +165,63 @@ class _Exact(torch.nn.Module):
 def test_flow_matching_loss_and_sampler_with_the_exact_velocity() -> None:
     x1 = torch.rand(4, 3, 16, 16) * 2 - 1
     c = Condition(torch.zeros(4, 5, dtype=torch.long), torch.zeros(4, 5), torch.zeros(4, 5))
-    loss = fm_loss(_Exact(x1), x1, c, torch.Generator().manual_seed(0)).item()
-    gen = torch.Generator().manual_seed(0)  # the same draws: x0, then t
-    x0, t = torch.randn(x1.shape, generator=gen), torch.rand(4, generator=gen)[:, None, None, None]
-    gap = (1 - t) / (1 - t).clamp(min=T_MIN) - 1  # zero unless 1 - t < T_MIN
+    gen = torch.Generator().manual_seed(0)
+    x0, t = torch.randn(x1.shape, generator=gen), torch.rand(4, generator=gen)
+    loss = fm_loss(_Exact(x1), x1, c, x0, t).item()
+    gap = (1 - t[:, None, None, None]) / (1 - t[:, None, None, None]).clamp(min=T_MIN) - 1  # 0 unless 1 - t < T_MIN
     assert np.isclose(loss, ((gap * (x1 - x0)) ** 2).mean().item(), rtol=1e-5, atol=1e-12)
     out = sample(_Exact(x1), c, c, 1.5, 7, (3, 16, 16), gen)  # straight paths: Euler lands on x1
     assert torch.allclose(out, (x1 + 1) / 2, atol=1e-5)
+
+
+def _seed_by_seed(nets: list[VelocityNet], images: torch.Tensor, cond: Condition, budget: Budget,
+                  seeds: list[int]) -> list[VelocityNet]:
+    """The reference: each seed trained alone (its own Adam, EMA and draws), as the stage did before batching."""
+    out = []
+    for net, seed in zip(nets, seeds, strict=True):
+        ema, gen = copy.deepcopy(net).requires_grad_(False), torch.Generator().manual_seed(seed)
+        opt = torch.optim.Adam(net.parameters(), lr=budget.lr)
+        for _ in range(budget.steps):
+            rows, drop, x0, t = draws(gen, len(images), budget.batch, images.shape[1:], budget.caption_dropout)
+            c = Condition(torch.where(drop[:, None], 0, cond.tokens[rows]), cond.rewards[rows], cond.mask[rows])
+            opt.zero_grad()
+            fm_loss(net, images[rows], c, x0, t).backward()
+            opt.step()
+            with torch.no_grad():
+                for pe, p in zip(ema.parameters(), net.parameters(), strict=True):
+                    pe.lerp_(p, 1 - budget.ema)
+        out.append(ema)
+    return out
+
+
+def test_seed_batched_training_matches_training_each_seed_alone() -> None:
+    gen, seeds = torch.Generator().manual_seed(0), [3, 7]
+    images = torch.rand(40, 3, 16, 16, generator=gen) * 2 - 1
+    cond = Condition(torch.randint(0, 3, (40, 5), generator=gen), torch.rand(40, 5, generator=gen), torch.ones(40, 5))
+    budget = Budget(steps=4, batch=8, lr=0.01, caption_dropout=0.5, ema=0.5)
+
+    def init() -> list[VelocityNet]:  # seed s's init, as the stage draws it
+        nets = []
+        for s in seeds:
+            torch.manual_seed(s)
+            nets.append(VelocityNet(768, 32, 1, 5))
+        return nets
+
+    stacked = batched(init())
+    x, t = torch.randn(2, 6, 3, 16, 16), torch.rand(2, 6)
+    c = Condition(torch.randint(0, 3, (2, 6, 5)), torch.rand(2, 6, 5), torch.ones(2, 6, 5))
+    for s, net in enumerate(per_seed(stacked)):  # the batched forward is each seed's forward on its own inputs
+        own = Condition(c.tokens[s], c.rewards[s], c.mask[s])
+        assert torch.allclose(stacked(x, t, c)[s], net(x[s], t[s], own), atol=1e-5)
+    seen: list[int] = []
+    together = train_flow(init(), images, cond, budget, [torch.Generator().manual_seed(s) for s in seeds], {2},
+                          lambda step, emas: seen.append(step))
+    alone = _seed_by_seed(init(), images, cond, budget, seeds)
+    assert seen == [2]
+    for a, b in zip(together, alone, strict=True):
+        for (name, p), q in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
+            assert torch.allclose(p, q, atol=1e-5), name
+    assert not torch.allclose(together[0].inp.weight, together[1].inp.weight)  # each seed its own init and draws
 
 
 def test_methods_differ_only_in_data_and_conditioning() -> None:

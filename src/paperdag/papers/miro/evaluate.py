@@ -1,7 +1,6 @@
-"""Stage ``evaluate``: speed-ups from every method's reward curves (analysis.py), final scores on a larger held-out
-prompt set (rescore.py), MIRO's
-controllability sweep and the sample grids (evaluation.py), its guidance ablation (guidance.py), the claims
-(claims.py) and the figures (plots.py)."""
+"""Stage ``evaluate``: speed-ups from every method's reward curves (analysis.py), the final scores each train stage
+computed on a larger held-out prompt set (rescore.py), MIRO's controllability sweep and the sample grids
+(evaluation.py), its guidance ablation (guidance.py), the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -24,10 +23,10 @@ from .methods import method
 from .params import Params
 from .plots import plot_control, plot_final, plot_reward_curves, plot_samples
 from .prepare import CHECKS_FILE, DATA_FILE, DETECTOR_FILE, EVALUATOR_FILE
-from .rescore import final_scores
+from .rescore import held_out_prompts
 from .rewards import REWARDS
-from .scenes import CORRUPTIONS, caption_text, render, sample_captions
-from .train import CURVES_FILE, WEIGHTS_FILE
+from .scenes import CORRUPTIONS, caption_text, render
+from .train import CURVES_FILE, FINALS_FILE, WEIGHTS_FILE
 from .trivial import caption_mean_images
 
 SCORES = ("aggregate", "geneval_overall", "diversity", *(f"reward_{r}" for r in REWARDS))
@@ -56,11 +55,9 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
                 for seed in ctx.progress(p.methods.seeds, desc="controllability")]
     control = {r: np.stack([c[j] for c in per_seed]) for j, r in enumerate(REWARDS)}
     reference = data["rewards"].cpu().numpy()
-    held_out = torch.as_tensor(sample_captions(ctx.rng, p.final.n_prompts), device=dev)
+    held_out = torch.as_tensor(held_out_prompts(p.seed, p.final.n_prompts), device=dev)
     specs = {m: method(m, p.methods.single_reward, p.methods.filter_reward, p.methods.filter_fraction) for m in methods}
-    final = final_scores(nets, specs, p.methods.seeds, held_out, det, evaluator, reference,
-                         Sampler(p.sampler.guidance, p.sampler.n_steps, p.sampler.per_prompt, p.seed), spec,
-                         p.rewards.min_pixels)
+    final = {m: _by_seed(read_table(ctx.input(f"train_{m}", FINALS_FILE)), p.methods.seeds) for m in methods}
     modes = [ablate(load_net(nets["miro"], f"s{seed}.", 3 * 16 * 16, *spec), det, evaluator, held_out, reference,
                     p.sampler.guidance, p.sampler.n_steps, p.seed, p.rewards.min_pixels) for seed in p.methods.seeds]
     guided = {k: {mode: np.array([m[mode][k] for m in modes]) for mode in MODES} for k in ("aggregate", "geneval")}
@@ -89,6 +86,12 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
                    p.claims)
     write_metrics(ctx.out, metrics, found)
     return {k: float(v) for k, v in metrics.items()}
+
+
+def _by_seed(table: pa.Table, seeds: list[int]) -> dict[str, np.ndarray]:
+    """Per score of a finals table, its values in the order of ``seeds``."""
+    order = [table["seed"].to_pylist().index(seed) for seed in seeds]
+    return {k: table[k].to_numpy()[order] for k in table.column_names if k != "seed"}
 
 
 def _regime(data: dict[str, torch.Tensor], evaluator: Detector, prompts: np.ndarray,

@@ -9,6 +9,8 @@ Guided velocity (classifier-free guidance with a contrast condition):
     v_w = v(x, t, pos) + w (v(x, t, pos) - v(x, t, neg)),
 w = 0 is the conditional model; MIRO's neg is (empty caption, every reward at its lowest bin).
 Sampling integrates dx/dt = v_w from t = 0 to 1 with ``n_steps`` Euler steps.
+A VelocityNet built with ``n_seeds`` holds that many independent networks (seeds.py) and maps inputs with a leading
+seed axis, (S, B, ...) -> (S, B, ...); training uses it to step every seed at once, sampling uses one seed at a time.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import torch
 from torch import Tensor, nn
 
 from .scenes import VOCAB
+from .seeds import embedding, layer_norm, linear, seed_state, stack
 
 T_MIN = 0.05  # floor of 1 - t in the x-prediction velocity (Li & He 2025, "Back to basics: let denoising
 # generative models denoise")
@@ -40,11 +43,11 @@ class Condition:
 class Block(nn.Module):
     """h + W2 SiLU(W1 ((1 + scale) LN(h) + shift)), scale and shift from the condition embedding (FiLM)."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, n_seeds: int | None) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(width, elementwise_affine=False)
-        self.film = nn.Linear(width, 2 * width)
-        self.mlp = nn.Sequential(nn.Linear(width, width), nn.SiLU(), nn.Linear(width, width))
+        self.film = linear(width, 2 * width, n_seeds)
+        self.mlp = nn.Sequential(linear(width, width, n_seeds), nn.SiLU(), linear(width, width, n_seeds))
 
     def forward(self, h: Tensor, emb: Tensor) -> Tensor:
         scale, shift = self.film(emb).chunk(2, -1)
@@ -52,24 +55,26 @@ class Block(nn.Module):
 
 
 class VelocityNet(nn.Module):
-    """An MLP velocity field on flattened images with FiLM conditioning on (t, caption, r * m, m)."""
+    """An MLP velocity field on flattened images with FiLM conditioning on (t, caption, r * m, m); ``n_seeds``
+    independent copies of it when n_seeds is set (module docstring)."""
 
-    def __init__(self, image_dim: int, width: int, depth: int, n_rewards: int) -> None:
+    def __init__(self, image_dim: int, width: int, depth: int, n_rewards: int, n_seeds: int | None = None) -> None:
         super().__init__()
-        self.inp = nn.Linear(image_dim, width)
-        self.words = nn.ModuleList(nn.Embedding(v + 1, width) for v in VOCAB)
-        self.reward = nn.Sequential(nn.Linear(2 * n_rewards, width), nn.SiLU(), nn.Linear(width, width))
-        self.time = nn.Sequential(nn.Linear(32, width), nn.SiLU(), nn.Linear(width, width))
-        self.blocks = nn.ModuleList(Block(width) for _ in range(depth))
-        self.out = nn.Sequential(nn.LayerNorm(width), nn.Linear(width, image_dim))
+        self.spec, self.n_seeds = (image_dim, width, depth, n_rewards), n_seeds
+        self.inp = linear(image_dim, width, n_seeds)
+        self.words = nn.ModuleList(embedding(v + 1, width, n_seeds) for v in VOCAB)
+        self.reward = nn.Sequential(linear(2 * n_rewards, width, n_seeds), nn.SiLU(), linear(width, width, n_seeds))
+        self.time = nn.Sequential(linear(32, width, n_seeds), nn.SiLU(), linear(width, width, n_seeds))
+        self.blocks = nn.ModuleList(Block(width, n_seeds) for _ in range(depth))
+        self.out = nn.Sequential(layer_norm(width, n_seeds), linear(width, image_dim, n_seeds))
 
     def forward(self, x: Tensor, t: Tensor, c: Condition) -> Tensor:
         freqs = torch.exp(torch.arange(16, device=x.device) * (math.log(1000.0) / 15))
-        ang = t[:, None] * freqs[None] * math.pi
-        emb = self.time(torch.cat([ang.sin(), ang.cos()], 1))
-        emb = emb + sum(w(c.tokens[:, k]) for k, w in enumerate(self.words))
-        emb = nn.functional.silu(emb + self.reward(torch.cat([c.rewards * c.mask, c.mask], 1)))
-        h = self.inp(x.flatten(1))
+        ang = t[..., None] * freqs * math.pi
+        emb = self.time(torch.cat([ang.sin(), ang.cos()], -1))
+        emb = emb + sum(w(c.tokens[..., k]) for k, w in enumerate(self.words))
+        emb = nn.functional.silu(emb + self.reward(torch.cat([c.rewards * c.mask, c.mask], -1)))
+        h = self.inp(x.flatten(-3))
         for block in self.blocks:
             h = block(h, emb)
         return self.out(h).view_as(x)
@@ -78,7 +83,7 @@ class VelocityNet(nn.Module):
 def velocity(net: VelocityNet, x: Tensor, t: Tensor, c: Condition) -> Tensor:
     """v = (x1_hat - x) / max(1 - t, T_MIN): the network predicts the clean image x1_hat (x-prediction), so every
     component of the noise that the width-limited MLP cannot represent is removed rather than carried along."""
-    return (net(x, t, c) - x) / (1 - t).clamp(min=T_MIN)[:, None, None, None]
+    return (net(x, t, c) - x) / (1 - t).clamp(min=T_MIN)[..., None, None, None]
 
 
 def load_net(state: dict[str, Tensor], prefix: str, image_dim: int, width: int, depth: int,
@@ -89,12 +94,27 @@ def load_net(state: dict[str, Tensor], prefix: str, image_dim: int, width: int, 
     return net.eval()
 
 
-def fm_loss(net: VelocityNet, x1: Tensor, c: Condition, gen: torch.Generator) -> Tensor:
-    """Monte Carlo estimate of L with t ~ U(0, 1) and x_0 ~ N(0, I) drawn from ``gen``."""
-    x0 = torch.randn(x1.shape, generator=gen, device=gen.device).to(x1)
-    t = torch.rand(len(x1), generator=gen, device=gen.device).to(x1)
-    xt = (1 - t[:, None, None, None]) * x0 + t[:, None, None, None] * x1
-    return ((velocity(net, xt, t, c) - (x1 - x0)) ** 2).mean()
+def batched(nets: list[VelocityNet]) -> VelocityNet:
+    """One seed-batched VelocityNet whose seed s holds the weights of nets[s]."""
+    net = VelocityNet(*nets[0].spec, n_seeds=len(nets)).to(next(nets[0].parameters()).device)
+    stack(net, nets)
+    return net
+
+
+def per_seed(net: VelocityNet) -> list[VelocityNet]:
+    """The seed-batched ``net`` as one VelocityNet per seed (copies of its weights)."""
+    nets = [VelocityNet(*net.spec).to(net.inp.weight.device) for _ in range(net.n_seeds)]
+    for s, n in enumerate(nets):
+        n.load_state_dict(seed_state(net, s))
+    return nets
+
+
+def fm_loss(net: VelocityNet, x1: Tensor, c: Condition, x0: Tensor, t: Tensor) -> Tensor:
+    """Monte Carlo estimate of L over the batch (x1, c) at the draws x_0 ~ N(0, I) (shaped as x1) and t ~ U(0, 1)
+    (one per image); with a leading seed axis, one estimate per seed (shape (S,))."""
+    tb = t[..., None, None, None]
+    xt = (1 - tb) * x0 + tb * x1
+    return ((velocity(net, xt, t, c) - (x1 - x0)) ** 2).flatten(-3).mean((-2, -1))
 
 
 def guided_velocity(net: VelocityNet, x: Tensor, t: Tensor, pos: Condition, neg: Condition, w: float) -> Tensor:

@@ -6,7 +6,7 @@ from paperdag.dag import Pipeline, Resources, Stage
 from .params import Params
 
 METHODS = ("miro", "base", "filter", "single")  # the method first, then its baselines (methods.py)
-TRAIN_PARAMS = ("model", "budget", "methods", "sampler", "rewards")
+TRAIN_PARAMS = ("model", "budget", "methods", "sampler", "rewards", "final")
 PLOTS = ("reward_curves.png", "samples.png", "control.png", "final_rewards.png")
 
 PIPELINE = Pipeline(
@@ -19,7 +19,7 @@ PIPELINE = Pipeline(
               outputs=("dataset.safetensors", "detector.safetensors", "evaluator.safetensors", "annotations.json",
                        "provenance.json")),
         *(Stage(f"train_{m}", "train", "train:train", upstream=("prepare",), params=TRAIN_PARAMS,
-                outputs=("weights.safetensors", "curves.parquet"), args={"method_name": m},
+                outputs=("weights.safetensors", "curves.parquet", "finals.parquet"), args={"method_name": m},
                 resources=Resources(cpus=1, gpus=0.25)) for m in METHODS),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *(f"train_{m}" for m in METHODS)),
               params=("model", "methods", "sampler", "rewards", "final", "claims"), outputs=("metrics.json", *PLOTS),
