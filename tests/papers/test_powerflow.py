@@ -22,6 +22,7 @@ from paperdag.papers.powerflow.claims import claims, paired
 from paperdag.papers.powerflow.loops import pretrain, rlif_reward
 from paperdag.papers.powerflow.objectives import (
     free_steps,
+    intuitor_loss,
     majority_reward,
     require_answer,
     self_certainty_reward,
@@ -250,6 +251,44 @@ def test_self_certainty_is_the_mean_kl_from_uniform_written_independently():
     assert torch.allclose(got, torch.stack(expected), atol=1e-5)
 
 
+def test_intuitor_loss_is_grpo_with_per_response_token_mean_and_k3_penalty_written_independently():
+    """Intuitor's GRPO objective at one update per batch, per response i: (1/n_i) sum_t [A_i log pi_t - beta D_t],
+    D_t = exp(ref_t - lp_t) - (ref_t - lp_t) - 1, averaged over responses and negated; its gradient in log pi_t is
+    -(A_i - beta (1 - exp(ref_t - lp_t))) / (n_i N)."""
+    torch.manual_seed(0)
+    rewards = torch.randn(2, 3)
+    lp = -torch.rand(6, 4).requires_grad_(True)
+    ref = -torch.rand(6, 4)
+    free = free_steps(torch.tensor([0, 1, 2, 3, 3, 1]), 3).float()
+    beta = 0.3
+    adv = [(r - r.mean()) / (r.std() + 1e-6) for r in rewards]
+    adv = torch.cat(adv)
+    expected = 0.0
+    for i in range(6):
+        n = int(free[i].sum())
+        terms = [adv[i] * lp[i, t] - beta * (torch.exp(ref[i, t] - lp[i, t]) - (ref[i, t] - lp[i, t]) - 1)
+                 for t in range(4) if free[i, t]]
+        expected = expected - sum(terms) / n / 6
+    got = intuitor_loss(rewards, lp, ref, free, beta)
+    assert torch.allclose(got, expected, atol=1e-6)
+    (grad,) = torch.autograd.grad(got, lp)
+    n = free.sum(1, keepdim=True)
+    analytic = -(adv.unsqueeze(1) - beta * (1 - torch.exp(ref - lp.detach()))) / (n * 6) * free
+    assert torch.allclose(grad, analytic, atol=1e-6)
+
+
+def test_scored_sampling_returns_the_step_log_probs_of_its_samples():
+    """sample(score=True): the same draws as sample() from the same generator state, and step log-probs equal to a
+    separate step_log_probs pass on them, with gradients."""
+    task = _task()
+    model = _model(task)
+    prompts = task.prompts.repeat_interleave(3, 0)
+    responses, lengths = sample(model, task, prompts, torch.Generator().manual_seed(5))
+    scored, scored_lengths, steps = sample(model, task, prompts, torch.Generator().manual_seed(5), score=True)
+    assert torch.equal(responses, scored) and torch.equal(lengths, scored_lengths) and steps.requires_grad
+    assert torch.allclose(steps, step_log_probs(model, task, prompts, responses))
+
+
 def test_entropy_reward_is_the_enumerated_sequence_log_likelihood():
     """EM-RL (trajectory level): r(y) = log pi(y|q), against the exact enumeration's log pi of the same responses;
     the mean over the enumeration weighted by pi is -H(pi(.|q))."""
@@ -414,12 +453,13 @@ def test_evidence_is_inconclusive_when_the_base_model_loses_to_the_count_model()
 
 def test_a_collapsed_baseline_is_not_reported_as_beaten():
     """An RLIF baseline below the un-tuned base model (entropy minimisation collapsing onto wrong answers): PowerFlow
-    beating it is inconclusive, the other comparisons stay judged."""
+    beating it is inconclusive (its reason shows where its training curve peaked), the other comparisons stay judged."""
     runs, *rest = _inputs(0.9)
     runs["entropy"]["accuracy"] = np.array([0.1, 0.12, 0.11, 0.1, 0.12, 0.11])
-    out = _verdicts(runs, *rest)
-    assert out["competent_entropy"] == "fails" and out["sharpen_beats_entropy"] == "inconclusive"
-    assert out["sharpen_beats_majority"] == "holds"
+    out = {c.id: c for c in resolve(claims(runs, *rest, P, {"entropy": {"step": 50.0, "accuracy": 0.8}}))}
+    assert out["competent_entropy"].verdict == "fails" and out["sharpen_beats_entropy"].verdict == "inconclusive"
+    assert "peaked at accuracy 0.8000 at step 50" in out["competent_entropy"].reason
+    assert out["sharpen_beats_majority"].verdict == "holds"
 
 
 def test_length_claims_on_the_lengths_variant_are_judged_against_base_and_target():
@@ -437,6 +477,20 @@ def test_length_claims_on_the_lengths_variant_are_judged_against_base_and_target
     assert out["lengths_target_keeps_length"].verdict == "fails"
     assert out["lengths_length_aware_keeps_length"].verdict == "inconclusive"
     assert out["length_tracks_exact_target"].verdict == "holds"
+
+
+def test_chain_length_aware_claim_is_judged_against_its_exact_target():
+    """On chain a length-aware run at its exact target's length holds even where that target is 40% longer than the
+    base (reported as a fact); a run 30% off its target fails."""
+    runs, base, targets, *rest = _inputs(0.9)
+    targets["tb_length_sharpen"]["length"] = 1.4
+    runs["tb_length_sharpen"]["length"] = np.full(6, 1.4) + np.tile([-0.01, 0.0, 0.01], 2)
+    out = {c.id: c for c in resolve(claims(runs, base, targets, *rest, P))}
+    assert out["length_aware_keeps_length"].verdict == "holds"
+    assert out["length_aware_keeps_length"].measured["target_relative_to_base"] == pytest.approx(0.4)
+    runs["tb_length_sharpen"]["length"] = runs["tb_length_sharpen"]["length"] * 1.3
+    out = {c.id: c for c in resolve(claims(runs, base, targets, *rest, P))}
+    assert out["length_aware_keeps_length"].verdict == "fails"
 
 
 def test_smoke_pipeline_end_to_end(smoke_runs):

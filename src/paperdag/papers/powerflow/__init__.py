@@ -11,9 +11,10 @@ shortens outputs at alpha > 1 while the length-aware objective keeps the length 
 Methods (objectives.py, loops.py): Trajectory Balance (Malkin et al. 2022) with a learned log Z(q) in three forms,
 trajectory-level, token-normalised (FlowRL-style, Zhu et al. 2025) and length-aware (exact forms and implied targets
 in objectives.py and exact.py); baselines with GRPO advantages (Shao et al. 2024; Dr. GRPO loss, Liu et al. 2025):
-entropy minimisation (EM-RL, trajectory level, Agarwal et al. 2025), self-certainty (Intuitor, Zhao et al. 2025),
-both with the recipes' answer requirement, majority vote (TTRL, Zuo et al. 2025) and supervised GRPO with the true
-reward. Model: the shared tiny GPT (paperdag.common).
+entropy minimisation (EM-RL, trajectory level, Agarwal et al. 2025), self-certainty (Intuitor, Zhao et al. 2025, in
+its published GRPO form: per-response token mean, KL penalty to the base policy), both with the recipes' answer
+requirement, majority vote (TTRL, Zuo et al. 2025) and supervised GRPO with the true reward. Model: the shared tiny
+GPT (paperdag.common).
 
 Data: procedural (task.py): prompts (a, b) in Z_5^2, answer (a + b) mod 5, responses of <= 4 digits then EOS;
 the base model is pretrained on a per-prompt mixture of correct worked traces, short (often off-by-one) guesses and

@@ -47,8 +47,8 @@ def flatten_aligned(ctx: StageContext[Params]) -> dict[str, float]:
         h = base_rate_estimate(aligned, task, f.rate_samples, gen)
         log_aligned = exact.log_probs(aligned, task)
         target = exact.target("length", log_aligned, n_tokens, alpha, h)
-        model = run(aligned, task, Method("length", alpha), h, f.steps, f.group, f.lr, f.lr_log_z, f.clip, gen,
-                    lambda step, *_, seed=seed: ctx.report(f"seed {seed}", step, f.steps))
+        model = run(aligned, log_aligned, task, Method("length", alpha), h, f.steps, f.group, f.lr, f.lr_log_z, f.clip,
+                    gen, lambda step, *_, seed=seed: ctx.report(f"seed {seed}", step, f.steps))
         rows.append({"seed": seed, **{f"aligned_{k}": v for k, v in exact.metrics(log_aligned, task).items()},
                      **{f"target_{k}": v for k, v in exact.metrics(target, task).items()},
                      **exact.metrics(exact.log_probs(model, task), task, target)})

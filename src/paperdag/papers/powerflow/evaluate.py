@@ -82,18 +82,23 @@ def evaluate(ctx: StageContext[Params], methods: list[str], compared: list[str],
     base, h = exact.metrics(log_base, task), exact.base_rate(log_base, n_tokens)
     reference = trivial_models(task, log_base, ctx.input("prepare", DATA_FILE))
 
-    runs, s, targets, curves, dists = {}, {}, {}, {}, {"base": exact.length_distribution(log_base, task)}
+    runs, s, targets, curves, peaks = {}, {}, {}, {}, {}
+    dists = {"base": exact.length_distribution(log_base, task)}
     for m in methods:
         final = final_runs(ctx, m, m in compared)
         runs[m] = {k: final[k].to_numpy() for k in ("seed", *KEYS)}
         s[m] = {k: mean_ci(runs[m][k], p.claims.confidence) for k in KEYS}
         dists[m] = np.mean(np.array(final["length_dist"].to_pylist()), 0)
+        curve = read_table(ctx.input(f"finetune_{m}", CURVE_FILE))
         if m.startswith("tb_"):
             kind, power = m.split("_")[1], m.split("_")[2]
             log_target = exact.target(kind, log_base, n_tokens, getattr(p.alpha, power), h)
             targets[m] = exact.metrics(log_target, task) | {"kl_base": exact.metrics(log_base, task, log_target)["kl"]}
-            curve = read_table(ctx.input(f"finetune_{m}", CURVE_FILE))
             curves[m] = spread_by_step(curve["step"].to_numpy(), curve["kl"].to_numpy())
+        else:  # the peak of an RLIF baseline's training curve, beside its final accuracy
+            acc = spread_by_step(curve["step"].to_numpy(), curve["accuracy"].to_numpy())
+            best = int(np.argmax(acc["mean"]))
+            peaks[m] = {"step": float(acc["step"][best]), "accuracy": round(float(acc["mean"][best]), 4)}
     baseline_only = [k for k in KEYS if k != "kl"]
     write_table(ctx.output("methods.parquet"), {
         "method": methods, **{f"{k}_{v}": [getattr(s[m][k], v) for m in methods] for k in KEYS
@@ -116,5 +121,6 @@ def evaluate(ctx: StageContext[Params], methods: list[str], compared: list[str],
     metrics |= {f"{k[:3]}_{m}_lengths": float(np.mean(variant["runs"][m][k])) for m in lengths
                 for k in ("accuracy", "length")}
     metrics |= {f"target_{k[:3]}_{m}_lengths": variant["targets"][m][k] for m in lengths for k in ("accuracy", "length")}
-    write_metrics(ctx.out, metrics, claims(runs, base, targets, reference, ceiling, aligned, variant, p.claims))
+    verdicts = claims(runs, base, targets, reference, ceiling, aligned, variant, p.claims, peaks)
+    write_metrics(ctx.out, metrics, verdicts)
     return {k: float(v) for k, v in metrics.items()}

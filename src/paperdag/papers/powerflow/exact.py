@@ -1,5 +1,6 @@
 """Exact evaluation by enumeration: log pi(y | q) of every response (a trie over all sequences, read off one causal
-forward pass of the K^L full-length sequences per prompt), the alpha-power targets and the exact metrics.
+forward pass of the K^(L-1) length-(L-1) prefixes per prompt: the last content token is read at step L - 1, which
+sees only the first L - 1, and the step after it is the forced EOS), the alpha-power targets and the exact metrics.
 
 Targets (n(y) = k + 1 generated tokens, all normalised over the R responses of each prompt):
     traj    p_alpha(y|q)  proportional to  p_base(y|q)^alpha
@@ -25,20 +26,22 @@ from .task import Task, all_responses, response_answers
 def log_probs(model: GPT, task: Task, chunk: int = 8192) -> torch.Tensor:
     """(Q, R) exact log pi(y | q) of every response of every prompt (float64).
 
-    A response with prefix p of length k is read off the full sequence p0...0: cum[k] + log pi(EOS | q, p)."""
+    A response y of length k is read off the row of its prefix y_1..y_{L-1} (0-padded):
+    sum_{t<k} log pi(y_t+1 | q, y_<=t) + log pi(EOS | q, y) (0 at k = L, where EOS is forced)."""
     K, L = task.modulus, task.max_len
-    full = torch.cartesian_prod(*[torch.arange(K)] * L).reshape(-1, L)
+    prefixes = torch.cartesian_prod(*[torch.arange(K)] * (L - 1)).reshape(-1, L - 1)
     responses, lengths = all_responses(task)
-    index = (responses * K ** torch.arange(L - 1, -1, -1)).sum(1)  # row of p0...0 in `full`
+    row = (responses[:, : L - 1] * K ** torch.arange(L - 2, -1, -1)).sum(1)  # row of y_1..y_{L-1} in `prefixes`
     dev = next(model.parameters()).device
-    Q, F = len(task.prompts), len(full)
-    prompts, seqs = task.prompts.repeat_interleave(F, 0), full.repeat(Q, 1)
+    Q, P = len(task.prompts), len(prefixes)
+    seqs = torch.cat([prefixes, torch.zeros(P, 1, dtype=torch.long)], 1)  # step_log_probs never reads y_L
+    prompts, seqs = task.prompts.repeat_interleave(P, 0), seqs.repeat(Q, 1)
     steps = torch.cat([step_log_probs(model, task, pr.to(dev), sq.to(dev)).cpu()
                        for pr, sq in zip(prompts.split(chunk), seqs.split(chunk), strict=True)]).double()
-    steps = steps.view(Q, F, L + 1, K + 1)
-    digits = steps[:, :, :L].gather(3, full.expand(Q, F, L).unsqueeze(3)).squeeze(3)
-    cum = torch.cat([torch.zeros(Q, F, 1, dtype=torch.float64), digits.cumsum(2)], 2)  # (Q, K^L, L+1)
-    return cum[:, index, lengths] + steps[:, index, lengths, K]
+    steps = steps.view(Q, P, L + 1, K + 1)[:, row]  # (Q, R, L + 1, K + 1)
+    digits = steps[:, :, :L].gather(3, responses.expand(Q, -1, -1).unsqueeze(3)).squeeze(3)
+    digits = torch.where(torch.arange(L) < lengths.unsqueeze(1), digits, torch.zeros_like(digits)).sum(2)
+    return digits + steps.gather(2, lengths.view(1, -1, 1, 1).expand(Q, -1, 1, K + 1)).squeeze(2)[..., K]
 
 
 def normalise(log_unnorm: torch.Tensor) -> torch.Tensor:

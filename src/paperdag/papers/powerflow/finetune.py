@@ -9,7 +9,7 @@ from paperdag.stage import StageContext
 
 from . import exact
 from .data import load_task, stage_name
-from .loops import Method, base_rate_estimate
+from .loops import Method, objective_rate
 from .loops import finetune as run
 from .objectives import TB_VARIANTS
 from .params import Params
@@ -36,7 +36,7 @@ def finetune(ctx: StageContext[Params], objective: str, power: str, variant: str
     curve, final, tensors = [], [], {}
     for seed in range(f.seeds):
         gen = torch.Generator().manual_seed(p.seed * 10_007 + seed)
-        h = base_rate_estimate(base, task, f.rate_samples, gen)
+        h = objective_rate(base, task, objective, f.rate_samples, gen)
         target = exact.target(objective, log_base, n_tokens, alpha, h) if objective in TB_VARIANTS else None
 
         def log(step: int, model: torch.nn.Module, log_z: torch.Tensor, loss: float) -> None:
@@ -48,7 +48,8 @@ def finetune(ctx: StageContext[Params], objective: str, power: str, variant: str
                                step, run=f"seed{seed}", params={"seed": seed})
             ctx.report(f"seed {seed}", step, f.steps)
 
-        model = run(base, task, Method(objective, alpha), h, f.steps, f.group, f.lr, f.lr_log_z, f.clip, gen, log)
+        method = Method(objective, alpha, f.intuitor_kl)
+        model = run(base, log_base, task, method, h, f.steps, f.group, f.lr, f.lr_log_z, f.clip, gen, log)
         log_pi = exact.log_probs(model, task)
         final.append({"seed": seed, **exact.metrics(log_pi, task, target),
                       "length_dist": exact.length_distribution(log_pi, task).tolist()})

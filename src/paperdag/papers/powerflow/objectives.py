@@ -22,11 +22,17 @@ Trajectory Balance (Malkin et al. 2022, NeurIPS) toward the alpha-power target, 
     loss = mean delta^2.
 RLIF baselines and the supervised reference, all with GRPO advantages A_i = (r_i - mean_G r) / (std_G r + eps) over
 G samples per prompt and the Dr. GRPO loss -mean_i A_i log pi(y_i|q) / (L + 1) (Liu et al. 2025: no per-response
-length normalisation, which would itself bias length):
+length normalisation, which would itself bias length), except Intuitor, run in its published form (below):
     entropy        r = log pi(y|q)                                (EM-RL, trajectory level, Agarwal et al. 2025)
     self_certainty r = (1/n) sum_t KL(U || pi(. | q, y_<t))       (Intuitor, Zhao et al. 2025)
     majority       r = 1[ans(y) = majority answer of the group]    (TTRL, Zuo et al. 2025)
     grpo           r = 1[ans(y) = c]                               (supervised GRPO, Shao et al. 2024)
+Intuitor's objective is GRPO's (Shao et al. 2024, Eq. 3; Zhao et al. 2025, Sec. 3), per-response token mean and a
+KL penalty to the reference (base) policy with the k3 estimator,
+    J = (1/G) sum_i (1/n_i) sum_t [ min(rho_t A_i, clip(rho_t, 1 -+ eps) A_i) - beta D_t ],
+    D_t = pi_ref(y_t|.) / pi(y_t|.) - log(pi_ref(y_t|.) / pi(y_t|.)) - 1,
+with one policy update per batch of samples (the recipe's), so rho_t = pi / pi_old = 1 and the clip never binds:
+its value and gradient are those of A_i log pi(y_t|.) (``intuitor_loss``).
 Token sums run over the free steps t <= k with t < L (the forced EOS at step L carries no choice). Entropy and
 self-certainty carry the recipes' answer requirement (``require_answer``): a response without an answer (the empty
 one) gets its group's lowest reward; without it both converge to the empty response, whose one certain EOS step is
@@ -98,3 +104,15 @@ def grpo_loss(rewards: torch.Tensor, log_pi: torch.Tensor, max_len: int, eps: fl
     """(Q, G) rewards and log pi: -mean A log pi / (L + 1) with group-normalised advantages A."""
     adv = (rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + eps)
     return -(adv.detach() * log_pi).mean() / (max_len + 1)
+
+
+def intuitor_loss(rewards: torch.Tensor, token_lp: torch.Tensor, ref_token_lp: torch.Tensor, free: torch.Tensor,
+                  beta: float, eps: float = 1e-6) -> torch.Tensor:
+    """-J of Intuitor's GRPO objective (module docstring): (Q, G) rewards, (N, L + 1) per-token log pi (differentiable)
+    and log pi_ref of the sampled tokens, (N, L + 1) mask of the n_i free steps, KL coefficient ``beta``."""
+    adv = ((rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + eps)).reshape(-1, 1)
+    log_ratio = ref_token_lp - token_lp
+    penalty = log_ratio.exp() - log_ratio - 1.0
+    per_token = (adv.detach() * token_lp - beta * penalty) * free
+    return -(per_token.sum(1) / free.sum(1).clamp(min=1)).mean()
+

@@ -27,16 +27,21 @@ def _inputs(task: Task, prompts: torch.Tensor, responses: torch.Tensor) -> torch
     return torch.cat([prompts, sep, responses], 1)
 
 
+def _steps(task: Task, logits: torch.Tensor) -> torch.Tensor:
+    """(N, L + 1, K + 1) log-softmax over {digits, EOS} of the logits read at steps 0..L-1, then the forced step L."""
+    K = task.modulus
+    steps = torch.log_softmax(logits[:, 2:, : K + 1].float(), dim=-1)
+    forced = torch.full((len(logits), 1, K + 1), float("-inf"), device=logits.device)
+    forced[..., K] = 0.0
+    return torch.cat([steps, forced], 1)
+
+
 def step_log_probs(model: GPT, task: Task, prompts: torch.Tensor, responses: torch.Tensor) -> torch.Tensor:
     """(N, L + 1, K + 1) log pi(. | q, y_<t) over {digits, EOS} at steps t = 0..L; step L puts all mass on EOS.
 
     Step t is read at position 2 + t of [a, b, SEP, y_1..y_L]; the forced step L needs no forward pass, so the
     model reads [a, b, SEP, y_1..y_{L-1}] (causal attention: the logits of steps t < L do not see y_L)."""
-    K, L = task.modulus, task.max_len
-    logits = model(_inputs(task, prompts, responses[:, : L - 1]))[:, 2:, : K + 1].float()
-    forced = torch.full((len(prompts), 1, K + 1), float("-inf"), device=logits.device)
-    forced[..., K] = 0.0
-    return torch.cat([torch.log_softmax(logits, dim=-1), forced], 1)
+    return _steps(task, model(_inputs(task, prompts, responses[:, : task.max_len - 1])))
 
 
 def token_log_probs(steps: torch.Tensor, responses: torch.Tensor, lengths: torch.Tensor, eos: int) -> torch.Tensor:
@@ -56,20 +61,23 @@ def sequence_log_prob(model: GPT, task: Task, prompts: torch.Tensor, responses: 
     return token_log_probs(steps, responses, lengths, task.eos).sum(1)
 
 
-@torch.no_grad()
-def sample(model: GPT, task: Task, prompts: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """Ancestral samples y ~ pi(. | q): (N, L) content digits (0-padded) and (N,) content lengths."""
+def sample(model: GPT, task: Task, prompts: torch.Tensor, gen: torch.Generator,
+           score: bool = False) -> tuple[torch.Tensor, ...]:
+    """Ancestral samples y ~ pi(. | q): (N, L) content digits (0-padded) and (N,) content lengths; with ``score``
+    also their step_log_probs (differentiable). The last step reads [a, b, SEP, y_1..y_{L-1}] (0 after an EOS), which
+    is step_log_probs' input, so that one forward pass, run with gradients, serves both."""
     K, L = task.modulus, task.max_len
     n, dev = len(prompts), prompts.device
     responses = torch.zeros(n, L, dtype=torch.long, device=dev)
     lengths = torch.full((n,), L, dtype=torch.long, device=dev)
     done = torch.zeros(n, dtype=torch.bool, device=dev)
     for t in range(L):  # step t reads [a, b, SEP, y_1..y_t] (causal: nothing later changes its logits)
-        logits = model(_inputs(task, prompts, responses[:, :t]))[:, -1, : K + 1].float()
-        probs = torch.softmax(logits, dim=-1)
+        with torch.set_grad_enabled(score and t == L - 1):
+            logits = model(_inputs(task, prompts, responses[:, :t]))
+        probs = torch.softmax(logits[:, -1, : K + 1].detach().float(), dim=-1)
         token = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1).to(dev)
         stop = (token == K) & ~done
         lengths[stop] = t
         done |= stop
         responses[:, t] = torch.where(done, torch.zeros_like(token), token)
-    return responses, lengths
+    return (responses, lengths, _steps(task, logits)) if score else (responses, lengths)

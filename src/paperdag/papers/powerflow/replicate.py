@@ -12,7 +12,7 @@ from paperdag.stage import StageContext
 from . import exact
 from .data import load_task
 from .finetune import FINAL_FILE
-from .loops import Method, base_rate_estimate
+from .loops import Method, objective_rate
 from .loops import finetune as run
 from .objectives import TB_VARIANTS
 from .params import Params
@@ -33,9 +33,10 @@ def replicate(ctx: StageContext[Params], objective: str, power: str) -> dict[str
     rows = []
     for seed in range(f.seeds, p.power.seeds):
         gen = torch.Generator().manual_seed(p.seed * 10_007 + seed)
-        h = base_rate_estimate(base, task, f.rate_samples, gen)
+        h = objective_rate(base, task, objective, f.rate_samples, gen)
         target = exact.target(objective, log_base, n_tokens, alpha, h) if objective in TB_VARIANTS else None
-        model = run(base, task, Method(objective, alpha), h, f.steps, f.group, f.lr, f.lr_log_z, f.clip, gen,
+        method = Method(objective, alpha, f.intuitor_kl)
+        model = run(base, log_base, task, method, h, f.steps, f.group, f.lr, f.lr_log_z, f.clip, gen,
                     lambda step, *_, seed=seed: ctx.report(f"seed {seed}", step, f.steps))
         log_pi = exact.log_probs(model, task)
         rows.append({"seed": seed, **exact.metrics(log_pi, task, target),

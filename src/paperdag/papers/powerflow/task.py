@@ -98,6 +98,15 @@ def all_responses(task: Task) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.cat(rows), torch.cat(lengths)
 
 
+def response_index(responses: torch.Tensor, lengths: torch.Tensor, modulus: int) -> torch.Tensor:
+    """(N,) row of each response in all_responses: sum_{j<k} K^j shorter ones, then its k digits read in base K."""
+    L = responses.shape[1]
+    offset = torch.tensor([sum(modulus**j for j in range(k)) for k in range(L + 1)], device=responses.device)
+    t = torch.arange(L, device=responses.device)
+    place = (modulus ** (lengths.unsqueeze(1) - 1 - t).clamp(min=0)) * (t < lengths.unsqueeze(1))
+    return offset[lengths] + (responses * place).sum(1)
+
+
 def response_answers(responses: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """(N,) the last content token of each response, -1 for the empty response."""
     last = responses.gather(1, (lengths - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
