@@ -13,10 +13,11 @@ from scipy.optimize import linear_sum_assignment
 
 from paperdag.common.verdicts import resolve
 from paperdag.io import load_tensors, read_json
-from paperdag.papers.spherical_fm import coupling, geometry, metrics
+from paperdag.papers.spherical_fm import coupling, geometry, metrics, training
 from paperdag.papers.spherical_fm.claims import Measured, Scores, claims
 from paperdag.papers.spherical_fm.data import photo_crops
-from paperdag.papers.spherical_fm.flows import SPECS, fm_loss, sample
+from paperdag.papers.spherical_fm.flows import SPECS, fm_loss, pair, sample
+from paperdag.papers.spherical_fm.networks import SeedBatch, VelocityMLP
 from paperdag.papers.spherical_fm.observation import represent
 from paperdag.papers.spherical_fm.params import ClaimParams
 from paperdag.papers.spherical_fm.regime import coupling_agreement, saturated_fraction
@@ -90,6 +91,36 @@ def test_flow_loss_vanishes_for_the_exact_velocity() -> None:
     assert fm_loss(lambda x, s: x1 - x0, x0, x1, t, SPECS["icfm"]) < 1e-24
     field = lambda x, s: _log_map(x, x1, R) / (1 - s[:, None]) + 7.0 * x  # plus a radial part, projected away
     assert fm_loss(field, x0, x1, t, SPECS["sfm"]) < 1e-20
+
+
+@pytest.mark.parametrize("method", list(SPECS))
+def test_seed_batched_training_follows_each_seed_own_run(method: str) -> None:
+    """Two seeds trained as one SeedBatch end where each seed's own network ends when trained alone with the same
+    draws (the same per-seed minibatches, couplings, loss and Adam updates), up to float round-off."""
+    data = torch.randn(64, 6, generator=torch.Generator().manual_seed(3)) + 2.0
+    radius, spec = float(data.norm(dim=1).mean()), SPECS[method]
+
+    def nets() -> list[VelocityMLP]:
+        return [torch.manual_seed(s) and VelocityMLP(6, 16, 2, 8) for s in range(2)]
+
+    together, _ = training.train_flow(nets(), data, spec, radius, 5, 16, 1e-2,
+                                      [torch.Generator().manual_seed(s) for s in range(2)])
+    for s, net in enumerate(nets()):
+        alone, _ = training.train_flow([net], data, spec, radius, 5, 16, 1e-2, [torch.Generator().manual_seed(s)])
+        for k, v in alone[0].items():
+            assert torch.allclose(together[s][k], v, atol=1e-5), (s, k)
+    batched = SeedBatch(nets())
+    x, t = torch.randn(2, 4, 6), torch.rand(2, 4)
+    for s, net in enumerate(nets()):
+        assert torch.allclose(batched(x, t)[s], net(x[s], t[s]), atol=1e-6)
+
+
+def test_pairing_stacked_minibatches_couples_each_seed_separately() -> None:
+    g = torch.Generator().manual_seed(4)
+    x0, x1 = torch.randn(3, 7, 5, generator=g, dtype=F64), torch.randn(3, 7, 5, generator=g, dtype=F64)
+    for spec in SPECS.values():
+        stacked = pair(x0, x1, spec)[0]
+        assert all(torch.equal(stacked[s], pair(x0[s], x1[s], spec)[0]) for s in range(3))
 
 
 @pytest.mark.parametrize("cost", coupling.COSTS)
@@ -179,7 +210,7 @@ def test_direction_representation_lies_on_the_mean_norm_sphere() -> None:
 
 
 PARAMS = ClaimParams(cv_max=0.1, proj_tol=0.02, norm_frac_max=0.25, min_probe_gain=0.2, min_feature_gain=0.2,
-                     max_fd_ratio=0.75, max_saturated_frac=0.5)
+                     max_fd_ratio=0.75, max_saturated_frac=0.5, min_steps=5)
 STEPS = [5, 20]
 SEEDS = np.array([-0.5, 0.0, 0.5])  # per-seed offsets around each mean FD
 
@@ -189,8 +220,8 @@ def _measured(fds: dict[str, list[float]], gaussian: float = 100.0, cv: float = 
     obs = {d: {s: {"cv": cv, "chance": 0.1, "acc_original": 0.9, "acc_direction": 0.9, "acc_norm": acc_norm}
                for s in ("model", "unit")} for d in ("mnist", "digits", "photos")}
     fd = {(m, k): v + SEEDS for m, vals in fds.items() for k, v in zip(STEPS, vals, strict=True)}
-    photos = Scores(fd, gaussian + SEEDS, 1.0, feature_acc, 0.11, 90, 100, {100: fd})
-    mnist = Scores({k: v + 100.0 for k, v in fd.items()}, 50.0 + SEEDS, 1.0, 0.2, 0.11, 90, 100, {100: fd})
+    photos = Scores(fd, gaussian, 1.0, feature_acc, 0.11, 90, 100, {100: fd}, 10.0)
+    mnist = Scores({k: v + 100.0 for k, v in fd.items()}, 50.0, 1.0, 0.2, 0.11, 90, 100, {100: fd}, 2.0)
     return Measured({"photos": photos, "mnist": mnist}, obs, {"mnist": 0.74, "digits": 0.58, "photos": saturated})
 
 
@@ -239,6 +270,17 @@ def test_evidence_is_inconclusive_when_its_precondition_fails() -> None:
     assert all(blind[c] == "inconclusive" for c in GENERATOR_CLAIMS) and blind["feature_classifier_learned"] == "fails"
 
 
+def test_step_counts_below_min_steps_are_reported_not_judged() -> None:
+    """I-CFM worse than the Gaussian at 5 steps fails its precondition when 5 steps are judged; with min_steps 20 the
+    5-step ratio is only reported and the claims are judged at 20 steps."""
+    weak = _measured(GOOD | {"icfm": [120, 30]})
+    assert _verdicts(weak)["icfm_beats_gaussian"] == "fails"
+    judged = resolve(claims(weak, STEPS, PARAMS.model_copy(update={"min_steps": 20})))
+    icfm = next(c for c in judged if c.id == "icfm_beats_gaussian")
+    assert icfm.verdict == "holds" and "5 steps (below min_steps 20, not judged)" in icfm.measured
+    assert all(c.verdict == "holds" for c in judged if c.id in COMPARISONS)
+
+
 def test_competence_within_its_interval_is_inconclusive() -> None:
     """An FD ratio whose interval straddles 0.75 (per-seed ratios 0.61, 0.74, 0.87 against a Gaussian of 50) is
     undecided: neither competent nor not."""
@@ -252,7 +294,7 @@ def test_competence_within_its_interval_is_inconclusive() -> None:
 
 def test_smoke_run_trains_every_model_on_both_datasets_and_samples_every_step_count(smoke_runs) -> None:
     runs = smoke_runs(SLUG)
-    flow = {"budgets": {"photos": [15, 60], "mnist": [60]}, "n_seeds": 2, "sample_steps": [5, 10, 20],
+    flow = {"budgets": {"photos": [15, 60], "mnist": [60]}, "n_seeds": 2, "sample_steps": [5, 10, 20, 40],
             "n_samples": 100}  # the smoke profile
     for m in SPECS:
         for d, dim in (("photos", 8 * 8 * 3), ("mnist", 14 * 14)):

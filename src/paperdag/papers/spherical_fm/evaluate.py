@@ -1,5 +1,6 @@
 """Stage ``evaluate``: feature-space metrics of every generator, dataset, budget, seed and step count against that
-dataset's test images, the trivial Gaussian generator (one draw per seed) and a real-vs-real reference, the regime
+dataset's test images, the trivial Gaussian generator (mapping the generators' evaluation noise), a real-vs-real
+reference and the training images projected to the mean-norm sphere (the floor of any generator on it), the regime
 (regime.py), the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from paperdag.stage import StageContext
 from .claims import NATURAL, Measured, Scores, claims
 from .data import DATASETS, load_split, to_model_space
 from .features import N_CLASSES, classifier_file
-from .flows import gaussian_baseline
+from .flows import eval_noise, gaussian_baseline
+from .geometry import project_to_sphere
 from .metrics import featurize, label_frequencies, score
 from .networks import Classifier
 from .observation import chance
@@ -56,17 +58,17 @@ def score_dataset(ctx: StageContext[Params], methods: list[str], dataset: str) -
              for m in methods for i, b in enumerate(budgets) for s in range(p.flow.n_seeds)
              for j, k in enumerate(p.flow.sample_steps)]
     rows = [r for r in sweep if r["budget"] == budgets[-1]]  # the claims' budget
-    gaussians = [image_score(to_uint8(gaussian_baseline(X_tr, n, torch.Generator().manual_seed(p.seed + s))))
-                 for s in range(p.flow.n_seeds)]
-    reference = {"gaussian": gaussians[0], "real_train": image_score(to_uint8(X_tr[:n]))}
-    baselines = [dict(dataset=dataset, method="gaussian", budget=0, seed=s, steps=0, **v)
-                 for s, v in enumerate(gaussians)]
-    baselines.append(dict(dataset=dataset, method="real_train", budget=0, seed=0, steps=0, **reference["real_train"]))
+    gaussian = image_score(to_uint8(gaussian_baseline(X_tr, eval_noise(n, X_tr.shape[1], p.seed))))
+    sphere = project_to_sphere(X_tr[:n], float(X_tr.norm(dim=1).mean()))  # SFM's S_R (train.py's radius)
+    reference = {"gaussian": gaussian, "real_train": image_score(to_uint8(X_tr[:n])),
+                 "sphere_train": image_score(to_uint8(sphere))}
+    baselines = [dict(dataset=dataset, method=r, budget=0, seed=0, steps=0, **v) for r, v in reference.items()]
     same, pairs = coupling_agreement(X_tr, p.flow.batch, p.metrics.coupling_batches,
                                      torch.Generator().manual_seed(p.seed))
-    scores = Scores(per_seed(rows, ("method", "steps"), "fd"), np.array([g["fd"] for g in gaussians]),
+    scores = Scores(per_seed(rows, ("method", "steps"), "fd"), gaussian["fd"],
                     reference["real_train"]["fd"], feature_acc, chance(y_te), same, pairs,
-                    {b: per_seed([r for r in sweep if r["budget"] == b], ("method", "steps"), "fd") for b in budgets})
+                    {b: per_seed([r for r in sweep if r["budget"] == b], ("method", "steps"), "fd") for b in budgets},
+                    reference["sphere_train"]["fd"])
     k = N_CLASSES[dataset]
     low = {m: label_frequencies(featurize(net, samples[m][-1, 0, 0].float() / 127.5 - 1)[1], k) for m in methods}
     figures = {"summary": summarize(rows, ("method", "steps"), METRICS), "reference": reference,
@@ -95,8 +97,7 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
         metrics |= {f"fd_{d}_{m}_{k}_budget{b}": float(v.mean()) for b, fd in s.sweep.items()
                     for (m, k), v in fd.items()}
         metrics |= {f"{v}_{d}_{b}": x for b, r in reference.items() for v, x in r.items()}
-        metrics |= {f"feature_accuracy_{d}": s.feature_acc, f"fd_{d}_gaussian_seed_mean": float(s.gaussian_fd.mean()),
-                    f"coupling_agreement_{d}": s.coupling_same / s.coupling_pairs}
+        metrics |= {f"feature_accuracy_{d}": s.feature_acc, f"coupling_agreement_{d}": s.coupling_same / s.coupling_pairs}
     metrics |= {f"{d}_{s}_{k}": x for d, by in observation.items() for s, r in by.items() for k, x in r.items()}
     metrics |= {f"saturated_fraction_{d}": v for d, v in measured.saturated.items()}
     write_metrics(ctx.out, metrics, claims(measured, p.flow.sample_steps, p.claims))
@@ -107,7 +108,7 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
     save_figure(plot_metric_vs_steps({d: f["summary"] for d, f in figures.items()}, methods, steps,
                                      {d: f["reference"] for d, f in figures.items()}), ctx.output("metric_vs_steps.png"))
     save_figure(plot_observation(observation), ctx.output("observation.png"))
-    save_figure(plot_budget_sweep(scores[NATURAL].sweep, float(scores[NATURAL].gaussian_fd.mean()), methods, steps,
+    save_figure(plot_budget_sweep(scores[NATURAL].sweep, scores[NATURAL].gaussian_fd, methods, steps,
                                   p.claims.max_fd_ratio), ctx.output("budget_sweep.png"))
     save_figure(plot_labels({d: f["labels"] for d, f in figures.items()}, steps[0]), ctx.output("labels.png"))
     return {k: v for k, v in metrics.items() if k.startswith(("fd_", "feature"))}

@@ -36,24 +36,42 @@ SPECS = {
 }
 
 
-def source(n: int, dim: int, spec: FlowSpec, radius: float, gen: torch.Generator, device: str) -> torch.Tensor:
-    """x0 ~ N(0, I_dim), or its radial projection to S_R (uniform on the sphere) for the spherical geometry."""
-    z = torch.randn(n, dim, generator=gen, device=device)
+def from_noise(z: torch.Tensor, spec: FlowSpec, radius: float) -> torch.Tensor:
+    """The source point of noise z ~ N(0, I_dim): z itself, or its radial projection to S_R (uniform on the sphere)
+    for the spherical geometry."""
     return project_to_sphere(z, radius) if spec.geometry == "sphere" else z
 
 
+def source(n: int, dim: int, spec: FlowSpec, radius: float, gen: torch.Generator, device: str) -> torch.Tensor:
+    """n source points x0 = from_noise(z) of fresh draws z ~ N(0, I_dim) from ``gen``."""
+    return from_noise(torch.randn(n, dim, generator=gen, device=device), spec, radius)
+
+
+EVAL_STREAM = 1_000_003  # offset of the evaluation noise's seed: apart from every training seed's stream
+
+
+def eval_noise(n: int, dim: int, seed: int) -> torch.Tensor:
+    """The evaluation noise: n rows z ~ N(0, I_dim) drawn on the CPU from seed + EVAL_STREAM alone (any device gets
+    the same numbers). Every generator, training seed and budget samples from these z, and the fitted Gaussian maps the same z
+    (common random numbers): FD's sampling noise from the draw is then shared, not added to seed-to-seed spread."""
+    return torch.randn(n, dim, generator=torch.Generator().manual_seed(seed))
+
+
 def pair(x0: torch.Tensor, x1: torch.Tensor, spec: FlowSpec) -> tuple[torch.Tensor, torch.Tensor]:
-    """(x0, x1) with x0 re-ordered by the minibatch OT permutation of ``spec.coupling`` (kept as is if independent)."""
+    """(x0, x1) with x0 re-ordered by the minibatch OT permutation of ``spec.coupling`` (kept as is if independent);
+    rows [n, d], or one minibatch per seed [S, n, d] coupled separately."""
     if spec.coupling == "independent":
         return x0, x1
+    if x0.dim() == 3:
+        return torch.stack([pair(a, b, spec)[0] for a, b in zip(x0, x1, strict=True)]), x1
     return x0[ot_permutation(x0, x1, spec.coupling)], x1
 
 
 def path(x0: torch.Tensor, x1: torch.Tensor, t: torch.Tensor, spec: FlowSpec) -> tuple[torch.Tensor, torch.Tensor]:
-    """(x_t, u_t): the straight line and x1 - x0, or the slerp and its tangent velocity."""
+    """(x_t, u_t): the straight line and x1 - x0, or the slerp and its tangent velocity (t has x0's leading shape)."""
     if spec.geometry == "sphere":
         return slerp(x0, x1, t)
-    return (1 - t[:, None]) * x0 + t[:, None] * x1, x1 - x0
+    return (1 - t[..., None]) * x0 + t[..., None] * x1, x1 - x0
 
 
 def velocity(net: nn.Module, x: torch.Tensor, t: torch.Tensor, spec: FlowSpec) -> torch.Tensor:
@@ -63,10 +81,11 @@ def velocity(net: nn.Module, x: torch.Tensor, t: torch.Tensor, spec: FlowSpec) -
 
 
 def fm_loss(net: nn.Module, x0: torch.Tensor, x1: torch.Tensor, t: torch.Tensor, spec: FlowSpec) -> torch.Tensor:
-    """Conditional flow-matching loss (1/n) sum_i ||v(x_t, t) - u_t||^2 / dim on coupled pairs."""
+    """Conditional flow-matching loss (1/n) sum_i ||v(x_t, t) - u_t||^2 / dim on coupled pairs: a scalar for rows
+    [n, d], one loss per seed for stacked minibatches [S, n, d] (a seed-batched field, networks.SeedBatch)."""
     x0, x1 = pair(x0, x1, spec)
     x_t, u_t = path(x0, x1, t, spec)
-    return ((velocity(net, x_t, t, spec) - u_t) ** 2).mean()
+    return ((velocity(net, x_t, t, spec) - u_t) ** 2).mean(dim=(-2, -1))
 
 
 @torch.no_grad()
@@ -75,16 +94,15 @@ def sample(net: nn.Module, x0: torch.Tensor, steps: int, spec: FlowSpec, radius:
     exponential-map Euler x <- exp_x(h P_x v) on S_R (re-projected to S_R against round-off)."""
     x, h = x0, 1.0 / steps
     for k in range(steps):
-        t = torch.full((len(x),), k * h, device=x.device)
+        t = torch.full(x.shape[:-1], k * h, device=x.device)
         v = velocity(net, x, t, spec)
         x = project_to_sphere(exp_map(x, h * v, radius), radius) if spec.geometry == "sphere" else x + h * v
     return x
 
 
-def gaussian_baseline(data: torch.Tensor, n: int, gen: torch.Generator) -> torch.Tensor:
-    """The trivial generator every model must beat: n draws of N(mean, cov) fitted to the data rows,
-    x = mu + L z with L L^T = cov + 1e-6 I (Cholesky), z ~ N(0, I)."""
+def gaussian_baseline(data: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """The trivial generator every model must beat: N(mean, cov) fitted to the data rows, mapping each noise row z to
+    x = mu + L z with L L^T = cov + 1e-6 I (Cholesky)."""
     mu = data.mean(0)
     cov = torch.cov(data.T.double()) + 1e-6 * torch.eye(data.shape[1], dtype=torch.float64, device=data.device)
-    z = torch.randn(n, data.shape[1], generator=gen, device=data.device, dtype=torch.float64)
-    return (mu.double() + z @ torch.linalg.cholesky(cov).T).to(data.dtype)
+    return (mu.double() + z.to(data.device, torch.float64) @ torch.linalg.cholesky(cov).T).to(data.dtype)

@@ -26,9 +26,10 @@ def angle(x0: torch.Tensor, x1: torch.Tensor) -> torch.Tensor:
 
 
 def slerp(x0: torch.Tensor, x1: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(x_t, dx_t/dt) of the geodesic from x0 to x1 (rows on one sphere) at times t (shape [n]); see the module."""
-    theta = angle(x0, x1)[:, None]
-    t = t[:, None]
+    """(x_t, dx_t/dt) of the geodesic from x0 to x1 (rows on one sphere) at times t (x0's leading shape); see the
+    module."""
+    theta = angle(x0, x1)[..., None]
+    t = t[..., None]
     s = torch.sin(theta)
     x_t = (torch.sin((1 - t) * theta) * x0 + torch.sin(t * theta) * x1) / s
     v_t = theta * (torch.cos(t * theta) * x1 - torch.cos((1 - t) * theta) * x0) / s

@@ -3,10 +3,12 @@ penultimate layer is the feature space of the sample-quality metrics (no pretrai
 
 from __future__ import annotations
 
+import copy
 import math
 
 import torch
 from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
 
 
 def time_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:
@@ -44,6 +46,26 @@ class VelocityMLP(nn.Module):
         for norm, w1, emb, w2 in zip(self.norms, self.w1, self.emb, self.w2, strict=True):
             h = h + w2(nn.functional.silu(w1(norm(h)) + emb(e)))
         return self.out(h)
+
+
+class SeedBatch:
+    """S networks of one architecture (one per training seed) as one field: the parameters of each stacked along a
+    leading seed axis and the forward pass vectorised over it (torch.func.vmap), so v(x, t) for x [S, n, d] and t
+    [S, n] evaluates seed s's network on slice s. Seed s's output and gradient are those of its own network (the
+    seeds share no parameter), in one batched matrix product per layer instead of S."""
+
+    def __init__(self, nets: list[nn.Module]) -> None:
+        self.params, self._buffers = stack_module_state(nets)
+        base = copy.deepcopy(nets[0]).to("meta")
+        self._forward = vmap(lambda p, b, x, t: functional_call(base, (p, b), (x, t)))
+
+    def __call__(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return self._forward(self.params, self._buffers, x, t)
+
+    def state_dicts(self) -> list[dict[str, torch.Tensor]]:
+        """Each seed's parameters as a state dict of its own network."""
+        n = len(next(iter(self.params.values())))
+        return [{k: v[s].detach().clone() for k, v in (self.params | self._buffers).items()} for s in range(n)]
 
 
 class Classifier(nn.Module):

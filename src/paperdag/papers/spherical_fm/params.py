@@ -74,6 +74,10 @@ class ClaimParams(ParamsModel):
     max_fd_ratio: float = Field(gt=0.0, le=1.0, description=(
         "competence: every generator's FD at most this multiple of the fitted Gaussian's (issue 53, set before the "
         "run: a generator must close at least a quarter of the Gaussian's FD to count as having learned the images)"))
+    min_steps: int = Field(ge=1, le=1000, description=(
+        "the generator claims and the competence precondition judge the sampler step counts >= this; fewer are "
+        "reported, not judged: a generator no better than the Gaussian there (I-CFM at 5 Euler steps) is outside the "
+        "regime, and the field samples I-CFM with more steps"))
     max_saturated_frac: float = Field(gt=0.0, lt=1.0, description=(
         "natural-image statistics: at most this fraction of pixels exactly 0 or 1 (each adds exactly 1 to the "
         "model-scale ||x||^2; above one half, most of the norm is fixed by that identity, not by the image)"))
@@ -104,6 +108,8 @@ class Params(ParamsModel):
         if self.flow.n_samples > min(tests.values()):
             raise ValueError(f"flow.n_samples must not exceed either test split {tests} (samples and real images are "
                              "compared in equal numbers)")
+        if sum(k >= self.claims.min_steps for k in self.flow.sample_steps) < 2:
+            raise ValueError("at least two flow.sample_steps must be >= claims.min_steps (few vs many steps)")
         if self.metrics.knn_k >= self.flow.n_samples:
             raise ValueError("metrics.knn_k must be below flow.n_samples")
         return self

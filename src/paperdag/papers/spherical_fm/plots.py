@@ -63,6 +63,8 @@ def plot_metric_vs_steps(summary: dict[str, dict[tuple[str, int], dict[str, Inte
                 ax.errorbar(steps, mean, yerr=err, marker="o", ms=4, capsize=3, color=COLORS[m], label=NAMES[m])
             ax.axhline(reference[d]["gaussian"][metric], color="tab:purple", ls="--", lw=1, label="Gaussian fit")
             ax.axhline(reference[d]["real_train"][metric], color="k", ls=":", lw=1, label="real train vs test")
+            ax.axhline(reference[d]["sphere_train"][metric], color="tab:red", ls="-.", lw=1,
+                       label="train projected to S_R (SFM's floor)")
             ax.set_xscale("log")
             ax.minorticks_off()
             ax.set_xticks(steps, [str(k) for k in steps])

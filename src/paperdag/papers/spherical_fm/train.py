@@ -1,6 +1,8 @@
 """Stage ``train_<method>_<dataset>``: train one generator (flows.SPECS[method]) for each of the dataset's training
-budgets and each seed on its training images (photo crops or MNIST) and sample it with every step count; samples
-are stored as 8-bit images, as any image generator's output would be. Each budget is its own run (the cosine schedule spans it), from the same initialisation per seed."""
+budgets, all seeds at once (training.train_flow: one seed-batched network, each seed's own math), on its training
+images (photo crops or MNIST) and sample it with every step count from the shared evaluation noise (flows.eval_noise);
+samples are stored as 8-bit images, as any image generator's output would be. Each budget is its own run (the cosine
+schedule spans it), from the same initialisation per seed."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from paperdag.io import save_tensors
 from paperdag.stage import StageContext
 
 from .data import load_split, to_model_space
-from .flows import SPECS, sample, source
+from .flows import SPECS, eval_noise, from_noise, sample
 from .networks import VelocityMLP
 from .params import Params
 from .prepare import DATA_FILE
@@ -29,27 +31,30 @@ def to_uint8(x: torch.Tensor) -> torch.Tensor:
 def train(ctx: StageContext[Params], method: str, dataset: str) -> dict[str, float]:
     """weights.safetensors (one state dict per budget and seed) and samples.safetensors
     ({"samples": uint8 [budget, seed, steps, n, d]})."""
-    p, spec = ctx.params.flow, SPECS[method]
+    p, spec, seed = ctx.params.flow, SPECS[method], ctx.params.seed
     data = torch.as_tensor(to_model_space(load_split(ctx.input("prepare", DATA_FILE), dataset, "train")[0]),
                            device=ctx.device)
     radius = float(data.norm(dim=1).mean())
+    x0 = from_noise(eval_noise(p.n_samples, data.shape[1], seed).to(ctx.device), spec, radius)
     weights, samples, final = {}, [], []
     for budget in p.budgets[dataset]:
-        samples.append([])
+        nets = []
         for s in range(p.n_seeds):
-            torch.manual_seed(ctx.params.seed * 1000 + s)  # the same initialisation for every method and budget
-            net = VelocityMLP(data.shape[1], p.hidden, p.depth, p.time_dim).to(ctx.device)
-            gen = torch.Generator(ctx.device).manual_seed(ctx.params.seed * 1000 + s)
+            torch.manual_seed(seed * 1000 + s)  # the same initialisation for every method and budget
+            nets.append(VelocityMLP(data.shape[1], p.hidden, p.depth, p.time_dim).to(ctx.device))
+        gens = [torch.Generator(ctx.device).manual_seed(seed * 1000 + s) for s in range(p.n_seeds)]
+        states, losses = train_flow(nets, data, spec, radius, budget, p.batch, p.lr, gens,
+                                    lambda k, budget=budget: ctx.report(f"budget{budget} step", k + 1, budget))
+        every = max(1, budget // 50)
+        for s, (net, state) in enumerate(zip(nets, states, strict=True)):
             run = f"budget{budget}.seed{s}"
-            losses = train_flow(net, data, spec, radius, budget, p.batch, p.lr, gen,
-                                lambda k, _, run=run, budget=budget: ctx.report(f"{run} step", k + 1, budget))
-            every = max(1, budget // 50)
             for k in range(0, budget, every):
-                ctx.log_metric("fm_loss", float(np.mean(losses[k: k + every])), k, run=run)
-            final.append(float(np.mean(losses[-max(1, budget // 10):])))
-            weights |= {f"{run}.{k}": v for k, v in net.state_dict().items()}
-            x0 = source(p.n_samples, data.shape[1], spec, radius, gen, ctx.device)
-            samples[-1].append(torch.stack([to_uint8(sample(net.eval(), x0, n, spec, radius)) for n in p.sample_steps]))
+                ctx.log_metric("fm_loss", float(losses[k: k + every, s].mean()), k, run=run)
+            final.append(float(losses[-max(1, budget // 10):, s].mean()))
+            weights |= {f"{run}.{k}": v for k, v in state.items()}
+            net.load_state_dict(state)
+        samples.append([torch.stack([to_uint8(sample(net.eval(), x0, n, spec, radius)) for n in p.sample_steps])
+                        for net in nets])
     save_tensors(ctx.output(WEIGHTS_FILE), weights, metadata={"method": method, "dataset": dataset,
                                                                      "radius": repr(radius)})
     save_tensors(ctx.output(SAMPLES_FILE), {"samples": torch.stack([torch.stack(by) for by in samples])})
