@@ -1,6 +1,7 @@
 """Stage ``flatten_aligned``: the paper's alpha < 1 setting, flattening an aligned, over-sharpened model toward its
-own power target. The aligned model of seed s is the supervised-GRPO policy of seed s (``finetune_grpo``); PowerFlow
-(length-aware TB at alpha = alpha.flatten) fine-tunes a copy of it toward
+own power target. The aligned model of seed s (power.seeds of them) is the supervised-GRPO policy of seed s
+(``finetune_grpo``'s seeds, then ``replicate_grpo``'s); PowerFlow (length-aware TB at alpha = alpha.flatten)
+fine-tunes a copy of it toward
     p_LA(y|q)  proportional to  p_aligned(y|q)^alpha exp(-(alpha - 1) h(q) n(y)),
 h(q) the aligned model's log-likelihood per token (exact.target with the aligned model in place of the base), and
 the exact metrics of the aligned model, of that target and of the flattened policy are recorded per seed."""
@@ -38,9 +39,10 @@ def flatten_aligned(ctx: StageContext[Params]) -> dict[str, float]:
     p, t, f = ctx.params, ctx.params.task, ctx.params.finetune
     task = load_task(ctx.input("prepare", PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias)
     tensors = load_tensors(ctx.input("finetune_grpo", WEIGHTS_FILE), ctx.device)
+    tensors |= load_tensors(ctx.input("replicate_grpo", WEIGHTS_FILE), ctx.device)
     n_tokens, alpha = (all_responses(task)[1] + 1).double(), p.alpha.flatten
     rows = []
-    for seed in range(f.seeds):
+    for seed in range(p.power.seeds):
         aligned = build_model(task, p.model.d_model, p.model.n_layer, p.model.n_head).to(ctx.device)
         aligned.load_state_dict(policy_state(tensors, seed))
         gen = torch.Generator().manual_seed(p.seed * 10_007 + STREAM + seed)

@@ -2,7 +2,8 @@
 
 PowerFlow is the length-aware TB (``tb_length_*``). Every number is exact (enumeration of every response); seeds
 vary only the fine-tuning samples, and every method uses the same seeds, so comparisons are paired t intervals over
-the seeds both arms ran (power.seeds for PowerFlow against the RLIF baselines, finetune.seeds otherwise).
+the seeds both arms ran (power.seeds for PowerFlow against the RLIF baselines and GRPO, and for the flattened aligned
+models; finetune.seeds otherwise).
 
 - precondition (the regime): the base model beats the strongest trivial model of its pretraining pairs (a per-prompt
   count model); each baseline the method is said to beat improves on the un-tuned base model; there is headroom (the

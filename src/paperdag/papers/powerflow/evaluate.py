@@ -1,5 +1,5 @@
 """Stage ``evaluate``: exact base-model and target metrics by enumeration, across-seed summaries of every method
-(finetune_<method> seeds, with replicate_<method>'s added for the RLIF comparison), the aligned model's flattening
+(finetune_<method> seeds, with replicate_<method>'s added for the RLIF comparison and GRPO), the aligned model's flattening
 (flatten_aligned), the lengths task variant (its base model, targets and sharpening TB runs), the claims
 (claims.py) and the figures (plots.py)."""
 
@@ -72,7 +72,8 @@ def length_variant(ctx: StageContext[Params], methods: list[str]) -> dict:
             "reference": trivial_models(task, log_base, ctx.input("prepare_lengths", DATA_FILE))}
 
 
-def evaluate(ctx: StageContext[Params], methods: list[str], compared: list[str], lengths: list[str]) -> dict[str, float]:
+def evaluate(ctx: StageContext[Params], methods: list[str], replicated: list[str],
+             lengths: list[str]) -> dict[str, float]:
     """metrics.json, methods.parquet (one row per method: means and intervals) and three plots."""
     p, t = ctx.params, ctx.params.task
     task = load_task(ctx.input("prepare", PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias)
@@ -85,7 +86,7 @@ def evaluate(ctx: StageContext[Params], methods: list[str], compared: list[str],
     runs, s, targets, curves, peaks = {}, {}, {}, {}, {}
     dists = {"base": exact.length_distribution(log_base, task)}
     for m in methods:
-        final = final_runs(ctx, m, m in compared)
+        final = final_runs(ctx, m, m in replicated)
         runs[m] = {k: final[k].to_numpy() for k in ("seed", *KEYS)}
         s[m] = {k: mean_ci(runs[m][k], p.claims.confidence) for k in KEYS}
         dists[m] = np.mean(np.array(final["length_dist"].to_pylist()), 0)

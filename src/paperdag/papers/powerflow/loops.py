@@ -98,14 +98,19 @@ def finetune(base: GPT, log_base: torch.Tensor, task: Task, method: Method, h: t
              lr: float, lr_log_z: float, clip: float, gen: torch.Generator,
              log: Callable[[int, GPT, torch.Tensor, float], None]) -> GPT:
     """Fine-tune a copy of ``base`` for ``steps`` steps of G = ``group`` on-policy samples per prompt (all prompts
-    each step, Adam, policy gradients clipped to norm ``clip``); ``log_base`` (Q, R) is the base model's exact
-    log-likelihood of every response (exact.log_probs), read by TB for each sample; ``log(step, model, log_z, loss)``
-    is called before each step and after the last."""
+    each step, Adam with both learning rates decayed linearly to 0, policy gradients clipped to norm ``clip``), so the
+    final iterate is not a draw from Adam's noise ball: at a constant rate the default run's final exact KL of
+    length-aware TB to its target was 0.028 / 0.062 / 0.060 over three seeds, and one seed went 0.077 -> 0.525 ->
+    0.028 at steps 200 / 250 / 300 (GRPO's accuracy 0.998 -> 0.957 on one seed at the last step); with the decay
+    0.029 / 0.029 / 0.029. ``log_base`` (Q, R) is the base model's exact log-likelihood of every response
+    (exact.log_probs), read by TB for each sample; ``log(step, model, log_z, loss)`` is called before each step and
+    after the last."""
     model = copy.deepcopy(base)
     dev = next(model.parameters()).device
     q = len(task.prompts)
     log_z = torch.zeros(q, device=dev, requires_grad=True)
     opt = torch.optim.Adam([{"params": model.parameters(), "lr": lr}, {"params": [log_z], "lr": lr_log_z}])
+    decay = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 1.0 - k / steps)
     prompts = task.prompts.to(dev).repeat_interleave(group, 0)
     rows = torch.arange(q, device=dev).repeat_interleave(group)
     h_rows = h.to(dev).float()[rows]
@@ -135,4 +140,5 @@ def finetune(base: GPT, log_base: torch.Tensor, task: Task, method: Method, h: t
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
+        decay.step()
     return model

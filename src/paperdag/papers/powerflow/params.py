@@ -55,8 +55,9 @@ class FinetuneParams(ParamsModel):
 
     steps: int = Field(ge=1, le=100_000, description="updates per run")
     group: int = Field(ge=2, le=256, description="G: on-policy samples per prompt per update (all prompts each update)")
-    lr: float = Field(gt=0.0, le=0.1, description="Adam learning rate of the policy")
-    lr_log_z: float = Field(gt=0.0, le=10.0, description="Adam learning rate of the learned log Z(q) (TB only)")
+    lr: float = Field(gt=0.0, le=0.1, description="Adam learning rate of the policy (decayed linearly to 0)")
+    lr_log_z: float = Field(gt=0.0, le=10.0, description="Adam learning rate of the learned log Z(q) (TB only; "
+                            "decayed linearly to 0)")
     clip: float = Field(gt=0.0, le=1000.0, description="gradient-norm clip of the policy")
     seeds: int = Field(ge=2, le=20, description="independent runs (sampling seeds) per method")
     eval_every: int = Field(ge=1, le=100_000, description="updates between exact evaluations of the training curve")
@@ -66,10 +67,11 @@ class FinetuneParams(ParamsModel):
 
 
 class PowerParams(ParamsModel):
-    """Statistical power of the RLIF comparison: PowerFlow and each RLIF baseline run on more seeds (stages
-    ``replicate_<method>`` add the seeds finetune.seeds .. seeds - 1 to ``finetune_<method>``'s)."""
+    """Statistical power of the RLIF and GRPO comparisons: PowerFlow, each RLIF baseline and GRPO run on more seeds
+    (stages ``replicate_<method>`` add the seeds finetune.seeds .. seeds - 1 to ``finetune_<method>``'s), and
+    flatten_aligned flattens that many GRPO-aligned models."""
 
-    seeds: int = Field(ge=3, le=50, description="paired seeds of PowerFlow (alpha > 1) and of each RLIF baseline, paired")
+    seeds: int = Field(ge=3, le=50, description="paired seeds of PowerFlow (alpha > 1), each RLIF baseline and GRPO")
 
 
 class AlphaParams(ParamsModel):

@@ -1,7 +1,8 @@
 """The powerflow DAG: prepare -> train_base -> finetune_<method> for each method and replicate_<method> (more seeds)
-for each method of the RLIF comparison (in parallel); finetune_grpo -> flatten_aligned; the ``lengths`` task
-variant: prepare_lengths -> train_base_lengths -> finetune_<method>_lengths for the two sharpening TB forms; all ->
-evaluate."""
+for each method of the RLIF comparison and GRPO (in parallel); finetune_grpo, replicate_grpo -> flatten_aligned; the
+``lengths`` task variant: prepare_lengths -> train_base_lengths -> finetune_<method>_lengths for the two sharpening
+TB forms; all -> evaluate. GRPO's stages and flatten_aligned are declared first: the runner starts ready stages in
+declaration order, and that chain is the longest."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -13,8 +14,34 @@ METHODS = {
     **{name: (name, "none") for name in ("entropy", "self_certainty", "majority", "grpo")},
 }
 COMPARED = ("tb_length_sharpen", "entropy", "self_certainty", "majority")  # on power.seeds paired seeds
+REPLICATED = ("grpo", *COMPARED)  # GRPO too: the reference PowerFlow approaches and flatten_aligned's aligned model
 LENGTHS = ("tb_traj_sharpen", "tb_length_sharpen")  # also run on the ``lengths`` task variant (task.py)
 BASE = ("task", "model")
+LANE = Resources(cpus=1, gpus=0.5)
+
+
+def power_params(name: str) -> tuple[str, ...]:
+    """``alpha`` for a TB method (its target's power), nothing for an RLIF baseline or GRPO."""
+    return ("alpha",) if METHODS[name][1] != "none" else ()
+
+
+def finetune_stage(name: str) -> Stage:
+    """finetune_<name>: finetune.seeds seeds of one method on the chain task, with exact training curves."""
+    kind, power = METHODS[name]
+    return Stage(f"finetune_{name}", "train", "finetune:finetune", upstream=("prepare", "train_base"),
+                 params=(*BASE, "finetune", *power_params(name)),
+                 outputs=("weights.safetensors", "curve.parquet", "final.parquet"),
+                 args={"objective": kind, "power": power}, resources=LANE)
+
+
+def replicate_stage(name: str) -> Stage:
+    """replicate_<name>: the seeds finetune.seeds .. power.seeds - 1 of one method."""
+    kind, power = METHODS[name]
+    return Stage(f"replicate_{name}", "train", "replicate:replicate", upstream=("prepare", "train_base"),
+                 params=(*BASE, "finetune", "power", *power_params(name)),
+                 outputs=("weights.safetensors", "final.parquet"), args={"objective": kind, "power": power},
+                 resources=LANE)
+
 
 PIPELINE = Pipeline(
     slug="powerflow",
@@ -25,37 +52,30 @@ PIPELINE = Pipeline(
         Stage("prepare", "prepare", "prepare:prepare", params=("task",),
               outputs=("data.parquet", "prompts.parquet", "provenance.json")),
         Stage("train_base", "train", "pretrain:pretrain", upstream=("prepare",), params=(*BASE, "pretrain"),
-              outputs=("base.safetensors",), resources=Resources(cpus=1, gpus=0.5)),
-        *(Stage(f"finetune_{name}", "train", "finetune:finetune", upstream=("prepare", "train_base"),
-                params=(*BASE, "finetune", *(("alpha",) if power != "none" else ())),
-                outputs=("weights.safetensors", "curve.parquet", "final.parquet"),
-                args={"objective": kind, "power": power}, resources=Resources(cpus=1, gpus=0.5))
-          for name, (kind, power) in METHODS.items()),
-        *(Stage(f"replicate_{name}", "train", "replicate:replicate", upstream=("prepare", "train_base"),
-                params=(*BASE, "finetune", "power", *(("alpha",) if METHODS[name][1] != "none" else ())),
-                outputs=("final.parquet",), args={"objective": METHODS[name][0], "power": METHODS[name][1]},
-                resources=Resources(cpus=1, gpus=0.5))
-          for name in COMPARED),
+              outputs=("base.safetensors",), resources=LANE),
+        finetune_stage("grpo"),
+        replicate_stage("grpo"),
+        Stage("flatten_aligned", "train", "aligned:flatten_aligned",
+              upstream=("prepare", "finetune_grpo", "replicate_grpo"), params=(*BASE, "finetune", "power", "alpha"),
+              outputs=("final.parquet",), resources=LANE),
+        *(finetune_stage(name) for name in METHODS if name != "grpo"),
+        *(replicate_stage(name) for name in COMPARED),
         Stage("prepare_lengths", "prepare", "prepare:prepare", params=("task",),
               outputs=("data.parquet", "prompts.parquet", "provenance.json"), args={"variant": "lengths"}),
         Stage("train_base_lengths", "train", "pretrain:pretrain", upstream=("prepare_lengths",),
-              params=(*BASE, "pretrain"), outputs=("base.safetensors",), args={"variant": "lengths"},
-              resources=Resources(cpus=1, gpus=0.5)),
-        *(Stage(f"finetune_{name}_lengths", "train", "finetune:finetune", upstream=("prepare_lengths",
-                                                                                   "train_base_lengths"),
-                params=(*BASE, "finetune", "alpha"), outputs=("weights.safetensors", "curve.parquet", "final.parquet"),
-                args={"objective": METHODS[name][0], "power": METHODS[name][1], "variant": "lengths"},
-                resources=Resources(cpus=1, gpus=0.5))
+              params=(*BASE, "pretrain"), outputs=("base.safetensors",), args={"variant": "lengths"}, resources=LANE),
+        *(Stage(f"finetune_{name}_lengths", "train", "finetune:finetune",
+                upstream=("prepare_lengths", "train_base_lengths"), params=(*BASE, "finetune", "alpha"),
+                outputs=("weights.safetensors", "curve.parquet", "final.parquet"),
+                args={"objective": METHODS[name][0], "power": METHODS[name][1], "variant": "lengths"}, resources=LANE)
           for name in LENGTHS),
-        Stage("flatten_aligned", "train", "aligned:flatten_aligned", upstream=("prepare", "finetune_grpo"),
-              params=(*BASE, "finetune", "alpha"), outputs=("final.parquet",), resources=Resources(cpus=1, gpus=0.5)),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
               upstream=("prepare", "train_base", *(f"finetune_{m}" for m in METHODS),
-                        *(f"replicate_{m}" for m in COMPARED), "flatten_aligned", "prepare_lengths",
+                        *(f"replicate_{m}" for m in REPLICATED), "flatten_aligned", "prepare_lengths",
                         "train_base_lengths", *(f"finetune_{m}_lengths" for m in LENGTHS)),
               params=(*BASE, "alpha", "claims"),
               outputs=("metrics.json", "methods.parquet", "kl_curves.png", "pareto.png", "lengths.png"),
-              plots=("kl_curves.png", "pareto.png", "lengths.png"), args={"methods": list(METHODS), "compared": list(COMPARED),
-                                                               "lengths": list(LENGTHS)}),
+              plots=("kl_curves.png", "pareto.png", "lengths.png"),
+              args={"methods": list(METHODS), "replicated": list(REPLICATED), "lengths": list(LENGTHS)}),
     ),
 )
