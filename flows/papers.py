@@ -1,7 +1,8 @@
 """The Prefect flow that runs papers' DAGs: one Prefect task per stale stage, scheduled by ``paperdag.runs.drive``.
 
 Independent stages (and different papers) run at the same time: Prefect's thread pool waits on Ray, which runs
-each stage with its declared resources. Cached stages are recorded without a task. A failed stage is retried by the
+each stage with its declared resources; on the embedded Ray a ready stage is submitted once its resources are free,
+in the pipelines' declaration order (``RayExecutor.fits``). Cached stages are recorded without a task. A failed stage is retried by the
 loop (each attempt is a task run), then reported; its upstream outputs stay cached and its descendants do not run.
 The CLI plans once and hands its opened ``Execution`` to the flow (``run_execution``); a scheduled deployment opens
 its own.
@@ -48,6 +49,10 @@ class PrefectRayExecutor:
     def cancel(self) -> int:
         """Stop the stages in flight (the loop calls this when interrupted); their Prefect tasks then end."""
         return self.ray.cancel()
+
+    def fits(self, plan: StagePlan, running: list[StagePlan]) -> bool:
+        """Whether ``plan`` can start now beside ``running`` (RayExecutor.fits)."""
+        return self.ray.fits(plan, running)
 
     def submit(self, execution: Execution, plan: StagePlan) -> Future[tuple[dict, bool]]:
         settled: Future[tuple[dict, bool]] = Future()

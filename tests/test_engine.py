@@ -214,3 +214,47 @@ def test_a_broken_tracking_store_warns_once_and_the_run_goes_on(toy_project, cap
     assert len(execution.done) == 4
     err = capsys.readouterr().err
     assert err.count("warning: MLflow tracking off for the rest of this run") == 1
+
+
+class OneSlot:
+    """An executor with room for one stage at a time, running each in a thread; records the submission order."""
+
+    def __init__(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.pool, self.futures, self.order = ThreadPoolExecutor(2), [], []
+
+    def fits(self, plan, running) -> bool:
+        return not running
+
+    def submit(self, execution, plan):
+        from paperdag.runs import execute_stage
+
+        assert all(f.done() for f in self.futures), f"{plan.name} submitted while another stage runs"
+        self.order.append(plan.name)
+        self.futures.append(self.pool.submit(execute_stage, execution.store, plan, execution.inputs(plan), "cpu"))
+        return self.futures[-1]
+
+
+def test_ready_stages_wait_until_they_fit_and_start_in_declaration_order(toy_project):
+    executor = OneSlot()
+    execution = drive(Execution.open(["toy"], profile="smoke", track=False), executor)
+    assert executor.order == ["prepare", "train_a", "train_b", "evaluate"]
+    assert execution.done == {f"toy.{s}": False for s in executor.order}
+
+
+def test_embedded_ray_admits_a_stage_only_where_its_cpus_and_gpus_are_free():
+    from types import SimpleNamespace
+
+    from paperdag.dag import Resources
+    from paperdag.ray_exec import RayExecutor
+
+    stage = lambda cpus, gpus=0.0: SimpleNamespace(resources=Resources(cpus=cpus, gpus=gpus))
+    ray = RayExecutor.__new__(RayExecutor)  # no cluster needed: fits reads the recorded cluster resources
+    ray.embedded, ray.resources = True, {"CPU": 2.0}
+    assert ray.fits(stage(1), [stage(1)]) and not ray.fits(stage(1), [stage(1), stage(1)])
+    assert ray.fits(stage(1, 0.5), [stage(1, 0.5)])  # no GPU here: a GPU stage runs on the CPU
+    ray.resources = {"CPU": 16.0, "GPU": 1.0}
+    assert ray.fits(stage(1, 0.5), [stage(1, 0.5)]) and not ray.fits(stage(1, 0.5), [stage(1, 0.5), stage(1, 0.5)])
+    ray.embedded = False  # a joined cluster: everything is queued on Ray (its autoscaler sizes it)
+    assert ray.fits(stage(8), [stage(8), stage(8)])

@@ -248,17 +248,33 @@ class RayExecutor:
     def __init__(self, address: str | None = None):
         import ray
 
+        joined = address or os.environ.get("RAY_ADDRESS")
+        self.embedded = not joined or joined == "local"  # this machine only: its CPUs and GPUs are all there is
         self.resources = connect(address)
         self._remote = ray.remote(_run_remote)
         self._inflight: set[Any] = set()
         self._lock = threading.Lock()
         self.cancelled = False
 
+    def gpus(self, plan: StagePlan) -> float:
+        """The GPUs a stage gets: what it asks for where the cluster has that many, else none (it runs on the CPU)."""
+        r = plan.resources
+        return r.gpus if r.gpus > 0 and self.resources.get("GPU", 0) >= r.gpus else 0
+
+    def fits(self, plan: StagePlan, running: list[StagePlan]) -> bool:
+        """Whether ``plan``'s CPUs and GPUs are free beside the ``running`` stages, on the embedded Ray (a fixed
+        machine: starting a stage only when it fits keeps the pipeline's declaration order, which Ray's own queue does
+        not, and makes "started" mean started). On a joined cluster always: its autoscaler sizes it to the queue."""
+        if not self.embedded:
+            return True
+        cpus = sum(p.resources.cpus for p in running) + plan.resources.cpus
+        gpus = sum(self.gpus(p) for p in running) + self.gpus(plan)
+        return cpus <= self.resources.get("CPU", 0) and gpus <= self.resources.get("GPU", 0)
+
     def options(self, plan: StagePlan) -> dict[str, Any]:
         """Ray resource options for a stage; GPUs only where the cluster has enough of them."""
         r = plan.resources
-        use_gpu = r.gpus > 0 and self.resources.get("GPU", 0) >= r.gpus
-        opts: dict[str, Any] = {"num_cpus": r.cpus, "num_gpus": r.gpus if use_gpu else 0, "max_retries": 0}
+        opts: dict[str, Any] = {"num_cpus": r.cpus, "num_gpus": self.gpus(plan), "max_retries": 0}
         if r.memory_gb:
             opts["memory"] = int(r.memory_gb * 2**30)
         if r.custom:

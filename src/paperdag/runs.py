@@ -245,7 +245,9 @@ def local_device(plan: StagePlan) -> str:
 
 
 class Executor(Protocol):
-    """Where stages run: ``submit`` starts one stage and returns a future of ``(manifest, cache_hit)``."""
+    """Where stages run: ``submit`` starts one stage and returns a future of ``(manifest, cache_hit)``. An executor
+    may also have ``fits(plan, running) -> bool``: whether the stage can start now beside the running ones (the loop
+    then holds it back, keeping the declaration order, until it fits or nothing runs)."""
 
     def submit(self, execution: Execution, plan: StagePlan) -> Future[tuple[dict, bool]]: ...
 
@@ -267,9 +269,12 @@ def drive(execution: Execution, executor: Executor | None = None, retries: int =
     ``retries`` times, then record its failure and skip its descendants; finally close the execution.
 
     A stage is ready when each upstream stage of this execution has finished (or was not asked to run: then its
-    output is already in the store). Cached stages are recorded without being submitted.
+    output is already in the store). Cached stages are recorded without being submitted. Ready stages are submitted
+    in declaration order (plans are topological, ties by declaration), each once the executor says it fits beside
+    the running ones (``fits``, where the executor has it) or when nothing runs.
     """
     executor = executor or LocalExecutor()
+    fits = getattr(executor, "fits", None)
     execution.store.prepare()  # one line if artifacts/ is not writable; stale scratch of killed runs is removed
     waiting = [p for p in execution.plans if p.run]
     running: dict[Future, tuple[StagePlan, int]] = {}
@@ -304,10 +309,11 @@ def drive(execution: Execution, executor: Executor | None = None, retries: int =
                     waiting.remove(plan)
                     execution.skip(plan)
                 elif all(u in execution.done or u not in requested for u in ups):
-                    waiting.remove(plan)
                     if plan.cached:
+                        waiting.remove(plan)
                         execution.finish(plan, plan.manifest, hit=True)
-                    else:
+                    elif not running or fits is None or fits(plan, [p for p, _ in running.values()]):
+                        waiting.remove(plan)
                         submit(plan, 0)
             if not running:  # plans are in topological order, so one pass starts everything that can start
                 if waiting:
