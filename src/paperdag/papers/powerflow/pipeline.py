@@ -1,8 +1,8 @@
 """The powerflow DAG: prepare -> train_base -> finetune_<method> for each method and replicate_<method> (more seeds)
 for each method of the RLIF comparison and GRPO (in parallel); finetune_grpo, replicate_grpo -> flatten_aligned; the
 ``lengths`` task variant: prepare_lengths -> train_base_lengths -> finetune_<method>_lengths for the two sharpening
-TB forms; all -> evaluate. GRPO's stages and flatten_aligned are declared first: the runner starts ready stages in
-declaration order, and that chain is the longest."""
+TB forms; all -> evaluate. The runner starts ready stages in declaration order, so the longest work is declared
+first: GRPO's chain (the longest path), then the replicate stages (7 seeds each), then the 3-seed stages."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -58,8 +58,8 @@ PIPELINE = Pipeline(
         Stage("flatten_aligned", "train", "aligned:flatten_aligned",
               upstream=("prepare", "finetune_grpo", "replicate_grpo"), params=(*BASE, "finetune", "power", "alpha"),
               outputs=("final.parquet",), resources=LANE),
-        *(finetune_stage(name) for name in METHODS if name != "grpo"),
         *(replicate_stage(name) for name in COMPARED),
+        *(finetune_stage(name) for name in METHODS if name != "grpo"),
         Stage("prepare_lengths", "prepare", "prepare:prepare", params=("task",),
               outputs=("data.parquet", "prompts.parquet", "provenance.json"), args={"variant": "lengths"}),
         Stage("train_base_lengths", "train", "pretrain:pretrain", upstream=("prepare_lengths",),
