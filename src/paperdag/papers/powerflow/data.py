@@ -47,5 +47,5 @@ def load_pairs(path: Path, max_len: int) -> tuple[torch.Tensor, torch.Tensor, to
     responses = torch.zeros(len(rows), max_len, dtype=torch.long)
     for i, r in enumerate(rows):
         responses[i, : len(r)] = torch.as_tensor(r, dtype=torch.long)
-    prompts = torch.stack([torch.as_tensor(t[c].to_numpy()) for c in ("a", "b")], 1).long()
+    prompts = torch.stack([torch.tensor(t[c].to_numpy()) for c in ("a", "b")], 1).long()  # a copy: Arrow's is read-only
     return prompts, responses, torch.tensor([len(r) for r in rows])
