@@ -2,10 +2,10 @@
 
 Independent stages (and different papers) run at the same time: Prefect's thread pool waits on Ray, which runs
 each stage with its declared resources; on the embedded Ray a ready stage is submitted once its resources are free,
-in the pipelines' declaration order (``RayExecutor.fits``). Cached stages are recorded without a task. A failed stage is retried by the
-loop (each attempt is a task run), then reported; its upstream outputs stay cached and its descendants do not run.
-The CLI plans once and hands its opened ``Execution`` to the flow (``run_execution``); a scheduled deployment opens
-its own.
+in the pipelines' declaration order (``RayExecutor.fits``). Cached stages are recorded without a task. A failed
+stage is retried by the loop (each attempt is a task run), then reported; its upstream outputs stay cached and its
+descendants do not run. The CLI plans once and hands its opened ``Execution`` to the flow (``run_execution``); a
+scheduled deployment opens its own.
 
 Interrupted (SIGINT/SIGTERM, see ``paperdag.lifetime``), the loop cancels the Ray tasks in flight and the flow
 ends within seconds. Without a configured Prefect API, the CLI's run uses a temporary API server that paperdag

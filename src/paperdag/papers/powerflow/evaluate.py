@@ -1,6 +1,6 @@
 """Stage ``evaluate``: exact base-model and target metrics by enumeration, across-seed summaries of every method
-(finetune_<method> seeds, with replicate_<method>'s added for the RLIF comparison and GRPO), the aligned model's flattening
-(flatten_aligned), the lengths task variant (its base model, targets and sharpening TB runs), the claims
+(finetune_<method> seeds, with replicate_<method>'s added for the RLIF comparison and GRPO), the aligned model's
+flattening (flatten_aligned), the lengths task variant (its base model, targets and sharpening TB runs), the claims
 (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
