@@ -129,61 +129,157 @@ def test_package_layout(pipeline):
     assert not any(w in claims_src for w in ("open(", "write_", "read_", "ctx")), "claims.py must be pure"
 
 
-def claims_source_problems(source: str) -> list[str]:
+# Papers whose claims.py is still in the v1 verdict model (bool checks, no plans, no ladders) while they migrate;
+# the v2 rules below apply to every other paper.
+V1_PAPERS = {"a2rbench", "bayesncl", "daif", "diffusearch", "distill_multiindex", "dune", "hamn", "influence_newton",
+             "mhc", "miro", "normuon", "pepmirror", "powerflow", "sa_gaussian", "scp_delta", "sketchrefine",
+             "spherical_fm", "trudi", "vector_lyapunov"}
+INTERVAL_RULE_CALLS = {"superiority", "noninferiority", "equivalence", "trend"}
+POINT_ESTIMATES = {"mean", "median", "nanmean", "nanmedian", "average"}
+BASELINE_WORDS = ("baseline", "gram", "k-nn", "nearest", "logistic", "chance", "random policy", "majority",
+                  "replay", "gaussian", "untrained", "no update", "base model", "trivial")
+
+
+def _is_point_estimate(node: ast.AST, derived: set[str]) -> bool:
+    """x.mean, x["mean"], mean(...), np.median(...), sum(...) / len(...), or a name assigned from one of these."""
+    if isinstance(node, ast.Name):
+        return node.id in derived
+    if isinstance(node, ast.Attribute):
+        return node.attr in POINT_ESTIMATES
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value in POINT_ESTIMATES
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        return name in POINT_ESTIMATES or (name == "float" and any(_is_point_estimate(a, derived) for a in node.args))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        calls = [n.func.id for n in (node.left, node.right) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+        return calls == ["sum", "len"]
+    if isinstance(node, ast.BinOp | ast.UnaryOp):
+        return any(_is_point_estimate(n, derived) for n in ast.iter_child_nodes(node))
+    return False
+
+
+def _point_estimate_names(tree: ast.Module) -> set[str]:
+    """Names assigned from a point estimate anywhere in the module (``m = d.mean`` then ``m > t``)."""
+    derived: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and _is_point_estimate(node.value, derived):
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id not in derived:
+                        derived.add(t.id)
+                        changed = True
+    return derived
+
+
+def _call_name(node: ast.Call) -> str:
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+
+
+def _is_bool_expression(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Compare | ast.BoolOp) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
+            or (isinstance(node, ast.Constant) and isinstance(node.value, bool))
+            or (isinstance(node, ast.Call) and _call_name(node) in ("bool", "all", "any")))
+
+
+def _judged_argument(node: ast.Call) -> ast.AST | None:
+    """The ``judged`` argument of evidence / check / precondition (the fifth, or by keyword)."""
+    named = [k.value for k in node.keywords if k.arg in ("judged", "ok")]
+    return named[0] if named else node.args[4] if len(node.args) > 4 else None
+
+
+def claims_source_problems(source: str, v2: bool = True) -> list[str]:
     """What a paper's claims.py does against the verdict model: a claim built without a kind (``Claim(...)`` instead
-    of ``evidence`` / ``check`` / ``precondition`` from paperdag.common.verdicts), or a verdict from a mean alone (a
-    comparison with ``x.mean``, ``x["mean"]`` or ``mean(...)`` as an operand: over seeds, the shared interval rules
-    decide)."""
+    of ``evidence`` / ``check`` / ``precondition`` from paperdag.common.verdicts), or a threshold on a point estimate
+    (a comparison with a mean or median, ``sum / len``, or a name assigned from one). In v2 also: a bool where a
+    Judgement belongs, ``exact`` without its basis, an interval rule without the plan that set its n, and a
+    precondition against a baseline without its ladder."""
     tree = ast.parse(source)
     problems = []
     imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                 and n.module == "paperdag.common.verdicts" for a in n.names}
     if not CONSTRUCTORS & imported:
         problems.append("builds no claim with evidence / check / precondition from paperdag.common.verdicts")
-
-    def is_mean(node: ast.AST) -> bool:
-        if isinstance(node, ast.Attribute):
-            return node.attr == "mean"
-        if isinstance(node, ast.Subscript):
-            return isinstance(node.slice, ast.Constant) and node.slice.value == "mean"
-        if isinstance(node, ast.Call):
-            f = node.func
-            return (isinstance(f, ast.Name) and f.id == "mean") or (isinstance(f, ast.Attribute) and f.attr == "mean")
-        return False
-
+    derived = _point_estimate_names(tree) if v2 else set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Claim":
-            problems.append(f"line {node.lineno}: Claim(...) without a kind: use evidence, check or precondition")
-        if isinstance(node, ast.Compare) and any(is_mean(x) for x in (node.left, *node.comparators)):
-            problems.append(f"line {node.lineno}: a verdict from a mean alone ({ast.unparse(node)}): use a shared "
-                            "interval rule (superiority, noninferiority, equivalence, trend)")
+        if isinstance(node, ast.Compare) and any(_is_point_estimate(x, derived) if v2 else
+                                                 isinstance(x, ast.Attribute) and x.attr == "mean"
+                                                 for x in (node.left, *node.comparators)):
+            problems.append(f"line {node.lineno}: a threshold on a point estimate ({ast.unparse(node)[:80]}): use a "
+                            "shared interval rule (superiority, noninferiority, equivalence, trend)")
+        if not isinstance(node, ast.Call):
+            continue
+        name, where = _call_name(node), f"line {node.lineno}"
+        if name == "Claim":
+            problems.append(f"{where}: Claim(...) without a kind: use evidence, check or precondition")
+        if not v2:
+            continue
+        judged = _judged_argument(node) if name in CONSTRUCTORS else None
+        if judged is not None and _is_bool_expression(judged):
+            problems.append(f"{where}: a bool judgement ({ast.unparse(judged)[:60]}): pass a rule's Judgement")
+        if name == "exact" and not any(k.arg == "basis" for k in node.keywords):
+            problems.append(f"{where}: exact(...) without its basis (enumeration, exact solver, fixed set, ...)")
+        if name in INTERVAL_RULE_CALLS and not any(k.arg == "plan" for k in node.keywords):
+            problems.append(f"{where}: {name}(...) without plan=: every judged n comes from a declared plan")
+        if name == "precondition" and not any(k.arg == "ladder" for k in node.keywords):
+            against = node.args[2] if len(node.args) > 2 else None
+            text = ast.unparse(against).lower() if against is not None else ""
+            if any(w in text for w in BASELINE_WORDS):
+                problems.append(f"{where}: a precondition against a baseline ({text[:60]}) without its ladder=")
+        if name == "precondition" and len(node.args) > 5:
+            problems.append(f"{where}: precondition(..., reason): the v1 form; the rule's reason is the reason")
     return problems
 
 
 def test_claims_use_the_verdict_model(pipeline):
-    """Every claim has a kind (built by the verdict model's constructors) and no seed comparison is judged by its mean
-    alone."""
+    """Every claim has a kind (built by the verdict model's constructors), no threshold on a point estimate decides a
+    verdict, and (v2) judgements, plans and ladders are where they belong."""
     source = (_package_dir(pipeline) / "claims.py").read_text()
-    assert not claims_source_problems(source), claims_source_problems(source)
+    problems = claims_source_problems(source, v2=pipeline.slug not in V1_PAPERS)
+    assert not problems, problems
 
 
 @pytest.mark.parametrize(("source", "problem"), [
     ("from paperdag.claims import Claim\ndef claims(d):\n    return [Claim('a', 's', 1, d.mean, d.mean > 0)]",
      "without a kind"),
     ("from paperdag.common.verdicts import evidence, exact\n"
-     "def claims(d, p):\n    return [evidence('a', 's', 1, 2, exact(d.mean > p.margin, 'x'), ['r'])]", "mean alone"),
+     "def claims(d, p):\n    return [evidence('a', 's', 1, 2, exact(d.mean > p.margin, 'x'), ['r'])]",
+     "threshold on a point estimate"),
     ("from paperdag.common.verdicts import evidence, exact\n"
-     "def claims(d):\n    return [evidence('a', 's', 1, 2, exact(d['mean'] <= 0.01, 'x'), ['r'])]", "mean alone"),
-    ("import numpy as np\nfrom paperdag.common.verdicts import check\n"
-     "def claims(v):\n    return [check('a', 's', 1, 2, np.mean(v) > 1)]", "mean alone"),
+     "def claims(d):\n    return [evidence('a', 's', 1, 2, exact(d['mean'] <= 0.01, 'x'), ['r'])]",
+     "threshold on a point estimate"),
+    ("import numpy as np\nfrom paperdag.common.verdicts import check, exact\n"
+     "def claims(v):\n    m = np.median(v)\n    ok = m > 1\n    return [check('a', 's', 1, 2, exact(ok, 'x', basis='fixed set'))]",
+     "threshold on a point estimate"),
+    ("from paperdag.common.verdicts import check, exact\n"
+     "def claims(v):\n    return [check('a', 's', 1, 2, exact(sum(v) / len(v) > 1, 'x', basis='fixed set'))]",
+     "threshold on a point estimate"),
+    ("from paperdag.common.verdicts import check\ndef claims(v):\n    return [check('a', 's', 1, 2, v.max() < 1e-6)]",
+     "a bool judgement"),
+    ("from paperdag.common.verdicts import precondition\n"
+     "def claims(v):\n    return [precondition('a', 's', 'oracle', {}, v > 0)]", "a bool judgement"),
+    ("from paperdag.common.verdicts import evidence, exact\n"
+     "def claims(v):\n    return [evidence('a', 's', 1, 2, exact(v, 'x'), ['r'])]", "without its basis"),
+    ("from paperdag.common.verdicts import evidence, superiority\n"
+     "def claims(d):\n    return [evidence('a', 's', 1, 2, superiority(d), ['r'])]", "without plan="),
+    ("from paperdag.common.verdicts import precondition, superiority\n"
+     "def claims(d, p):\n    return [precondition('a', 's', 'a count bigram', {}, superiority(d, plan=p))]",
+     "without its ladder="),
 ])
-def test_the_contract_rejects_a_claims_py_without_kinds_or_judged_by_means(source, problem):
+def test_the_contract_rejects_each_kind_of_bad_claims_py(source, problem):
     assert any(problem in p for p in claims_source_problems(source)), claims_source_problems(source)
 
 
-def test_the_contract_accepts_interval_rules():
-    source = ("from paperdag.common.verdicts import evidence, superiority\n"
-              "def claims(diff):\n    return [evidence('a', 's', 1, 2, superiority(diff), ['r'])]")
+def test_the_contract_accepts_v2_claims():
+    source = ("from paperdag.common.verdicts import Ladder, evidence, precondition, superiority\n"
+              "def claims(diff, gap, nll, p):\n"
+              "    ladder = Ladder.of('lower', {'KN 4-gram': nll[4], 'KN 3-gram': nll[3]})\n"
+              "    return [precondition('b', 's', 'KN 4-gram', {}, superiority(gap, plan=p.seeds), ladder=ladder),\n"
+              "            evidence('a', 's', 1, 2, superiority(diff, plan=p.seeds), ['b'])]")
     assert claims_source_problems(source) == []
 
 
@@ -196,10 +292,12 @@ def _keys(value: object) -> set[str]:
     return set()
 
 
-def check_published(doc: dict) -> list[str]:
+def check_published(doc: dict, v2: bool = True) -> list[str]:
     """A published metrics file against the verdict model: rows with every key, kinds and verdicts, a reason unless
     it holds, evidence decided by a rule and requiring preconditions (inconclusive when one fails), an interval rule
-    where the measured value is an interval, preconditions naming their baseline, counts that match."""
+    where the measured value is an interval, preconditions naming their baseline or bound, counts that match; in v2
+    also the unit, n and plan of every interval-judged evidence claim and precondition, and the ladder (the judged
+    baseline and the next rung) of every precondition against a baseline."""
     from paperdag.claims import counts
     from paperdag.common.verdicts import INTERVAL_RULES, KINDS, RULES, VERDICTS
 
@@ -223,8 +321,16 @@ def check_published(doc: dict) -> list[str]:
                 problems.append(f"{cid}: judged although a required precondition does not hold")
             if c["rule"] not in INTERVAL_RULES and any(k.startswith("ci") for k in _keys(c["measured"])):
                 problems.append(f"{cid}: an interval in measured but judged by rule {c['rule']!r}")
-        if c["kind"] == "precondition" and not (isinstance(c["measured"], dict) and c["measured"].get("baseline")):
-            problems.append(f"{cid}: a precondition whose measured names no baseline")
+        if c["kind"] == "precondition" and not (c.get("baseline") or c.get("bound") or (
+                not v2 and isinstance(c["measured"], dict) and c["measured"].get("baseline"))):
+            problems.append(f"{cid}: a precondition that names no baseline or bound")
+        if v2 and c["kind"] in ("evidence", "precondition") and c["rule"] != "exact":
+            plan = c.get("plan")
+            if not (c.get("unit") and isinstance(c.get("n"), int) and isinstance(plan, dict)
+                    and {"planned_n", "pilot_n", "looks"} <= set(plan)):
+                problems.append(f"{cid}: judged on an interval without its unit, n and plan")
+        if v2 and c.get("baseline") and not (isinstance(c.get("ladder"), list) and len(c["ladder"]) >= 2):
+            problems.append(f"{cid}: a precondition against a baseline without a ladder of >= 2 rungs")
     kinds = {c.get("kind") for c in claims}
     if not {"evidence", "precondition"} <= kinds:
         problems.append(f"needs evidence and at least one precondition (kinds: {sorted(map(str, kinds))})")
@@ -237,7 +343,8 @@ def test_committed_metrics_are_in_the_verdict_model(pipeline):
     path = REPO / "metrics" / f"{pipeline.slug}.json"
     if path.exists():
         doc = json.loads(path.read_text())
-        assert not check_published(doc), check_published(doc)[:8]
+        problems = check_published(doc, v2=pipeline.slug not in V1_PAPERS)
+        assert not problems, problems[:8]
         summary = json.loads((REPO / "metrics" / "summary" / path.name).read_text())
         assert summary["evidence_holding"] == doc["evidence_holding"]
         assert set(summary["claim"]) == {c["id"] for c in doc["claims"]}
@@ -310,7 +417,8 @@ def test_smoke_run_writes_every_output_and_the_claims_contract(pipeline, smoke_r
     metrics = runs.metrics()
     assert metrics["paper"] == pipeline.slug and metrics["profile"] == "smoke" and metrics["title"]
     claims = metrics["claims"]
-    assert claims and not check_published(metrics), check_published(metrics)[:8]
+    problems = check_published(metrics, v2=pipeline.slug not in V1_PAPERS)
+    assert claims and not problems, problems[:8]
     assert len({c["id"] for c in claims}) == len(claims), "claim ids are unique"
     assert all(isinstance(v, int | float | bool) for v in metrics["metrics"].values()), "metrics are scalars"
     json.dumps(metrics, allow_nan=False)

@@ -5,8 +5,11 @@
 "evidence_inconclusive", "evidence_total", "checks_passing", "checks_total", "preconditions_holding",
 "preconditions_total", "claims_holding", "claims_total", "regime_reached", "verdicts", "holds", "metrics": {...},
 "claims": [{"id", "kind", "statement", "paper_value", "measured", "verdict", "holds", "reason", "requires",
-"rule"}]}``. Each claim restates the paper for our scale; its verdict is computed by a shared rule from measured
-numbers, and evidence whose preconditions do not all hold is inconclusive. This module is imported by the
+"rule", ...}]}``. Each claim restates the paper for our scale; its verdict is computed by a shared rule from measured
+numbers, and evidence whose preconditions do not all hold is inconclusive. A claim judged on an interval also has
+``unit`` (what one value is), ``n`` and ``plan`` (its sample-size plan: ``planned_n``, ``pilot_n``, ``looks``, ...);
+an inconclusive one its ``cause``; a precondition names its ``baseline`` with the ``ladder`` of trivial baselines
+(strongest first) or the ``bound`` it is measured against. This module is imported by the
 orchestrator, so it stays light: the rules (scipy) are imported only by the evaluate stage that writes the claims.
 """
 

@@ -6,6 +6,7 @@ Params are validated with the paper's pydantic model before anything runs; any p
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from paperdag.errors import ParamsError, UsageError
 
 PROFILES_KEY = "profiles"
 DEFAULT_PROFILE = "default"
+REPLICATE_PROFILE = "replicate"  # fresh seeds, same sizes: its overlay may set only seed keys (``seed_keys_only``)
+SEED_KEY = re.compile(r"(.*_)?seeds?(_offset)?")
 
 
 class ParamsModel(BaseModel):
@@ -128,6 +131,21 @@ def _unset(values: BaseModel, prefix: str = "") -> list[str]:
     return missing
 
 
+def seed_keys_only(overlay: dict[str, Any], base: dict[str, Any], where: str = "") -> str | None:
+    """The first key of a replicate overlay that is not a seed key (``seed``, ``seeds``, ``<x>_seed``, ``<x>_seeds``,
+    ``seed_offset``) or that changes a seed list's length (the replicate keeps every size), else None."""
+    for key, value in overlay.items():
+        name = f"{where}{key}"
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            if (bad := seed_keys_only(value, base[key], f"{name}.")) is not None:
+                return bad
+        elif not SEED_KEY.fullmatch(str(key)):
+            return f"{name} (not a seed key: a replicate changes only seeds)"
+        elif isinstance(value, list) and (not isinstance(base.get(key), list) or len(value) != len(base[key])):
+            return f"{name} (a replicate keeps the number of seeds)"
+    return None
+
+
 def load_params(data: dict[str, Any], slug: str, model: type[BaseModel], profile: str, path: Path) -> BaseModel:
     """Validate ``slug``'s section of params.yaml, then the section with the profile's overlay applied.
 
@@ -157,4 +175,6 @@ def load_params(data: dict[str, Any], slug: str, model: type[BaseModel], profile
                           f"without one it would silently be the default profile)")
     if not isinstance(overlay, dict):
         raise ParamsError(f"{path}: {slug}.{PROFILES_KEY}.{profile} must be a mapping")
+    if profile == REPLICATE_PROFILE and (bad := seed_keys_only(overlay, base)) is not None:
+        raise ParamsError(f"{path}: {slug}.{PROFILES_KEY}.{profile}.{bad}")
     return _validate(model, deep_merge(base, overlay), path, slug, f".{PROFILES_KEY}.{profile}")
