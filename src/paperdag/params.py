@@ -132,8 +132,9 @@ def _unset(values: BaseModel, prefix: str = "") -> list[str]:
 
 
 def seed_keys_only(overlay: dict[str, Any], base: dict[str, Any], where: str = "") -> str | None:
-    """The first key of a replicate overlay that is not a seed key (``seed``, ``seeds``, ``<x>_seed``, ``<x>_seeds``,
-    ``seed_offset``) or that changes a seed list's length (the replicate keeps every size), else None."""
+    """The first key of a replicate overlay that is not a seed key (``seed``, ``<x>_seed``, ``seed_offset``: values;
+    ``seeds``, ``<x>_seeds``: lists of values), or that changes a seed list's length or a count of seeds (the
+    replicate keeps every size), else None."""
     for key, value in overlay.items():
         name = f"{where}{key}"
         if isinstance(value, dict) and isinstance(base.get(key), dict):
@@ -141,6 +142,8 @@ def seed_keys_only(overlay: dict[str, Any], base: dict[str, Any], where: str = "
                 return bad
         elif not SEED_KEY.fullmatch(str(key)):
             return f"{name} (not a seed key: a replicate changes only seeds)"
+        elif str(key).endswith("seeds") and not isinstance(value, list):
+            return f"{name} (a number of seeds is a size: a replicate sets seed values)"
         elif isinstance(value, list) and (not isinstance(base.get(key), list) or len(value) != len(base[key])):
             return f"{name} (a replicate keeps the number of seeds)"
     return None
@@ -166,6 +169,9 @@ def load_params(data: dict[str, Any], slug: str, model: type[BaseModel], profile
     validated = _validate(model, base, path, slug, "")
     if profile == DEFAULT_PROFILE:
         return validated
+    if profile == REPLICATE_PROFILE and profile not in profiles:
+        raise UsageError(f"paper {slug!r} declares no replicate seeds ({slug}.{PROFILES_KEY}.{profile} in {path.name}: "
+                         f"fresh values of its seed keys, same sizes)")
     if profile not in profiles:
         known = ", ".join([DEFAULT_PROFILE, *sorted(profiles)])
         raise UsageError(f"paper {slug!r} has no profile {profile!r} (profiles: {known})")
