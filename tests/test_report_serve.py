@@ -25,8 +25,8 @@ def test_report_lists_claims_with_verdicts(toy_project):
     assert "<td>evidence holds / fails / inconclusive</td>" in page.replace("<th>", "<td>").replace("</th>", "</td>")
     assert "Regime reached: all 1 preconditions hold." in page and "<svg" in page
     summary = (toy_project.root / "reports/summary.md").read_text()
-    assert "| holds | `ratio` b is twice a | 2 | 2 |" in summary
-    assert "| toy | 1 / 0 / 0 | 0/0 | 1/1 | yes | default |" in summary
+    assert "| holds | `ratio` b is twice a | 2 | 2 | exact |" in summary
+    assert "| toy | 1 / 0 / 0 | - | 0/0 | 1/1 | yes | - | default |" in summary
     assert (toy_project.root / "reports/plots/verdicts.svg").read_text().startswith("<svg")
 
 
@@ -36,14 +36,36 @@ def test_report_shows_inconclusive_evidence_with_the_failed_precondition(toy_pro
     doc = json.loads(path.read_text())
     pre, ev = doc["claims"]
     pre |= {"verdict": "fails", "holds": False, "reason": "sum_abs_a 0 is not above 0"}
-    ev |= {"verdict": "inconclusive", "holds": False, "reason": "precondition a_is_nonzero fails"}
+    ev |= {"verdict": "inconclusive", "holds": False, "reason": "precondition a_is_nonzero fails",
+           "cause": "precondition"}
     path.write_text(json.dumps(doc | {"evidence_holding": 0, "evidence_inconclusive": 1, "preconditions_holding": 0}))
     assert paperdag("report", cwd=toy_project.root).returncode == 0
     page = (toy_project.root / "reports/index.html").read_text()
     assert "<span class='inconclusive'>inconclusive</span>" in page and "Regime not reached: a_is_nonzero fails" in page
     summary = (toy_project.root / "reports/summary.md").read_text()
-    assert "| toy | 0 / 0 / 1 | 0/0 | 0/1 | no: 0/1 hold (a_is_nonzero) | default |" in summary
+    assert "| toy | 0 / 0 / 1 | 1 precondition | 0/0 | 0/1 | no: 0/1 hold (a_is_nonzero) | - | default |" in summary
     assert "| _inconclusive_ | `ratio` b is twice a — precondition a_is_nonzero fails |" in summary
+
+
+def test_report_shows_units_plans_ladders_and_whether_each_verdict_replicated(toy_project):
+    drive(Execution.open(["toy"], track=False))
+    path = toy_project.metrics_path("toy")
+    doc = json.loads(path.read_text())
+    pre, ev = doc["claims"]
+    plan = {"planned_n": 10, "basis": "budget", "pilot_n": 0, "looks": 2}
+    ev |= {"rule": "superiority", "unit": "seed", "n": 10, "plan": plan}
+    pre |= {"baseline": "KN 4-gram", "ladder": [{"baseline": "KN 4-gram", "value": 1.42},
+                                                {"baseline": "KN 3-gram", "value": 1.84}]}
+    path.write_text(json.dumps(doc))
+    replicate = toy_project.metrics_path("toy", "replicate")
+    replicate.parent.mkdir(parents=True)
+    replicate.write_text(json.dumps({"claims": [pre, ev | {"verdict": "inconclusive"}]}))
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    summary = (toy_project.root / "reports/summary.md").read_text()
+    assert "| holds (replicated: no (replicate: inconclusive)) | `ratio` b is twice a | 2 | 2 | " \
+           "10 seeds (plan 10, budget; 2 looks) |" in summary
+    assert "(vs KN 4-gram 1.42; next KN 3-gram 1.84)" in summary and "holds (replicated: yes)" in summary
+    assert "| yes | 1/2 | default |" in summary  # the summary row counts the replicated verdicts
 
 
 def test_report_shows_the_plots_of_the_published_run_after_a_smoke_run(toy_project):
@@ -76,7 +98,7 @@ def test_report_of_a_fresh_clone_keeps_the_facts_of_the_same_metrics(toy_project
     metrics = json.loads(toy_project.metrics_path("toy").read_text())
     toy_project.metrics_path("toy").write_text(json.dumps(metrics | {"key": "0" * 64}))
     assert paperdag("report", cwd=toy_project.root).returncode == 0
-    assert "| toy | 1 / 0 / 0 | 0/0 | 1/1 | yes | default | - | - |" in summary.read_text()
+    assert "| toy | 1 / 0 / 0 | - | 0/0 | 1/1 | yes | - | default | - | - |" in summary.read_text()
 
 
 def test_report_survives_a_corrupt_metrics_file(toy_project):

@@ -2,12 +2,15 @@
 reports/index.html (static, offline: plots are embedded) and reports/summary.md (plots copied to reports/plots/, so
 the folder stands alone).
 
-The page opens with a summary table (paper; evidence holding / failing / inconclusive; checks passing; preconditions
-holding; whether the regime was reached, i.e. every precondition holds; profile; commit and date of the metrics
-stage's run) and a chart of the three evidence verdicts per paper (reports/plots/verdicts.svg). Then per paper: a
-line naming the preconditions that failed (with their numbers), and its claims grouped by kind, preconditions first,
-then evidence, then checks, each with its statement, the paper's value, ours in short rounded form and the verdict in
-three colours, with the reason where it does not hold; then its metrics and its figures with captions.
+The page opens with a summary table (paper; evidence holding / failing / inconclusive; why the inconclusive ones are,
+grouped by cause: underpowered, range, no interval, at the boundary, precondition; checks passing; preconditions
+holding; whether the regime was reached, i.e. every precondition holds; how many verdicts the replicate run on fresh
+seeds reproduced; profile; commit and date of the metrics stage's run) and a chart of the three evidence verdicts
+per paper (reports/plots/verdicts.svg). Then per paper: a line naming the preconditions that failed (with their
+numbers), and its claims grouped by kind, preconditions first, then evidence, then checks, each with its statement,
+the paper's value, ours in short rounded form (a precondition's ladder of trivial baselines beside it), what it was
+judged on (n units against the plan's n and basis) and the verdict in three colours, with the reason where it does
+not hold and whether the replicate reproduced it; then its metrics and its figures with captions.
 
 Run facts and plots come from the artifact store; reports/runs.json remembers them per paper with the metrics' cache
 key, so a report written on a machine that has not computed a paper (a fresh clone: metrics committed, store empty)
@@ -20,19 +23,21 @@ import base64
 import html
 import json
 import shutil
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from paperdag.dag import Pipeline, registry
 from paperdag.io import write_text_atomic
+from paperdag.params import REPLICATE_PROFILE
 from paperdag.project import Project
 from paperdag.store import MANIFEST, Store
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;width:100%}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;
 vertical-align:top}th{background:#f3f3f3}table.claims{table-layout:fixed}table.claims col.v{width:8em}
-table.claims col.s{width:44%}table.claims col.p{width:18%}.id{font-family:monospace;font-size:85%;color:#555;
+table.claims col.s{width:40%}table.claims col.p{width:14%}table.claims col.n{width:10em}.id{font-family:monospace;font-size:85%;color:#555;
 overflow-wrap:anywhere}.holds{color:#176f2c;font-weight:bold}.fails{color:#b00020;font-weight:bold}
 .inconclusive{color:#a35a00;font-weight:bold}.why{font-size:90%;color:#555;margin-top:.3em}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{color:#555;font-size:90%}
@@ -76,6 +81,7 @@ class PaperResult:
     problem: str
     run: dict[str, str]  # the metrics stage's run: "commit" (short, +dirty) and "date" (UTC, minutes)
     plots: list[tuple[str, str, Path]]  # (caption, declared file name, file)
+    replicate: dict[str, str] = field(default_factory=dict)  # claim id -> verdict of the replicate run on fresh seeds
 
     def count(self, key: str) -> int:
         """One of the published verdict counts (``evidence_holding``, ``checks_total``, ...), 0 if absent."""
@@ -87,6 +93,19 @@ class PaperResult:
 
     def failed_preconditions(self) -> list[dict[str, Any]]:
         return [c for c in self.claims if c.get("kind") == "precondition" and c.get("verdict") != "holds"]
+
+    def replicated(self, claim: dict[str, Any]) -> str:
+        """``yes`` / ``no (replicate: <verdict>)`` for a claim the replicate run judged, else ``""``."""
+        again = self.replicate.get(str(claim.get("id")))
+        if again is None or claim.get("kind") == "check":
+            return ""
+        return "yes" if again == claim.get("verdict") else f"no (replicate: {again})"
+
+    def replication(self) -> str:
+        """``k/n`` evidence claims and preconditions whose verdict the replicate run reproduced, or ``-``."""
+        marks = [self.replicated(c) for c in self.claims]
+        judged = [m for m in marks if m]
+        return f"{sum(m == 'yes' for m in judged)}/{len(judged)}" if judged else "-"
 
 
 RUNS_FILE = "runs.json"  # in reports/: {slug: {"key", "commit", "date"}} of the runs the report shows
@@ -136,7 +155,16 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
             file = next((place for place in places if place.is_file()), None)
             if file is not None:
                 plots.append((f"{s.name}: {name}", name, file))
-    return PaperResult(pipeline, metrics, problem, run, plots)
+    return PaperResult(pipeline, metrics, problem, run, plots, _replicate_verdicts(project, pipeline.slug))
+
+
+def _replicate_verdicts(project: Project, slug: str) -> dict[str, str]:
+    """{claim id: verdict} of ``metrics/profiles/replicate/<slug>.json`` ({} where there is none readable)."""
+    try:
+        doc = json.loads(project.metrics_path(slug, REPLICATE_PROFILE).read_text())
+        return {str(c["id"]): str(c["verdict"]) for c in doc["claims"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _view_manifest(view: Path) -> dict[str, Any]:
@@ -185,13 +213,15 @@ def _summary_rows(rows: list[PaperResult]) -> list[list[str]]:
     out = []
     for r in rows:
         if r.metrics is None:
-            out.append([r.pipeline.slug, "-", "-", "-", "-", "-", r.run.get("commit", "-"), r.run.get("date", "-")])
+            out.append([r.pipeline.slug, "-", "-", "-", "-", "-", "-", "-", r.run.get("commit", "-"),
+                        r.run.get("date", "-")])
             continue
         evidence = " / ".join(str(r.count(f"evidence_{k}")) for k in ("holding", "failing", "inconclusive"))
         failed = r.failed_preconditions()
-        out.append([r.pipeline.slug, evidence, f"{r.count('checks_passing')}/{r.count('checks_total')}",
+        out.append([r.pipeline.slug, evidence, causes(r.claims) or "-",
+                    f"{r.count('checks_passing')}/{r.count('checks_total')}",
                     f"{r.count('preconditions_holding')}/{r.count('preconditions_total')}",
-                    "yes" if not failed else _not_reached(r, failed),
+                    "yes" if not failed else _not_reached(r, failed), r.replication(),
                     str(r.metrics.get("profile", "-")), r.run.get("commit", "-"), r.run.get("date", "-")])
     return out
 
@@ -202,8 +232,8 @@ def _not_reached(r: PaperResult, failed: list[dict[str, Any]]) -> str:
     return f"no: {r.count('preconditions_holding')}/{r.count('preconditions_total')} hold ({names})"
 
 
-SUMMARY_HEAD = ["paper", "evidence holds / fails / inconclusive", "checks passing", "preconditions holding",
-                "regime reached", "profile", "commit", "date (UTC)"]
+SUMMARY_HEAD = ["paper", "evidence holds / fails / inconclusive", "inconclusive because", "checks passing",
+                "preconditions holding", "regime reached", "replicated", "profile", "commit", "date (UTC)"]
 CHART_FILE = "verdicts.svg"
 
 
@@ -240,6 +270,36 @@ def _by_kind(claims: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any
     return [g for g in groups if g[1]] + ([("unclassified", other)] if other else [])
 
 
+def sample(c: dict[str, Any]) -> str:
+    """What a claim was judged on: ``10 seeds (plan 10, budget; 2 looks)``, ``exact`` or ``-``."""
+    if c.get("rule") == "exact":
+        return "exact"
+    if not c.get("unit"):
+        return "-"
+    plan = c.get("plan") or {}
+    looks = f"; {plan['looks']} looks" if plan.get("looks", 1) > 1 else ""
+    pilot = f"; pilot {plan['pilot_n']}" if plan.get("pilot_n") else ""
+    planned = f" (plan {plan.get('planned_n')}, {plan.get('basis')}{pilot}{looks})" if plan else ""
+    return f"{c.get('n')} {c['unit']}{'s' if c.get('n') != 1 else ''}{planned}"
+
+
+def ladder(c: dict[str, Any]) -> str:
+    """A precondition's trivial baselines, judged rung first: ``vs KN 4-gram 1.42; next KN 3-gram 1.84``."""
+    rungs = c.get("ladder") or []
+    if not rungs:
+        return f"vs {c['bound']}" if c.get("bound") else ""
+    first, rest = rungs[0], rungs[1:]
+    return f"vs {first['baseline']} {fmt(first['value'])}" + "".join(
+        f"; next {r['baseline']} {fmt(r['value'])}" for r in rest[:2])
+
+
+def causes(claims: list[dict[str, Any]]) -> str:
+    """Why the inconclusive evidence is inconclusive, grouped: ``2 underpowered, 1 precondition``, or ``""``."""
+    tally = Counter(str(c.get("cause") or "unstated") for c in claims
+                    if c.get("kind") == "evidence" and c.get("verdict") == "inconclusive")
+    return ", ".join(f"{n} {cause}" for cause, n in tally.most_common())
+
+
 def _regime_line(r: PaperResult) -> str:
     """Plain text: which preconditions failed (with their numbers), or that every one holds."""
     failed = r.failed_preconditions()
@@ -274,16 +334,20 @@ def render_html(rows: list[PaperResult], chart: str) -> str:
                      f"<p class='regime{ok}'>{html.escape(_regime_line(r))}</p>")
         for kind, claims in _by_kind(r.claims):
             parts.append(f"<h3>{html.escape(KIND_TITLES.get(kind, kind))}</h3><table class=claims>"
-                         "<col class=v><col class=s><col class=p><col>"
-                         "<tr><th>verdict</th><th>claim</th><th>paper</th><th>measured</th></tr>")
+                         "<col class=v><col class=s><col class=p><col><col class=n>"
+                         "<tr><th>verdict</th><th>claim</th><th>paper</th><th>measured</th><th>judged on</th></tr>")
             for c in claims:
                 verdict, reason = str(c.get("verdict")), str(c.get("reason") or "")
                 why = f"<div class=why>{html.escape(reason)}</div>" if reason and verdict != "holds" else ""
-                parts.append(f"<tr><td><span class='{html.escape(verdict)}'>{html.escape(verdict)}</span></td>"
+                again = r.replicated(c)
+                again = f"<div class=why>replicated: {html.escape(again)}</div>" if again else ""
+                rungs = f"<div class=why>{html.escape(ladder(c))}</div>" if ladder(c) else ""
+                parts.append(f"<tr><td><span class='{html.escape(verdict)}'>{html.escape(verdict)}</span>{again}</td>"
                              f"<td><div class=id>{html.escape(str(c.get('id')))}</div>"
                              f"{html.escape(str(c.get('statement')))}{why}</td>"
                              f"<td>{html.escape(fmt(c.get('paper_value')))}</td>"
-                             f"<td>{html.escape(fmt(c.get('measured')))}</td></tr>")
+                             f"<td>{html.escape(fmt(c.get('measured')))}{rungs}</td>"
+                             f"<td>{html.escape(sample(c))}</td></tr>")
             parts.append("</table>")
         parts.append("<details><summary>metrics</summary><table>")
         for k, v in sorted(r.metrics.get("metrics", {}).items()):
@@ -312,14 +376,16 @@ def render_markdown(rows: list[PaperResult]) -> str:
             continue
         lines += [f"Profile **{r.metrics.get('profile')}**: {r.metrics.get('headline', '')}.", "", _regime_line(r), ""]
         for kind, claims in _by_kind(r.claims):
-            lines += [f"### {KIND_TITLES.get(kind, kind)}", "", _md_row(["verdict", "claim", "paper", "measured"]),
-                      _md_row(["---"] * 4)]
+            lines += [f"### {KIND_TITLES.get(kind, kind)}", "",
+                      _md_row(["verdict", "claim", "paper", "measured", "judged on"]), _md_row(["---"] * 5)]
             for c in claims:
                 verdict, reason = str(c.get("verdict")), str(c.get("reason") or "")
                 shown = {"holds": "holds", "fails": "**fails**"}.get(verdict, f"_{verdict}_")
                 why = f" — {reason}" if reason and verdict != "holds" else ""
-                lines.append(_md_row([shown, f"`{c.get('id')}` {c.get('statement')}{why}", fmt(c.get("paper_value")),
-                                      fmt(c.get("measured"))]))
+                again = f" (replicated: {r.replicated(c)})" if r.replicated(c) else ""
+                rungs = f" ({ladder(c)})" if ladder(c) else ""
+                lines.append(_md_row([shown + again, f"`{c.get('id')}` {c.get('statement')}{why}",
+                                      fmt(c.get("paper_value")), fmt(c.get("measured")) + rungs, sample(c)]))
             lines.append("")
         lines += [f"![{caption}](plots/{r.pipeline.slug}-{name})\n*{caption}*\n" for caption, name, _ in r.plots]
     return "\n".join(lines)
