@@ -98,24 +98,29 @@ def test_an_empty_paper_section_is_an_error(toy_project):
     assert "section for paper 'toy' is empty" in _one_line_error(paperdag("run", "toy", cwd=toy_project.root), 2)
 
 
-@pytest.mark.parametrize("paper", ["vector_lyapunov", "pepmirror"])
-def test_verify_on_a_folder_of_garbage_is_one_line_and_exit_1(tmp_path, paper):
+GARBAGE = ("meta.json", "summary.json", "weights.safetensors", "counterexamples.parquet", "designs_verified.parquet",
+           "certificates.parquet", "certificate.json", "theorems.parquet", "proofs.parquet", "verified.parquet",
+           "models/p0.safetensors")  # every file name a paper's certificate folder uses, each holding random bytes
+
+
+@pytest.mark.parametrize("paper", ["vector_lyapunov", "pepmirror", "a2rbench", "scp_delta", "sketchrefine"])
+def test_verify_on_a_folder_of_garbage_is_refused_in_one_line_with_exit_1(tmp_path, paper):
     from paperdag.extras import missing_packages
 
     if missing_packages(paper):
         pytest.skip(f"paperdag[{paper}] is not installed")
     garbage = tmp_path / "garbage"
-    garbage.mkdir()
+    (garbage / "models").mkdir(parents=True)
+    for name in GARBAGE:
+        (garbage / name).write_bytes(os.urandom(512))
     (garbage / "meta.json").write_text('{"kind": ')
-    (garbage / "weights.safetensors").write_bytes(os.urandom(512))
-    (garbage / "designs_verified.parquet").write_bytes(os.urandom(512))
     env = {k: v for k, v in os.environ.items() if k != "PAPERDAG_EXTRA_PIPELINES"}
     result = subprocess.run([sys.executable, "-c", "from paperdag.cli import main; main()", "verify", paper,
                              str(garbage)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     lines = [l for l in (result.stdout + result.stderr).splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith(("error: ", "REFUTED ")), lines
+    assert len(lines) == 1 and lines[0].startswith("REFUSED ") and "nothing was verified" in lines[0], lines
 
 
 def _closed_port() -> int:

@@ -184,38 +184,33 @@ def report() -> None:
         console.print(f"wrote {path}")
 
 
+OUTCOME_STYLE = {"VERIFIED": "green", "REFUTED": "red", "REFUSED": "red", "UNDECIDED": "yellow"}
+
+
 @app.command()
 def verify(paper: str, path: Optional[Path] = typer.Argument(None, help="Certificate folder (default: the paper's "
-                                                                          "materialised verify output).")) -> None:
-    """Re-verify a paper's certificate from its artifact alone (exit 0 proved, 1 refuted)."""
-    from paperdag.dag import get_pipeline
-    from paperdag.engine import resolve_fn
-    from paperdag.project import Project
+                                                                          "materialised verify output)."),
+           budget: Optional[int] = typer.Option(None, "--budget", min=1,
+                                                help="At most this many units of work, in the paper's own unit "
+                                                     "(proofs, certificate rows, subsystems): UNDECIDED when spent.")
+           ) -> None:
+    """Re-check a paper's certificate from its folder alone: VERIFIED (exit 0), REFUTED, REFUSED or UNDECIDED
+    (exit 1)."""
+    from rich.markup import escape
 
-    pipeline = get_pipeline(paper)
-    if pipeline.reverify is None:
+    from paperdag.dag import get_pipeline
+    from paperdag.project import Project
+    from paperdag.verification import reverify
+
+    if get_pipeline(paper).reverify is None:
         raise PaperdagError(f"paper {paper!r} has no certificate to re-verify")
     folder = path or Project.find().view(paper, "verify")
     if not folder.is_dir():
         raise PaperdagError(f"no certificate folder at {folder}")
-    from rich.markup import escape
-
-    from paperdag.extras import require_extra
-
-    require_extra(pipeline.slug)
-    reverify = resolve_fn(pipeline.package, pipeline.reverify)
-    import warnings
-
-    try:
-        with warnings.catch_warnings():  # numerical libraries' warnings on a damaged folder never precede the result
-            warnings.simplefilter("ignore")
-            ok, message = reverify(folder)
-    except Exception as e:  # noqa: BLE001 - whatever the folder holds, the answer is one line and exit 1
-        raise PaperdagError(f"{folder} holds no readable {paper} certificate ({type(e).__name__}: {_first_line(e)}); "
-                            f"nothing was verified") from None
-    out.print(("[green]VERIFIED[/green] " if ok else "[red]REFUTED[/red] ") + escape(" ".join(str(message).split())),
-              soft_wrap=True)
-    raise typer.Exit(0 if ok else 1)
+    result = reverify(paper, folder, budget)
+    style = OUTCOME_STYLE[result.outcome]
+    out.print(f"[{style}]{result.outcome}[/{style}] " + escape(" ".join(result.message.split())), soft_wrap=True)
+    raise typer.Exit(result.exit_code)
 
 
 PAPERS_ARG = typer.Argument(None, help="Paper slugs, or `all` (the default).")

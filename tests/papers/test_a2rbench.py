@@ -23,10 +23,11 @@ from paperdag.papers.a2rbench.llm import parse_grid, prompt
 from paperdag.papers.a2rbench.params import ClaimParams, DslParams, SolveParams
 from paperdag.papers.a2rbench.primitives import DIMS, names, registry
 from paperdag.papers.a2rbench.programs import decode, enumerate_levels, inverse, run
-from paperdag.papers.a2rbench.recheck import reverify
 from paperdag.papers.a2rbench.scoring import accuracy, equal_coverage_budgets, program_space, score, search_coverage
 from paperdag.papers.a2rbench.solvers import correct, relabelings, solve
 from paperdag.papers.a2rbench.tasks import Task, from_row, make_task, remap, to_row
+from paperdag.verification import Outcome
+from paperdag.verification import reverify as verify_folder
 
 SLUG, K = "a2rbench", 8
 SHAPES = {1: [(5,), (8,)], 2: [(3, 4), (4, 4)], 3: [(2, 3, 4), (3, 3, 3)]}
@@ -290,8 +291,8 @@ def _forge(task: Task, seed: int = 1) -> dict:
 
 def test_exported_benchmark_reloads_and_reverifies(smoke_runs, tmp_path):
     """benchmark.parquet round-trips to tasks whose rule gives the stored answer; the JSONL has the same tasks;
-    ``paperdag verify`` accepts the verify folder, refutes it once one stored answer or one baseline verdict is
-    altered, and refuses a table asking for more than the paper's budget before enumerating anything."""
+    ``paperdag verify`` accepts the verify folder (VERIFIED), refutes it once one stored answer or one baseline
+    verdict is altered, and refuses a table asking for more than the paper's budget before enumerating anything."""
     runs = smoke_runs(SLUG)
     rows = read_table(runs["export"] / "benchmark.parquet").to_pylist()
     lines = [json.loads(x) for x in (runs["export"] / "benchmark.jsonl").read_text().splitlines()]
@@ -300,8 +301,8 @@ def test_exported_benchmark_reloads_and_reverifies(smoke_runs, tmp_path):
         task = from_row(row)
         assert np.array_equal(run(task.program, task.query, registry(task.dim, K)), task.answer)
         assert line["answer"] == task.answer.tolist() and line["certificate"]["unique"]
-    ok, message = reverify(runs["verify"])
-    assert ok, message
+    result = verify_folder(SLUG, runs["verify"])
+    assert result.outcome is Outcome.VERIFIED, result
     table = read_table(runs["verify"] / "certificates.parquet").to_pylist()
     first = next(i for i, r in enumerate(table) if r["accepted"])
     wrong = from_row(table[first])
@@ -312,14 +313,25 @@ def test_exported_benchmark_reloads_and_reverifies(smoke_runs, tmp_path):
              table[lossy]["task_id"], "single stored True, recomputed False")  # a baseline's column is redone too
     for field, value in (("max_depth", 6), ("property_samples", 10**6)):
         write_table(tmp_path / "certificates.parquet", pa.Table.from_pylist([r | {field: value} for r in table]))
-        with pytest.raises(ValueError, match=f"{field} {value}, beyond the paper's budget"):
-            reverify(tmp_path)  # refused before an enumeration that would run for minutes
+        result = verify_folder(SLUG, tmp_path)  # refused before an enumeration that would run for minutes
+        assert result.outcome is Outcome.REFUSED and f"{field} {value}, beyond the paper's budget" in result.message
 
 
 def _refuted(folder, rows: list[dict], task_id: str, why: str) -> None:
     write_table(folder / "certificates.parquet", pa.Table.from_pylist(rows))
-    ok, message = reverify(folder)
-    assert not ok and f"{task_id}: " in message and why in message, message
+    result = verify_folder(SLUG, folder)
+    assert result.outcome is Outcome.REFUTED and f"{task_id}: " in result.message and why in result.message, result
+
+
+def test_verify_outcomes_of_a_foreign_folder_and_a_budget_of_one(smoke_runs, tmp_path):
+    """A foreign folder (a table of another paper's certificates under the same file name) is REFUSED naming the
+    columns it lacks; a budget of one row leaves the smoke certificate UNDECIDED naming the budget."""
+    write_table(tmp_path / "certificates.parquet", {"seed": [0], "prompt": ["x"], "k": [0.5]})
+    foreign = verify_folder(SLUG, tmp_path)
+    assert foreign.outcome is Outcome.REFUSED and foreign.message.startswith("task_id, accepted, alphabet"), foreign
+    spent = verify_folder(SLUG, smoke_runs(SLUG)["verify"], budget=1)
+    assert spent.outcome is Outcome.UNDECIDED and spent.message.startswith("--budget 1 spent: 1 of "), spent
+    assert spent.exit_code == 1
 
 
 def test_recheck_refuses_a_lossy_rule_the_demos_cannot_expose(smoke_runs, tmp_path):

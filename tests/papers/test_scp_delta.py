@@ -47,12 +47,13 @@ from paperdag.papers.scp_delta.lm import (
 )
 from paperdag.papers.scp_delta.params import ClaimParams, TrainParams
 from paperdag.papers.scp_delta.records import draw_private_set, draw_public_set
-from paperdag.papers.scp_delta.reverify import reverify
 from paperdag.papers.scp_delta.summary import (
     prompt_certificates,
     seed_table,
     smallest_preserving,
 )
+from paperdag.verification import Outcome
+from paperdag.verification import reverify as verify_folder
 
 SLUG = "scp_delta"
 
@@ -348,18 +349,19 @@ def test_smoke_run_token_checks_and_memorisation(smoke_runs):
     assert runs.summaries["train_p0"]["val_nll"] < runs.summaries["train_p0"]["uniform_nll"]
 
 
-def _refuted(folder, why: str) -> None:
-    ok, message = reverify(folder)
-    assert not ok and why in message, message
+def _refuted(folder, why: str, outcome: Outcome = Outcome.REFUTED) -> None:
+    result = verify_folder(SLUG, folder)
+    assert result.outcome is outcome and why in result.message, result
 
 
 def test_paperdag_verify_redoes_the_certificate_and_refutes_a_tampered_one(smoke_runs, tmp_path):
     """The verify folder re-checks (exit 0); one certificate lowered below the true max-divergence (a bound that no
     longer holds), one raised (not exact), one wrong witness, a perturbed shard model and a code space beyond the
-    paper's bound are each refused; the CLI exits 1 on the tampered folder."""
+    paper's bound are each caught: REFUTED, and REFUSED for the code space; the CLI exits 1 on the tampered
+    folder."""
     runs = smoke_runs(SLUG)
-    ok, message = reverify(runs["verify"])
-    assert ok, message
+    result = verify_folder(SLUG, runs["verify"])
+    assert result.outcome is Outcome.VERIFIED, result
     folder = tmp_path / "verify"
     shutil.copytree(runs["verify"], folder)
     table = read_table(folder / "certificates.parquet").to_pylist()
@@ -378,7 +380,7 @@ def test_paperdag_verify_redoes_the_certificate_and_refutes_a_tampered_one(smoke
     tampered(witness=(table[row]["witness"] + 1) % 10)
     _refuted(folder, "does not attain k")
     tampered()
-    assert reverify(folder)[0]
+    assert verify_folder(SLUG, folder).outcome is Outcome.VERIFIED
     weights = folder / "models" / "seed0" / "q1.safetensors"
     state = load_tensors(weights)
     save_tensors(weights, {k: v + 1e-3 * (k == "head.weight") for k, v in state.items()})
@@ -386,4 +388,16 @@ def test_paperdag_verify_redoes_the_certificate_and_refutes_a_tampered_one(smoke
     shutil.copyfile(runs["verify"] / "models" / "seed0" / "q1.safetensors", weights)
     meta = json.loads((folder / "certificate.json").read_text())
     (folder / "certificate.json").write_text(json.dumps(meta | {"code_digits": 9}))
-    _refuted(folder, "outside the paper's bound")
+    _refuted(folder, "code_digits: 9 outside the paper's bound", Outcome.REFUSED)
+
+
+def test_verify_outcomes_of_a_foreign_folder_and_a_budget_of_one(smoke_runs, tmp_path):
+    """A foreign folder (an a2rbench-like table of task certificates) is REFUSED naming the file it lacks; a budget
+    of one canary prompt leaves the smoke certificate UNDECIDED naming the budget (exit 1 through the CLI)."""
+    write_table(tmp_path / "certificates.parquet", {"task_id": ["t0"], "accepted": [True]})
+    foreign = verify_folder(SLUG, tmp_path)
+    assert foreign.outcome is Outcome.REFUSED and foreign.message.startswith("certificate.json"), foreign
+    runs = smoke_runs(SLUG)
+    result = paperdag("verify", SLUG, str(runs["verify"]), "--budget", "1", cwd=runs.project.root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.startswith("UNDECIDED --budget 1 spent: 1 of 10 canary prompts"), result.stdout

@@ -34,7 +34,6 @@ from paperdag.papers.sketchrefine.reverify import (
     CERTIFICATE_FILE,
     MAX_RLIMIT,
     PROOFS,
-    reverify,
 )
 from paperdag.papers.sketchrefine.search import Search
 from paperdag.papers.sketchrefine.sketch import GOAL, EditableSketch, n_tokens
@@ -45,6 +44,8 @@ from paperdag.papers.sketchrefine.theorems import (
     theorems_from_rows,
 )
 from paperdag.papers.sketchrefine.verify import VERIFIED_FILE
+from paperdag.verification import Outcome
+from paperdag.verification import reverify as verify_folder
 
 SLUG = "sketchrefine"
 RLIMIT = 4000
@@ -310,11 +311,13 @@ def test_smoke_pipeline_reports_only_verified_proofs(smoke_runs):
 
 
 def test_smoke_certificate_reverifies_and_tampered_copies_are_refuted(smoke_runs, tmp_path):
-    """``paperdag verify``'s function accepts the verify folder as stored; a lemma made false (an empty box),
-    a deleted proof (the stored verdict has no proof behind it) and an rlimit beyond the paper's bound are refused."""
+    """``paperdag verify`` accepts the verify folder as stored (VERIFIED); a lemma made false (an empty box) and a
+    deleted proof (the stored verdict has no proof behind it) are REFUTED, an rlimit beyond the paper's bound is
+    REFUSED naming it, a foreign folder is REFUSED naming the file it lacks, and a budget of one proof leaves the
+    certificate UNDECIDED."""
     folder = smoke_runs(SLUG)["verify"]
-    ok, message = reverify(folder)
-    assert ok, message
+    result = verify_folder(SLUG, folder)
+    assert result.outcome is Outcome.VERIFIED, result
 
     def tampered(name: str) -> tuple:
         copy = tmp_path / name
@@ -326,15 +329,21 @@ def test_smoke_certificate_reverifies_and_tampered_copies_are_refuted(smoke_runs
     i = next(k for k, r in enumerate(rows) if r["node"].startswith("h_"))
     rows[i] = rows[i] | {"hi": str(int(rows[i]["lo"]) - 1)}  # an empty box: the lemma is false
     write_table(copy / PROOFS, proofs.from_pylist(rows, schema=proofs.schema))
-    ok, message = reverify(copy)
-    assert not ok and "rejected" in message
+    result = verify_folder(SLUG, copy)
+    assert result.outcome is Outcome.REFUTED and "rejected" in result.message, result
     copy, proofs = tampered("missing")
     first = proofs.to_pylist()[0]
     write_table(copy / PROOFS, proofs.from_pylist(
         [r for r in proofs.to_pylist() if (r["method"], r["theorem"], r["seed"]) !=
          (first["method"], first["theorem"], first["seed"])], schema=proofs.schema))
-    assert not reverify(copy)[0]
+    assert verify_folder(SLUG, copy).outcome is Outcome.REFUTED
     copy, _ = tampered("rlimit")
     write_json(copy / CERTIFICATE_FILE, {"rlimit": MAX_RLIMIT + 1})
-    ok, message = reverify(copy)
-    assert not ok and "refused" in message
+    result = verify_folder(SLUG, copy)
+    assert result.outcome is Outcome.REFUSED and result.message.startswith("rlimit"), result
+    (tmp_path / "foreign").mkdir()
+    write_json(tmp_path / "foreign" / "meta.json", {"kind": "network"})
+    result = verify_folder(SLUG, tmp_path / "foreign")
+    assert result.outcome is Outcome.REFUSED and result.message.startswith(CERTIFICATE_FILE), result
+    result = verify_folder(SLUG, folder, budget=1)
+    assert result.outcome is Outcome.UNDECIDED and result.message.startswith("--budget 1 spent: 1 of "), result

@@ -23,8 +23,7 @@ from paperdag.papers.vector_lyapunov.lyapunov import level_constants, norm_rows
 from paperdag.papers.vector_lyapunov.networks.cegis import quadratic_init
 from paperdag.papers.vector_lyapunov.networks.certificate import (NetworkCert, compile_network_query,
                                                                   network_decrease)
-from paperdag.papers.vector_lyapunov.networks.certify import (constants, reverify_network, verify_network,
-                                                              write_network_certificate)
+from paperdag.papers.vector_lyapunov.networks.certify import constants, verify_network, write_network_certificate
 from paperdag.papers.vector_lyapunov.networks.control import GAINS, certify_path, cost, path, scenarios, tune
 from paperdag.papers.vector_lyapunov.networks.domain import (HISTORY, delay_matrix, history, history_bound,
                                                              piece_starts, pieces, subsystem_loop)
@@ -49,6 +48,8 @@ from paperdag.papers.vector_lyapunov.verifier.milp import maximize, mirrored_pai
 from paperdag.papers.vector_lyapunov.verifier.record import REL_TOL, Constant, audit, failures
 from paperdag.params import load_params, read_params_file
 from paperdag.testing import run_stages
+from paperdag.verification import Outcome, Work
+from paperdag.verification import reverify as verify_folder
 
 PLATOON = PlatoonParams(n_grid=[4], tau=1, cav_period=2, alpha_range=(0.5, 0.9), beta_range=(0.6, 1.0), v_max=30.0,
                         s_go=35.0, s_st=5.0, v_star=15.0, s_bound=2.0, v_bound=1.5, w_bound=0.3,
@@ -169,19 +170,21 @@ def test_certificate_is_positive_definite_and_homogeneous():
 
 @pytest.mark.slow
 def test_smoke_certificates_reverify_to_their_stored_verdicts(smoke_runs, tmp_path):
-    """Every smoke certificate folder re-verifies to its stored verdict; the platoon folder with a scaled w_bound
-    is refused naming it (the network folders' refusals are tested on their own above)."""
+    """Every smoke certificate folder re-verifies to its stored verdict (VERIFIED where it is proved; REFUTED or,
+    when the smoke budget leaves cells unknown, UNDECIDED where it is not); the platoon folder with a scaled w_bound
+    is REFUSED naming it (the network folders' outcomes are tested on their own below)."""
     runs = smoke_runs("vector_lyapunov")
-    ok, msg = reverify(runs["verify"])
-    assert ok == read_json(runs["verify"] / SUMMARY_FILE)["verified"], msg
-    assert "differs" not in msg and "not violations" not in msg, msg
-    for folder in sorted((runs["verify_drones"] / VERIFIED_DIR).iterdir()):
-        ok, msg = reverify(folder)
-        assert ok == read_json(folder / SUMMARY_FILE)["verified"] and "differs" not in msg, msg
+    folders = [runs["verify"], *sorted((runs["verify_drones"] / VERIFIED_DIR).iterdir())]
+    for folder in folders:
+        result = verify_folder("vector_lyapunov", folder)
+        proved = read_json(folder / SUMMARY_FILE)["verified"]
+        expected = {Outcome.VERIFIED} if proved else {Outcome.REFUTED, Outcome.UNDECIDED}
+        assert result.outcome in expected and "differs" not in result.message, (folder.name, result)
+        assert "not violations" not in result.message, result
     shutil.copytree(runs["verify"], tmp_path / "platoon")
     _tamper(tmp_path / "platoon", META_FILE, lambda m: m["platoon"].update(w_bound=10 * m["platoon"]["w_bound"]))
-    ok, msg = reverify(tmp_path / "platoon")
-    assert not ok and "w_bound" in msg and "nothing verified" in msg, msg
+    result = verify_folder("vector_lyapunov", tmp_path / "platoon")
+    assert result.outcome is Outcome.REFUSED and result.message.startswith("w_bound"), result
 
 
 def _drones(n: int = 3, tau: int = 1):
@@ -352,18 +355,19 @@ def test_network_verifier_proves_reach_domain_refutes_full_domain_and_reverifies
     assert not refuted["summary"]["verified"] and refuted["counterexamples"]
     for c in refuted["counterexamples"]:
         assert c["G_torch"] > 0 and abs(c["G_torch"] - c["G_compiled"]) < 1e-9
-    for name, expect in (("reach", True), ("full", False)):
+    for name, expect in (("reach", Outcome.VERIFIED), ("full", Outcome.REFUTED)):
         shown = []
-        ok, msg = reverify_network(root / name, shown.append)
-        assert ok is expect and "differs" not in msg and "not violations" not in msg, msg
+        result = reverify(root / name, Work("test"), shown.append)
+        assert result.outcome is expect, result
+        assert "differs" not in result.message and "not violations" not in result.message, result
         assert shown[0].startswith("constant") and any(line.startswith("eps piece 1") for line in shown), shown
         assert all(line.endswith("ok") for line in shown[1:]), shown
     # a tampered artifact is rejected: a refuted certificate whose stored verdict claims a proof
     shutil.copytree(root / "full", tmp_path / "full")
     summary = read_json(tmp_path / "full" / SUMMARY_FILE)
     (tmp_path / "full" / SUMMARY_FILE).write_text(json.dumps(summary | {"verified": True}))
-    ok, msg = reverify_network(tmp_path / "full", lambda line: None)
-    assert not ok and "differs" in msg
+    result = reverify(tmp_path / "full", Work("test"), lambda line: None)
+    assert result.outcome is Outcome.REFUTED and "differs" in result.message, result
 
 
 def _tamper(folder: Path, file: str, change) -> None:
@@ -372,31 +376,47 @@ def _tamper(folder: Path, file: str, change) -> None:
     (folder / file).write_text(json.dumps(data))
 
 
-TAMPERS = {  # field the refusal must name -> (file, change)
-    "eps piece 1": (SUMMARY_FILE, lambda s: s.update(eps=(0.98 * np.asarray(s["eps"])).tolist())),
-    "w_bound": (META_FILE, lambda m: m["network"].update(w_bound=10 * m["network"]["w_bound"])),
-    "tau": (META_FILE, lambda m: m["network"].update(tau=3)),
+TAMPERS = {  # field the line must name -> (file, change, outcome)
+    "eps piece 1": (SUMMARY_FILE, lambda s: s.update(eps=(0.98 * np.asarray(s["eps"])).tolist()), "REFUTED"),
+    "w_bound": (META_FILE, lambda m: m["network"].update(w_bound=10 * m["network"]["w_bound"]), "REFUSED"),
+    "tau": (META_FILE, lambda m: m["network"].update(tau=3), "REFUSED"),
 }
 
 
-def _paperdag_verify(folder: Path) -> subprocess.CompletedProcess:
+def _paperdag_verify(folder: Path, *options: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", "from paperdag.cli import main; main()", "verify", "vector_lyapunov",
-                           str(folder)], capture_output=True, text=True, timeout=600, check=False)
+                           str(folder), *options], capture_output=True, text=True, timeout=600, check=False)
 
 
 @pytest.mark.parametrize("field", TAMPERS)
-def test_paperdag_verify_refuses_a_tampered_folder_in_one_line_naming_the_field(drone_folders, tmp_path, field):
-    """A proved folder whose stored eps was shrunk by 2%, whose w_bound was scaled by 10 or whose tau was changed
-    from 1 to 3: ``paperdag verify`` exits 1 with one line that names the field (nothing is re-proved)."""
+def test_paperdag_verify_refutes_or_refuses_a_tampered_folder_in_one_line_naming_the_field(drone_folders, tmp_path,
+                                                                                          field):
+    """A proved folder whose stored eps was shrunk by 2% is REFUTED (a stored constant the re-derivation
+    contradicts); one whose w_bound was scaled by 10 or whose tau was changed from 1 to 3 is REFUSED (no certificate
+    of this problem): ``paperdag verify`` exits 1 with one line that names the field (nothing is re-proved)."""
     root, _ = drone_folders
     folder = tmp_path / "reach"
     shutil.copytree(root / "reach", folder)
-    file, change = TAMPERS[field]
+    file, change, outcome = TAMPERS[field]
     _tamper(folder, file, change)
     result = _paperdag_verify(folder)
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
     assert result.returncode == 1 and len(lines) == 1, lines
-    assert lines[0].startswith("REFUTED") and field in lines[0], lines
+    assert lines[0].startswith(outcome) and field in lines[0], lines
+
+
+def test_verify_outcomes_of_a_foreign_folder_and_a_budget_of_one(drone_folders, tmp_path):
+    """A folder of another kind of certificate (a table of task certificates) is REFUSED naming the file it lacks;
+    a budget of one subsystem leaves the three-subsystem proof UNDECIDED naming the budget (exit 1); a budget of
+    three suffices: VERIFIED."""
+    root, _ = drone_folders
+    (tmp_path / "certificates.parquet").write_bytes(b"PAR1")
+    foreign = verify_folder("vector_lyapunov", tmp_path)
+    assert foreign.outcome is Outcome.REFUSED and foreign.message.startswith(META_FILE), foreign
+    spent = _paperdag_verify(root / "reach", "--budget", "1")
+    assert spent.returncode == 1 and spent.stdout.splitlines()[-1].startswith("UNDECIDED --budget 1 spent: 1 of 3 "
+                                                                               "subsystems"), spent.stdout
+    assert verify_folder("vector_lyapunov", root / "reach", budget=3).outcome is Outcome.VERIFIED
 
 
 def test_paperdag_verify_on_an_untouched_folder_prints_the_table_and_exits_0(drone_folders):

@@ -6,23 +6,26 @@ forward and single-sample checks, the full cycle check on the demos, the query, 
 same random property grids (drawn again from the stored ``property_seed``), and the uniqueness enumeration of the
 whole DSL; every field must equal the stored one. On top, a row the certificate accepts is refused when its rule is
 lossy (recomputed from the primitives, not read from the row), when the rule was not validated on its original task,
-or when it is not both cycle-valid and unique. A table asking for more than the paper's budget (params.py bounds) is
-refused before any enumeration.
+or when it is not both cycle-valid and unique. A table asking for more than the paper's budget (params.py bounds) or
+mixing DSLs is REFUSED before any enumeration; a row that differs in any field is REFUTED; ``--budget`` counts rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 
 from paperdag.io import read_table
 from paperdag.params import ParamsModel
+from paperdag.verification import Outcome, Refused, Result, Work, require_files
 
 from .certificate import certify, exhaustive_grids, property_inputs
 from .params import DslParams, VerifyParams
 from .primitives import DIMS, names, registry
 from .tasks import from_row
 
+CERTIFICATES_FILE = "certificates.parquet"  # the verify stage's table (verify.py writes it; a stage module, not imported)
 LIMITS: dict[str, type[ParamsModel]] = {"alphabet": DslParams, "max_depth": DslParams,
                                         "property_samples": VerifyParams}
 
@@ -36,25 +39,27 @@ def budget(field: str) -> int:
 
 def within_budget(rows: list[dict]) -> tuple[int, int]:
     """(alphabet, max_depth) of a certificate table: one value each for the whole table, every requested size
-    within its budget; raises ValueError otherwise (nothing is re-checked)."""
+    within its budget; raises ``Refused`` naming the field otherwise (nothing is re-checked)."""
     for field in LIMITS:
         asked = max((int(r[field]) for r in rows if field in r), default=0)
         if asked > budget(field):
-            raise ValueError(f"the certificate asks for {field} {asked}, beyond the paper's budget {budget(field)}: "
-                             "refused, nothing re-checked")
+            raise Refused(field, f"the certificate asks for {field} {asked}, beyond the paper's budget "
+                                 f"{budget(field)}")
     dsl = {(int(r["alphabet"]), int(r["max_depth"])) for r in rows}
     if len(dsl) != 1:
-        raise ValueError(f"the certificate mixes DSLs (alphabet, max_depth) {sorted(dsl)}: refused")
+        raise Refused("alphabet, max_depth", f"the certificate mixes DSLs (alphabet, max_depth) {sorted(dsl)}")
     return dsl.pop()
 
 
-def refutations(rows: list[dict], alphabet: int, max_depth: int, device: str = "cpu") -> dict[str, list[str]]:
+def refutations(rows: list[dict], alphabet: int, max_depth: int, device: str = "cpu",
+                progress: Callable[[list[dict]], Iterable[dict]] = iter) -> dict[str, list[str]]:
     """task_id -> what is wrong with its row (rows without a problem are absent). ``rule_valid`` is recomputed as
-    the cycle verdict of the row's original task when that row is in the table, else read from the row."""
+    the cycle verdict of the row's original task when that row is in the table, else read from the row;
+    ``progress`` wraps the rows whose certificates are redone (``paperdag verify`` counts and budgets them)."""
     exhaustive = {d: exhaustive_grids(d, alphabet) for d in DIMS}
     cycle: dict[str, bool] = {}
     found: dict[str, list[str]] = {}
-    for row in rows:
+    for row in progress(rows):
         try:
             task = from_row(row)
             prims = registry(task.dim, alphabet)
@@ -90,12 +95,20 @@ def refutations(rows: list[dict], alphabet: int, max_depth: int, device: str = "
     return found
 
 
-def reverify(folder: Path) -> tuple[bool, str]:
+def reverify(folder: Path, work: Work) -> Result:
     """Redo every certificate of ``folder``/certificates.parquet (see the module docstring)."""
-    rows = read_table(Path(folder) / "certificates.parquet").to_pylist()
+    require_files(Path(folder), CERTIFICATES_FILE)
+    table = read_table(Path(folder) / CERTIFICATES_FILE)
+    missing = [c for c in ("task_id", "accepted", *LIMITS) if c not in table.column_names]
+    if missing:
+        raise Refused(", ".join(missing), f"columns missing from {CERTIFICATES_FILE}: not a table of task certificates")
+    rows = table.to_pylist()
+    if not rows:
+        raise Refused(CERTIFICATES_FILE, "the table has no rows")
     alphabet, depth = within_budget(rows)
-    found = refutations(rows, alphabet, depth)
+    found = refutations(rows, alphabet, depth, progress=lambda r: work.each(r, "certificate rows"))
     accepted = sum(bool(r["accepted"]) for r in rows)
     shown = "; ".join(f"{tid}: {', '.join(issues)}" for tid, issues in list(found.items())[:5])
-    return not found, (f"{len(rows) - len(found)}/{len(rows)} certificates redone identically ({accepted} accepted "
-                       f"tasks, alphabet {alphabet}, depth {depth})" + (f"; refuted: {shown}" if found else ""))
+    message = (f"{len(rows) - len(found)}/{len(rows)} certificates redone identically ({accepted} accepted tasks, "
+               f"alphabet {alphabet}, depth {depth})" + (f"; refuted: {shown}" if found else ""))
+    return Result(Outcome.REFUTED if found else Outcome.VERIFIED, message)

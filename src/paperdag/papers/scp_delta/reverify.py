@@ -4,8 +4,9 @@ The folder holds certificates.parquet, certificate.json (model shape, code digit
 each (seed, prompt) the enumeration of certify.py runs again on the stored weights in float64 and every row must
 hold: its k_x is at least the recomputed max_o log P(o) / Q(o) (the bound is valid) and equals it within TOL (the
 exact value, not a loose one), its witness outcome attains it, its minimax bound is reproduced, and every model the
-prompt's enumeration certifies has its rows. A folder asking for a model or a code space beyond the paper's bounds
-(params.py) is refused before any forward pass.
+prompt's enumeration certifies has its rows. A folder without these files or asking for a model or a code space
+beyond the paper's bounds (params.py) is REFUSED before any forward pass; a row that does not hold is REFUTED;
+``--budget`` counts canary prompts.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import torch
 
 from paperdag.io import read_json, read_table
+from paperdag.verification import Outcome, Refused, Result, Work, require_files
 
 from .certify import CERTIFICATE_FILE, META_FILE, MODELS_DIR, log_ratios
 from .lm import model_config
@@ -64,30 +66,34 @@ def prompt_problems(models: Models, rows: list[dict], digits: int) -> list[str]:
     return found
 
 
-def reverify(folder: Path) -> tuple[bool, str]:
-    """(ok, message): every certificate row of the folder redone (module docstring)."""
+def reverify(folder: Path, work: Work) -> Result:
+    """Every certificate row of the folder redone (module docstring)."""
     folder = Path(folder)
+    require_files(folder, META_FILE, CERTIFICATE_FILE, MODELS_DIR)
     meta = read_json(folder / META_FILE)
-    cfg = model_config(ModelParams.model_validate(meta["model"]))
+    try:
+        cfg = model_config(ModelParams.model_validate(meta["model"]))
+    except (KeyError, ValueError) as e:
+        raise Refused("model", f"{META_FILE} states no model within the paper's bounds ({type(e).__name__})") from None
     bound = next(m.le for m in RecordParams.model_fields["code_digits"].metadata if getattr(m, "le", None))
-    digits = int(meta["code_digits"])
+    digits = int(meta.get("code_digits", 0))
     if not 1 <= digits <= bound:
-        return False, f"code_digits {digits} outside the paper's bound 1..{bound}: refused, nothing re-checked"
+        raise Refused("code_digits", f"{digits} outside the paper's bound 1..{bound}")
     rows = read_table(folder / CERTIFICATE_FILE).to_pylist()
     if not rows:
-        return False, "the certificate has no rows"
+        raise Refused(CERTIFICATE_FILE, "the certificate has no rows")
     by_prompt: dict[tuple[int, str], list[dict]] = defaultdict(list)
     for r in rows:
         by_prompt[(int(r["seed"]), r["prompt"])].append(r)
     found: list[str] = []
-    for seed in sorted({s for s, _ in by_prompt}):
-        paths = {"p0": folder / MODELS_DIR / "p0.safetensors"}
-        paths |= {m: folder / MODELS_DIR / f"seed{seed}" / f"{m}.safetensors" for m in ("q1", "q2", "q_full")}
-        models = Models.load(cfg, paths, "cpu")
-        for (s, _), prompt_rows in by_prompt.items():
-            if s == seed:
-                found += prompt_problems(models, prompt_rows, digits)
+    models, loaded = None, None
+    for (seed, _), prompt_rows in work.each(sorted(by_prompt.items()), "canary prompts"):
+        if loaded != seed:
+            paths = {"p0": folder / MODELS_DIR / "p0.safetensors"}
+            paths |= {m: folder / MODELS_DIR / f"seed{seed}" / f"{m}.safetensors" for m in ("q1", "q2", "q_full")}
+            models, loaded = Models.load(cfg, paths, "cpu"), seed
+        found += prompt_problems(models, prompt_rows, digits)
     if found:
-        return False, f"{len(found)} problem(s) in {len(rows)} rows; first: {found[0]}"
-    return True, (f"{len(rows)} certificate rows of {len(by_prompt)} canary prompts redone: every k_x is the exact "
-                  f"max-divergence over the codes (tol {TOL:g} nats)")
+        return Result(Outcome.REFUTED, f"{len(found)} problem(s) in {len(rows)} rows; first: {found[0]}")
+    return Result(Outcome.VERIFIED, f"{len(rows)} certificate rows of {len(by_prompt)} canary prompts redone: every "
+                                    f"k_x is the exact max-divergence over the codes (tol {TOL:g} nats)")

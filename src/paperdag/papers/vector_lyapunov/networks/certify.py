@@ -1,14 +1,13 @@
 """Network certificate artifacts: the sound constants of a certificate (c_0, kappa, Delta by exact MILPs, eps by exact
 LPs), verification of condition (N) subsystem by subsystem and piece by piece of the delay domain (branch and bound
 + MILP, ``bab.verify``, under a deterministic budget: each subsystem is proved, refuted with a concrete
-counterexample, or left unknown when the budget is spent), the certificate folder (verifier/folder.py), and its
-re-verification from the folder alone: the problem digest checked, every stored constant re-derived and audited
-(verifier/record.py), the proof re-run."""
+counterexample, or left unknown when the budget is spent), the certificate folder (verifier/folder.py) and the
+audit of its stored constants (verifier/record.py) that ``paperdag verify`` runs (reverify.py)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -16,16 +15,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from paperdag.io import load_tensors, read_json, read_table
+from paperdag.io import load_tensors, read_json
 
 from ..lyapunov import Cert, level_constants, norm_rows
 from ..params import BudgetParams, NetworkCertificateParams
 from ..verifier import bab
-from ..verifier.folder import (COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE, WEIGHTS_FILE, judge_reverification,
-                               write_certificate_folder)
+from ..verifier.folder import META_FILE, WEIGHTS_FILE, write_certificate_folder
 from ..verifier.graph import Builder
 from ..verifier.milp import solve_on_box
-from ..verifier.record import Constant, Sense, audit, failures, problem_changes, refusal, table
+from ..verifier.record import Constant, Sense
 from .certificate import NetworkCert, compile_network_query, network_decrease
 from .domain import HISTORY, history_eps, network_box, pieces, reachable_delay
 from .model import Network
@@ -122,9 +120,10 @@ def constant_audit(stored: dict, derived: dict) -> list[Constant]:
 
 
 def verify_network(nc: NetworkCert, net: Network, reach: bool, budget: BudgetParams,
-                   k: Constants | None = None) -> dict:
+                   k: Constants | None = None, progress: Callable[[Iterable[int]], Iterable[int]] = iter) -> dict:
     """Verify (N) for every subsystem, on every piece j = 0 .. tau of the reachability-constrained delay domain if
-    ``reach``, else on the full one, with the constants ``k`` (computed here if None). Returns the summary
+    ``reach``, else on the full one, with the constants ``k`` (computed here if None); ``progress`` wraps the
+    subsystems' range (``paperdag verify`` counts and budgets them). Returns the summary
     (per-subsystem verdicts, deterministic work counts and the sISS constants: a function of the certificate and the
     budget alone), the cell rows, the counterexamples and ``timing`` (wall-clock seconds per subsystem and of the
     constants, reported beside the work, never in the certificate folder)."""
@@ -133,7 +132,7 @@ def verify_network(nc: NetworkCert, net: Network, reach: bool, budget: BudgetPar
     c_0, kappa, eps = k.c_0, k.kappa, k.eps
     t_const = time.perf_counter() - t0
     rows, cex, per, seconds = [], [], [], []
-    for i in range(net.n):
+    for i in progress(range(net.n)):
         work = dict.fromkeys(WORK, 0)
         verified, counts, t_i = True, {"proved_milp": 0, "refuted": 0, "unknown": 0}, 0.0
         for j in pieces(net, reach):
@@ -188,41 +187,3 @@ def load_certificate_folder(folder: Path) -> tuple[NetworkCert, Network, dict]:
     meta = read_json(folder / META_FILE)
     net = Network.from_json(meta["network"])
     return load_network_cert(folder / WEIGHTS_FILE, NetworkCertificateParams(**meta["arch"]), net.box), net, meta
-
-
-def reverify_network(cert_dir: Path, show: Callable[[str], None] = print) -> tuple[bool, str]:
-    """Re-verify a network certificate folder from its weights and problem data. Refused in one line when the problem
-    data no longer match the certificate's record (``record.problem_changes``) or a stored constant is less
-    conservative than its re-derivation (c_0, c_1, kappa, eps per piece, Delta, w_certified, window, gamma, rho, c_s, c_n:
-    ``constant_audit``); otherwise ``show`` gets the stored-vs-re-derived table, branch and bound + MILP re-run for
-    every subsystem on the re-derived domain, and every stored counterexample is re-evaluated; ok iff freshly proved
-    with c_s + c_n < 1 and in agreement with the stored verdict."""
-    nc, net, meta = load_certificate_folder(cert_dir)
-    stored = read_json(cert_dir / SUMMARY_FILE)
-    own = {"system": net.system, "n": net.n, "tau": net.tau, "reach": meta["reach"]}
-    changed = problem_changes(stored, problem_data(net, meta["reach"]), own)
-    if changed:
-        return False, refusal(changed)
-    k = constants(nc, net)
-    rows = audit(constant_audit(stored, summary_constants(nc, net, k)))
-    if failures(rows):
-        return False, failures(rows)
-    for line in table(rows):
-        show(line)
-    fresh = verify_network(nc, net, meta["reach"], BudgetParams(**meta["budget"]), k)["summary"]
-    cex = read_table(cert_dir / COUNTEREXAMPLES_FILE).to_pylist()
-    real = 0
-    for c in cex:
-        with torch.no_grad():
-            hist = np.array([c["piece"]]) if meta["reach"] else None
-            G, vx, vxd = network_decrease(nc, net, np.array([c["subsystem"]]), hist,
-                                          torch.tensor([c["z"]], dtype=torch.float64), fresh["c_0"], fresh["kappa"])
-        real += bool(float(G[0]) > 0 and max(float(vx[0]), float(vxd[0])) <= fresh["c_0"] + 1e-9)
-    per = fresh["per_subsystem"]
-    msg = (f"{net.system} N={net.n} tau={net.tau}: {sum(q['verified'] for q in per)}/{len(per)} subsystems proved "
-           f"({sum(q['refuted_cells'] for q in per)} refuted cells, {sum(q['unknown_cells'] for q in per)} unknown) "
-           f"on the {'reachability-constrained' if meta['reach'] else 'full'} delay domain re-derived from the "
-           f"problem data; {len(rows)} stored constants at least as conservative as re-derived; "
-           f"row (c_s, c_n)=({fresh['c_s']:.4f}, {fresh['c_n']:.4f}), c_0={fresh['c_0']:.4g}")
-    return judge_reverification(msg, fresh["verified"], stored["verified"], fresh["c_s"] + fresh["c_n"] < 1.0, real,
-                                len(cex))

@@ -1,6 +1,5 @@
 """Platoon certificate artifacts: verify a vector certificate follower by follower, write its certificate folder
-(verifier/folder.py), load it back, and re-verify it from the folder alone (the problem digest checked, every stored
-constant re-derived and audited, verifier/record.py; the proof re-run)."""
+(verifier/folder.py) and load it back; ``paperdag verify`` re-verifies it from the folder alone (reverify.py)."""
 
 from __future__ import annotations
 
@@ -12,14 +11,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from paperdag.io import load_tensors, read_json, read_table, save_tensors
+from paperdag.io import load_tensors, read_json, save_tensors
 
 from ..lyapunov import level_constants
 from ..params import BudgetParams, CertificateParams, PolicyParams
 from ..verifier import bab
-from ..verifier.folder import (COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE, WEIGHTS_FILE, judge_reverification,
-                               write_certificate_folder)
-from ..verifier.record import Constant, Sense, audit, failures, problem_changes, refusal, table
+from ..verifier.folder import write_certificate_folder
+from ..verifier.record import Sense
 from .certificate import Policy, VectorCert, build_models, decrease
 from .domain import reach_bounds, vector_property
 from .model import Platoon
@@ -138,37 +136,3 @@ def load_certificate(meta_path: Path, weights_path: Path, summary_path: Path) ->
     pl = Platoon.from_json(meta["platoon"])
     vc, policy = load_models(weights_path, meta["arch"], pl)
     return Certificate(pl, vc, policy, meta["reach"], BudgetParams(**meta["budget"]), read_json(summary_path))
-
-
-def reverify_platoon(cert_dir: Path, show: Callable[[str], None] = print) -> tuple[bool, str]:
-    """Re-verify a platoon certificate folder from its weights and problem data. Refused in one line when the
-    problem data no longer match the certificate's record or a stored constant is less conservative than its
-    re-derivation (``SOUND_AS``); otherwise ``show`` gets the stored-vs-re-derived table, branch and bound + MILP
-    re-run for every follower, and every stored counterexample is re-evaluated with the torch model. ok iff the
-    certificate is freshly proved for every follower with rho < 1 and matches the stored verdict."""
-    cert = load_certificate(cert_dir / META_FILE, cert_dir / WEIGHTS_FILE, cert_dir / SUMMARY_FILE)
-    changed = problem_changes(cert.summary, problem_data(cert.pl, cert.reach), {"reach": cert.reach})
-    if changed:
-        return False, refusal(changed)
-    consts = summary_constants(cert.vc, cert.policy, cert.pl)
-    rows = audit([Constant(name, cert.summary.get(name), consts[name], sense) for name, sense in SOUND_AS.items()])
-    if failures(rows):
-        return False, failures(rows)
-    for line in table(rows):
-        show(line)
-    fresh = verify_vector(cert.vc, cert.policy, cert.pl, cert.reach, cert.budget, consts=consts)["summary"]
-    cex = read_table(cert_dir / COUNTEREXAMPLES_FILE).to_pylist()
-    real = 0
-    for c in cex:
-        G, level = decrease(cert.vc, cert.policy, cert.pl, np.array([c["vehicle"]]),
-                            torch.tensor([c["z"]], dtype=torch.float64), fresh["c_0"])
-        # a level within rounding of c_0 (the compiled net, which found the point, and torch differ in the last
-        # bit) is on the level set: the points are homogeneous, so scaling by 1 - 1e-12 keeps G > 0 strictly inside
-        real += bool(float(G.detach()[0]) > 0 and float(level.detach()[0]) <= fresh["c_0"] * (1 + 1e-12))
-    per = fresh["per_vehicle"]
-    msg = (f"{sum(p['verified'] for p in per)}/{len(per)} followers proved "
-           f"({sum(p['refuted_cells'] for p in per)} refuted cells, {sum(p['unknown_cells'] for p in per)} unknown) "
-           f"on the {'reachability-constrained' if cert.reach else 'full'} delay domain; {len(rows)} stored constants "
-           f"at least as conservative as re-derived; rho={fresh['rho']}, c_0={fresh['c_0']:.4g}")
-    return judge_reverification(msg, fresh["verified"], cert.summary["verified"], fresh["rows_sum_max"] < 1.0, real,
-                                len(cex))

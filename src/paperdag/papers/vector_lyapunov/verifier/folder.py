@@ -41,20 +41,3 @@ def write_certificate_folder(out: Path, tensors: dict[str, torch.Tensor], meta: 
         "lo": [r["lo"] for r in cells], "hi": [r["hi"] for r in cells]})
     write_table(out / COUNTEREXAMPLES_FILE, {k: [c[k] for c in counterexamples] for k in (unit, *cex_columns)})
     write_json(out / SUMMARY_FILE, summary | {DIGEST_KEY: problem_digest(problem)})
-
-
-def judge_reverification(message: str, fresh_verified: bool, stored_verified: bool, contracts: bool, confirmed: int,
-                         stored_cex: int) -> tuple[bool, str]:
-    """(ok, message) of a re-verification: ok iff the certificate is freshly proved, its comparison rows contract,
-    the stored verdict agrees and every stored counterexample is a real violation; the message says what disagrees."""
-    problems = []
-    if fresh_verified != stored_verified:
-        problems.append(f"verdict differs from the stored one ({stored_verified})")
-    if not contracts:
-        problems.append("comparison rows do not contract")
-    if confirmed != stored_cex:
-        problems.append(f"{stored_cex - confirmed} stored counterexamples are not violations")
-    message += f"; {confirmed}/{stored_cex} stored counterexamples confirmed"
-    if problems:
-        message += "; " + "; ".join(problems)
-    return bool(fresh_verified and not problems), message

@@ -53,12 +53,6 @@ def problem_changes(summary: dict[str, Any], problem: dict[str, Any], own: dict[
                       if summary.get(k) != v]
 
 
-def refusal(changed: list[str]) -> str:
-    """The one line refusing a folder whose problem data no longer match its record."""
-    return (f"problem data (meta.json) no longer match the certificate's record ({DIGEST_KEY} in summary.json): "
-            f"{', '.join(changed)}; refused, nothing verified")
-
-
 @dataclass(frozen=True)
 class Constant:
     """A stored constant against its re-derivation: ``sense`` "upper" (a sound upper bound: stored >= re-derived
