@@ -1,5 +1,6 @@
-"""influence_newton: the estimators against exact answers, the solver against scipy, the fits, the claims' verdicts,
-and the certificate through the platform. The platform contract is checked by tests/test_paper_contract.py."""
+"""influence_newton: the estimators and the trivial rungs against exact answers, the solver against scipy, the fits,
+the claims' verdicts, and the certificate through the platform. The platform contract is checked by
+tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
@@ -9,14 +10,21 @@ import numpy as np
 import torch
 from scipy.optimize import minimize
 
+import pyarrow as pa
+import pytest
+
+from paperdag.common.plans import SamplePlan
+from paperdag.common.stats import Interval
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.papers.influence_newton import glm
+from paperdag.papers.influence_newton.analysis import with_trivial
 from paperdag.papers.influence_newton.attribution import estimate, removal_mask
 from paperdag.papers.influence_newton.claims import claims
 from paperdag.papers.influence_newton.data import cell_rng, coherent_subsets, random_subsets, sample_logistic
-from paperdag.papers.influence_newton.params import ClaimParams
-from paperdag.papers.influence_newton.stats import Coef, loglog, proportional
+from paperdag.papers.influence_newton.params import ClaimParams, Plans
+from paperdag.papers.influence_newton.stats import contains, loglog, proportional
+from paperdag.papers.influence_newton.trivial import trivial_steps
 from paperdag.papers.influence_newton.verify import CERTIFICATE_FILE
 from paperdag.testing import run_stages
 
@@ -112,6 +120,45 @@ def _scipy_refit(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, ridge: float
     return minimize(f, np.zeros(X.shape[1]), jac=g, hess=h, method="trust-exact", options={"gtol": 1e-11}).x
 
 
+def test_trivial_steps_are_the_influence_function_for_diagonal_and_isotropic_hessians() -> None:
+    """Least squares on orthogonal columns X = Q diag(s): H = diag(s^2), so the diagonal step is exactly IF and equals
+    theta_hat + g_T / s^2 by hand; with equal s (H = s^2 I) the curvature step is IF too. On correlated columns both
+    differ from IF (they drop the Hessian's off-diagonal structure)."""
+    rng = np.random.default_rng(3)
+    Q, _ = np.linalg.qr(rng.standard_normal((80, 4)))
+    idx = torch.as_tensor(random_subsets(rng, 80, 6, 5))
+    for s in (np.array([1.0, 2.0, 3.0, 5.0]), np.full(4, 2.5)):
+        X = torch.as_tensor(Q * s)
+        y = X @ torch.as_tensor(rng.standard_normal(4)) + torch.as_tensor(rng.standard_normal(80))
+        theta_hat, H = _fit(X, y, glm.Squared())
+        steps = trivial_steps(X, y, idx, theta_hat, H, glm.Squared())
+        theta_if = estimate(X, y, idx, theta_hat, H, glm.Squared()).theta_if
+        g = np.stack([((X[i] @ theta_hat - y[i])[:, None] * X[i]).sum(0).numpy() for i in idx])
+        assert np.allclose(steps["diagonal"].numpy(), theta_hat.numpy() + g / s**2, atol=1e-10)
+        assert torch.allclose(steps["diagonal"], theta_if, atol=1e-10)
+        assert torch.allclose(steps["curvature"], theta_if, atol=1e-10) == bool(np.ptp(s) == 0)
+    X = torch.as_tensor(rng.standard_normal((80, 4)) @ np.array([[1, 0.8, 0, 0], [0, 1, 0.8, 0], [0, 0, 1, 0],
+                                                                 [0, 0, 0, 1]]))
+    y = X.sum(1) + torch.as_tensor(rng.standard_normal(80))
+    theta_hat, H = _fit(X, y, glm.Squared())
+    steps = trivial_steps(X, y, idx, theta_hat, H, glm.Squared())
+    theta_if = estimate(X, y, idx, theta_hat, H, glm.Squared()).theta_if
+    assert all((steps[name] - theta_if).norm(dim=1).min() > 1e-3 for name in ("diagonal", "curvature"))
+
+
+def test_trivial_estimates_join_the_refits_by_subset_keys() -> None:
+    """with_trivial matches rows by (n, d, k, kind, subset) whatever the row order, and refuses other subsets."""
+    keys = {"n": [10, 10, 10], "d": [2, 2, 2], "k": [1, 1, 2], "kind": ["random"] * 3, "subset": [0, 1, 0]}
+    estimates = pa.table(keys | {"theta_exact": [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]})
+    trivial = pa.table({c: v[::-1] for c, v in keys.items()} | {
+        "theta_curvature": [[2.5, 2.5], [1.5, 1.5], [0.5, 0.5]],
+        "theta_diagonal": [[2.0, 2.0], [1.0, 1.0], [0.0, 0.0]]})
+    joined = with_trivial(estimates, trivial).to_pylist()
+    assert [r["theta_curvature"][0] - r["theta_exact"][0] for r in joined] == [0.5, 0.5, 0.5]
+    with pytest.raises(ValueError, match="same subsets"):
+        with_trivial(estimates, trivial.slice(0, 2))
+
+
 def test_coherent_groups_are_same_label_clusters() -> None:
     """A coherent group shares its anchor's label and is tighter than a random group of the same size."""
     X, y, _ = sample_logistic(cell_rng(0, 5), 400, 5, 1.5)
@@ -127,74 +174,125 @@ def test_loglog_recovers_exponents_and_rejects_wrong_ones() -> None:
     rng = np.random.default_rng(0)
     k, d, n = (a.ravel().astype(float) for a in np.meshgrid([1, 4, 16, 64], [5, 10, 20], [1e3, 2e3, 4e3]))
     y = 3 * k * d / n**2 * np.exp(0.05 * rng.standard_normal(k.size))
-    fit = loglog(y, k=k, d=d, n=n)
+    fit = loglog(y, unit="cell", k=k, d=d, n=n)
     for term, value in (("k", 1.0), ("d", 1.0), ("n", -2.0)):
-        assert fit[term].contains(value)
-        assert not fit[term].contains(value + 0.3) and not fit[term].contains(value - 0.3)
+        assert contains(fit[term], value)
+        assert not contains(fit[term], value + 0.3) and not contains(fit[term], value - 0.3)
+        assert fit[term].method == "fit" and fit[term].unit == "cell" and fit[term].dof == k.size - 4
+    assert np.isclose(fit["k"].span, np.log(64)) and np.isclose(fit["n"].span, np.log(4))
     under = proportional(np.linspace(-1, 1, 30), 0.5 * np.linspace(-1, 1, 30) + 0.01 * rng.standard_normal(30))
-    assert under.hi < 1.0 and under.contains(0.5)
+    assert under.hi < 1.0 and contains(under, 0.5) and under.span == 2.0
 
 
-def _coef(value: float, half: float = 0.02) -> Coef:
-    return Coef(value, half / 2, value - half, value + half, 40, 0.95)
+def test_fit_interval_matches_scipy_linregress() -> None:
+    """A one-regressor fit's interval is scipy's slope +- t_{0.975, n-2} stderr, judged at another level by its t."""
+    from scipy import stats
+
+    rng = np.random.default_rng(4)
+    x = np.linspace(1.0, 3.0, 25)
+    y = 2.0 + 0.7 * x + 0.1 * rng.standard_normal(25)
+    ours, ref = loglog(np.exp(y), x=np.exp(x))["x"], stats.linregress(x, y)
+    half = stats.t.ppf(0.975, 23) * ref.stderr
+    assert np.allclose([ours.mean, ours.lo, ours.hi], [ref.slope, ref.slope - half, ref.slope + half])
+    wider = ours.at(0.99)
+    assert np.isclose(wider.hi - wider.mean, stats.t.ppf(0.995, 23) * ref.stderr)
 
 
-def _cells(err_if: float, err_ns: float, shift: float, subsets: int = 8) -> dict[str, list]:
-    """Two certified cells (one random, one coherent) whose per-subset errors scatter by 1% around the given values."""
-    jitter = 1 + 0.01 * np.sin(np.arange(subsets))
-    values = {"err_if": err_if, "err_ns": err_ns, "shift": shift, "gap": abs(err_if - err_ns)}
+def _coef(value: float, half: float = 0.02, unit: str = "cell") -> Interval:
+    return Interval(value, value - half, value + half, 40, 0.95, unit, "fit", df=37.0, span=3.0)
+
+
+def _plan(unit: str, n: int) -> SamplePlan:
+    return SamplePlan(unit=unit, n=n, basis="design", effect=None, power=None, pilot_n=0, pilot_sd=None, looks=1,
+                      spending="none", why="the test's design size")
+
+
+PLANS = Plans(subsets=_plan("subset", 8), cells=_plan("cell", 40), groups=_plan("group", 40))
+
+
+def _cells(err_if: float, err_ns: float, shift: float, subsets: int = 8,
+           trivial: float | None = None) -> dict[str, list]:
+    """Two certified cells (one random, one coherent) whose per-subset errors scatter by 1% around the given values,
+    each quantity with its own phase; the diagonal and curvature steps' errors are ``trivial`` (default: half the
+    shift) and 1.1x that."""
+    trivial = shift / 2 if trivial is None else trivial
+    values = {"err_if": err_if, "err_ns": err_ns, "shift": shift, "gap": abs(err_if - err_ns),
+              "err_diagonal": trivial, "err_curvature": 1.1 * trivial}
+    scatter = {name: 1 + 0.01 * np.sin(np.arange(subsets) + 2 * phase) for phase, name in enumerate(values)}
     return {"n": [200, 200], "d": [6, 6], "k": [4, 4], "kind": ["coherent", "random"]} | {
-        name: [v * jitter, v * jitter[::-1]] for name, v in values.items()}
+        name: [v * scatter[name], v * scatter[name][::-1]] for name, v in values.items()}
+
+
+def _both(a: dict[str, list], b: dict[str, list]) -> dict[str, list]:
+    """The cells of a and of b (b's at k = 8)."""
+    return {name: a[name] + (b[name] if name != "k" else [8] * len(b[name])) for name in a}
 
 
 def _claims(fit: dict, cells: dict, slopes: dict, failed: int = 0, grad_norm: float = 1e-13) -> dict[str, str]:
     """Verdict by claim id, resolved as the platform publishes them (solver target 1e-12)."""
     out = claims(fit, cells, slopes, certificate=(12, failed), refit=(grad_norm, 1e-12), group=(200, 6),
-                 p=ClaimParams(slope_tol=0.15, track_tol=0.1))
+                 p=ClaimParams(slope_tol=0.15, track_tol=0.1), plans=PLANS)
     return {c.id: c.verdict for c in resolve(out)}
 
 
 PAPER_FIT = {"err_ns": {"k": _coef(1.0), "d": _coef(1.0), "n": _coef(-2.0)},
              "gap": {"kd": _coef(1.0), "n": _coef(-2.0)}, "ratio": {"balance": _coef(1.0)}}
-PAPER_SLOPES = {("random", "if"): _coef(0.85), ("random", "ns"): _coef(1.0), ("coherent", "if"): _coef(0.6),
-                ("coherent", "ns"): _coef(0.98)}
+PAPER_SLOPES = {("random", "if"): _coef(0.85, unit="group"), ("random", "ns"): _coef(1.0, unit="group"),
+                ("coherent", "if"): _coef(0.6, unit="group"), ("coherent", "ns"): _coef(0.98, unit="group")}
+COMPETENT = {"if_beats_trivial_estimates", "ns_beats_trivial_estimates"}
 
 
 def test_claims_hold_on_the_papers_numbers() -> None:
-    """The paper's exponents with tight CIs, IF and NS both well below the shift, NS below IF: everything holds."""
+    """The paper's exponents with tight CIs, IF and NS both well below the trivial rungs, NS below IF: everything
+    holds."""
     verdicts = _claims(PAPER_FIT, _cells(err_if=0.02, err_ns=0.005, shift=0.5), PAPER_SLOPES)
     assert set(verdicts.values()) == {"holds"}, verdicts
 
 
 def test_claims_fail_on_wrong_exponents_slopes_and_ratios() -> None:
-    """Exponents 0.5 off with tight CIs, IF more accurate than NS, biased slopes, a failed certificate cell and an
-    unconverged refit: every evidence claim and check fails while both estimators still beat the no-update
-    estimate."""
+    """Exponents 0.5 off with tight CIs, IF more accurate than NS in one random cell (of two), biased slopes, a failed
+    certificate cell and an unconverged refit: every evidence claim and check fails (Holm over the cells) while both
+    estimators still beat the trivial rungs."""
     fit = {"err_ns": {"k": _coef(1.5), "d": _coef(1.5), "n": _coef(-2.5)}, "gap": {"kd": _coef(1.5), "n": _coef(-2.5)},
            "ratio": {"balance": _coef(0.5)}}
-    slopes = {("random", "if"): _coef(1.0), ("random", "ns"): _coef(0.5), ("coherent", "if"): _coef(1.2),
-              ("coherent", "ns"): _coef(1.0)}
-    verdicts = _claims(fit, _cells(err_if=0.005, err_ns=0.02, shift=0.5), slopes, failed=1, grad_norm=1e-9)
-    preconditions = {"if_beats_no_update", "ns_beats_no_update"}
-    assert all(verdicts[c] == "holds" for c in preconditions)
-    assert all(v == "fails" for c, v in verdicts.items() if c not in preconditions), verdicts
+    slopes = {("random", "if"): _coef(1.0, unit="group"), ("random", "ns"): _coef(0.5, unit="group"),
+              ("coherent", "if"): _coef(1.2, unit="group"), ("coherent", "ns"): _coef(1.0, unit="group")}
+    cells = _both(_cells(err_if=0.005, err_ns=0.02, shift=0.5), _cells(err_if=0.02, err_ns=0.005, shift=0.5))
+    verdicts = _claims(fit, cells, slopes, failed=1, grad_norm=1e-9)
+    assert all(verdicts[c] == "holds" for c in COMPETENT)
+    assert all(v == "fails" for c, v in verdicts.items() if c not in COMPETENT), verdicts
 
 
-def test_evidence_is_inconclusive_when_an_estimator_does_not_beat_no_update() -> None:
-    """NS farther from theta_T than theta_hat itself: NS's competence fails, so every claim about NS is inconclusive
+def test_evidence_is_inconclusive_when_an_estimator_does_not_beat_the_strongest_rung() -> None:
+    """NS farther from theta_T than the diagonal step (though nearer than theta_hat) in two of four cells: NS's
+    competence fails against the strongest rung (Holm over the cells), so every claim about NS is inconclusive
     whatever its own numbers (which would hold), while the IF-only claim is still judged."""
-    verdicts = _claims(PAPER_FIT, _cells(err_if=0.02, err_ns=0.9, shift=0.5), PAPER_SLOPES)
-    assert verdicts["ns_beats_no_update"] == "fails" and verdicts["if_beats_no_update"] == "holds"
+    cells = _both(_cells(err_if=0.02, err_ns=0.3, shift=0.5, trivial=0.1), _cells(err_if=0.02, err_ns=0.005, shift=0.5))
+    verdicts = _claims(PAPER_FIT, cells, PAPER_SLOPES)
+    assert verdicts["ns_beats_trivial_estimates"] == "fails" and verdicts["if_beats_trivial_estimates"] == "holds"
     assert verdicts["group_if_underestimates_coherent"] == "holds"
-    ns_claims = [c for c in verdicts if c.startswith(("ns_", "group_ns", "if_ns")) and c != "ns_beats_no_update"]
+    ns_claims = [c for c in verdicts if c.startswith(("ns_", "group_ns", "if_ns")) and c not in COMPETENT]
     assert ns_claims and all(verdicts[c] == "inconclusive" for c in ns_claims), verdicts
 
 
+def test_competence_is_judged_against_the_strongest_rung_with_the_next_beside_it() -> None:
+    """The ladder orders the rungs by geometric-mean error: the diagonal step first, the curvature step next."""
+    out = claims(PAPER_FIT, _cells(err_if=0.02, err_ns=0.005, shift=0.5, trivial=0.1), PAPER_SLOPES,
+                 certificate=(12, 0), refit=(1e-13, 1e-12), group=(200, 6),
+                 p=ClaimParams(slope_tol=0.15, track_tol=0.1), plans=PLANS)
+    row = next(c for c in out if c.id == "if_beats_trivial_estimates").row()
+    assert [r["baseline"] for r in row["ladder"]][:2] == [row["baseline"], "curvature step theta_hat + g_T d / tr H"]
+    assert row["baseline"].startswith("diagonal step") and row["unit"] == "subset" and row["n"] == 8
+
+
 def test_exponent_whose_interval_straddles_the_band_is_inconclusive() -> None:
-    """trend: a CI reaching past paper +- slope_tol neither holds nor fails (the old 'meets the band' rule held)."""
-    fit = {**PAPER_FIT, "ratio": {"balance": Coef(0.85, 0.027, 0.80, 0.905, 180, 0.95)}}
-    verdicts = _claims(fit, _cells(err_if=0.02, err_ns=0.005, shift=0.5), PAPER_SLOPES)
-    assert verdicts["if_ns_ratio_exponent"] == "inconclusive"
+    """trend: a CI reaching past paper +- slope_tol neither holds nor fails (the old 'meets the band' rule held); a fit
+    interval says what wider regressor range would resolve it, not a number of cells."""
+    fit = {**PAPER_FIT, "ratio": {"balance": Interval(0.86, 0.81, 0.91, 180, 0.95, "cell", "fit", df=177.0, span=2.0)}}
+    out = claims(fit, _cells(err_if=0.02, err_ns=0.005, shift=0.5), PAPER_SLOPES, certificate=(12, 0),
+                 refit=(1e-13, 1e-12), group=(200, 6), p=ClaimParams(slope_tol=0.15, track_tol=0.1), plans=PLANS)
+    ratio = next(c for c in resolve(out) if c.id == "if_ns_ratio_exponent")
+    assert ratio.verdict == "inconclusive" and ratio.cause == "range" and "regressor range" in ratio.reason
 
 
 def test_certificate_flags_cells_that_fail(smoke_runs, tmp_path: Path) -> None:

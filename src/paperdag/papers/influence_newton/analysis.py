@@ -1,6 +1,8 @@
 """Errors of IF and NS against exact refits, their per-cell aggregates and scaling fits, and group effects.
 
-Per subset T: err_NS = ||theta_T - theta_NS||, err_IF = ||theta_T - theta_IF||, gap = ||theta_NS - theta_IF||.
+Per subset T: err_NS = ||theta_T - theta_NS||, err_IF = ||theta_T - theta_IF||, gap = ||theta_NS - theta_IF||, and
+the errors of the trivial rungs (trivial.py): shift = ||theta_T - theta_hat|| (no update), err_curvature and
+err_diagonal.
 Per random cell (n, d, k) the errors are aggregated over its subsets (mean: the primary estimate of the typical
 error; median: a robustness check) and enter log-log least-squares fits (stats.loglog):
     err_NS ~ k^a_k d^a_d n^a_n                            (paper: +1, +1, -2),
@@ -22,10 +24,14 @@ import pyarrow.compute as pc
 import torch
 
 from .data import load_split
+from paperdag.common.stats import Interval
+
 from .problem import LOSS
-from .stats import Coef, loglog, proportional
+from .stats import loglog, proportional
+from .trivial import RUNGS
 
 CELL = ["n", "d", "k", "kind"]
+KEYS = [*CELL, "subset"]
 PAPER_EXPONENTS = {
     ("err_ns", "k"): 1.0,
     ("err_ns", "d"): 1.0,
@@ -42,8 +48,21 @@ def _matrix(table: pa.Table, column: str, d: int) -> np.ndarray:
     return table[column].combine_chunks().flatten().to_numpy(zero_copy_only=False, writable=True).reshape(-1, d)
 
 
+def with_trivial(estimates: pa.Table, trivial: pa.Table) -> pa.Table:
+    """The estimates table with the trivial rungs' theta_<rung> columns of the same subsets appended (both sorted by
+    their keys, which must match row for row)."""
+    order = [(c, "ascending") for c in KEYS]
+    estimates, trivial = estimates.sort_by(order), trivial.sort_by(order)
+    if not estimates.select(KEYS).equals(trivial.select(KEYS)):
+        raise ValueError("the trivial estimates do not cover the same subsets as the refits")
+    for name in RUNGS:
+        estimates = estimates.append_column(f"theta_{name}", trivial[f"theta_{name}"])
+    return estimates
+
+
 def subset_errors(estimates: pa.Table, fits: dict[tuple[int, int], np.ndarray]) -> pa.Table:
-    """Per subset: err_ns, err_if, gap and shift = ||theta_T - theta_hat||, next to the keys and refit grad norm."""
+    """Per subset: err_ns, err_if, gap, shift = ||theta_T - theta_hat|| and err_<rung> of every trivial rung whose
+    theta_<rung> column ``estimates`` holds, next to the keys and refit grad norm."""
     parts = []
     for d in sorted(set(estimates["d"].to_pylist())):
         t = estimates.filter(pc.equal(estimates["d"], d))
@@ -54,12 +73,16 @@ def subset_errors(estimates: pa.Table, fits: dict[tuple[int, int], np.ndarray]) 
             "err_if": np.linalg.norm(exact - t_if, axis=1),
             "gap": np.linalg.norm(t_ns - t_if, axis=1),
             "shift": np.linalg.norm(exact - hat, axis=1),
-        }
+        } | {f"err_{name}": np.linalg.norm(exact - _matrix(t, f"theta_{name}", d), axis=1)
+             for name in RUNGS if f"theta_{name}" in t.column_names}
         parts.append(pa.table({c: t[c] for c in CELL + ["subset", "grad_norm"]} | cols))
     return pa.concat_tables(parts)
 
 
-def cell_subsets(errors: pa.Table, values: tuple[str, ...] = ("err_ns", "err_if", "gap", "shift")) -> dict[str, list]:
+SUBSET_VALUES = ("err_ns", "err_if", "gap", "shift", *(f"err_{name}" for name in RUNGS))
+
+
+def cell_subsets(errors: pa.Table, values: tuple[str, ...] = SUBSET_VALUES) -> dict[str, list]:
     """Per cell (sorted keys n, d, k, kind): the keys, and for each column of ``values`` the list of per-cell arrays
     of its per-subset values (in subset order, so two columns are paired by subset)."""
     errors = errors.sort_by([(c, "ascending") for c in CELL + ["subset"]])
@@ -80,13 +103,13 @@ def cell_errors(errors: pa.Table, how: str) -> dict[str, np.ndarray]:
     return out | {"ratio": out["err_if"] / out["err_ns"]}
 
 
-def scaling_fits(m: dict[str, np.ndarray]) -> dict[str, dict[str, Coef]]:
-    """The three log-log fits of the module docstring on the cell aggregates ``m``."""
+def scaling_fits(m: dict[str, np.ndarray]) -> dict[str, dict[str, Interval]]:
+    """The three log-log fits of the module docstring on the cell aggregates ``m`` (one observation per cell)."""
     n, d, k = (m[c].astype(float) for c in ("n", "d", "k"))
     return {
-        "err_ns": loglog(m["err_ns"], k=k, d=d, n=n),
-        "gap": loglog(m["gap"], kd=(k + d) * np.sqrt(k * d), n=n),
-        "ratio": loglog(m["ratio"], balance=(k + d) / np.sqrt(k * d), n=n),
+        "err_ns": loglog(m["err_ns"], unit="cell", k=k, d=d, n=n),
+        "gap": loglog(m["gap"], unit="cell", kd=(k + d) * np.sqrt(k * d), n=n),
+        "ratio": loglog(m["ratio"], unit="cell", balance=(k + d) / np.sqrt(k * d), n=n),
     }
 
 
@@ -105,11 +128,12 @@ def group_loss_changes(data: Path, estimates: pa.Table, theta_hat: np.ndarray, n
     return pa.table({c: t[c] for c in CELL} | cols)
 
 
-def group_slopes(group: pa.Table) -> dict[tuple[str, str], Coef]:
-    """Slope of predicted on actual test-loss change by (kind, method), kind in random/coherent, method in if/ns."""
+def group_slopes(group: pa.Table) -> dict[tuple[str, str], Interval]:
+    """Slope of predicted on actual test-loss change by (kind, method), kind in random/coherent, method in if/ns (one
+    observation per removal group)."""
     slopes = {}
     for kind in ("random", "coherent"):
         g = group.filter(pc.equal(group["kind"], kind))
         for method in ("if", "ns"):
-            slopes[kind, method] = proportional(g["actual"].to_numpy(), g[f"pred_{method}"].to_numpy())
+            slopes[kind, method] = proportional(g["actual"].to_numpy(), g[f"pred_{method}"].to_numpy(), unit="group")
     return slopes

@@ -9,6 +9,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 Sizes = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=2)]
@@ -25,8 +26,17 @@ class ClaimParams(ParamsModel):
         "1 +- track_tol (a stated 10% relative bias)"))
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    subsets: SamplePlan = Field(description="per-cell comparisons paired over the cell's removal subsets")
+    cells: SamplePlan = Field(description="scaling fits over the random cells of the (n, d, k) grid")
+    groups: SamplePlan = Field(description="group-effect slopes over the removal groups of one kind at (group_n, "
+                               "group_d)")
+
+
 class Params(ParamsModel):
-    """Grids, data model, solver tolerances, certificate thresholds and claim tolerances."""
+    """Grids, data model, solver tolerances, certificate thresholds, claim tolerances and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every SeedSequence used to draw data and subsets")
     n_grid: Sizes = Field(description="training set sizes n (nested prefixes of one draw per d)")
@@ -43,6 +53,7 @@ class Params(ParamsModel):
     cert_grad_tol: float = Field(gt=0.0, description="certificate: ||grad L(theta_hat)|| must not exceed this")
     cert_min_eig: float = Field(gt=0.0, description="certificate: lambda_min(H_-T) / (n - k) must exceed this")
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -54,4 +65,10 @@ class Params(ParamsModel):
             raise ValueError("smallest n must be at least 10 x the largest d (so the logistic MLE exists)")
         if self.n_subsets > min(self.n_grid):
             raise ValueError("n_subsets must not exceed the smallest n (coherent groups use distinct anchors)")
+        planned = {"subsets": self.n_subsets, "cells": len(self.n_grid) * len(self.d_grid) * len(self.k_grid),
+                   "groups": len(self.k_grid) * self.n_subsets}
+        drift = {name: (getattr(self.plans, name).n, n) for name, n in planned.items()
+                 if getattr(self.plans, name).n != n}
+        if drift:
+            raise ValueError(f"plans.<name>.n must be the design's size (planned, design): {drift}")
         return self

@@ -23,7 +23,7 @@ PIPELINE = Pipeline(
         Stage("retrain", "train", fn="retrain:retrain", upstream=("prepare", "train"), params=SOLVER,
               outputs=("estimates.parquet",), resources=Resources(cpus=1, gpus=0.5)),
         Stage("evaluate", "evaluate", fn="evaluate:evaluate", upstream=("prepare", "train", "verify", "retrain"),
-              params=("group_n", "group_d", "newton_tol", "claims"),
+              params=("group_n", "group_d", "ridge", "newton_tol", "claims", "plans"),
               outputs=("errors.parquet", "group_effects.parquet", "fits.parquet", "metrics.json", "scaling.png",
                        "ratio_heatmap.png", "group_effects.png"),
               plots=("scaling.png", "ratio_heatmap.png", "group_effects.png")),

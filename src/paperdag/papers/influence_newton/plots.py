@@ -9,9 +9,8 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
+from paperdag.common.stats import Interval
 from paperdag.io import new_figure
-
-from .stats import Coef
 
 
 def _collapse(ax: Axes, x: np.ndarray, y: np.ndarray, d: np.ndarray, xlabel: str, ylabel: str, title: str) -> None:
@@ -28,17 +27,17 @@ def _collapse(ax: Axes, x: np.ndarray, y: np.ndarray, d: np.ndarray, xlabel: str
     ax.legend(fontsize=7)
 
 
-def plot_scaling(m: dict[str, np.ndarray], ns: dict[str, Coef], gap: dict[str, Coef]) -> Figure:
+def plot_scaling(m: dict[str, np.ndarray], ns: dict[str, Interval], gap: dict[str, Interval]) -> Figure:
     """Left: ||theta_T - theta_NS|| vs k d / n^2. Right: ||theta_NS - theta_IF|| vs (k + d) sqrt(k d) / n^2."""
     n, d, k = (m[c].astype(float) for c in ("n", "d", "k"))
     fig, axes = new_figure(11, 4.5, ncols=2)
-    exps = ", ".join(f"{t} {ns[t].estimate:.2f}" for t in ("k", "d", "n"))
+    exps = ", ".join(f"{t} {ns[t].mean:.2f}" for t in ("k", "d", "n"))
     _collapse(axes[0], k * d / n**2, m["err_ns"], d, "k d / n^2", "mean ||theta_T - theta_NS|| per cell",
               f"NS error; fitted exponents {exps} (paper 1, 1, -2)")
     _collapse(axes[1], (k + d) * np.sqrt(k * d) / n**2, m["gap"], d, "(k + d) sqrt(k d) / n^2",
               "mean ||theta_NS - theta_IF|| per cell",
-              f"IF-NS gap; exponents {gap['kd'].estimate:.2f} in (k+d)sqrt(kd), "
-              f"{gap['n'].estimate:.2f} in n (paper 1, -2)")
+              f"IF-NS gap; exponents {gap['kd'].mean:.2f} in (k+d)sqrt(kd), "
+              f"{gap['n'].mean:.2f} in n (paper 1, -2)")
     return fig
 
 
@@ -64,7 +63,7 @@ def plot_ratio_heatmap(m: dict[str, np.ndarray], n_value: int) -> Figure:
     return fig
 
 
-def plot_group_effects(group: pa.Table, slopes: dict[tuple[str, str], Coef], n: int, d: int) -> Figure:
+def plot_group_effects(group: pa.Table, slopes: dict[tuple[str, str], Interval], n: int, d: int) -> Figure:
     """Predicted vs actual change of the mean test loss, random and coherent groups, IF and NS."""
     fig, axes = new_figure(11, 4.5, ncols=2)
     for ax, kind in zip(axes, ("random", "coherent"), strict=True):
@@ -73,7 +72,7 @@ def plot_group_effects(group: pa.Table, slopes: dict[tuple[str, str], Coef], n: 
         for method, marker in (("if", "x"), ("ns", "o")):
             c = slopes[kind, method]
             ax.plot(actual, g[f"pred_{method}"].to_numpy(), marker, ms=3, mfc="none",
-                    label=f"{method.upper()}: slope {c.estimate:.3f} [{c.lo:.3f}, {c.hi:.3f}]")
+                    label=f"{method.upper()}: slope {c.mean:.3f} [{c.lo:.3f}, {c.hi:.3f}]")
         lim = np.array([actual.min(), actual.max()])
         ax.plot(lim, lim, "k--", lw=1, label="predicted = actual")
         ax.set_xlabel("actual change of test loss (exact refit)")
