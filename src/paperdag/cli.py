@@ -14,7 +14,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from paperdag.errors import EnvironmentProblem, Interrupted, PaperdagError
+from paperdag.errors import EnvironmentProblem, Interrupted, PaperdagError, UsageError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Research papers as cached, versioned pipelines (Prefect + Ray, DVC, MLflow).")
@@ -79,11 +79,19 @@ def run(
                                                                      "uncached upstream stages."),
     retries: int = typer.Option(1, "--retries", min=0, help="Retries per failed stage."),
     local: bool = typer.Option(False, "--local", help="Run in this process, one stage after another (no Prefect/Ray)."),
+    replicate: bool = typer.Option(False, "--replicate", help="Re-run on fresh seeds at the default sizes (the "
+                                   "paper's profiles.replicate: seed keys only); verdicts in metrics/profiles/replicate/."),
 ) -> None:
     """Run papers' pipelines: cached stages are reused, stale ones run on Ray under a Prefect flow."""
+    from paperdag.params import REPLICATE_PROFILE
     from paperdag.runs import Execution, LocalExecutor, drive, tracking_enabled
 
     t0 = time.perf_counter()
+    if replicate:
+        if profile != "default":
+            raise UsageError(f"--replicate re-runs the default profile on fresh seeds; it takes no --profile "
+                             f"(got {profile!r})")
+        profile = REPLICATE_PROFILE
     if ray_address:
         from paperdag.ray_exec import resolve_address
 
