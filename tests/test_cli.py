@@ -247,3 +247,29 @@ def _imports(path: Path) -> set[str]:
 def test_science_packages_import_no_orchestration():
     offenders = {str(p.relative_to(REPO)): _imports(p) & ORCHESTRATION for p in PAPERS.rglob("*.py")}
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_report_warns_on_stderr_and_in_the_row_of_an_unreadable_or_pre_v2_metrics_file(toy_project):
+    """A truncated metrics file and one whose interval claims carry no unit, n and plan (pre-v2) are each a
+    ``warning:`` line on stderr naming the file and the command that regenerates it; their rows say the same, and
+    the report is still written (exit 0). A v2 file or a paper not run yet warns nothing."""
+    import json
+
+    metrics = toy_project.root / "metrics"
+    metrics.mkdir()
+    (metrics / "toy.json").write_text('{"claims": [')
+    claim = {"id": "gain", "kind": "evidence", "rule": "superiority", "verdict": "holds", "statement": "s"}
+    (metrics / "toy_cluster.json").write_text(json.dumps({"key": "k", "claims": [claim]}))
+    result = paperdag("report", cwd=toy_project.root)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: metrics/toy.json is unreadable (JSONDecodeError); regenerate it: paperdag run toy",
+                        "warning: metrics/toy_cluster.json is pre-v2 (claims without unit, n and plan); regenerate "
+                        "it: paperdag run toy_cluster"], result.stderr
+    summary = (toy_project.root / "reports" / "summary.md").read_text()
+    for line in warnings:
+        assert line.removeprefix("warning: ") in summary
+    (metrics / "toy_cluster.json").write_text(json.dumps(
+        {"key": "k", "claims": [claim | {"unit": "seed", "n": 10, "plan": {"planned_n": 10}}]}))
+    (metrics / "toy.json").unlink()
+    assert "warning:" not in paperdag("report", cwd=toy_project.root).stderr

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
+import subprocess
 
 import pytest
 
-from conftest import executions
+from conftest import REPO, TOY_PARAMS, executions, paperdag
 from paperdag.errors import StageFailed
 from paperdag.runs import Execution, drive
 
@@ -71,9 +75,19 @@ def test_views_and_manifest_record_provenance(toy_project):
     assert {"model.parquet", "_curves.jsonl"} <= set(manifest["files"])
     assert not (view / "run.json").exists()  # the run's facts stay in the store, out of DVC's outs
     run = json.loads((toy_project.store().local_path("toy", "train_a", manifest["key"]) / "run.json").read_text())
-    assert {"commit", "dirty"} <= set(run["provenance"])
-    assert run["versions"]["python"] and run["device"] == "cpu"
-    assert run["timing"]["seconds"] >= 0
+    assert run["provenance"] == {"commit": None, "dirty": None}  # a project folder outside git: unknown
+    assert run["device"] == "cpu" and run["profile"] == "smoke" and run["timing"]["seconds"] >= 0
+    env = run["environment"]
+    assert env["python"] and env["packages"]["numpy"] and env["cpu"]["model"] and env["blas"]
+    assert set(run["upstream_environments"]) == {"prepare"}
+
+
+def test_published_metrics_carry_the_environment_of_every_stage_behind_them(toy_project):
+    _run()
+    block = json.loads(toy_project.metrics_path("toy", "smoke").read_text())["environment"]
+    assert block["stages"] == ["evaluate", "prepare", "train_a", "train_b"]
+    assert block["python"] and block["packages.numpy"] and isinstance(block["cpu.isa"], list)
+    assert any(line.startswith("openblas") or line.startswith("mkl") for line in block["blas"])
 
 
 def test_recomputed_outputs_are_byte_identical(toy_project):
@@ -258,3 +272,111 @@ def test_embedded_ray_admits_a_stage_only_where_its_cpus_and_gpus_are_free():
     assert ray.fits(stage(1, 0.5), [stage(1, 0.5)]) and not ray.fits(stage(1, 0.5), [stage(1, 0.5), stage(1, 0.5)])
     ray.embedded = False  # a joined cluster: everything is queued on Ray (its autoscaler sizes it)
     assert ray.fits(stage(8), [stage(8), stage(8)])
+
+
+# -- provenance: a result is clean when its inputs equal the commit ----------------------------------------------------
+def _git(repo, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def _repo(tmp_path):
+    """A git repository with two code files and a params.yaml of two papers, committed."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "train.py").write_text("x = 1\n")
+    (repo / "pkg" / "model.py").write_text("y = 2\n")
+    (repo / "params.yaml").write_text("toy:\n  seed: 0\n  n: 5\nother:\n  seed: 1\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "init")
+    return repo, [repo / "pkg" / "train.py", repo / "pkg" / "model.py"]
+
+
+def _provenance(repo, files):
+    from paperdag.params import read_params_file
+    from paperdag.provenance import git_state, provenance
+
+    return provenance(git_state(repo, files), files, "toy", read_params_file(repo / "params.yaml")["toy"])
+
+
+def test_provenance_is_clean_at_the_commit_and_outputs_never_count(tmp_path):
+    """Outputs the platform writes (metrics/, dvc.lock, reports/, artifacts/), other files and another paper's
+    params section may differ from the commit: the inputs still equal it, so the result is clean."""
+    from paperdag.provenance import describe
+
+    repo, files = _repo(tmp_path)
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    assert _provenance(repo, files) == {"commit": head, "dirty": False, "dirty_inputs": {}}
+    for out in ("metrics/toy.json", "metrics/summary/toy.json", "dvc.lock", "reports/index.html",
+                "artifacts/toy/train/manifest.json", "pkg/unrelated.py"):
+        (repo / out).parent.mkdir(parents=True, exist_ok=True)
+        (repo / out).write_text("written by a run\n")
+    _git(repo, "add", "dvc.lock")  # staged and untracked outputs alike
+    (repo / "params.yaml").write_text("toy:\n  seed: 0\n  n: 5\nother:\n  seed: 2\n")
+    assert describe(_provenance(repo, files)) == "clean"
+
+
+def test_provenance_names_each_dirty_input_with_its_hash(tmp_path):
+    """An edited code file, an untracked one and the paper's own params section are dirty, each named with the
+    sha256 of the version used; committing them makes the result clean again."""
+    from paperdag.provenance import canonical_sha256, describe, git_state, provenance
+
+    repo, files = _repo(tmp_path)
+    (repo / "pkg" / "train.py").write_text("x = 3\n")
+    (repo / "pkg" / "new.py").write_text("z = 0\n")
+    (repo / "params.yaml").write_text("toy:\n  seed: 0\n  n: 6\nother:\n  seed: 1\n")
+    prov = _provenance(repo, [*files, repo / "pkg" / "new.py"])
+    assert prov["dirty"] and prov["dirty_inputs"] == {
+        "pkg/train.py": hashlib.sha256(b"x = 3\n").hexdigest(), "pkg/new.py": hashlib.sha256(b"z = 0\n").hexdigest(),
+        "params.yaml:toy": canonical_sha256({"seed": 0, "n": 6})}
+    assert describe(prov) == "dirty: pkg/new.py, pkg/train.py, params.yaml:toy"
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "edit")
+    assert describe(_provenance(repo, [*files, repo / "pkg" / "new.py"])) == "clean"
+    outside = tmp_path / "no-git"
+    outside.mkdir()
+    assert provenance(git_state(outside, files), files, "toy", {}) == {"commit": None, "dirty": None}  # unknown
+
+
+def test_a_clone_records_clean_provenance_and_an_edited_science_file_dirty(tmp_path):
+    """A committed checkout (platform and toy pipeline) runs the toy paper: its entries record the commit and
+    ``clean``, also after the run rewrote metrics/ and reports/ and a forced re-run; once the paper's science file
+    (all four stages live in stages.py) is edited, the recomputed entries record ``dirty`` naming that file."""
+    repo = tmp_path / "clone"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(REPO / "src" / "paperdag", repo / "src" / "paperdag", ignore=ignore)
+    shutil.copytree(REPO / "tests" / "toy_pipeline", repo / "tests" / "toy_pipeline", ignore=ignore)
+    (repo / "params.yaml").write_text(TOY_PARAMS)
+    (repo / ".gitignore").write_text("artifacts/\nmlflow.db\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "clone")
+    env = {"PYTHONPATH": f"{repo / 'src'}{os.pathsep}{repo / 'tests'}", "TOY_LOG": str(tmp_path)}
+
+    def run(*args: str, track: str = "off") -> dict[str, str]:
+        result = paperdag("run", "toy", "--local", *args, cwd=repo, env=env | {"PAPERDAG_TRACKING": track})
+        assert result.returncode == 0, result.stderr
+        store = repo / "artifacts" / ".store" / "toy"  # each view holds the entry this run used
+        views = (repo / "artifacts" / "toy").iterdir()
+        keys = {v.name: json.loads((v / "manifest.json").read_text())["key"] for v in views}
+        return {name: json.loads((store / name / k / "run.json").read_text())["provenance"] for name, k in keys.items()}
+
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    assert all(p == {"commit": head, "dirty": False, "dirty_inputs": {}} for p in run(track="on").values())
+    assert (repo / "metrics" / "toy.json").is_file()
+    assert json.loads((repo / "reports" / "runs.json").read_text())["toy"]["provenance"] == "clean"
+    assert f"| {head[:7]} (clean) |" in (repo / "reports" / "summary.md").read_text()
+    assert all(not p["dirty"] for p in run("--force").values())  # its own outputs never count
+    stages = repo / "tests" / "toy_pipeline" / "stages.py"
+    stages.write_text(stages.read_text().replace("return {\"scale\": scale}", "return {\"scale\": scale * 1.0}"))
+    after = run(track="on")
+    assert after["prepare"]["dirty"] and list(after["train_a"]["dirty_inputs"]) == ["tests/toy_pipeline/stages.py"]
+    assert after["train_a"]["dirty_inputs"]["tests/toy_pipeline/stages.py"] == hashlib.sha256(
+        stages.read_bytes()).hexdigest()
+    from mlflow import MlflowClient  # the parent runs' tags say the same
+
+    client = MlflowClient(f"sqlite:///{repo / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name("toy").experiment_id], "tags.`paperdag.stage` IS NULL",
+                              order_by=["attributes.start_time ASC"])
+    assert [r.data.tags["paperdag.provenance"] for r in runs] == ["clean", "dirty: tests/toy_pipeline/stages.py"]

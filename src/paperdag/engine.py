@@ -14,7 +14,6 @@ import importlib
 import json
 import platform
 import shutil
-import subprocess
 import sys
 import time
 import zlib
@@ -26,14 +25,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from paperdag import __version__
 from paperdag.claims import METRICS_FILE, VERDICT_CODE, counts, headline
 from paperdag.codehash import code_files, code_hash
 from paperdag.dag import Pipeline, Resources, Stage
 from paperdag.io import read_json, write_json_atomic
 from paperdag.params import DEFAULT_PROFILE, load_params, read_params_file
 from paperdag.project import Project
-from paperdag.store import MANIFEST, Store
+from paperdag.store import MANIFEST, RUN_FILE, Store
 
 KEY_VERSION = 2  # 2: code hashed without docstrings, declaration modules left out, stage args in the key
 
@@ -56,7 +54,8 @@ class StagePlan:
     force: bool = False  # recompute even if the store holds the output
     run: bool = True  # False: not requested (``--only``) and not needed
     manifest: dict[str, Any] | None = None
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)  # provenance.provenance() of the stage's inputs
+    profile: str = DEFAULT_PROFILE
 
     @property
     def paper(self) -> str:
@@ -98,17 +97,14 @@ def stage_key(pipeline: Pipeline, stage: Stage, params: dict[str, Any], upstream
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def git_provenance(root: Path) -> dict[str, Any]:
-    """Commit and dirty flag of the project (``None`` outside a git checkout)."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=5)
-        if commit.returncode:
-            return {"commit": None, "dirty": None}
-        return {"commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
+def stage_inputs(pipeline: Pipeline) -> dict[str, list[Path]]:
+    """Per stage, the code files its result depends on: its own and those of every stage upstream of it (what its
+    key covers, through the upstream keys); with the paper's params section, the inputs ``provenance`` checks."""
+    inputs: dict[str, list[Path]] = {}
+    for stage in pipeline.order():
+        files = set(stage_code_files(pipeline, stage)).union(*(inputs[u] for u in stage.upstream))
+        inputs[stage.name] = sorted(files)
+    return inputs
 
 
 def load_pipeline_params(project: Project, pipeline: Pipeline, profile: str,
@@ -160,14 +156,6 @@ def resolve_fn(package: str, fn: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(f"{package}.{module}"), name)
 
 
-def _versions() -> dict[str, str]:
-    versions = {"python": platform.python_version(), "paperdag": __version__}
-    for name in ("numpy", "pyarrow", "torch"):
-        if name in sys.modules:
-            versions[name] = getattr(sys.modules[name], "__version__", "?")
-    return versions
-
-
 def _seed_everything(seed: int, stage: str, threads: int) -> Any:
     import numpy as np
 
@@ -183,14 +171,17 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
     """Run one stage into a scratch folder and commit it; returns (manifest, cache_hit).
 
     The manifest is a function of the key (what was computed, file hashes, summary); the facts of this run (time,
-    host, device, versions, git state) go to the entry's ``run.json`` and come back as ``manifest["run"]``.
+    host, device, profile, provenance, its environment and its upstream stages' from their run.json) go to the
+    entry's ``run.json`` and come back as ``manifest["run"]``.
 
     Holds the output's lock throughout and re-checks the store first, so a concurrent run that finished the same
     output meanwhile turns this call into a cache hit.
     """
+    from threadpoolctl import threadpool_limits
+
+    from paperdag.environment import capture
     from paperdag.stage import StageContext
     from paperdag.store import hash_folder
-    from threadpoolctl import threadpool_limits
 
     stage = plan.stage
     with store.lock(plan.paper, stage.name, plan.key):
@@ -209,7 +200,8 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
             started, t0 = datetime.now(timezone.utc).isoformat(timespec="seconds"), time.perf_counter()
             with threadpool_limits(limits=max(1, int(stage.resources.cpus))):  # BLAS/OpenMP threads as on Ray, so
                 summary = fn(ctx, **stage.args) or {}  # sums reduce in the same order on every machine and executor
-            seconds = time.perf_counter() - t0
+                seconds = time.perf_counter() - t0
+                environment = capture(plan.paper)
             missing = [o for o in stage.outputs if not (scratch / o).exists()]
             if missing:
                 raise RuntimeError(f"stage did not write its declared outputs {missing}")
@@ -221,12 +213,34 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
                 "key_parts": {"fn": stage.fn, "args": stage.args, "params": plan.params, "upstream": plan.upstream},
                 "files": hash_folder(scratch), "summary": {k: float(v) for k, v in summary.items()},
             }
-            run = {"provenance": plan.provenance, "versions": _versions(), "device": device, "host": platform.node(),
-                   "timing": {"started": started, "seconds": round(seconds, 3)}}
+            run = {"provenance": plan.provenance, "profile": plan.profile, "device": device, "host": platform.node(),
+                   "timing": {"started": started, "seconds": round(seconds, 3)}, "environment": environment,
+                   "upstream_environments": upstream_environments(ctx.inputs)}
             store.commit(scratch, manifest, run)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     return manifest | {"run": run}, False
+
+
+def upstream_environments(inputs: dict[str, Path]) -> dict[str, dict[str, Any]]:
+    """Stage -> environment of every stage upstream of a stage, from its inputs' run.json (each holds its own and its
+    upstream stages'): a result's entry then describes every stage behind it."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, folder in inputs.items():
+        run = read_run(folder)
+        found.update(run.get("upstream_environments") or {})
+        if run.get("environment"):
+            found[name] = run["environment"]
+    return found
+
+
+def read_run(entry: Path) -> dict[str, Any]:
+    """An entry's run.json ({} when it has none: an entry from before run.json, or a damaged one)."""
+    try:
+        run = read_json(entry / RUN_FILE)
+    except (OSError, ValueError):
+        return {}
+    return run if isinstance(run, dict) else {}
 
 
 def round_floats(value: Any, digits: int = 6) -> Any:
@@ -246,7 +260,11 @@ def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: 
     new paper's first smoke run), adding paper, title, profile, key and the verdicts (``verdicts.counts``, the
     ``headline`` line, ``regime_reached``, ``verdicts`` id -> verdict, ``holds`` id -> 0/1), and its flat DVC summary
     (counts, ``claim.<id>`` 1 holds / 0 fails / -1 inconclusive, the pipeline's headline metrics) next to it under
-    ``summary/``; floats to 6 significant digits."""
+    ``summary/``; floats to 6 significant digits. ``environment`` is the environment of the stages behind the
+    result (``environment.summarise`` of what the entry's run.json records): a function of the entry, so a cached
+    or pulled result publishes the same bytes on every machine."""
+    from paperdag.environment import summarise
+
     body = read_json(entry / METRICS_FILE)
     claims = body.get("claims", [])
     n = counts(claims)
@@ -254,8 +272,11 @@ def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: 
                 "regime_reached": n["preconditions_holding"] == n["preconditions_total"],
                 "verdicts": {c["id"]: c["verdict"] for c in claims},
                 "holds": {c["id"]: int(c["verdict"] == "holds") for c in claims}}
+    run = read_run(entry)
+    stages = {**(run.get("upstream_environments") or {}), pipeline.metrics_stage: run.get("environment")}
+    environment = summarise({stage: env for stage, env in stages.items() if env})
     doc = round_floats({"paper": pipeline.slug, "title": pipeline.title, "profile": profile, "key": key,
-                        **verdicts, **body})
+                        **verdicts, **body, "environment": environment})
     numbers = {k: doc["metrics"][k] for k in pipeline.headline if k in doc.get("metrics", {})}
     summary = {**n, "regime_reached": int(verdicts["regime_reached"]),
                "claim": {c["id"]: VERDICT_CODE[c["verdict"]] for c in claims}, **numbers}

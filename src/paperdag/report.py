@@ -5,7 +5,8 @@ the folder stands alone).
 The page opens with a summary table (paper; evidence holding / failing / inconclusive; why the inconclusive ones are,
 grouped by cause: underpowered, range, no interval, at the boundary, precondition; checks passing; preconditions
 holding; whether the regime was reached, i.e. every precondition holds; how many verdicts the replicate run on fresh
-seeds reproduced; profile; commit and date of the metrics stage's run) and a chart of the three evidence verdicts
+seeds reproduced; profile; commit, provenance (``clean`` or the inputs that differed from the commit) and date of
+the metrics stage's run) and a chart of the three evidence verdicts
 per paper (reports/plots/verdicts.svg). Then per paper: a line naming the preconditions that failed (with their
 numbers), and its claims grouped by kind, preconditions first, then evidence, then checks, each with its statement,
 the paper's value, ours in short rounded form (a precondition's ladder of trivial baselines beside it), what it was
@@ -14,7 +15,9 @@ not hold and whether the replicate reproduced it; then its metrics and its figur
 
 Run facts and plots come from the artifact store; reports/runs.json remembers them per paper with the metrics' cache
 key, so a report written on a machine that has not computed a paper (a fresh clone: metrics committed, store empty)
-keeps that paper's commit, date and plots (reports/plots/) as long as its metrics still carry the same key.
+keeps that paper's commit, date and plots (reports/plots/) as long as its metrics still carry the same key. An
+unreadable or pre-v2 metrics file is a ``warning:`` line on stderr, and its row says the same: the file and the
+command that regenerates it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import base64
 import html
 import json
 import shutil
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +36,7 @@ from paperdag.dag import Pipeline, registry
 from paperdag.io import write_text_atomic
 from paperdag.params import REPLICATE_PROFILE
 from paperdag.project import Project
+from paperdag.provenance import describe
 from paperdag.store import MANIFEST, Store
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
@@ -79,9 +84,10 @@ class PaperResult:
     pipeline: Pipeline
     metrics: dict[str, Any] | None
     problem: str
-    run: dict[str, str]  # the metrics stage's run: "commit" (short, +dirty) and "date" (UTC, minutes)
+    run: dict[str, str]  # the metrics stage's run: "commit" (short), "provenance" (clean / dirty: ...), "date"
     plots: list[tuple[str, str, Path]]  # (caption, declared file name, file)
     replicate: dict[str, str] = field(default_factory=dict)  # claim id -> verdict of the replicate run on fresh seeds
+    warning: str = ""  # an unreadable or pre-v2 metrics file and the command that regenerates it
 
     def count(self, key: str) -> int:
         """One of the published verdict counts (``evidence_holding``, ``checks_total``, ...), 0 if absent."""
@@ -108,7 +114,7 @@ class PaperResult:
         return f"{sum(m == 'yes' for m in judged)}/{len(judged)}" if judged else "-"
 
 
-RUNS_FILE = "runs.json"  # in reports/: {slug: {"key", "commit", "date"}} of the runs the report shows
+RUNS_FILE = "runs.json"  # in reports/: {slug: {"key", "commit", "provenance", "date"}} of the runs the report shows
 
 
 def _folder(project: Project) -> Path:
@@ -116,20 +122,33 @@ def _folder(project: Project) -> Path:
 
 
 def _run_facts(run_file: Path) -> dict[str, str]:
-    """{"commit", "date"} of a stage run's run.json ({} if it is not in this machine's store)."""
+    """{"commit", "provenance", "date"} of a stage run's run.json ({} if it is not in this machine's store):
+    provenance ``clean`` or ``dirty: <the inputs that differed from the commit>``."""
     try:
         run = json.loads(run_file.read_text())
     except (OSError, ValueError):
         return {}
     prov, timing = run.get("provenance", {}), run.get("timing", {})
-    commit = (prov.get("commit") or "")[:7] + ("+dirty" if prov.get("dirty") else "")
-    return {"commit": commit or "-", "date": str(timing.get("started", "-"))[:16].replace("T", " ")}
+    return {"commit": (prov.get("commit") or "-")[:7], "provenance": describe(prov),
+            "date": str(timing.get("started", "-"))[:16].replace("T", " ")}
+
+
+def _commit_cell(run: dict[str, str]) -> str:
+    """``<commit> (<provenance>)`` for the summary table."""
+    return f"{run.get('commit', '-')} ({run['provenance']})" if run.get("provenance") else run.get("commit", "-")
+
+
+def _pre_v2(metrics: dict[str, Any]) -> bool:
+    """A metrics file from before verdict model v2: an evidence or precondition claim judged on an interval whose
+    row carries no ``unit``, ``n`` and ``plan``."""
+    return any(c.get("kind") in ("evidence", "precondition") and c.get("rule") != "exact"
+               and not {"unit", "n", "plan"} <= c.keys() for c in metrics["claims"])
 
 
 def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str]]) -> PaperResult:
     """One paper's result; ``known``: reports/runs.json, used where the store lacks the run of the metrics' key."""
     path = project.metrics_path(pipeline.slug)
-    metrics, problem, run = None, "", {}
+    metrics, problem, warning, run = None, "", "", {}
     if path.is_file():
         try:
             metrics = json.loads(path.read_text())
@@ -137,6 +156,11 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
                 raise ValueError("no claims list")
         except (OSError, ValueError) as e:
             metrics, problem = None, f"{path.name} is unreadable ({type(e).__name__}: {e}); re-run the paper"
+            warning = (f"{_shown(project, path)} is unreadable ({type(e).__name__}); regenerate it: "
+                       f"paperdag run {pipeline.slug}")
+        if metrics is not None and _pre_v2(metrics):
+            warning = (f"{_shown(project, path)} is pre-v2 (claims without unit, n and plan); regenerate it: "
+                       f"paperdag run {pipeline.slug}")
     else:
         problem = f"not run yet: paperdag run {pipeline.slug}"
     key = (metrics or {}).get("key")
@@ -146,7 +170,7 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
         folders = _entry_folders(project, store, pipeline.slug, pipeline.metrics_stage, key)
     remembered = bool(key) and not run and known.get(pipeline.slug, {}).get("key") == key
     if remembered:
-        run = {k: known[pipeline.slug][k] for k in ("commit", "date")}
+        run = {k: known[pipeline.slug][k] for k in ("commit", "provenance", "date") if k in known[pipeline.slug]}
     plots = []
     for s in pipeline.order():
         for name in s.plots:  # a stage the metrics do not depend on shows its view
@@ -155,7 +179,7 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
             file = next((place for place in places if place.is_file()), None)
             if file is not None:
                 plots.append((f"{s.name}: {name}", name, file))
-    return PaperResult(pipeline, metrics, problem, run, plots, _replicate_verdicts(project, pipeline.slug))
+    return PaperResult(pipeline, metrics, problem, run, plots, _replicate_verdicts(project, pipeline.slug), warning)
 
 
 def _replicate_verdicts(project: Project, slug: str) -> dict[str, str]:
@@ -212,17 +236,17 @@ def results(project: Project) -> list[PaperResult]:
 def _summary_rows(rows: list[PaperResult]) -> list[list[str]]:
     out = []
     for r in rows:
+        paper = f"{r.pipeline.slug} (warning: {r.warning})" if r.warning else r.pipeline.slug
         if r.metrics is None:
-            out.append([r.pipeline.slug, "-", "-", "-", "-", "-", "-", "-", r.run.get("commit", "-"),
-                        r.run.get("date", "-")])
+            out.append([paper, "-", "-", "-", "-", "-", "-", "-", _commit_cell(r.run), r.run.get("date", "-")])
             continue
         evidence = " / ".join(str(r.count(f"evidence_{k}")) for k in ("holding", "failing", "inconclusive"))
         failed = r.failed_preconditions()
-        out.append([r.pipeline.slug, evidence, causes(r.claims) or "-",
+        out.append([paper, evidence, causes(r.claims) or "-",
                     f"{r.count('checks_passing')}/{r.count('checks_total')}",
                     f"{r.count('preconditions_holding')}/{r.count('preconditions_total')}",
                     "yes" if not failed else _not_reached(r, failed), r.replication(),
-                    str(r.metrics.get("profile", "-")), r.run.get("commit", "-"), r.run.get("date", "-")])
+                    str(r.metrics.get("profile", "-")), _commit_cell(r.run), r.run.get("date", "-")])
     return out
 
 
@@ -391,11 +415,20 @@ def render_markdown(rows: list[PaperResult]) -> str:
     return "\n".join(lines)
 
 
+def _shown(project: Project, path: Path) -> str:
+    return str(path.relative_to(project.root)) if path.is_relative_to(project.root) else str(path)
+
+
 def write_report(project: Project) -> list[Path]:
-    """Write reports/index.html, reports/summary.md and the verdict chart atomically; returns their paths."""
+    """Write reports/index.html, reports/summary.md and the verdict chart atomically; returns their paths. Each
+    unreadable or pre-v2 metrics file is a ``warning:`` line on stderr naming it and the command that regenerates
+    it (its row in the report says the same)."""
     folder = _folder(project)
     (folder / "plots").mkdir(parents=True, exist_ok=True)
     rows = results(project)
+    for r in rows:
+        if r.warning:
+            print(f"warning: {r.warning}", file=sys.stderr, flush=True)
     for r in rows:
         for _, name, plot in r.plots:
             copy = folder / "plots" / f"{r.pipeline.slug}-{name}"

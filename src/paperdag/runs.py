@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from paperdag.dag import Pipeline, configured, get_pipeline, known_slugs
-from paperdag.engine import (StagePlan, execute_stage, git_provenance, load_pipeline_params, plan_pipeline,
-                             publish_metrics)
+from paperdag.engine import (StagePlan, execute_stage, load_pipeline_params, plan_pipeline, publish_metrics,
+                             stage_inputs)
 from paperdag.errors import StageFailed, UsageError
 from paperdag.extras import require_extra
 from paperdag.params import DEFAULT_PROFILE, check_sections, read_params_file
 from paperdag.project import Project
+from paperdag.provenance import git_state, provenance
 from paperdag.store import IDENTICAL_COPY, NO_VIEW, OTHER_ENTRY, Store, materialize
 
 
@@ -58,6 +59,7 @@ class Execution:
     trigger: str
     plans: list[StagePlan]
     store: Store
+    provenance: dict[str, dict[str, Any]]  # paper -> provenance of all its stages' inputs (MLflow's parent runs)
     tracker: Any = None
     done: dict[str, bool] = field(default_factory=dict)  # label -> was a cache hit
     failed: dict[str, str] = field(default_factory=dict)  # label -> error
@@ -92,16 +94,20 @@ class Execution:
         store = project.store()
         if store.remote:
             store.probe()  # a missing bucket, refused credentials or a silent endpoint: one line, before planning
-        provenance = git_provenance(project.root)
-        plans = []
+        inputs = {p.slug: stage_inputs(p) for p in pipelines}
+        git = git_state(project.root, {f for files in inputs.values() for stage in files.values() for f in stage})
+        plans, papers = [], {}
         for p in pipelines:
+            papers[p.slug] = provenance(git, {f for files in inputs[p.slug].values() for f in files}, p.slug,
+                                        data.get(p.slug))
             for plan in plan_pipeline(p, values[p.slug], store, force=force, only=only):
-                plan.provenance = provenance
+                plan.provenance = provenance(git, inputs[p.slug][plan.name], p.slug, data.get(p.slug))
+                plan.profile = profile
                 plans.append(plan)
         for p in pipelines:
             if any(plan.paper == p.slug and plan.run and not plan.cached for plan in plans):
                 require_extra(p.slug)
-        execution = cls(project, pipelines, profile, trigger, plans, store)
+        execution = cls(project, pipelines, profile, trigger, plans, store, papers)
         if tracking_enabled() if track is None else track:
             execution.start_tracking()
         return execution
@@ -110,8 +116,7 @@ class Execution:
         """Track this execution in MLflow (opened lazily: nothing is imported until something is logged)."""
         from paperdag.tracking import Tracker
 
-        provenance = self.plans[0].provenance if self.plans else {}
-        self.tracker = Tracker(self.project.root, self.profile, self.trigger, provenance,
+        self.tracker = Tracker(self.project.root, self.profile, self.trigger, self.provenance,
                                {p.slug: p.title for p in self.pipelines})
 
     def pending(self) -> list[StagePlan]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from paperdag.dag import known_slugs
 from paperdag.engine import StagePlan, load_pipeline_params, plan_pipeline, publish_metrics
+from paperdag.environment import differences
 from paperdag.errors import UsageError
 from paperdag.params import check_sections, read_params_file
 from paperdag.project import Project
@@ -165,6 +166,7 @@ class StageComparison:
     rel_diff: float = 0.0  # its relative difference |a - b| / max(|a|, |b|)
     verdicts_identical: bool | None = None  # the metrics stage: every claim's verdict the same
     verdict_changes: list[str] = field(default_factory=list)
+    environment: list[str] | None = None  # where the bytes differ: the fields of the environments that differ
 
 
 def relative_difference(a: float, b: float) -> float:
@@ -195,7 +197,8 @@ def _metrics_file(folder: Path) -> dict[str, Any]:
 
 
 def compare(project: Project, papers: Sequence[str], profile: str, only: Sequence[str]) -> list[StageComparison]:
-    """Every selected stage: which store holds it, whether the two entries are byte-identical, the summary metric
+    """Every selected stage: which store holds it, whether the two entries are byte-identical (where they are not,
+    which fields of the environments they were computed in differ: ``environment.differences``), the summary metric
     that moves most, and for the metrics stage whether the verdicts are identical (and the paper metric that moves
     most)."""
     shared, local = shared_store(project, "compare"), local_store(project)
@@ -212,6 +215,9 @@ def compare(project: Project, papers: Sequence[str], profile: str, only: Sequenc
                                        if mine["files"].get(r) != theirs["files"].get(r))
                 row.identical = not row.differing
                 row.metric, row.rel_diff = _largest(mine.get("summary", {}), theirs.get("summary", {}))
+                if row.differing:
+                    theirs_run = shared.run_facts(plan.paper, plan.name, plan.key)
+                    row.environment = differences(mine["run"].get("environment", {}), theirs_run.get("environment", {}))
                 if plan.name == plan.pipeline.metrics_stage:
                     _compare_claims(row, local.local_path(plan.paper, plan.name, plan.key),
                                     shared.local_path(plan.paper, plan.name, plan.key))
@@ -240,6 +246,8 @@ def comparison_table(rows: list[StageComparison]) -> list[str]:
         verdicts = "-" if r.verdicts_identical is None else (
             "identical" if r.verdicts_identical else "changed: " + "; ".join(r.verdict_changes[:3]))
         lines.append(f"{r.label:<40} {r.state:<12} {same:<10} {diff:<40} {verdicts}")
+        if r.environment is not None:
+            lines.append(f"    environment: {'; '.join(r.environment) or 'the same in every recorded field'}")
     by_paper: dict[str, list[StageComparison]] = {}
     for r in rows:
         by_paper.setdefault(r.label.split(".")[0], []).append(r)

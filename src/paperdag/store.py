@@ -186,6 +186,10 @@ class Store:
             return None
         return manifest | {"run": self._read_json(paper, stage, key, RUN_FILE) or {}}
 
+    def run_facts(self, paper: str, stage: str, key: str) -> dict[str, Any]:
+        """The entry's ``run.json`` (where, when, in which environment it was computed; {} when it has none)."""
+        return self._read_json(paper, stage, key, RUN_FILE) or {}
+
     def verify(self, paper: str, stage: str, key: str, manifest: dict[str, Any]) -> bool:
         """True when every file the manifest lists exists with its recorded size and sha256 (a local store)."""
         folder = Path(self.entry_path(paper, stage, key))

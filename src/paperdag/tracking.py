@@ -1,7 +1,9 @@
 """MLflow tracking: one experiment per paper, a parent run per execution of a paper, a nested run per stage that ran.
 
 What users see: each paper's experiment (a model-development experiment described by the paper's title) holds a
-parent run per execution, named ``<paper> · <profile> · <trigger> · <commit> · <time>``, carrying the verdicts
+parent run per execution, named ``<paper> · <profile> · <trigger> · <commit> · <time>``, tagged with the commit and
+``paperdag.provenance`` (``clean``, or ``dirty: <inputs>``: the paper's code files or params section that differ
+from the commit; provenance.py; each stage run carries its own), carrying the verdicts
 (metrics ``evidence_holding``, ``evidence_failing``, ``evidence_inconclusive``, ``checks_passing``,
 ``preconditions_holding``, ... and ``claim.<id>`` 1 holds / 0 fails / -1 inconclusive; tags ``verdict.<id>`` and
 ``paperdag.claims``, the headline line). Under it, a run per
@@ -42,9 +44,11 @@ from filelock import FileLock
 from paperdag import __version__
 from paperdag.claims import VERDICT_CODE, counts, headline
 from paperdag.errors import env_seconds
+from paperdag.provenance import describe
 from paperdag.stage import CURVES_FILE
 
 MAX_PARAM_CHARS = 6000
+MAX_TAG_CHARS = 5000  # MLflow's limit on a tag value
 TRACKING_TIMEOUT_S = 5.0  # default of PAPERDAG_TRACKING_TIMEOUT_S
 EXPERIMENT_KIND = "custom_model_development"  # MLflow 3 opens such experiments on their runs, not on GenAI traces
 
@@ -165,7 +169,8 @@ def best_effort(method: Callable[..., Any]) -> Callable[..., Any]:
 class Tracker:
     """Logs one execution's papers and stages to MLflow (see the module docstring)."""
 
-    def __init__(self, root: Path, profile: str, trigger: str, provenance: dict[str, Any], titles: dict[str, str]):
+    def __init__(self, root: Path, profile: str, trigger: str, provenance: dict[str, dict[str, Any]],
+                 titles: dict[str, str]):
         self.root, self.profile, self.trigger = root, profile, trigger
         self.provenance, self.titles = provenance, titles
         self.uri = tracking_uri(root)
@@ -226,7 +231,8 @@ class Tracker:
 
     # -- parent runs -------------------------------------------------------------------------------------------
     def _parent_name(self, paper: str) -> str:
-        commit = (self.provenance.get("commit") or "no-git")[:7] + ("+dirty" if self.provenance.get("dirty") else "")
+        prov = self.provenance.get(paper, {})
+        commit = (prov.get("commit") or "no-git")[:7] + ("+dirty" if prov.get("dirty") else "")
         when = datetime.fromtimestamp(self.started / 1000).strftime("%Y-%m-%d %H:%M:%S")
         return f"{paper} · {self.profile} · {self.trigger} · {commit} · {when}"
 
@@ -234,6 +240,7 @@ class Tracker:
         """The paper's parent run of this execution (of this ``dvc repro`` when grouped), created on first use."""
         if paper in self.parents:
             return self.parents[paper]
+        prov = self.provenance.get(paper, {})
         with self._lock:
             exp = self.experiment(paper)
             if self.session:
@@ -244,12 +251,11 @@ class Tracker:
             tags = {
                 "mlflow.runName": self._parent_name(paper), "paperdag.profile": self.profile,
                 "paperdag.trigger": self.trigger, "paperdag.version": __version__,
-                "paperdag.git_commit": str(self.provenance.get("commit")),
-                "paperdag.dirty": str(self.provenance.get("dirty")),
+                "paperdag.git_commit": str(prov.get("commit")), "paperdag.provenance": describe(prov)[:MAX_TAG_CHARS],
                 "mlflow.source.name": f"paperdag ({self.trigger})", "mlflow.source.type": "PROJECT",
             }
-            if self.provenance.get("commit"):
-                tags["mlflow.source.git.commit"] = self.provenance["commit"]
+            if prov.get("commit"):
+                tags["mlflow.source.git.commit"] = prov["commit"]
             if self.session:
                 tags["paperdag.session"] = self.session
             run = self.client.create_run(exp, start_time=start_ms or self.started, tags=tags)
@@ -308,9 +314,10 @@ class Tracker:
             "mlflow.parentRunId": self.parent(plan.paper, start), "paperdag.paper": plan.paper,
             "paperdag.stage": plan.name, "paperdag.kind": plan.stage.kind, "paperdag.key": plan.key,
             "paperdag.cache": status, "paperdag.attempt": str(attempt + 1),
+            "paperdag.provenance": describe(plan.provenance)[:MAX_TAG_CHARS],
         } | claim_tags(claims)
         if error:
-            tags["paperdag.error"] = error[:5000]
+            tags["paperdag.error"] = error[:MAX_TAG_CHARS]
         with self._lock:
             run_id = self.client.create_run(self.experiment(plan.paper), start_time=start, tags=tags).info.run_id
             params = [Param(k, v) for k, v in flatten(plan.params).items()]

@@ -25,7 +25,7 @@ from .params import DslParams, VerifyParams
 from .primitives import DIMS, names, registry
 from .tasks import from_row
 
-CERTIFICATES_FILE = "certificates.parquet"  # the verify stage's table (verify.py writes it; a stage module, not imported)
+CERTIFICATES_FILE = "certificates.parquet"  # the verify stage's table (verify.py, a stage module: not imported)
 LIMITS: dict[str, type[ParamsModel]] = {"alphabet": DslParams, "max_depth": DslParams,
                                         "property_samples": VerifyParams}
 

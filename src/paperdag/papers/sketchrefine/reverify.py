@@ -57,7 +57,8 @@ def reverify(folder: Path, work: Work) -> Result:
     require_files(folder, CERTIFICATE_FILE, THEOREMS, PROOFS, VERIFIED_FILE)
     rlimit = int(read_json(folder / CERTIFICATE_FILE).get("rlimit", 0))
     if not 0 < rlimit <= MAX_RLIMIT:
-        raise Refused("rlimit", f"the certificate asks for rlimit {rlimit}, outside the paper's bound (0, {MAX_RLIMIT}]")
+        raise Refused("rlimit", f"the certificate asks for rlimit {rlimit}, outside the paper's bound "
+                                f"(0, {MAX_RLIMIT}]")
     theorems = theorems_from_rows(read_table(folder / THEOREMS).to_pylist())
     rows = check_proofs(theorems, read_table(folder / PROOFS).to_pylist(), rlimit,
                         progress=lambda proofs: work.each(proofs, "proofs"))
