@@ -1,7 +1,8 @@
 """A team shares one store, end to end against real servers on loopback, started and stopped by the tests: an
 S3-protocol server (moto's standalone server), an MLflow tracking server, a Prefect server and a two-node Ray
 cluster. Clone A computes a paper there; a fresh clone B pulls it and computes nothing, `dvc status` is clean,
-`paperdag verify` re-checks the pulled certificate and the tracking server lists A's runs. Faults: the S3 server
+`paperdag verify` re-checks the pulled certificate and the tracking server lists A's runs; `compare` names the
+environment fields in which a recompute whose bytes differ was computed otherwise. Faults: the S3 server
 going away mid-run, a missing bucket, refused credentials, an endpoint that does not answer."""
 
 from __future__ import annotations
@@ -204,3 +205,38 @@ def _forbidding_server() -> int:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Forbid)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server.server_port
+
+
+def test_compare_names_the_environment_fields_that_differ_where_bytes_differ(toy_project, s3_server, monkeypatch):
+    """The toy paper computed locally and pushed: every stage is byte-identical and no environment line is
+    printed; once the local train_a entry holds other bytes computed with another numpy on a CPU with one more ISA
+    extension (a recompute elsewhere), compare names exactly those two fields on that stage."""
+    from importlib.metadata import version
+
+    from paperdag.project import Project
+    from paperdag.runs import Execution, drive
+    from paperdag.share import compare, comparison_table, push
+    from paperdag.store import sha256_file
+
+    drive(Execution.open(["toy"], profile="smoke", track=False))
+    monkeypatch.setenv("PAPERDAG_ARTIFACT_ROOT", root_uri(s3_server["endpoint"], "env"))
+    project = Project.find()
+    push(project, ["toy"], "smoke", [])
+    lines = comparison_table(compare(project, ["toy"], "smoke", []))
+    assert "4/4 compared stages byte-identical" in lines[-1] and not any("environment" in l for l in lines), lines
+    entry = next((toy_project.artifacts / ".store" / "toy" / "train_a").iterdir())
+    for name in ("model.parquet", "manifest.json", "run.json"):
+        (entry / name).chmod(0o644)
+    (entry / "model.parquet").write_bytes(b"other bytes")
+    manifest = json.loads((entry / "manifest.json").read_text())
+    manifest["files"]["model.parquet"] = {"sha256": sha256_file(entry / "model.parquet"), "bytes": 11}
+    (entry / "manifest.json").write_text(json.dumps(manifest))
+    run = json.loads((entry / "run.json").read_text())
+    run["environment"]["packages"]["numpy"] = "0.0.1"
+    run["environment"]["cpu"]["isa"].append("amx_fp8")
+    (entry / "run.json").write_text(json.dumps(run))
+    lines = comparison_table(compare(project, ["toy"], "smoke", []))
+    row = next(i for i, l in enumerate(lines) if l.startswith("toy.train_a"))
+    assert "1 differ" in lines[row] and lines[row + 1].startswith("    environment: ")
+    notes = lines[row + 1].removeprefix("    environment: ").split("; ")
+    assert notes == ["cpu.isa -amx_fp8", f"packages.numpy 0.0.1 -> {version('numpy')}"], notes
