@@ -380,3 +380,82 @@ def test_a_clone_records_clean_provenance_and_an_edited_science_file_dirty(tmp_p
     runs = client.search_runs([client.get_experiment_by_name("toy").experiment_id], "tags.`paperdag.stage` IS NULL",
                               order_by=["attributes.start_time ASC"])
     assert [r.data.tags["paperdag.provenance"] for r in runs] == ["clean", "dirty: tests/toy_pipeline/stages.py"]
+
+
+# -- progress: the time left, from the stage timings in the store ------------------------------------------------------
+STORED = {"prepare": 100.0, "train_a": 200.0, "train_b": 320.0, "evaluate": 60.0}
+
+
+def _store_timings(project, seconds: dict[str, float]) -> None:
+    """Rewrite every toy entry's recorded wall time (as if each stage had taken ``seconds[stage]``)."""
+    for run_file in (project.artifacts / ".store" / "toy").glob("*/*/run.json"):
+        run = json.loads(run_file.read_text())
+        run["timing"]["seconds"] = seconds[run_file.parent.parent.name]
+        run_file.chmod(0o644)
+        run_file.write_text(json.dumps(run))
+
+
+def test_without_history_the_plan_says_so_and_progress_lines_carry_no_estimate(toy_project, capsys):
+    execution = Execution.open(["toy"], profile="smoke", track=False)
+    assert execution.estimate.plan_line(0) == ("4 stages to run, no past runs of them in the store to estimate "
+                                               "from; 0 cached")
+    drive(execution)
+    assert " left" not in capsys.readouterr().err
+
+
+def test_plan_and_progress_lines_estimate_the_time_left_from_stored_timings(toy_project, capsys):
+    """Stored wall times 100, 200, 320, 60 s: the plan expects 680 s one stage at a time (the local loop) and 480 s
+    on 2 CPUs (the two train stages side by side); each progress line of a forced re-run gives the simulated time
+    to the end from the stages not settled yet; a changed param is estimated from the profile's last run."""
+    _run()
+    _store_timings(toy_project, STORED)
+    execution = Execution.open(["toy"], profile="smoke", force=True, track=False)
+    assert execution.estimate.seconds == {f"toy.{s}": t for s, t in STORED.items()}
+    assert execution.estimate.plan_line(0) == "4 stages to run, ~11 min one at a time from past runs; 0 cached"
+    execution.estimate.cpus = 2
+    assert execution.estimate.plan_line(0) == "4 stages to run, ~8 min on 2 CPUs from past runs; 0 cached"
+    execution.estimate.cpus = None
+    capsys.readouterr()
+    drive(execution)
+    lines = {tuple(line.split()[:2]): line for line in capsys.readouterr().err.splitlines()}
+    expected = {("toy.prepare", "started"): "~11:20 left", ("toy.prepare", "done"): "~9:40 left",
+                ("toy.train_a", "done"): "~6:20 left", ("toy.train_b", "done"): "~1:00 left"}
+    for event, left in expected.items():
+        assert lines[event].endswith(left), lines[event]
+    assert not lines[("toy.evaluate", "done")].endswith("left")
+    _store_timings(toy_project, STORED)  # the forced re-run recorded its own (real) times
+    params = toy_project.params_path
+    params.write_text(params.read_text().replace("scale_a: 1.0", "scale_a: 3.0"))
+    changed = Execution.open(["toy"], profile="smoke", track=False)
+    assert changed.estimate.seconds == {"toy.train_a": 200.0, "toy.evaluate": 60.0}
+
+
+def test_simulated_schedule_starts_stages_once_upstream_finished_and_cpus_are_free():
+    from paperdag.timings import Job, simulate
+
+    jobs = [Job("p", 10, 1, ()), Job("a", 30, 1, ("p",)), Job("b", 20, 2, ("p",)), Job("e", 5, 1, ("a", "b"))]
+    assert simulate(jobs, None) == {"p": 10, "a": 40, "b": 60, "e": 65}  # one at a time
+    assert simulate(jobs, 3) == {"p": 10, "a": 40, "b": 30, "e": 45}  # a (1 CPU) beside b (2)
+    assert simulate(jobs, 2) == {"p": 10, "a": 40, "b": 60, "e": 65}  # b waits until a's CPU is free
+    assert simulate(jobs[1:], 2, running={"a": 25}) == {"a": 5, "b": 25, "e": 30}  # p settled, a ran 25 s
+
+
+def test_list_shows_each_stages_and_papers_expected_time_from_stored_timings(tmp_path, monkeypatch):
+    from paperdag.testing import make_project
+
+    project = make_project(tmp_path / "proj")
+    project.params_path.write_text(project.params_path.read_text() + TOY_PARAMS)
+    monkeypatch.chdir(project.root)
+    monkeypatch.setenv("TOY_LOG", str(tmp_path))
+    _run(profile="default")
+    _store_timings(project, STORED)
+    shown = paperdag("list", cwd=project.root).stdout.splitlines()
+    i = next(k for k, line in enumerate(shown) if line.startswith("toy "))
+    assert "(all cached; a full run ~" in shown[i] and "CPUs from past runs)" in shown[i], shown[i]
+    assert [line.split()[4] for line in shown[i + 1:i + 5]] == ["~1:40", "~3:20", "~5:20", "~1:00"], shown[i:i + 5]
+    a2rbench = next(line for line in shown if line.startswith("a2rbench "))
+    assert a2rbench.endswith("stale; no past runs here to estimate from)"), a2rbench  # never run here
+    params = project.params_path
+    params.write_text(params.read_text().replace("scale_b: 2.0", "scale_b: 5.0"))
+    shown = paperdag("list", cwd=project.root).stdout.splitlines()
+    assert next(line for line in shown if line.startswith("toy ")).count("(2 stale, ~6 min to run; a full run ~")

@@ -47,25 +47,35 @@ for _var, _value in {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK"
 
 @app.command("list")
 def list_papers(profile: str = typer.Option("default", help="Profile whose cache status is shown.")) -> None:
-    """Papers, their stages and whether each stage's output is cached for the current params and code."""
+    """Papers, their stages, whether each stage's output is cached for the current params and code, and the
+    expected time of each stage and paper on this machine from the store's past runs."""
     from paperdag.dag import known_slugs, registry
     from paperdag.engine import load_pipeline_params, plan_pipeline
     from paperdag.params import check_sections, read_params_file
     from paperdag.project import Project
+    from paperdag.timings import Estimate, clock, estimates
 
     project = Project.find()
     data = read_params_file(project.params_path)
     check_sections(data, known_slugs(), project.params_path)
     store = project.store()
+    cpus = os.cpu_count() or 1
     for pipeline in registry().values():
-        out.print(f"[bold]{pipeline.slug}[/bold]  {pipeline.title}")
         values = load_pipeline_params(project, pipeline, profile, data)
+        plans = plan_pipeline(pipeline, values, store)
+        for plan in plans:
+            plan.profile = profile
+        seconds = estimates(store, plans)
+        expected = Estimate(plans, seconds, cpus).paper_line({p.label for p in plans if p.cached})
+        out.print(f"[bold]{pipeline.slug}[/bold]  {pipeline.title}  [dim]({expected})[/dim]", soft_wrap=True)
         width = max(len(s.name) for s in pipeline.stages)
-        for plan in plan_pipeline(pipeline, values, store):
+        for plan in plans:
             stage = plan.stage
             ups = f" <- {', '.join(stage.upstream)}" if stage.upstream else ""
-            state = "[green]cached[/green]" if plan.cached else "[yellow]stale[/yellow]"
-            out.print(f"  {stage.name:<{width}} {stage.kind:<9} {state}  {plan.key[:12]}{ups}", soft_wrap=True)
+            state = "[green]cached[/green]" if plan.cached else "[yellow]stale[/yellow] "
+            took = "-" if seconds[plan.label] is None else f"~{clock(seconds[plan.label])}"
+            out.print(f"  {stage.name:<{width}} {stage.kind:<9} {state}  {plan.key[:12]} {took:>8}{ups}",
+                      soft_wrap=True)
 
 
 @app.command()
@@ -105,9 +115,11 @@ def run(
 
         check_configured_api()  # a PREFECT_API_URL that is not a Prefect API: one line, nothing written
     execution.store.prepare()  # a read-only artifacts/ is one line before anything else is printed
+    if pending and not local:
+        execution.estimate.cpus = os.cpu_count() or 1  # the embedded Ray's CPUs (a joined cluster: this machine's)
+    plan = execution.estimate.plan_line(sum(p.cached and p.run for p in execution.plans))
     console.print(f"[bold]paperdag run[/bold] {', '.join(p.slug for p in execution.pipelines)} "
-                  f"[dim](profile {profile}: {len(pending)} to run, "
-                  f"{sum(p.cached and p.run for p in execution.plans)} cached)[/dim]")
+                  f"[dim](profile {profile}: {plan})[/dim]")
     if not pending or local:
         drive(execution, LocalExecutor(), retries=retries)
     else:

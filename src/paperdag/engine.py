@@ -31,6 +31,7 @@ from paperdag.dag import Pipeline, Resources, Stage
 from paperdag.io import read_json, write_json_atomic
 from paperdag.params import DEFAULT_PROFILE, load_params, read_params_file
 from paperdag.project import Project
+from paperdag.provenance import canonical_sha256
 from paperdag.store import MANIFEST, RUN_FILE, Store
 
 KEY_VERSION = 2  # 2: code hashed without docstrings, declaration modules left out, stage args in the key
@@ -214,6 +215,7 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
                 "files": hash_folder(scratch), "summary": {k: float(v) for k, v in summary.items()},
             }
             run = {"provenance": plan.provenance, "profile": plan.profile, "device": device, "host": platform.node(),
+                   "params_sha256": canonical_sha256(plan.params),  # with profile: what estimates match on
                    "timing": {"started": started, "seconds": round(seconds, 3)}, "environment": environment,
                    "upstream_environments": upstream_environments(ctx.inputs)}
             store.commit(scratch, manifest, run)

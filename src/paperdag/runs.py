@@ -28,6 +28,7 @@ from paperdag.params import DEFAULT_PROFILE, check_sections, read_params_file
 from paperdag.project import Project
 from paperdag.provenance import git_state, provenance
 from paperdag.store import IDENTICAL_COPY, NO_VIEW, OTHER_ENTRY, Store, materialize
+from paperdag.timings import Estimate, clock
 
 
 def _echo(line: str) -> None:
@@ -66,15 +67,40 @@ class Execution:
     skipped: set[str] = field(default_factory=set)  # labels not run because an upstream failed or was skipped
     verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # paper -> its published metrics file
     ended: set[str] = field(default_factory=set)  # papers whose MLflow parent run is closed
+    estimate: Estimate = field(default_factory=lambda: Estimate([], {}, None))  # the pending stages' expected times
+    started: dict[str, float] = field(default_factory=dict)  # label -> when it started (monotonic)
     t0: float = field(default_factory=time.monotonic)
 
     def progress(self, plan: StagePlan, status: str, settled: bool = True) -> None:
-        """One line per event: ``  paper.stage  status  [k/N] HH:MM:SS +elapsed`` (k counts settled stages)."""
+        """One line per event: ``  paper.stage  status  [k/N] HH:MM:SS +elapsed ~left`` (k counts settled stages;
+        ``left``: the expected time to the end, from the store's past runs)."""
         total = sum(p.run for p in self.plans)
         k = len({*self.done, *self.failed, *self.skipped})
         count = f"[{k}/{total}]" if settled else " " * (2 * len(str(total)) + 3)
-        elapsed = int(time.monotonic() - self.t0)
-        _echo(f"  {plan.label:<36} {status:<22} {count} {time.strftime('%H:%M:%S')} +{elapsed // 60}:{elapsed % 60:02d}")
+        elapsed = time.monotonic() - self.t0
+        _echo(f"  {plan.label:<36} {status:<22} {count} {time.strftime('%H:%M:%S')} +{clock(elapsed)}"
+              f"{self.left(plan.paper)}")
+
+    def start(self, plan: StagePlan) -> None:
+        """A stage was handed to the executor."""
+        self.started[plan.label] = time.monotonic()
+        self.progress(plan, "started", settled=False)
+
+    def left(self, paper: str) -> str:
+        """`` ~m:ss left`` to the end of the execution (and `` (<paper> ~m:ss)`` with several papers), simulated
+        from the expected times of the stages not settled yet; ``+`` where some have no history; "" without any."""
+        settled = {*self.done, *self.failed, *self.skipped}
+        est = self.estimate
+        if not est.plans or est.unknown == len(est.plans):
+            return ""
+        now = time.monotonic()
+        finishes = est.finishes(settled, {l: now - t for l, t in self.started.items() if l not in settled})
+        if not finishes:
+            return ""
+        more = "+" if any(est.seconds[l] is None for l in finishes) else ""
+        mine = [t for l, t in finishes.items() if l.startswith(f"{paper}.")]
+        own = f" ({paper} ~{clock(max(mine))}{more})" if len(self.pipelines) > 1 and mine else ""
+        return f" ~{clock(max(finishes.values()))}{more} left{own}"
 
     @classmethod
     def open(cls, names: list[str], profile: str = DEFAULT_PROFILE, trigger: str = "cli", force: bool = False,
@@ -107,7 +133,8 @@ class Execution:
         for p in pipelines:
             if any(plan.paper == p.slug and plan.run and not plan.cached for plan in plans):
                 require_extra(p.slug)
-        execution = cls(project, pipelines, profile, trigger, plans, store, papers)
+        execution = cls(project, pipelines, profile, trigger, plans, store, papers,
+                        estimate=Estimate.of(store, plans, cpus=None))
         if tracking_enabled() if track is None else track:
             execution.start_tracking()
         return execution
@@ -287,7 +314,7 @@ def drive(execution: Execution, executor: Executor | None = None, retries: int =
 
     def submit(plan: StagePlan, attempt: int) -> None:
         if attempt == 0:
-            execution.progress(plan, "started", settled=False)
+            execution.start(plan)
         future = executor.submit(execution, plan)
         running[future] = (plan, attempt)
         if future.done():  # a local executor ran it already: record it before starting the next

@@ -190,6 +190,20 @@ class Store:
         """The entry's ``run.json`` (where, when, in which environment it was computed; {} when it has none)."""
         return self._read_json(paper, stage, key, RUN_FILE) or {}
 
+    def past_runs(self, paper: str, stage: str) -> dict[str, dict[str, Any]]:
+        """Key -> ``run.json`` of every entry of a stage on this machine (a local store's entries; for a remote
+        root, those in the download cache): what planning estimates durations from. Unreadable ones are left out."""
+        folder = self.local_dir / DOWNLOADS / paper / stage if self.remote else Path(self.base) / paper / stage
+        found = {}
+        for entry in folder.glob("[!.]*"):
+            try:
+                run = json.loads((entry / RUN_FILE).read_bytes())
+            except (OSError, ValueError):
+                continue
+            if isinstance(run, dict):
+                found[entry.name] = run
+        return found
+
     def verify(self, paper: str, stage: str, key: str, manifest: dict[str, Any]) -> bool:
         """True when every file the manifest lists exists with its recorded size and sha256 (a local store)."""
         folder = Path(self.entry_path(paper, stage, key))
