@@ -1,6 +1,8 @@
-"""NorMuon science against independent oracles: optimizer maths, distributed equivalence, curve analysis, claims
-(interval verdicts; evidence inconclusive when a model does not beat the count bigram), and the smoke run through the
-platform (the shared LM substrate is tested in tests/test_common.py; the count bigram in tests/papers/test_mhc.py)."""
+"""NorMuon science against independent oracles: optimizer maths, distributed equivalence, curve analysis, the
+baseline ladder's windows (the scored ones are the models' windows, the held-out ones share no byte position with
+them, checked by brute force), claims (interval verdicts under the seeds plan; evidence inconclusive when a model does
+not beat the strongest rung), and the smoke run through the platform (the shared LM substrate is tested in
+tests/test_common.py; the count bigram in tests/papers/test_mhc.py)."""
 
 from __future__ import annotations
 
@@ -14,15 +16,19 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from paperdag.common.corpus import fixed_batches
+from paperdag.common.ngram import bigram_cross_entropies, window_pairs
+from paperdag.common.plans import SamplePlan
 from paperdag.common.tokenizer import encode
 from paperdag.common.transformer import GPTConfig
 from paperdag.common.verdicts import resolve
 from paperdag.io import load_tensors, read_json, save_tensors
 from paperdag.papers.normuon.analysis import Comparison, compare, comparison_metrics, steps_to_target
-from paperdag.papers.normuon.claims import Baselines, claims
+from paperdag.papers.normuon.claims import claims
 from paperdag.papers.normuon.distributed import DistributedNorMuon
+from paperdag.papers.normuon.ladder import Baselines, heldout_windows, trivial_baselines, window_positions
 from paperdag.papers.normuon.optim import Muon, NorMuon, newton_schulz5, row_normalize, shape_scale, state_bytes
-from paperdag.papers.normuon.params import ClaimParams
+from paperdag.papers.normuon.params import ClaimParams, Plans
 from paperdag.papers.normuon.runs import curve_table, run_records, selected_curves
 from paperdag.papers.normuon.training import RunConfig, RunResult, lr_factor, train_run
 
@@ -236,12 +242,14 @@ def test_compare_measures_steps_to_adamw_final_per_seed() -> None:
     assert metrics["muon_seeds_reaching_adamw_final"] == 1 and "muon_steps_to_adamw_final_seed1" not in metrics
     assert "muon_step_reduction_vs_adamw_pct_mean" not in metrics  # not finite on every seed: no statistics
     assert metrics["normuon_step_reduction_vs_adamw_pct_mean"] == pytest.approx(50.0)
-    verdicts = {claim.id: claim.verdict for claim in resolve(claims(c, Baselines(10.0, 10.1), ClaimParams(
-        min_step_reduction_pct=0.0, min_gain_over_muon_pp=0.0, max_row_cv_ratio=1.0, min_final_loss_margin=0.0)))}
-    assert verdicts == {"adamw_beats_bigram": "holds", "muon_beats_bigram": "holds", "normuon_beats_bigram": "holds",
-                        "fewer_steps_than_adamw": "holds",  # 50% on both seeds: a zero-width interval
+    verdicts = {claim.id: claim.verdict for claim in resolve(claims(c, _baselines(10.0), ClaimParams(
+        min_step_reduction_pct=0.0, min_gain_over_muon_pp=0.0, max_row_cv_ratio=1.0, min_final_loss_margin=0.0),
+        _plans(2)))}
+    assert verdicts == {"adamw_beats_ngram": "holds", "normuon_beats_ngram": "holds",
+                        "muon_beats_ngram": "inconclusive",  # 2.5 on both seeds: a zero-width interval
+                        "fewer_steps_than_adamw": "inconclusive",  # 50% on both seeds: a zero-width interval
                         "larger_gain_than_muon": "inconclusive",  # Muon never reaches the target on seed 1
-                        "more_uniform_neuron_updates": "holds",
+                        "more_uniform_neuron_updates": "inconclusive",  # it requires Muon's competence
                         "lower_final_loss_than_adamw": "inconclusive",  # -1.0 and -0.5 at 2 seeds: t_1 is wide
                         "lower_final_loss_than_muon": "inconclusive"}
     with pytest.raises(ValueError, match="different seeds"):
@@ -249,44 +257,106 @@ def test_compare_measures_steps_to_adamw_final_per_seed() -> None:
 
 
 THREE_SEEDS = Comparison(
-    seeds=[0, 1, 2], final={"adamw": [3.0, 3.1, 3.2], "muon": [3.0, 3.1, 3.2], "normuon": [2.9, 3.0, 3.1]},
+    seeds=[0, 1, 2], final={"adamw": [3.0, 3.1, 3.2], "muon": [3.0, 3.1, 3.2], "normuon": [2.9, 3.02, 3.08]},
     to_target={"adamw": [100.0] * 3, "muon": [70.0] * 3, "normuon": [60.0] * 3},
-    reduction={"muon": [0.29, 0.30, 0.31], "normuon": [0.39, 0.40, 0.41]},
+    reduction={"muon": [0.29, 0.31, 0.30], "normuon": [0.39, 0.40, 0.41]},
     row_cv={"adamw": [1.0] * 3, "muon": [0.40, 0.41, 0.42], "normuon": [0.2] * 3})
 
 
-def _verdicts(bigram: float = 3.5, **margins: float) -> dict[str, str]:
+def _plans(n: int) -> Plans:
+    return Plans(seeds=SamplePlan(unit="seed", n=n, basis="budget", effect=None, power=None, pilot_n=0,
+                                  pilot_sd=None, looks=1, spending="none", why="what the test affords"))
+
+
+def _baselines(best: float, chosen: int = 4) -> Baselines:
+    """A ladder whose Kneser-Ney order ``chosen`` scores ``best`` on the scored windows, each order below it 0.3 more
+    (the 5-gram, rejected on the held-out windows, lower still), the Witten-Bell bigram 0.01 above the KN bigram."""
+    ngram = {k: best + 0.3 * (chosen - k) for k in (2, 3, 4, 5)}
+    return Baselines(ngram, {k: v + 0.05 for k, v in ngram.items()}, chosen, ngram[2] + 0.01, ngram[2] + 0.02)
+
+
+def _verdicts(best: float = 3.5, **margins: float) -> dict[str, str]:
     base = {"min_step_reduction_pct": 0.0, "min_gain_over_muon_pp": 0.0, "max_row_cv_ratio": 1.0,
             "min_final_loss_margin": 0.0}
-    return {c.id: c.verdict for c in resolve(claims(THREE_SEEDS, Baselines(bigram, bigram + 0.01),
-                                                    ClaimParams(**base | margins)))}
+    return {c.id: c.verdict for c in resolve(claims(THREE_SEEDS, _baselines(best), ClaimParams(**base | margins),
+                                                    _plans(3)))}
 
 
 def test_claim_margins_decide_verdicts_from_intervals() -> None:
-    """NorMuon saves 40 +- 1% of AdamW's steps (CI [37.5, 42.5]), 10 points more than Muon, with row CV 0.2 against
-    Muon's 0.41 and a final loss 0.1 below both: a margin below the interval holds; a margin above it, with the
-    interval still on the claimed side of 0, is inconclusive (no seed count closes that gap); an interval on the
-    wrong side fails."""
+    """NorMuon saves 40 +- 1% of AdamW's steps (CI [37.5, 42.5]), 10 +- 1 points more than Muon (CI [7.5, 12.5]),
+    with row CV 0.2 against Muon's 0.41 and a final loss 0.1 +- 0.02 below both (CI [-0.150, -0.050]): a margin below
+    the interval holds, a margin inside it is inconclusive, a margin above the whole interval fails (an effect smaller
+    than claimed), and an interval on the wrong side fails."""
     assert set(_verdicts().values()) == {"holds"}
     assert _verdicts(min_step_reduction_pct=35.0)["fewer_steps_than_adamw"] == "holds"
-    assert _verdicts(min_step_reduction_pct=45.0)["fewer_steps_than_adamw"] == "inconclusive"
-    assert _verdicts(min_gain_over_muon_pp=9.0)["larger_gain_than_muon"] == "holds"
+    assert _verdicts(min_step_reduction_pct=40.0)["fewer_steps_than_adamw"] == "inconclusive"
+    assert _verdicts(min_step_reduction_pct=45.0)["fewer_steps_than_adamw"] == "fails"
+    assert _verdicts(min_gain_over_muon_pp=7.0)["larger_gain_than_muon"] == "holds"
     assert _verdicts(min_gain_over_muon_pp=11.0)["larger_gain_than_muon"] == "inconclusive"
+    assert _verdicts(min_gain_over_muon_pp=13.0)["larger_gain_than_muon"] == "fails"
     assert _verdicts(max_row_cv_ratio=0.6)["more_uniform_neuron_updates"] == "holds"
     assert _verdicts(max_row_cv_ratio=0.4)["more_uniform_neuron_updates"] == "fails"  # 0.2 > 0.4 x 0.41 on every seed
-    v = _verdicts(min_final_loss_margin=0.05)
+    v = _verdicts(min_final_loss_margin=0.04)
     assert v["lower_final_loss_than_adamw"] == v["lower_final_loss_than_muon"] == "holds"
-    assert _verdicts(min_final_loss_margin=0.15)["lower_final_loss_than_adamw"] == "inconclusive"
+    assert _verdicts(min_final_loss_margin=0.1)["lower_final_loss_than_adamw"] == "inconclusive"
+    assert _verdicts(min_final_loss_margin=0.16)["lower_final_loss_than_adamw"] == "fails"
 
 
-def test_evidence_is_inconclusive_when_a_model_does_not_beat_the_bigram() -> None:
-    """A count bigram at 2.5 nats/byte, below every optimizer's final loss: the competence preconditions fail and
-    every evidence claim is inconclusive, whatever its own interval says."""
-    v = _verdicts(bigram=2.5)
-    assert [v[f"{n}_beats_bigram"] for n in ("adamw", "muon", "normuon")] == ["fails"] * 3
-    assert {k: x for k, x in v.items() if not k.endswith("_beats_bigram")} == dict.fromkeys(
+def test_evidence_is_inconclusive_when_a_model_does_not_beat_the_strongest_rung() -> None:
+    """A Kneser-Ney 4-gram at 2.5 nats/byte, below every optimizer's final loss (its bigram at 3.1 above them): the
+    competence preconditions fail against the strongest rung and every evidence claim is inconclusive, whatever its
+    own interval says."""
+    v = _verdicts(best=2.5)
+    assert [v[f"{n}_beats_ngram"] for n in ("adamw", "muon", "normuon")] == ["fails"] * 3
+    assert {k: x for k, x in v.items() if not k.endswith("_beats_ngram")} == dict.fromkeys(
         ("fewer_steps_than_adamw", "larger_gain_than_muon", "more_uniform_neuron_updates",
          "lower_final_loss_than_adamw", "lower_final_loss_than_muon"), "inconclusive")
+
+
+def test_competence_is_judged_against_the_strongest_rung_with_its_ladder() -> None:
+    """The ladder holds the chosen order, the orders below it and the Witten-Bell bigram (not the 5-gram rejected on
+    the held-out windows); the precondition names the strongest rung, reports the ladder and takes its n from the
+    seeds plan."""
+    base = _baselines(2.5)
+    assert [r.name for r in base.ladder().rungs] == ["KN 4-gram", "KN 3-gram", "KN 2-gram", "Witten-Bell bigram"]
+    adamw = resolve(claims(THREE_SEEDS, base, ClaimParams(min_step_reduction_pct=0.0, min_gain_over_muon_pp=0.0,
+                                                          max_row_cv_ratio=1.0, min_final_loss_margin=0.0),
+                           _plans(3)))[0].row()
+    assert adamw["baseline"] == "KN 4-gram" and adamw["ladder"][:2] == [{"baseline": "KN 4-gram", "value": 2.5},
+                                                                         {"baseline": "KN 3-gram", "value": 2.8}]
+    assert adamw["unit"] == "seed" and adamw["n"] == 3 and adamw["plan"]["planned_n"] == 3
+    assert "3.1 [2.852, 3.348]" in adamw["reason"] and "2.5" in adamw["reason"]
+
+
+def test_heldout_windows_miss_every_scored_byte_and_scored_windows_are_the_models() -> None:
+    """On a stream whose byte at position i is i (brute force: the windows' values are their positions), the scored
+    positions are exactly ``fixed_batches``' windows (what the models are scored on) and no held-out window shares a
+    position with a scored one."""
+    n, batches, size, context = 5000, 3, 4, 16
+    index = np.arange(n, dtype=np.int64)
+    x, y = window_positions(n, batches, size, context, seed=7)
+    drawn = fixed_batches(index, batches, size, context, seed=7)
+    assert np.array_equal(x, np.concatenate([a.numpy() for a, _ in drawn]))
+    assert np.array_equal(y, np.concatenate([b.numpy() for _, b in drawn])) and np.array_equal(y, x + 1)
+    hx, hy = heldout_windows(index, (x, y), batches, size, context, seed=11)
+    assert hx.shape == x.shape and np.array_equal(hy, hx + 1)
+    spans = [set(range(int(w[0]), int(w[-1]) + 2)) for w in x]
+    assert not any(set(range(int(w[0]), int(w[-1]) + 2)) & s for w in hx for s in spans)
+    with pytest.raises(ValueError, match="too small"):
+        heldout_windows(index[:60], window_positions(60, batches, size, context, 7), batches, size, context, 11)
+
+
+def test_trivial_baselines_score_the_models_windows() -> None:
+    """The bigrams are scored on the models' (x_t, y_t) pairs (as ``bigram_cross_entropies`` on ``window_pairs``),
+    every Kneser-Ney order on the same windows; on text with long repeated phrases a higher order wins, on the
+    held-out windows too."""
+    text = encode("".join(f"def f{i % 7}(x): return x * {i % 5} + {i % 3}\n" for i in range(600)))
+    train, val = text[: len(text) * 4 // 5], text[len(text) * 4 // 5 :]
+    base = trivial_baselines(train, val, 2, 4, 24, seed=3, heldout_seed=5)
+    pairs = window_pairs(fixed_batches(val, 2, 4, 24, seed=3))
+    assert base.bigram == pytest.approx(bigram_cross_entropies(train, *pairs)["witten_bell"], rel=1e-12)
+    assert base.chosen > 2 and base.ngram[base.chosen] < base.ngram[2] and set(base.ngram) == {2, 3, 4, 5}
+    assert base.heldout[base.chosen] == min(base.heldout.values())
 
 
 def test_curve_table_round_trips_the_selected_runs() -> None:
@@ -319,7 +389,10 @@ def test_smoke_run_keeps_adamw_best_lr_and_orders_optimizer_state(smoke_runs) ->
     assert m["normuon_hidden_state_bytes"] - muon == (3 + 1 + 4 + 1) * d * float32  # one second moment per row
     assert m["adamw_hidden_state_bytes"] == 2 * muon + n_matrices * float32  # two moments, a step count per matrix
     assert {c["id"] for c in runs.metrics()["claims"]} == {
-        "adamw_beats_bigram", "muon_beats_bigram", "normuon_beats_bigram", "fewer_steps_than_adamw",
+        "adamw_beats_ngram", "muon_beats_ngram", "normuon_beats_ngram", "fewer_steps_than_adamw",
         "larger_gain_than_muon", "more_uniform_neuron_updates", "lower_final_loss_than_adamw",
         "lower_final_loss_than_muon"}
     assert m["bigram_witten_bell_val_loss"] < m["bigram_add_one_val_loss"]
+    assert m["kn_chosen_order"] in (2, 3, 4, 5) and m[f"kn{m['kn_chosen_order']}_val_loss"] < m["kn2_val_loss"] + 1e-9
+    ladder = runs.metrics()["claims"][0]["ladder"]
+    assert ladder[0]["baseline"] == runs.metrics()["claims"][0]["baseline"] and len(ladder) >= 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 
@@ -77,8 +78,15 @@ class ClaimParams(ParamsModel):
     )
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="intervals over training seeds (run k of every optimizer uses seed + k): "
+                              "every competence precondition and evidence claim")
+
+
 class Params(ParamsModel):
-    """Seed, corpus, model, training budget, the optimizers' rates, timing and claim thresholds."""
+    """Seed, corpus, model, training budget, the optimizers' rates, timing, claim thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="base seed: run k of every optimizer uses seed + k; also the val batches")
     corpus: CorpusParams
@@ -88,6 +96,7 @@ class Params(ParamsModel):
     muon: MuonParams
     bench_steps: int = Field(ge=2, le=1000, description="timed optimizer steps per optimizer in evaluate")
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -95,4 +104,6 @@ class Params(ParamsModel):
             raise ValueError("model.n_head must divide model.d_model")
         if self.train.warmup_steps >= self.train.steps:
             raise ValueError("train.warmup_steps must be fewer than train.steps")
+        if self.plans.seeds.n != self.train.n_seeds:
+            raise ValueError("plans.seeds.n must be train.n_seeds (every seed is a unit of the judged intervals)")
         return self

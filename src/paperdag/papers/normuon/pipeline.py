@@ -27,7 +27,7 @@ PIPELINE = Pipeline(
         *(Stage(f"train_{o}", "train", "train:train", upstream=("prepare",), params=(*SHARED, _rates(o)),
                 outputs=TRAIN_OUT, args={"optimizer": o}, resources=Resources(cpus=1, gpus=0.3)) for o in OPTIMIZERS),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *(f"train_{o}" for o in OPTIMIZERS)),
-              params=(*SHARED, "adamw", "muon", "bench_steps", "claims"),
+              params=(*SHARED, "adamw", "muon", "bench_steps", "claims", "plans"),
               outputs=("metrics.json", "timing.json", "curves.png", "val_loss.json"), plots=("curves.png",),
               data_plots={"val_loss.json": {"x": "step", "y": list(OPTIMIZERS), "title": "validation loss (mean over "
                                             "seeds)", "y_label": "val_loss"}},

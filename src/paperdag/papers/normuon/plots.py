@@ -12,9 +12,9 @@ from .analysis import Curves
 COLORS = {"adamw": "tab:blue", "muon": "tab:orange", "normuon": "tab:green"}
 
 
-def plot_curves(curves: dict[str, Curves], targets: list[float], bigram: float) -> Figure:
-    """Validation loss (mean over seeds, min-max band, mean AdamW final loss as the target, the count bigram on the
-    same windows as the trivial baseline) and the CV of the update's per-row norms against step, one line per
+def plot_curves(curves: dict[str, Curves], targets: list[float], baseline: float, label: str) -> Figure:
+    """Validation loss (mean over seeds, min-max band, mean AdamW final loss as the target, the strongest trivial
+    baseline ``label`` on the same windows) and the CV of the update's per-row norms against step, one line per
     optimizer."""
     fig, (ax_loss, ax_cv) = new_figure(11, 4, ncols=2)
     for name, runs in curves.items():
@@ -25,7 +25,7 @@ def plot_curves(curves: dict[str, Curves], targets: list[float], bigram: float) 
             ax.plot(steps[keep], vals.mean(0)[keep], color=COLORS[name], label=f"{name} ({len(runs)} seeds)")
             ax.fill_between(steps[keep], vals.min(0)[keep], vals.max(0)[keep], color=COLORS[name], alpha=0.2)
     ax_loss.axhline(float(np.mean(targets)), color="gray", ls="--", lw=1, label="AdamW final (target)")
-    ax_loss.axhline(bigram, color="k", ls=":", lw=1, label="count bigram (baseline)")
+    ax_loss.axhline(baseline, color="k", ls=":", lw=1, label=f"{label} (strongest trivial baseline)")
     ax_loss.set(xlabel="step", ylabel="validation loss (nats/byte)", title="Validation loss")
     ax_cv.set(xlabel="step", ylabel="CV of per-row update norms", title="Neuron-wise update imbalance")
     for ax in (ax_loss, ax_cv):
