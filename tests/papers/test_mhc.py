@@ -1,10 +1,11 @@
 """mhc science against independent oracles: Sinkhorn-Knopp against the Birkhoff polytope and finite differences,
 the hyper-connection block against the substrate's residual block, the gain against numpy's matrix norms, the
-stability tests and the manifold check against planted inputs, the optimizer's weight-decay groups, the count bigram (paperdag.common.ngram) against a
-brute-force count, the mixing's hand-written gradient against autograd's, the analytic step FLOPs against torch's FLOP
-counter, the claims' verdicts (evidence inconclusive
-when a precondition fails), and the smoke pipeline end to end. The platform
-contract (imports, params, smoke run, claims file) is checked for every paper by tests/test_paper_contract.py."""
+stability tests and the manifold check against planted inputs, the optimizer's weight-decay groups, the count
+bigram (paperdag.common.ngram) against a brute-force count, the baseline ladder's windows (scored ones the models',
+held-out ones sharing no byte with them), the mixing's hand-written gradient against autograd's, the analytic step
+FLOPs against torch's FLOP counter, the claims' verdicts under the seeds plans (evidence inconclusive when a
+precondition fails), and the smoke pipeline end to end. The platform contract (imports, params, smoke run, claims
+file) is checked for every paper by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections import Counter
 import numpy as np
 import pytest
 import torch
+from scipy.stats import t as scipy_t
 from torch.utils.flop_counter import FlopCounterMode
 
 from paperdag.common.ngram import (
@@ -23,17 +25,21 @@ from paperdag.common.ngram import (
     cross_entropy,
     window_pairs,
 )
+from paperdag.common.corpus import fixed_batches
+from paperdag.common.plans import SamplePlan
 from paperdag.common.transformer import GPT, GPTConfig
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.papers.mhc.analysis import Runs
 from paperdag.papers.mhc.baseline import unigram_cross_entropy
 from paperdag.papers.mhc.benchmark import analytic_step_flops, connection_flop_share, flop_ladder
-from paperdag.papers.mhc.claims import Baselines, Overhead, claims
+from paperdag.papers.mhc.claims import Overhead, claims
 from paperdag.papers.mhc.connections import HyperConnection, ManifoldHyperConnection, mix_streams, read_in
 from paperdag.papers.mhc.gain import mixing_gain
+from paperdag.papers.mhc.ladder import Baselines, heldout_windows, trivial_baselines, window_positions
 from paperdag.papers.mhc.model import StreamConfig, StreamGPT, build_model
-from paperdag.papers.mhc.params import ClaimParams, TrainParams
+from paperdag.papers.mhc.params import RUNS as BASE_SEEDS
+from paperdag.papers.mhc.params import STRESS_RUNS, ClaimParams, Plans, TrainParams
 from paperdag.papers.mhc.sinkhorn import (
     check_doubly_stochastic,
     sinkhorn_knopp,
@@ -273,63 +279,102 @@ def _runs(loss: list[float], gain: list[float], unstable: list[int]) -> Runs:
 
 P = ClaimParams(hc_gain_min=10, mhc_gain_max=2, competence_margin=0.05, loss_match_tol=0.01, stability_margin=0.5,
                 max_overhead_pct=10, manifold_tol=1e-3)
+
+
+def _plan(n: int, looks: int = 1) -> SamplePlan:
+    return SamplePlan(unit="seed", n=n, basis="sequential" if looks > 1 else "budget", effect=None, power=None,
+                      pilot_n=0, pilot_sd=None, looks=looks, spending="pocock" if looks > 1 else "none",
+                      why="the test's seeds")
+
+
+PLANS = Plans(seeds=_plan(BASE_SEEDS), stress_seeds=_plan(STRESS_RUNS, looks=2))  # the stress level: ~97.1%
 CELLS = ("base", "stress0", "stress1")
 SWEEP = CELLS[1:]  # the stress cells: what the stability claims count over (evaluate passes these)
 RES = [2.00, 2.01, 2.02]
 HC = [v + d for v, d in zip(RES, [0.10, 0.12, 0.11], strict=True)]
 MHC = [v + d for v, d in zip(RES, [0.001, 0.002, 0.0015], strict=True)]
 STABLE = [0, 0, 0]
+STRESS_LOSS = [2.5 + 0.01 * i for i in range(STRESS_RUNS)]  # ten stress seeds
+STRESS_FLAGS = {"residual": [0, 1] + [0] * 8, "hc": [1] * 9 + [0], "mhc": [1] + [0] * 9}  # at the top stress lr
 
 
-def _cells(hc_unstable: list[int]) -> dict[str, dict[str, Runs]]:
-    """Residual and mHC stable everywhere and on par; HC 0.1 worse, its gain 100-300, unstable where flagged (the
-    last stress cell); the narrow width 0.2 nats worse for both, the same gap."""
-    out = {"residual": {c: _runs(RES, [1, 1, 1], STABLE) for c in CELLS},
-           "hc": {c: _runs(HC, [100, 300, 200], hc_unstable if c == "stress1" else STABLE) for c in CELLS},
-           "mhc": {c: _runs(MHC, [1, 1, 1], STABLE) for c in CELLS}}
-    out["residual"]["narrow"] = _runs([v + 0.2 for v in RES], [1, 1, 1], STABLE)
+def _cells(hc_flags: list[int] = STRESS_FLAGS["hc"]) -> dict[str, dict[str, Runs]]:
+    """Base cell (3 seeds): residual and mHC on par, HC 0.1 worse; the narrow width 0.2 nats worse for residual
+    and mHC, the same gap within +-0.001 per seed. Stress cells (10 seeds): HC's gain 100-280 and unstable at the
+    top lr where ``hc_flags`` says, mHC and the residual each unstable in one (different) seed there."""
+    gains = {"residual": [1] * STRESS_RUNS, "hc": [100 + 20 * i for i in range(STRESS_RUNS)], "mhc": [1] * STRESS_RUNS}
+    flags = STRESS_FLAGS | {"hc": hc_flags}
+    out = {"residual": {"base": _runs(RES, [1, 1, 1], STABLE)}, "hc": {"base": _runs(HC, [100, 300, 200], STABLE)},
+           "mhc": {"base": _runs(MHC, [1, 1, 1], STABLE)}}
+    for k, cells in out.items():
+        cells |= {c: _runs(STRESS_LOSS, gains[k], flags[k] if c == "stress1" else [0] * STRESS_RUNS) for c in SWEEP}
+    narrow_res = [v + d for v, d in zip(RES, [0.2, 0.201, 0.199], strict=True)]
+    out["residual"]["narrow"] = _runs(narrow_res, [1, 1, 1], STABLE)
     out["mhc"]["narrow"] = _runs([v + 0.2 for v in MHC], [1, 1, 1], STABLE)
     return out
 
 
-RUNS = _cells([1, 1, 1])
+RUNS = _cells()
 WIDE_FLOPS = {64: {"residual": 100, "hc": 110, "mhc": 127}, 256: {"residual": 100, "hc": 103, "mhc": 107},
               512: {"residual": 100, "hc": 101, "mhc": 104}}
 WIDE = Overhead(WIDE_FLOPS, WIDE_FLOPS, {64: 0.31, 256: 0.078, 512: 0.039})  # 256 and 512 amortise the maps
 
 
-def _resolved(runs: dict[str, dict[str, Runs]], bigram: float, cost: Overhead, failed_layers: int = 0) -> list:
+def _baselines(best: float) -> Baselines:
+    """A ladder whose chosen Kneser-Ney 4-gram scores ``best`` on the scored windows (the 3- and 2-gram 0.4 and 1.0
+    more, the 5-gram lost on the held-out windows), the Witten-Bell bigram 0.01 above the KN bigram."""
+    ngram = {2: best + 1.0, 3: best + 0.4, 4: best, 5: best - 0.1}
+    return Baselines(ngram, {2: 3.0, 3: 2.5, 4: 2.0, 5: 2.1}, 4, best + 1.01, best + 1.02)
+
+
+def _resolved(runs: dict[str, dict[str, Runs]], best: float, cost: Overhead, failed_layers: int = 0) -> list:
     """Claims as published (resolve: evidence gated by its preconditions)."""
-    return resolve(claims(runs, SWEEP, Baselines(bigram, bigram + 0.01, 3.1), failed_layers, 1e-6, cost, (64, 32), P))
+    return resolve(claims(runs, SWEEP, _baselines(best), failed_layers, 1e-6, cost, (64, 32), P, PLANS))
 
 
-def _verdicts(runs: dict[str, dict[str, Runs]], bigram: float, cost: Overhead, failed_layers: int = 0
+def _verdicts(runs: dict[str, dict[str, Runs]], best: float, cost: Overhead, failed_layers: int = 0
               ) -> dict[str, str]:
-    return {c.id: c.verdict for c in _resolved(runs, bigram, cost, failed_layers)}
+    return {c.id: c.verdict for c in _resolved(runs, best, cost, failed_layers)}
 
 
 def test_claims_are_judged_by_intervals_once_the_regime_is_reached() -> None:
-    """Every model beats the bigram by the margin, HC is unstable in the sweep and the width amortises the maps:
-    mHC is on par with the residual (CI [0.0003, 0.0027] inside +-0.01) but 0.1 below HC (equivalence fails),
-    its gap to the residual is the same at both widths, and it is as stable as the residual, more than HC."""
-    assert _verdicts(RUNS, 2.5, WIDE) == {
-        "residual_beats_bigram": "holds", "hc_beats_bigram": "holds", "mhc_beats_bigram": "holds",
-        "residual_narrow_beats_bigram": "holds", "mhc_narrow_beats_bigram": "holds",
+    """Every model beats the strongest rung (a KN 4-gram at 2.6) by the margin, HC is unstable in 9 of 10 stress seeds
+    and the width amortises the maps: mHC is on par with the residual (CI [0.0003, 0.0027] inside +-0.01) but 0.1
+    below HC (equivalence fails), its gap to the residual is the same at both widths, and it is as stable as the
+    residual (one unstable seed each), more than HC."""
+    assert _verdicts(RUNS, 2.6, WIDE) == {
+        "residual_beats_ngram": "holds", "hc_beats_ngram": "holds", "mhc_beats_ngram": "holds",
+        "residual_narrow_beats_ngram": "holds", "mhc_narrow_beats_ngram": "holds",
         "hc_unstable": "holds", "width_amortises_maps": "holds", "hc_gain_explodes": "holds",
         "mhc_more_stable_than_hc": "holds", "mhc_as_stable_as_residual": "holds", "mhc_matches_hc_loss": "fails",
         "mhc_matches_residual_loss": "holds", "mhc_gap_holds_with_width": "holds", "mhc_flop_overhead": "holds",
         "mhc_on_manifold": "holds", "mhc_gain_bounded": "holds", "flop_count_matches_analytic": "holds"}
 
 
+def test_competence_is_judged_against_the_strongest_rung_with_its_ladder() -> None:
+    """The ladder holds the chosen 4-gram, the orders below it and the Witten-Bell bigram, not the 5-gram rejected on
+    the held-out windows; each competence precondition names the strongest rung and takes n from the seeds plan, the
+    stress claims theirs from the two-look plan (intervals at Pocock's final level, ~97.1%)."""
+    assert [r.name for r in _baselines(2.6).ladder().rungs] == ["KN 4-gram", "KN 3-gram", "KN 2-gram",
+                                                                 "Witten-Bell bigram"]
+    rows = {c.id: c.row() for c in _resolved(RUNS, 2.6, WIDE)}
+    res = rows["residual_beats_ngram"]
+    assert res["baseline"] == "KN 4-gram" and [r["baseline"] for r in res["ladder"][:2]] == ["KN 4-gram", "KN 3-gram"]
+    assert res["n"] == 3 and res["plan"]["planned_n"] == 3 and "lies below 2.55" in res["reason"]
+    gain = rows["hc_gain_explodes"]
+    assert gain["n"] == 10 and gain["plan"]["looks"] == 2 and gain["plan"]["confidence"] == pytest.approx(0.9706)
+    assert "97.1% CI" in gain["reason"] and "97.1% CI" in gain["statement"]
+
+
 def test_evidence_is_inconclusive_when_its_precondition_fails() -> None:
-    """A bigram (2.05 nats/byte) within the 0.05 margin of every model's worst run leaves every model-comparing
-    claim inconclusive whatever its numbers; a ladder that stops at width 32 (the connection costs 62% of a sub-layer)
-    does the same to the FLOP overhead; the checks stay checks (a count off the analytic one fails its check); an HC
-    that is stable across the whole sweep leaves the stability comparison inconclusive."""
+    """A 4-gram at 1.9 nats/byte, below every model: every model-comparing claim is inconclusive whatever its numbers;
+    a ladder that stops at width 32 (the connection costs 62% of a sub-layer) does the same to the FLOP overhead; the
+    checks stay checks (a count off the analytic one fails its check); an HC stable across the whole sweep (0 of 10
+    seeds: Clopper-Pearson [0, 0.31] sits on 0) leaves the stability comparison inconclusive."""
     flops = {16: {"residual": 100, "hc": 120, "mhc": 200}, 32: {"residual": 100, "hc": 110, "mhc": 148}}
     narrow = Overhead(flops, {**flops, 32: {**flops[32], "mhc": 147}}, {16: 1.25, 32: 0.625})
-    v = _verdicts(RUNS, 2.05, narrow, failed_layers=2)
-    assert [v[k] for k in ("residual_beats_bigram", "hc_beats_bigram", "mhc_beats_bigram")] == ["fails"] * 3
+    v = _verdicts(RUNS, 1.9, narrow, failed_layers=2)
+    assert [v[k] for k in ("residual_beats_ngram", "hc_beats_ngram", "mhc_beats_ngram")] == ["fails"] * 3
     assert v["width_amortises_maps"] == "fails" and v["hc_unstable"] == "holds"
     evidence = ("hc_gain_explodes", "mhc_more_stable_than_hc", "mhc_as_stable_as_residual", "mhc_matches_hc_loss",
                 "mhc_matches_residual_loss", "mhc_gap_holds_with_width", "mhc_flop_overhead")
@@ -337,17 +382,17 @@ def test_evidence_is_inconclusive_when_its_precondition_fails() -> None:
     assert v["mhc_on_manifold"] == "fails" and v["mhc_gain_bounded"] == "holds"
     assert v["flop_count_matches_analytic"] == "fails"
     lagging = {**RUNS, "mhc": {**RUNS["mhc"], "base": _runs([2.0, 2.01, 2.46], [1, 1, 1], STABLE)}}
-    assert _verdicts(lagging, 2.5, WIDE)["mhc_beats_bigram"] == "fails"  # one seed above 2.5 - 0.05: not competent
-    v = _verdicts(_cells(STABLE), 2.5, WIDE)
-    assert v["hc_unstable"] == "fails" and v["mhc_more_stable_than_hc"] == "inconclusive"
+    assert _verdicts(lagging, 2.5, WIDE)["mhc_beats_ngram"] == "inconclusive"  # one lagging seed: CI [1.50, 2.81]
+    v = _verdicts(_cells([0] * STRESS_RUNS), 2.6, WIDE)
+    assert v["hc_unstable"] == "inconclusive" and v["mhc_more_stable_than_hc"] == "inconclusive"
     assert v["mhc_as_stable_as_residual"] == "holds" and v["mhc_matches_hc_loss"] == "fails"
 
 
 def test_stability_is_counted_per_seed_over_stress_cells_with_more_seeds_than_base() -> None:
     """Ten stress seeds against three base seeds: HC unstable at the top lr in seeds 0, 2, 4, 6, 8 gives mHC - HC
-    = -0.5 per seed, t-interval -0.5 +- 2.262 * 0.527 / sqrt(10) = [-0.877, -0.123] (holds); mHC and the residual
-    never unstable give [0, 0] (non-inferior). The base cell's runs (an unstable HC run there) are reported, not
-    summed into the per-seed counts."""
+    = -0.5 per seed, t-interval at the plan's ~97.1% -0.5 +- 2.59 * 0.527 / sqrt(10) = [-0.93, -0.07] (holds); mHC
+    and the residual never unstable give a zero-width [0, 0]: no interval (inconclusive). The base cell's runs (an
+    unstable HC run there) are reported, not summed into the per-seed counts."""
     ten = [2.0 + 0.001 * i for i in range(10)]
     flags = [1 - i % 2 for i in range(10)]
 
@@ -356,13 +401,40 @@ def test_stability_is_counted_per_seed_over_stress_cells_with_more_seeds_than_ba
 
     runs = {k: {**RUNS[k], **{c: stress(k, c) for c in SWEEP}} for k in RUNS}
     runs["hc"]["base"] = _runs(HC, [100, 300, 200], [1, 0, 0])
-    out = {c.id: c for c in _resolved(runs, 2.5, WIDE)}
+    out = {c.id: c for c in _resolved(runs, 2.6, WIDE)}
     hc, res = out["mhc_more_stable_than_hc"], out["mhc_as_stable_as_residual"]
-    assert hc.verdict == "holds" and res.verdict == "holds"
+    assert hc.verdict == "holds" and res.verdict == "inconclusive" and "zero-width" in res.reason
     assert hc.measured["unstable_per_seed_hc"] == flags and hc.measured["sweep_runs_per_seed"] == 2
     assert hc.measured["base_cell_unstable_runs"] == {"residual": 0, "hc": 1, "mhc": 0}
-    assert hc.measured["mhc_minus_hc"]["ci"] == pytest.approx([-0.877, -0.123], abs=1e-3)
+    half = scipy_t.ppf((1 + PLANS.stress_seeds.confidence) / 2, 9) * float(np.std(flags, ddof=1)) / np.sqrt(10)
+    assert hc.measured["mhc_minus_hc"]["ci"] == pytest.approx([-0.5 - half, -0.5 + half], abs=2e-3)
     assert res.measured["mhc_minus_residual"]["ci"] == [0.0, 0.0]
+
+
+def test_heldout_windows_share_no_byte_with_the_scored_windows() -> None:
+    """The scored positions are those ``fixed_batches`` draws (read back from a stream whose byte i is i); every
+    held-out window's span is disjoint from every scored window's span, checked pair by pair."""
+    index = np.arange(3000, dtype=np.int64)
+    x, y = window_positions(3000, 2, 8, 20, seed=1)
+    drawn = fixed_batches(index, 2, 8, 20, seed=1)
+    assert np.array_equal(x, np.concatenate([a.numpy() for a, _ in drawn]))
+    assert np.array_equal(y, np.concatenate([b.numpy() for _, b in drawn]))
+    hx, _ = heldout_windows(index, (x, y), 2, 8, 20, seed=2)
+    assert len(hx) == len(x)
+    for h in hx:
+        assert all(h[0] > s[-1] + 1 or h[-1] + 1 < s[0] for s in x)  # spans [s0, s_last + 1] never meet
+
+
+def test_trivial_baselines_choose_an_order_on_heldout_windows() -> None:
+    """On a stream with long repeated phrases the held-out windows choose an order above 2 and it beats the bigram on
+    the scored windows; the Witten-Bell bigram is the common one scored on the models' (x_t, y_t) pairs."""
+    text = np.frombuffer(b"".join(b"x%d = y[%d] + z\n" % (i % 9, i % 4) for i in range(800)), dtype=np.uint8).copy()
+    train, val = text[:8000], text[8000:]
+    base = trivial_baselines(train, val, 2, 4, 16, seed=0, heldout_seed=1)
+    pairs = window_pairs(fixed_batches(val, 2, 4, 16, seed=0))
+    assert base.bigram == pytest.approx(bigram_cross_entropies(train, *pairs)["witten_bell"], rel=1e-12)
+    assert base.chosen == min(base.heldout, key=base.heldout.get) > 2 and base.ngram[base.chosen] < base.bigram
+    assert base.ladder().strongest.point() <= base.ngram[base.chosen]
 
 
 def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
@@ -372,7 +444,8 @@ def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
     assert len(mhc) == 3 * 2 and all(mhc)  # 3 seeds x 1 block x 2 sub-layers, every one on the manifold
     metrics = runs.metrics()
     assert {c["id"] for c in metrics["claims"]} >= {"hc_gain_explodes", "mhc_gain_bounded", "mhc_flop_overhead",
-                                                    "mhc_beats_bigram", "hc_unstable", "mhc_gap_holds_with_width"}
+                                                    "mhc_beats_ngram", "hc_unstable", "mhc_gap_holds_with_width"}
     m = metrics["metrics"]
-    assert m["bigram_witten_bell_val_loss"] < m["unigram_val_loss"]
+    assert m["bigram_witten_bell_val_loss"] < m["unigram_val_loss"] and m["kn_chosen_order"] in (2, 3, 4, 5)
+    assert all(len(c["ladder"]) >= 2 for c in metrics["claims"] if c["id"].endswith("_beats_ngram"))
     assert metrics["metrics"]["mhc_peak_gain_max"] <= 1.0 + 1e-3

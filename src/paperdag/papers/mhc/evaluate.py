@@ -1,7 +1,7 @@
 """Stage ``evaluate``: summarise every cell's runs (analysis.py), compare the connections with each other and with
-the count bigram (paperdag.common.ngram), count their steps' FLOPs on the width ladder and time them at both trained
-widths (benchmark.py), and write the metrics, the claims (claims.py), the figures (plots.py) and val_loss.json for
-``dvc plots``."""
+the trivial-baseline ladder on the same windows (Kneser-Ney n-grams and count bigrams, ladder.py), count their steps'
+FLOPs on the width ladder and time them at both trained widths (benchmark.py), and write the metrics, the claims
+(claims.py), the figures (plots.py) and val_loss.json for ``dvc plots``."""
 
 from __future__ import annotations
 
@@ -12,14 +12,15 @@ import pyarrow.compute as pc
 
 from paperdag.claims import write_metrics
 from paperdag.common.corpus import fixed_batches, load_split_tokens
-from paperdag.common.ngram import bigram_cross_entropies, window_pairs
+from paperdag.common.ngram import bigram_cross_entropies
 from paperdag.io import read_table, save_figure, write_json
 from paperdag.stage import StageContext
 
 from .analysis import Runs, comparison_metrics, mean_curve_rows, summarise
 from .baseline import unigram_cross_entropy
 from .benchmark import analytic_step_flops, connection_flop_share, flop_ladder, step_times
-from .claims import Baselines, Overhead, claims
+from .claims import Overhead, claims
+from .ladder import trivial_baselines
 from .params import Params
 from .plots import plot_gain, plot_grad_norms, plot_losses
 from .prepare import CORPUS_FILE
@@ -50,8 +51,8 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
                                                          unigram) for c in steps[k]} for k in steps}
     sweep = tuple(c for c in steps["hc"] if c.startswith("stress"))  # the stress cells (their seeds, not base's)
     windows = fixed_batches(val, p.train.eval_batches, p.train.batch_size, p.model.context, seed=p.seed)  # as train
-    bigram, bigram_split = (bigram_cross_entropies(train, *pairs) for pairs in (window_pairs(windows),
-                                                                                 (val[:-1], val[1:])))
+    base = trivial_baselines(train, val, p.train.eval_batches, p.train.batch_size, p.model.context, p.seed,
+                             heldout_seed=int(ctx.rng.integers(2**31)))  # on the same windows
     manifold = read_table(ctx.input("verify", MANIFOLD_FILE))
     mhc_rows = manifold.filter(pc.equal(manifold["connection"], "mhc"))
     mhc_failed = mhc_rows.num_rows - pc.sum(mhc_rows["passed"].cast("int64")).as_py()
@@ -68,12 +69,12 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
                      for w in ladder},
                     {w: connection_flop_share(n, w, model_cfg.mlp_ratio) for w in ladder})
 
-    base = {k: evals[k]["base"] for k in KINDS}
     save_figure(plot_gain(evals, p.claims.hc_gain_min), ctx.output(PLOTS[0]))
-    save_figure(plot_losses({k: steps[k]["base"] for k in KINDS}, base, unigram, bigram["witten_bell"]),
-                ctx.output(PLOTS[1]))
+    strongest = base.ladder().strongest
+    save_figure(plot_losses({k: steps[k]["base"] for k in KINDS}, {k: evals[k]["base"] for k in KINDS}, unigram,
+                            strongest.point(), strongest.name), ctx.output(PLOTS[1]))
     save_figure(plot_grad_norms({k: {c: steps[k][c] for c in ("base", *sweep)} for k in KINDS}), ctx.output(PLOTS[2]))
-    write_json(ctx.output(VAL_LOSS_TABLE), mean_curve_rows(base, "val_loss"))
+    write_json(ctx.output(VAL_LOSS_TABLE), mean_curve_rows({k: evals[k]["base"] for k in KINDS}, "val_loss"))
 
     metrics = {"unigram_val_loss": unigram, "mhc_manifold_failed_layers": mhc_failed,
                "mhc_manifold_max_dev": mhc_dev, "mhc_flop_overhead_pct": cost.pct(p.model.d_model)}
@@ -84,9 +85,8 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
         metrics[f"mhc_step_overhead_pct_w{w}"] = 100 * (t["mhc"] / t["residual"] - 1)
         metrics |= {f"{k}_train_step_ms_w{w}": t[k] for k in KINDS}
     metrics |= comparison_metrics(runs)
-    metrics |= {f"bigram_{s}_val_loss": v for s, v in bigram.items()}
-    metrics |= {f"bigram_{s}_val_split_loss": v for s, v in bigram_split.items()}
-    write_metrics(ctx.out, metrics, claims(runs, sweep, Baselines(bigram["witten_bell"], bigram["add_one"], unigram),
-                                           mhc_failed, mhc_dev, cost, widths, p.claims))
+    metrics |= base.metrics()
+    metrics |= {f"bigram_{s}_val_split_loss": v for s, v in bigram_cross_entropies(train, val[:-1], val[1:]).items()}
+    write_metrics(ctx.out, metrics, claims(runs, sweep, base, mhc_failed, mhc_dev, cost, widths, p.claims, p.plans))
     return {k: float(metrics[k]) for k in ("hc_peak_gain_max", "mhc_peak_gain_max", "mhc_base_final_val_loss_mean",
                                            "residual_base_final_val_loss_mean", "hc_base_final_val_loss_mean")}

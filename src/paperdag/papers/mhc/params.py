@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
+
+RUNS = 3  # seeds per base and narrow cell (a design constant: the fan-out is declared, not read from params)
+STRESS_RUNS = 10  # seeds per stress cell (pipeline.py's docstring gives the argument; plans.stress_seeds its rule)
 
 
 class CorpusParams(ParamsModel):
@@ -75,9 +79,10 @@ class ClaimParams(ParamsModel):
                                "per-seed log10 lies above log10 of this (an order of magnitude above the identity's 1)")
     mhc_gain_max: float = Field(gt=1.0, description="check: mHC's peak composite gain stays at most this in every "
                                 "seed (the paper reports about 1.6 at 27B)")
-    competence_margin: float = Field(ge=0.0, le=1.0, description="every run's final val loss lies this far "
-                                     "(nats/byte) below the count bigram's: 0.05, 2% of the bigram's loss, "
-                                     "so a model has learned more than byte-pair statistics")
+    competence_margin: float = Field(ge=0.0, le=1.0, description="superiority margin (nats/byte): the 95% CI over "
+                                     "seeds of a model's final val loss lies this far below the strongest rung of "
+                                     "the count-model ladder (Kneser-Ney orders 2-5, Witten-Bell bigram) on the same "
+                                     "windows: 0.05, so a model has learned more than the count statistics")
     loss_match_tol: float = Field(gt=0.0, le=1.0, description="equivalence margin (nats/byte): mHC's final val loss "
                                   "is on par with another connection's when the 95% CI of the paired per-seed "
                                   "difference lies inside +- this; half the paper's 27B gain over the baseline "
@@ -92,8 +97,17 @@ class ClaimParams(ParamsModel):
     manifold_tol: float = Field(gt=0.0, le=1.0, description="verify: |row sum - 1| and |col sum - 1| of every H_res")
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="intervals over the base and narrow cells' seeds (RUNS): competence, "
+                              "loss equivalence and the width trend")
+    stress_seeds: SamplePlan = Field(description="intervals over the stress cells' seeds (STRESS_RUNS): HC's "
+                                     "instability and gain, and the stability comparisons")
+
+
 class Params(ParamsModel):
-    """Seed, corpus, model, budget, stress sweep, timing, FLOP ladder and claim thresholds."""
+    """Seed, corpus, model, budget, stress sweep, timing, FLOP ladder, claim thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="base seed: run k of every connection uses seed + k; also the val batches")
     corpus: CorpusParams
@@ -107,6 +121,7 @@ class Params(ParamsModel):
                                          "where mHC's connection share of a sub-layer (20 / C at n = 4, r = 4) falls "
                                          "within claims.max_overhead_pct, as at the paper's widths")
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -125,4 +140,7 @@ class Params(ParamsModel):
             raise ValueError("flop_widths must increase and be divisible by model.n_head")
         if not {self.model.d_model, self.model.narrow_d_model} <= set(w):
             raise ValueError("flop_widths must contain model.d_model and model.narrow_d_model")
+        if (self.plans.seeds.n, self.plans.stress_seeds.n) != (RUNS, STRESS_RUNS):
+            raise ValueError(f"plans.seeds.n and plans.stress_seeds.n must be the seeds the cells run ({RUNS} and "
+                             f"{STRESS_RUNS}: every seed is a unit of the judged intervals)")
         return self

@@ -46,22 +46,23 @@ def plot_gain(evals: dict[str, dict[str, pa.Table]], hc_gain_min: float) -> Figu
     return fig
 
 
-def plot_losses(steps: dict[str, pa.Table], evals: dict[str, pa.Table], unigram: float, bigram: float) -> Figure:
+def plot_losses(steps: dict[str, pa.Table], evals: dict[str, pa.Table], unigram: float, baseline: float,
+                label: str) -> Figure:
     """Left: training loss (moving average over 10 steps). Right: validation loss. Both with the unigram and the
-    interpolated count-bigram baselines (the bigram scored on the validation windows)."""
+    strongest trivial baseline ``label`` (scored on the validation windows)."""
     fig, axes = new_figure(10, 3.8, ncols=2)
     for kind in steps:
         _seed_lines(axes[0], steps[kind], "step", "train_loss", kind, smooth=10)
         _seed_lines(axes[1], evals[kind], "step", "val_loss", kind)
     for ax, title in zip(axes, ("training loss (10-step average)", "validation loss"), strict=True):
         ax.axhline(unigram, color="k", ls=":", lw=1, label="unigram baseline")
-        ax.axhline(bigram, color="k", ls="--", lw=1, label="count bigram baseline")
+        ax.axhline(baseline, color="k", ls="--", lw=1, label=f"{label} (strongest trivial baseline)")
         ax.set_xlabel("step")
         ax.set_ylabel("nats / byte")
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
     lo = min(float(np.min(t["val_loss"].to_numpy())) for t in evals.values())
-    axes[1].set_ylim(min(lo, bigram) - 0.1, max(unigram + 0.3, lo + 0.5))  # the step-0 loss (~ln 256) is off the top
+    axes[1].set_ylim(min(lo, baseline) - 0.1, max(unigram + 0.3, lo + 0.5))  # the step-0 loss (~ln 256) is off the top
     return fig
 
 
