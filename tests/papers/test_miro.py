@@ -36,7 +36,8 @@ from paperdag.papers.miro.flow import (
 )
 from paperdag.papers.miro.guidance import negative
 from paperdag.papers.miro.methods import method
-from paperdag.papers.miro.params import ClaimParams
+from paperdag.common.plans import SamplePlan
+from paperdag.papers.miro.params import ClaimParams, Plans
 from paperdag.papers.miro.scenes import (
     BACKGROUND,
     COLOURS,
@@ -47,7 +48,13 @@ from paperdag.papers.miro.scenes import (
     render,
 )
 from paperdag.papers.miro.training import Budget, draws, train_flow
-from paperdag.papers.miro.trivial import caption_mean_images
+from paperdag.papers.miro.trivial import (
+    caption_mean_images,
+    gaussian_images,
+    layout_code,
+    replay_images,
+    retrieval_images,
+)
 
 SLUG = "miro"
 CAPTION = np.array([[1, 2, 1, 3, 1]])  # a red square left of a blue circle
@@ -237,30 +244,42 @@ def _finals(miro_gain: float, single_own: float = 0.0) -> dict[str, dict[str, np
     keys = [f"reward_{r}" for r in R.REWARDS] + ["geneval_overall", "geneval_colour", "diversity"]
     base = {k: np.array([0.5, 0.52, 0.49]) for k in keys}
     single = base | {"reward_alignment": base["reward_alignment"] + single_own}
-    return {"miro": {k: v + miro_gain for k, v in base.items()}, "base": base, "single": single}
+    jitter = np.array([0.0, 0.01, -0.005])  # seed-to-seed spread of the difference (identical ones have no interval)
+    return {"miro": {k: v + miro_gain + jitter for k, v in base.items()}, "base": base, "single": single}
 
 
-CLAIMS = ClaimParams(confidence=0.95, diversity_tol=0.1, min_detector_acc=0.6, top_cell_min=0.02, control_floor=0.25)
+CLAIMS = ClaimParams(diversity_tol=0.1, min_detector_acc=0.6, top_cell_min=0.02, control_floor=0.25)
+
+
+def _plan(unit: str, n: int) -> SamplePlan:
+    return SamplePlan(unit=unit, n=n, basis="design", effect=None, power=None, pilot_n=0, pilot_sd=None, looks=1,
+                      spending="none", why="the test's own design size")
+
+
+PLANS = Plans(seeds=_plan("seed", 3), renders=_plan("render", 100))
 LEVELS = {r: np.array([0.0, 0.5, 1.0]) for r in R.REWARDS}
 STD = {r: 0.1 for r in R.REWARDS}
 
 
 def _gaps(gap: float) -> dict[str, dict[str, Interval]]:
-    return {r: {k: Interval(gap, gap - 0.01, gap + 0.01, 100) for k in OBSERVES[r]} for r in R.REWARDS}
+    return {r: {k: Interval(gap, gap - 0.01, gap + 0.01, 100, unit="render") for k in OBSERVES[r]} for r in R.REWARDS}
 
 
 def _verdicts(gain: float, speed: float, slope: float, gap: float, top: float, single_own: float = 0.0,
-              evaluator: float = 0.9) -> dict[str, str]:
+              evaluator: float = 0.9, replay: float = 0.2) -> dict[str, str]:
     seeds = np.array([[0.0], [0.01], [0.03]]) + np.array([[0.0, slope / 2, slope]])  # three seeds, same rise
     control = {r: seeds + np.array([[0.0, 0.0, 0.001], [0.0, 0.0, 0.0], [0.0, 0.0, -0.001]]) for r in R.REWARDS}
-    per_seed = np.array([speed, speed + 0.2, speed - 0.1])
+    per_seed = np.array([speed, speed + 0.02, speed - 0.01])
     fast = {b: {r: per_seed for r in ("aggregate", *R.REWARDS)} for b in ("base", "single")}
     fast["single"]["alignment"] = np.zeros(3)  # never reached on its own reward: not judged
     aggregate = {"caption_reward": np.array([0.3, 0.4, 0.35]) + gain, "caption": np.array([0.3, 0.4, 0.35]),
                  "reward": np.zeros(3), "none": np.zeros(3)}
     guided = {"aggregate": aggregate, "geneval": {m: v / 2 for m, v in aggregate.items()}}
-    found = claims(_finals(gain, single_own), fast, control, LEVELS, STD, _gaps(gap), top,
-                   {"detector": 0.9, "evaluator": evaluator}, 0.2, 0.4, "alignment", guided, CLAIMS)
+    trivial = {"replay": np.array([0.0, 0.01, -0.01]) + replay, "gaussian": np.array([0.1, 0.11, 0.09]),
+               "retrieval": np.array([0.15]), "caption_mean": np.array([0.1])}
+    correct = {"detector": (90, 100), "evaluator": (round(evaluator * 100), 100)}
+    found = claims(_finals(gain, single_own), fast, control, LEVELS, STD, _gaps(gap), (round(top * 1000), 1000),
+                   correct, trivial, 0.4, "alignment", guided, CLAIMS, PLANS)
     return {c.id: c.verdict for c in resolve(found)}
 
 
@@ -288,6 +307,15 @@ def test_reward_claims_are_inconclusive_when_a_reward_pays_for_a_corruption() ->
     assert v["miro_keeps_diversity"] == v["geneval_higher"] == "holds"  # need only competent models
     blind = _verdicts(gain=0.1, speed=2.0, slope=0.1, gap=0.05, top=0.05, evaluator=0.3)
     assert blind["evaluator_reads_clean_renders"] == "fails" and blind["geneval_higher"] == "inconclusive"
+
+
+def test_every_claim_on_generated_images_waits_for_the_strongest_trivial_generator() -> None:
+    """Replay at 0.6 GenEval is the strongest rung: every generator (0.5-0.6) is below it, so no evidence is judged;
+    the retrieval rung (0.15) alone would have been beaten."""
+    v = _verdicts(gain=0.1, speed=2.0, slope=0.1, gap=0.05, top=0.05, replay=0.6)
+    assert v["generators_beat_trivial_generators"] == "fails"
+    evidence = [c for c in v if c.startswith(("miro_", "training_", "geneval_", "reward_", "controllable_"))]
+    assert len(evidence) == 10 and all(v[c] == "inconclusive" for c in evidence)
 
 
 def test_controllability_needs_a_rise_above_the_floor() -> None:
@@ -333,6 +361,28 @@ def test_per_seed_speedup_and_caption_mean_image() -> None:
     tokens = np.array([[1, 1, 1, 2, 1], [1, 1, 1, 2, 1], [2, 1, 3, 1, 1]])
     out = caption_mean_images(images, tokens, np.array([[1, 1, 1, 2, 1], [3, 2, 1, 4, 2]]))
     assert torch.allclose(out[0], torch.full((3, 16, 16), 0.5)) and torch.allclose(out[1], images.mean(0))
+
+
+def test_trivial_generators_draw_from_the_prompts_layout() -> None:
+    """Replay and retrieval return training images of the prompt's layout (a caption and its mirrored relation are
+    one layout); the fitted Gaussian's draws have the layout's mean and covariance (an independent numpy fit)."""
+    rng = np.random.default_rng(0)
+    tokens = np.array([[1, 1, 1, 2, 1], [2, 1, 2, 1, 1], [3, 2, 3, 4, 2], [1, 1, 1, 2, 1], [3, 2, 3, 4, 2]])
+    images = rng.random((5, 3, 16, 16)).astype(np.float32)
+    prompts = np.array([[2, 1, 2, 1, 1], [3, 2, 3, 4, 2]])  # red circle left of green = green right of red
+    assert (layout_code(tokens[:1]) == layout_code(prompts[:1])).all() and layout_code(tokens).sum(1).tolist() == [5] * 5
+    replayed = replay_images(images, tokens, prompts, 3, rng)
+    assert replayed.shape == (6, 3, 16, 16)
+    pool = {0: images[[0, 1, 3]], 1: images[[2, 4]]}
+    assert all(any(np.array_equal(x, y) for y in pool[i // 3]) for i, x in enumerate(replayed))
+    np.testing.assert_array_equal(retrieval_images(images, tokens, prompts), images[[0, 2]])
+    layout = rng.normal(0.5, 0.05, (40, 3, 16, 16)) * np.linspace(0.5, 1.5, 16)
+    many = np.repeat(tokens[:1], 40, 0)
+    draws = gaussian_images(layout.astype(np.float32), many, prompts[:1], 4000, 1, rng)[0].reshape(4000, -1)
+    flat = layout.reshape(40, -1)
+    np.testing.assert_allclose(draws.mean(0), flat.mean(0), atol=0.02)
+    top = np.linalg.eigh(np.cov(flat, rowvar=False))[1][:, -3:]  # the fit's leading directions
+    np.testing.assert_allclose(np.var(draws @ top, 0, ddof=1), np.var(flat @ top, 0, ddof=1), rtol=0.1)
 
 
 @pytest.mark.slow

@@ -57,8 +57,9 @@ def fitted_rise(levels: np.ndarray, values: np.ndarray, scale: float) -> np.ndar
 def corruption_gaps(sanity: np.ndarray, observes: dict[str, tuple[str, ...]], reward_names: tuple[str, ...],
                     corruptions: tuple[str, ...], confidence: float) -> dict[str, dict[str, Interval]]:
     """Per reward r, per corruption k that r observes: the paired interval of r(clean) - r(clean with k alone) over
-    held-out renders; ``sanity[0]`` the clean renders' rewards, ``sanity[1 + k]`` the corrupted ones' (n x R)."""
-    return {r: {kind: paired_diff_ci(sanity[0][:, j], sanity[1 + k][:, j], confidence)
+    held-out renders (unit ``render``); ``sanity[0]`` the clean renders' rewards, ``sanity[1 + k]`` the corrupted
+    ones' (n x R)."""
+    return {r: {kind: paired_diff_ci(sanity[0][:, j], sanity[1 + k][:, j], confidence, unit="render")
                 for k, kind in enumerate(corruptions) if kind in observes[r]} for j, r in enumerate(reward_names)}
 
 
@@ -71,6 +72,7 @@ def curve_bands(curves: pa.Table, methods: list[str], keys: tuple[str, ...],
         for m in methods:
             rows = _rows(curves, m)
             steps = np.unique(rows["step"].to_numpy())
-            cis = [mean_ci(rows.filter(pc.equal(rows["step"], int(s)))[key].to_numpy(), confidence) for s in steps]
+            cis = [mean_ci(rows.filter(pc.equal(rows["step"], int(s)))[key].to_numpy(), confidence, unit="seed")
+                   for s in steps]
             out[key][m] = (steps, np.array([c.mean for c in cis]), np.array([c.hi - c.mean for c in cis]))
     return out

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 Reward = Literal["alignment", "composition", "sharpness", "aesthetic", "noise"]
@@ -85,10 +86,10 @@ class FinalParams(ParamsModel):
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
-    confidence: float = Field(gt=0.5, lt=1.0, description="level of the across-seed confidence intervals")
     diversity_tol: float = Field(ge=0.0, le=1.0, description="allowed relative loss of diversity vs a baseline")
     min_detector_acc: float = Field(ge=0.0, le=1.0, description="precondition: the detector's all-checks accuracy "
-                                    "on held-out clean renders must be above this (CI)")
+                                    "on held-out clean renders must be above this (exact binomial interval over the "
+                                    "renders)")
     top_cell_min: float = Field(gt=0.0, le=1.0, description="precondition: share of the training data with every "
                                 "reward in its top bin, the cell MIRO samples toward (0.02, issue 46)")
     control_floor: float = Field(gt=0.0, le=5.0, description="controllability: a reward's fitted rise from its "
@@ -96,8 +97,18 @@ class ClaimParams(ParamsModel):
                                  "training data (0.25, issue 46: an effect-size floor, not just a positive slope)")
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="intervals over training seeds (every comparison of generators, the "
+                              "trivial generators' draws paired with them)")
+    renders: SamplePlan = Field(description="intervals over held-out clean renders (the detectors' accuracy, the "
+                                "rewards' clean-minus-corrupted gaps)")
+
+
 class Params(ParamsModel):
-    """Seed, data, reward models, network, budget, methods, sampler, final comparison and claim thresholds."""
+    """Seed, data, reward models, network, budget, methods, sampler, final comparison, claim thresholds and
+    sample-size plans."""
 
     seed: int = Field(ge=0, description="root of the data draws and of the evaluation noise")
     data: DataParams
@@ -108,9 +119,14 @@ class Params(ParamsModel):
     sampler: SamplerParams
     final: FinalParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
         if self.budget.n_checkpoints > self.budget.steps:
             raise ValueError("budget.n_checkpoints must not exceed budget.steps")
+        if self.plans.seeds.n != len(self.methods.seeds):
+            raise ValueError("plans.seeds.n must be the number of methods.seeds (every training seed is a unit)")
+        if self.plans.renders.n != self.data.n_clean_test:
+            raise ValueError("plans.renders.n must be data.n_clean_test (every held-out clean render is a unit)")
         return self

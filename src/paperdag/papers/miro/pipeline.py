@@ -22,7 +22,8 @@ PIPELINE = Pipeline(
                 outputs=("weights.safetensors", "curves.parquet", "finals.parquet"), args={"method_name": m},
                 resources=Resources(cpus=1, gpus=0.25)) for m in METHODS),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *(f"train_{m}" for m in METHODS)),
-              params=("model", "methods", "sampler", "rewards", "final", "claims"), outputs=("metrics.json", *PLOTS),
+              params=("model", "methods", "sampler", "rewards", "final", "claims", "plans"),
+              outputs=("metrics.json", *PLOTS),
               plots=PLOTS, args={"methods": list(METHODS)}, resources=Resources(cpus=1, gpus=0.25)),
     ),
 )

@@ -1,9 +1,21 @@
-"""The strongest trivial generator of the scenes: a competence baseline for every trained generator.
+"""The trivial generators of the scenes: the baseline ladder every trained generator's competence is judged against
+(``../shared/papers.md``: a fitted Gaussian, training-data replay and nearest-neighbour retrieval, each scored in the
+evaluation's own metric, GenEval on the final comparison's held-out captions).
 
-The caption-mean image: for an evaluation caption, the pixel mean of the training images whose caption has the same
-layout (scenes.canonical: axis, first and second object's colour and shape); the mean of every training image when
-no training caption has that layout. It needs no training and no sampling; a generator whose GenEval accuracy does
-not beat it has not learned more than the per-caption average.
+A caption's layout is scenes.canonical (axis, first and second object's colour and shape): what GenEval checks. For
+an evaluation caption q with layout l(q) and the training images I_l whose (imperfect) training caption has layout l:
+
+  caption-mean image:   the pixel mean of I_l(q) (the mean of every training image when I_l(q) is empty);
+  fitted Gaussian:      draws of N(mu_l, Sigma_l) fitted to I_l(q) (baselines.generators.fit_gaussian, its ridge
+                        keeping Sigma_l positive definite: ~18 images per layout in 768 pixels), clipped to [0, 1]
+                        as any generator's output is; fitted to every training image when |I_l(q)| < 2;
+  replay:               training images drawn uniformly from I_l(q) (baselines.generators.replay), all images when
+                        I_l(q) is empty;
+  retrieval:            the training image whose layout's one-hot code is nearest to q's
+                        (baselines.generators.nearest_neighbour_retrieval; ties: the lowest index), one per caption.
+
+None needs training beyond counting and lookup; a generator that does not beat the strongest has not learned more
+than the data's own per-caption statistics.
 """
 
 from __future__ import annotations
@@ -11,15 +23,83 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .scenes import canonical
+from paperdag.common.baselines.generators import fit_gaussian, nearest_neighbour_retrieval, replay, sample_gaussian
+
+from .detector import Detector, geneval
+from .scenes import VOCAB, canonical
+
+LAYOUT_SIZES = (2, VOCAB[0], VOCAB[1], VOCAB[0], VOCAB[1])  # axis, colour, shape, colour, shape (canonical order)
+
+
+def _layouts(tokens: np.ndarray) -> tuple[list[tuple[int, ...]], dict[tuple[int, ...], np.ndarray]]:
+    """Each row's layout and, per layout, the indices of the rows that have it (ascending)."""
+    keys = [tuple(int(v) for v in k) for k in canonical(tokens)]
+    index: dict[tuple[int, ...], list[int]] = {}
+    for i, k in enumerate(keys):
+        index.setdefault(k, []).append(i)
+    return keys, {k: np.array(v) for k, v in index.items()}
+
+
+def layout_code(tokens: np.ndarray) -> np.ndarray:
+    """One-hot code of each caption's layout (n x sum(LAYOUT_SIZES)): two captions' squared distance is twice the
+    number of layout attributes in which they differ."""
+    lay = canonical(tokens)
+    return np.concatenate([np.eye(k)[lay[:, j]] for j, k in enumerate(LAYOUT_SIZES)], 1)
 
 
 def caption_mean_images(images: torch.Tensor, tokens: np.ndarray, prompts: np.ndarray) -> torch.Tensor:
     """One image per prompt (P x 3 x 16 x 16): the mean of the training images with the prompt's layout."""
-    keys = [tuple(k) for k in canonical(tokens)]
-    index: dict[tuple, list[int]] = {}
-    for i, k in enumerate(keys):
-        index.setdefault(k, []).append(i)
+    _, index = _layouts(tokens)
     fallback = images.mean(0)
-    return torch.stack([images[index[k]].mean(0) if k in index else fallback
-                        for k in (tuple(k) for k in canonical(prompts))])
+    keys, _ = _layouts(prompts)
+    return torch.stack([images[torch.as_tensor(index[k])].mean(0) if k in index else fallback for k in keys])
+
+
+def replay_images(images: np.ndarray, tokens: np.ndarray, prompts: np.ndarray, per_prompt: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """``per_prompt`` training images of each prompt's layout (P * per_prompt x 3 x 16 x 16, each prompt's samples
+    consecutive, as evaluation.generate orders them)."""
+    _, index = _layouts(tokens)
+    keys, _ = _layouts(prompts)
+    every = np.arange(len(images))
+    return np.concatenate([images[replay(index.get(k, every), per_prompt, rng)] for k in keys])
+
+
+def gaussian_images(images: np.ndarray, tokens: np.ndarray, prompts: np.ndarray, per_prompt: int, draws: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """``draws`` independent sets of ``per_prompt`` samples of each prompt's fitted Gaussian, clipped to [0, 1]
+    (draws x P * per_prompt x 3 x 16 x 16); one Cholesky factor per layout."""
+    _, index = _layouts(tokens)
+    keys, wanted = _layouts(prompts)
+    out = np.empty((draws, len(prompts), per_prompt, *images.shape[1:]), dtype=np.float32)
+    flat = images.reshape(len(images), -1)
+    for k, rows in wanted.items():  # prompts of one layout share its fit
+        members = index.get(k, np.arange(len(images)))
+        mean, cov = fit_gaussian(flat[members if len(members) >= 2 else np.arange(len(images))])
+        x = sample_gaussian(mean, cov, draws * len(rows) * per_prompt, rng)
+        out[:, rows] = np.clip(x, 0, 1).reshape(draws, len(rows), per_prompt, *images.shape[1:])
+    return out.reshape(draws, len(prompts) * per_prompt, *images.shape[1:])
+
+
+def retrieval_images(images: np.ndarray, tokens: np.ndarray, prompts: np.ndarray) -> np.ndarray:
+    """The training image whose layout code is nearest to each prompt's (P x 3 x 16 x 16)."""
+    return nearest_neighbour_retrieval(images, layout_code(tokens), layout_code(prompts))
+
+
+def ladder_geneval(images: torch.Tensor, tokens: np.ndarray, evaluator: Detector, prompts: np.ndarray,
+                   per_prompt: int, draws: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """GenEval overall (detector.geneval by ``evaluator``) of each trivial generator on ``prompts`` with
+    ``per_prompt`` images each, as the generators' finals are scored: ``draws`` values (one per training seed, drawn
+    in seed order) for replay and the fitted Gaussian, one for the deterministic retrieval and caption-mean image."""
+    pixels, repeated = images.cpu().numpy(), np.repeat(prompts, per_prompt, 0)
+
+    def overall(x: np.ndarray | torch.Tensor, t: np.ndarray) -> float:
+        x = torch.as_tensor(x, dtype=torch.float32, device=images.device)
+        return float(geneval(evaluator, x, t)["overall"].float().mean())
+
+    gaussian = gaussian_images(pixels, tokens, prompts, per_prompt, draws, rng)
+    return {"replay": np.array([overall(replay_images(pixels, tokens, prompts, per_prompt, rng), repeated)
+                                for _ in range(draws)]),
+            "gaussian": np.array([overall(g, repeated) for g in gaussian]),
+            "retrieval": np.array([overall(retrieval_images(pixels, tokens, prompts), prompts)]),
+            "caption_mean": np.array([overall(caption_mean_images(images, tokens, prompts), prompts)])}
