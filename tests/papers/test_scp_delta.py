@@ -17,6 +17,9 @@ import pytest
 import torch
 from conftest import paperdag
 
+from paperdag.common.baselines.ngram import KneserNey, window_nll
+from paperdag.common.ngram import bigram_cross_entropies
+from paperdag.common.plans import SamplePlan
 from paperdag.common.stats import Interval
 from paperdag.common.tokenizer import encode
 from paperdag.common.transformer import GPT, GPTConfig
@@ -45,7 +48,8 @@ from paperdag.papers.scp_delta.lm import (
     next_token_logprobs,
     train_lm,
 )
-from paperdag.papers.scp_delta.params import ClaimParams, TrainParams
+from paperdag.papers.scp_delta.ladder import per_seed_rungs, shared_rungs
+from paperdag.papers.scp_delta.params import ClaimParams, Plans, TrainParams
 from paperdag.papers.scp_delta.records import draw_private_set, draw_public_set
 from paperdag.papers.scp_delta.summary import (
     prompt_certificates,
@@ -260,6 +264,50 @@ def test_seed_table_medians_excess_and_base_ratio():
     np.testing.assert_allclose(table["k_scp@1"], [3.5, 3.5])
 
 
+def _stream(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A byte stream with n-gram structure: random words from a small lexicon, space-separated."""
+    words = [bytes(rng.integers(97, 103, rng.integers(2, 6))) for _ in range(12)]
+    return np.frombuffer(b" ".join(words[i] for i in rng.integers(0, len(words), n)), dtype=np.uint8).astype(np.int64)
+
+
+def _windows(tokens: np.ndarray, rng: np.random.Generator, b: int = 6, t: int = 9) -> np.ndarray:
+    start = rng.integers(0, len(tokens) - t - 1, b)
+    return np.stack([tokens[i:i + t + 1] for i in start])
+
+
+def _oracle(train: np.ndarray, valid: np.ndarray, test: np.ndarray, orders: tuple[int, ...]) -> tuple[dict, int]:
+    """Each order fitted on its own (no truncation), chosen on validation, scored on test; mean NLL per target."""
+    score = {k: (KneserNey.fit(train, k, 256), k) for k in orders}
+    val = {k: float(window_nll(m, valid[:, :-1], valid[:, 1:]).mean()) for k, (m, _) in score.items()}
+    return {k: float(window_nll(m, test[:, :-1], test[:, 1:]).mean()) for k, (m, _) in score.items()}, \
+        min(orders, key=val.__getitem__)
+
+
+def test_count_rungs_match_separately_fitted_models_per_seed():
+    """ladder.py against an oracle that fits every order on its own: one training stream per seed (the shard rungs)
+    and one stream scored on every seed's windows (the public corpus' rungs, split back by seed), the order chosen
+    on validation windows, the count bigram the better of its two smoothings, and the published rungs stop at the
+    chosen order."""
+    rng = np.random.default_rng(3)
+    trains = [_stream(rng, 400) for _ in range(3)]
+    valid = _windows(_stream(rng, 200), rng)
+    tests = [_windows(_stream(rng, 200), rng) for _ in range(3)]
+    orders = (2, 3, 4)
+    per_seed = per_seed_rungs(trains, valid, tests, orders)
+    shared = shared_rungs(trains[0], valid, tests, orders)
+    for s in range(3):
+        mine, chosen = _oracle(trains[s], valid, tests[s], orders)
+        assert per_seed.chosen[s] == chosen and per_seed.chosen_nll()[s] == pytest.approx(mine[chosen], rel=1e-9)
+        assert {k: per_seed.kn[k][s] for k in orders} == pytest.approx(mine, rel=1e-9)
+        shared_oracle, shared_chosen = _oracle(trains[0], valid, tests[s], orders)
+        assert {k: shared.kn[k][s] for k in orders} == pytest.approx(shared_oracle, rel=1e-9)
+        assert shared.chosen[s] == shared_chosen
+        bigram = bigram_cross_entropies(trains[s], tests[s][:, :-1], tests[s][:, 1:])
+        assert per_seed.bigram[s] == pytest.approx(min(bigram.values()))
+    top = int(shared.chosen.max())
+    assert set(shared.rungs("c")) == {f"KN {k}-gram of c" for k in orders if k <= top} | {"count bigram of c"}
+
+
 def test_smallest_preserving_keep_mass():
     k = {0.1: 9.0, 0.5: 3.5, 0.9: 3.1, 1.0: 3.0}
     nll = {0.1: 1.0, 0.5: 1.0 + math.log(1.2), 0.9: 1.0 + math.log(1.04), 1.0: 1.0}
@@ -270,21 +318,26 @@ def test_smallest_preserving_keep_mass():
 
 CLAIMS = ClaimParams(min_bound_ratio=10, leak_fraction=0.5, chance_bits=3, max_ppl_gap=0.05, max_sparse_fraction=0.1,
                      base_ppl_factor=1.1, cert_slack_nats=0.6931)
+PLANS = Plans(seeds=SamplePlan(unit="seed", n=3, basis="design", effect=None, power=None, pilot_n=0, pilot_sd=None,
+                                looks=1, spending="none", why="the three seeds of the test inputs"))
 SPREAD = np.array([-0.01, 0.0, 0.012])  # per-seed jitter shared by the arms
+KN = "KN 5-gram of the public corpus"
 
 
 def _iv(v: float) -> Interval:
     return Interval(v, v - 0.1, v + 0.1, 3)
 
 
-def _inputs(good: bool, p0_ratio: float = 1.0, excess_cp: float = 3.0, damage: float = 0.0):
-    """Claims inputs where the preconditions hold (p0 in domain unless ``p0_ratio`` says otherwise, headroom unless
-    ``excess_cp`` says otherwise, fine-tuning keeps p0's utility unless ``damage`` nats/byte say otherwise) and the
-    evidence holds (``good``) or fails."""
+def _inputs(good: bool, p0_ratio: float = 1.0, excess_cp: float = 3.0, damage: float = 0.0, counted: float = 1.5):
+    """Claims inputs where the preconditions hold (p0 in domain unless ``p0_ratio`` says otherwise or the public
+    corpus' Kneser-Ney rung, at ``counted`` nats/byte, beats p0's 1.0, headroom unless ``excess_cp`` says otherwise,
+    fine-tuning keeps p0's utility unless ``damage`` nats/byte say otherwise for q1 and q2) and the evidence holds
+    (``good``) or fails. One part of each all_of claim is left to hold (q_full undamaged, SCP-Delta_r's duplicated
+    canaries leaking): paperdag.common.verdicts.all_of divides by zero when every part fails."""
     single = {"q_full": 9.0, "cp_delta": 1.5, "scp_delta_r": 1.4} if good else {"q_full": 2.0, "cp_delta": 9.0,
                                                                                 "scp_delta_r": 9.0}
     iv = {f"exposure_{k}_single": _iv(v) for k, v in single.items()}
-    iv |= {f"exposure_{k}_dup": _iv(9.0 if good else 1.0) for k in ("cp_delta", "scp_delta_r")}
+    iv |= {f"exposure_{k}_dup": _iv(9.0 if good or k == "scp_delta_r" else 1.0) for k in ("cp_delta", "scp_delta_r")}
     iv |= {"exposure_q1_own": _iv(9.5), "exposure_q2_own": _iv(9.5),
            "ppl_gap_scp_vs_q_full": _iv(-0.15 if good else 0.5), "ppl_diff_scp_minus_cp_delta": _iv(-1 if good else 1)}
     m = {"log2_canary_space": 10.0, "greedy_q_full_single": 0.0, "greedy_cp_delta_single": 1.0,
@@ -294,17 +347,22 @@ def _inputs(good: bool, p0_ratio: float = 1.0, excess_cp: float = 3.0, damage: f
          "closed_form_err": 1e-15}
     m |= {f"k_{k}": 2.0 for k in ("q_full", "cp_delta", "cp_k", "scp_delta_r")}
     m |= {f"k_base_{k}": 2.0 for k in ("q_full", "cp_delta", "scp_delta_r")}
-    nll = {q: 1.0 + damage + SPREAD for q in ("q1", "q2", "q_full")} | {"p0": 1.0 + SPREAD[::-1] / 2}
-    nll |= {f"bigram_{q}": 2.0 + SPREAD for q in ("q1", "q2", "q_full")}
+    nll = {q: 1.0 + damage * (q != "q_full") + SPREAD for q in ("q1", "q2", "q_full")} | {"p0": 1.0 + SPREAD[::-1] / 2}
     seeds = {"excess_fraction": (0.02 if good else 0.8) + SPREAD, "excess_cp_delta": excess_cp + SPREAD,
              "minimax": 1.0 + SPREAD, "base_ratio": (20.0 if good else 1.0) + SPREAD,
              "sparse_fraction": (0.03 if good else 0.9) + SPREAD / 10, "sparse_keep_mass": np.full(3, 0.5),
              "p0_ppl_ratio": p0_ratio + SPREAD}
-    return m, iv, nll, seeds
+    rungs = {"fine_tuning": {q: 1.8 + SPREAD for q in ("q1", "q2", "q_full")},
+             "public": {KN: counted + SPREAD, "count bigram of the public corpus": 2.0 + SPREAD[::-1]}}
+    return m, iv, nll, seeds, rungs
+
+
+def _claims(*args) -> dict[str, object]:
+    return {c.id: c for c in resolve(claims(*args, CLAIMS, PLANS))}
 
 
 def _verdicts(*args) -> dict[str, str]:
-    return {c.id: c.verdict for c in resolve(claims(*args, CLAIMS))}
+    return {k: c.verdict for k, c in _claims(*args).items()}
 
 
 def test_claims_hold_or_fail_with_the_numbers_where_the_regime_is_reached():
@@ -327,12 +385,26 @@ def test_scp_claims_are_inconclusive_with_an_out_of_domain_base_model():
 
 
 def test_every_claim_is_inconclusive_when_fine_tuning_damaged_the_models():
-    """Fine-tuned models 0.2 nats/byte worse than p0 on held-out lines (perplexity +22%, beyond max_ppl_gap): no
-    evidence is judged, whatever its own numbers say."""
-    v = _verdicts(*_inputs(True, damage=0.2))
-    assert v["fine_tuning_keeps_utility"] == "fails" and v["fine_tuned_models_beat_bigram"] == "holds"
-    assert all(c.verdict == "inconclusive" for c in resolve(claims(*_inputs(True, damage=0.2), CLAIMS))
-               if c.kind == "evidence"), v
+    """q1 and q2 0.2 nats/byte worse than p0 on held-out lines (perplexity +22%, beyond max_ppl_gap): no evidence is
+    judged, whatever its own numbers say."""
+    out = _claims(*_inputs(True, damage=0.2))
+    assert out["fine_tuning_keeps_utility"].verdict == "fails"
+    assert all(c.verdict == "inconclusive" for c in out.values() if c.kind == "evidence"), out
+
+
+def test_competence_is_judged_against_the_strongest_rung_of_each_ladder():
+    """Fine-tuning: p0 (1.0 nats/byte) is the top rung, the Kneser-Ney n-grams of the shards (1.8) are recorded
+    beside it. The base model: a count model of its corpus that beats p0 on held-out private records fails
+    base_model_in_domain (named as the rung it is judged against), and every claim that falls back to p0 is
+    inconclusive."""
+    row = _claims(*_inputs(True))["fine_tuning_keeps_utility"].row()
+    assert row["baseline"] == "p0, the base model (not fine-tuned)" == row["ladder"][0]["baseline"]
+    assert len(row["ladder"]) == 4 and row["unit"] == "seed" and row["plan"]["planned_n"] == 3
+    out = _claims(*_inputs(True, counted=0.8))
+    base = out["base_model_in_domain"]
+    assert base.verdict == "fails" and base.against == KN and KN in base.reason
+    assert [r["baseline"] for r in base.row()["ladder"]] == [KN, "count bigram of the public corpus"]
+    assert out["utility_close_to_q_full"].verdict == "inconclusive" and out["cp_delta_near_chance"].holds
 
 
 def test_minimax_tightness_is_inconclusive_without_headroom():

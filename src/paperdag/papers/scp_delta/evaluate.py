@@ -1,20 +1,20 @@
 """Stage ``evaluate``: extraction attacks (exposure by exact enumeration, greedy, sampled), held-out utility along
-the sparsity sweep beside the count byte bigrams (paperdag.common.ngram, the trivial baseline), p0 on held-out
-public records, the token-level checks, the certificate medians of the verify stage, the claims (claims.py) and the
-figures (plots.py)."""
+the sparsity sweep beside the trivial rungs (ladder.py: Kneser-Ney n-grams and the count bigram of each model's
+training bytes), p0 on held-out public records, the token-level checks, the certificate medians of the verify stage,
+the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from paperdag.claims import write_metrics
-from paperdag.common.ngram import bigram_cross_entropies
 from paperdag.io import read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
 from .analysis import ATTACKED, attack_canary, sweep_utility, token_checks
 from .certify import CERTIFICATE_FILE
 from .claims import claims
+from .ladder import bigram_nll, per_seed_rungs, shared_rungs
 from .lm import mean_nll
 from .params import Params
 from .plots import plot_bounds, plot_exposure, plot_sparsity, plot_utility
@@ -30,17 +30,14 @@ from .summary import (
 from .train import SHARDS, eval_windows
 from .verify import seed_models
 
+WINDOW_STREAM = 1000  # seed s's held-out windows come from generator seed * 1000 + s: another root draws other ones
+
 
 def canary_group(model: str, where: str) -> str:
     """single / dup; for a shard model q_i: own (its shard only), other (the other shard only) or dup."""
     if where == "both" or model not in ("q1", "q2"):
         return "dup" if where == "both" else "single"
     return "own" if model == f"q{where}" else "other"
-
-
-def bigram_nll(train: np.ndarray, windows: np.ndarray) -> float:
-    """The better count bigram of ``train`` on the next-byte pairs of windows (B, T + 1)."""
-    return min(bigram_cross_entropies(train, windows[:, :-1], windows[:, 1:]).values())
 
 
 def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
@@ -50,6 +47,8 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     nll: dict[str, list[float]] = {}
     sweep: dict[str, list[list[float]]] = {"nll": [], "kept": []}
     checks: dict[str, list[float]] = {}
+    shards: dict[str, list[np.ndarray]] = {m: [] for m in SHARDS}
+    held_windows: list[np.ndarray] = []
     public_val = eval_windows(public_tokens(ctx.input("prepare", PUBLIC_FILE), "val", records_only=True),
                               p.model.context, p.seed)
     for s in ctx.progress(range(p.n_seeds), desc="seeds"):
@@ -59,21 +58,28 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
                 for key, v in ({"seed": s, "canary": c.name, "model": m, "group": canary_group(m, c.where)}
                                | res).items():
                     rows[key].append(v)
-        held = eval_windows(shard_tokens(private, s, ("heldout",)), p.model.context, s)
+        held = eval_windows(shard_tokens(private, s, ("heldout",)), p.model.context, p.seed * WINDOW_STREAM + s)
+        held_windows.append(held.numpy())
         seed_nll, seed_sweep = sweep_utility(models, held, p.keep_mass, p.sparsity_grid)
         for m, v in seed_nll.items():
             nll.setdefault(m, []).append(v)
         sweep["nll"].append([seed_sweep[km][0] for km in p.sparsity_grid])
         sweep["kept"].append([seed_sweep[km][1] for km in p.sparsity_grid])
         for m, splits in SHARDS.items():
-            nll.setdefault(f"bigram_{m}", []).append(bigram_nll(shard_tokens(private, s, splits), held.numpy()))
+            shards[m].append(shard_tokens(private, s, splits))
         for k, v in token_checks(models, held, p.keep_mass).items():
             checks.setdefault(k, []).append(v)
     nll_public = mean_nll(models.nets["p0"], public_val)  # p0 is one model for every seed
+    orders, valid = tuple(p.ngram_orders), public_val.numpy()  # the orders are chosen on held-out public records
+    count = {m: per_seed_rungs(shards[m], valid, held_windows, orders) for m in SHARDS}
+    public_train = public_tokens(ctx.input("prepare", PUBLIC_FILE), "train")
+    count["public"] = shared_rungs(public_train, valid, held_windows, orders)
     write_table(ctx.output("extraction.parquet"), rows)
     prompts = prompt_certificates(read_table(ctx.input("verify", CERTIFICATE_FILE)).to_pydict())
     table = seed_table(prompts, p.keep_mass)
     nats = {m: np.array(v) for m, v in nll.items()}
+    rungs = {"fine_tuning": {m: count[m].chosen_nll() for m in SHARDS},
+             "public": count["public"].rungs("the public corpus")}
     grid, sw_nll, sw_kept = p.sparsity_grid, np.array(sweep["nll"]), np.array(sweep["kept"])
     sparse = [smallest_preserving({km: table.loc[s, f"k_scp@{km:g}"] for km in grid}, dict(zip(grid, sw_nll[s])),
                                   dict(zip(grid, sw_kept[s])), p.claims.cert_slack_nats, p.claims.max_ppl_gap)
@@ -81,18 +87,19 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     seeds = {c: table[c].to_numpy() for c in ("excess_fraction", "excess_cp_delta", "minimax", "base_ratio")}
     seeds |= {"sparse_keep_mass": np.array([km for km, _ in sparse]), "sparse_fraction": np.array([f for _, f in sparse]),
               "p0_ppl_ratio": np.exp(nll_public - nats["q_full"])}
-    intervals = extraction_intervals(rows) | ppl_intervals({m: v for m, v in nats.items() if "bigram" not in m})
+    intervals = extraction_intervals(rows) | ppl_intervals(nats)
     metrics = {k: iv.mean for k, iv in intervals.items()} | {k: float(v) for k, v in table.mean().items()}
     metrics |= {"cp_minimax_gap": max(checks["cp_minimax_gap"]), "closed_form_err": max(checks["closed_form_err"]),
                 "min_above_minimax": min(checks["min_above_minimax"]),
                 "scp_over_minimax": float(np.mean(checks["scp_over_minimax"])),
                 "log2_canary_space": p.records.code_digits * np.log2(10), "p0_public_nll": nll_public,
-                "bigram_public_nll": bigram_nll(public_tokens(ctx.input("prepare", PUBLIC_FILE), "train"),
-                                                public_val.numpy())}
-    metrics |= {f"bigram_nll_{m}_shards": float(nats[f"bigram_{m}"].mean()) for m in SHARDS}
+                "bigram_public_nll": bigram_nll(public_train, valid)}
+    for m, c in count.items():
+        metrics |= {f"kn{k}_nll_{m}": float(v.mean()) for k, v in c.kn.items()}
+        metrics |= {f"bigram_nll_{m}": float(c.bigram.mean()), f"kn_order_{m}": float(np.median(c.chosen))}
     metrics |= {f"kept_fraction@{km:g}": float(f) for km, f in zip(grid, sw_kept.mean(0), strict=True)}
     metrics |= {f"ppl_scp@{km:g}": float(v) for km, v in zip(grid, np.exp(sw_nll).mean(0), strict=True)}
-    write_metrics(ctx.out, metrics, claims(metrics, intervals, nats, seeds, p.claims))
+    write_metrics(ctx.out, metrics, claims(metrics, intervals, nats, seeds, rungs, p.claims, p.plans))
     save_figure(plot_bounds(prompts, p.keep_mass), ctx.output("bounds.png"))
     save_figure(plot_exposure(intervals, ATTACKED, metrics["log2_canary_space"]), ctx.output("exposure.png"))
     save_figure(plot_utility(intervals), ctx.output("utility.png"))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 
@@ -65,8 +68,16 @@ class ClaimParams(ParamsModel):
                                    "and CP-Delta leaves headroom above the minimax bound when it exceeds it by more")
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="every interval over seeds (one draw of records, canaries and shards and "
+                              "one fine-tuning of q1, q2, q_full per seed)")
+
+
 class Params(ParamsModel):
-    """Seeds, data, models, training budgets, SCP-Delta_r's influential mass and its sweep, claim thresholds."""
+    """Seeds, data, models, training budgets, SCP-Delta_r's influential mass and its sweep, the trivial rungs, claim
+    thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     n_seeds: int = Field(ge=1, le=20, description="independent draws of (records, canaries, shards, fine-tuning)")
@@ -79,7 +90,11 @@ class Params(ParamsModel):
                              "this fraction of the Jeffreys divergence J(qbar, p0) at each position")
     sparsity_grid: list[float] = Field(min_length=2, max_length=16, description="keep_mass values of the sparsity "
                                        "sweep, ascending, ending at 1 (the full shift: CP-Delta)")
+    ngram_orders: list[Annotated[int, Field(ge=1, le=8)]] = Field(
+        min_length=2, max_length=7, description="orders of the Kneser-Ney n-gram rungs (ladder.py), ascending; the "
+        "order is chosen on held-out public records")
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -90,4 +105,8 @@ class Params(ParamsModel):
             raise ValueError("sparsity_grid must rise strictly within (0, 1] and end at 1.0")
         if self.records.code_digits + 40 > self.model.context:
             raise ValueError("a canary line (prompt + code) must fit in model.context")
+        if self.ngram_orders != sorted(set(self.ngram_orders)):
+            raise ValueError("ngram_orders must rise strictly")
+        if self.plans.seeds.n != self.n_seeds:
+            raise ValueError("plans.seeds.n must be n_seeds (every seed is one unit of every judged interval)")
         return self

@@ -30,7 +30,7 @@ PIPELINE = Pipeline(
               params=("n_seeds", "model", "records", *SCP),
               outputs=("certificates.parquet", "certificate.json", "models"), resources=GPU),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *TRAINED, "verify"),
-              params=("n_seeds", "model", "records", *SCP, "claims"),
+              params=("n_seeds", "model", "records", *SCP, "ngram_orders", "claims", "plans"),
               outputs=("metrics.json", "extraction.parquet", *PLOTS), plots=PLOTS, resources=GPU),
     ),
 )

@@ -1,6 +1,6 @@
 """From the certificate and extraction tables to the reported numbers: per seed, medians over single-shard canary
 prompts of the sequence-level certificates (certify.py), and means over seeds with Student-t intervals
-(paperdag.common.stats) of exposures, extraction rates and perplexities.
+(paperdag.common.stats, unit ``seed``) of exposures, extraction rates and perplexities.
 
 Per prompt x and certified model: k_x, the NAF k at x, is the larger of the two shard rows (items of either shard
 may be asked for); k_x^base the p0 row; K*_x the minimax bound. Per seed, over the single-shard canaries:
@@ -64,14 +64,14 @@ def per_seed_means(rows: dict[str, list], value: str, model: str, group: str) ->
 def extraction_intervals(rows: dict[str, list]) -> dict[str, Interval]:
     """``{value}_{model}_{group}`` -> mean over seeds with CI, for every attacked model and canary group present."""
     keys = sorted({(m, g) for m, g in zip(rows["model"], rows["group"], strict=True)})
-    return {f"{v}_{m}_{g}": mean_ci(per_seed_means(rows, v, m, g))
+    return {f"{v}_{m}_{g}": mean_ci(per_seed_means(rows, v, m, g), unit="seed")
             for v in ("exposure", "p_extract", "greedy") for m, g in keys}
 
 
 def ppl_intervals(nll: dict[str, list[float]]) -> dict[str, Interval]:
     """Held-out perplexity exp(NLL) per model over seeds, and the paired relative gaps of SCP-Delta_r."""
     ppl = {m: np.exp(v) for m, v in nll.items()}
-    out = {f"ppl_{m}": mean_ci(v) for m, v in ppl.items()}
-    out["ppl_gap_scp_vs_q_full"] = mean_ci(ppl["scp_delta_r"] / ppl["q_full"] - 1.0)
-    out["ppl_diff_scp_minus_cp_delta"] = paired_diff_ci(ppl["scp_delta_r"], ppl["cp_delta"])
+    out = {f"ppl_{m}": mean_ci(v, unit="seed") for m, v in ppl.items()}
+    out["ppl_gap_scp_vs_q_full"] = mean_ci(ppl["scp_delta_r"] / ppl["q_full"] - 1.0, unit="seed")
+    out["ppl_diff_scp_minus_cp_delta"] = paired_diff_ci(ppl["scp_delta_r"], ppl["cp_delta"], unit="seed")
     return out
