@@ -11,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from paperdag.common.plans import SamplePlan
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table, write_json, write_table
 from paperdag.papers.sketchrefine.analysis import Runs
@@ -26,8 +27,8 @@ from paperdag.papers.sketchrefine.checker import (
     Checker,
     check_step,
 )
-from paperdag.papers.sketchrefine.claims import Measured, claims
-from paperdag.papers.sketchrefine.params import ClaimParams
+from paperdag.papers.sketchrefine.claims import FIRST, Measured, claims
+from paperdag.papers.sketchrefine.params import ClaimParams, Plans
 from paperdag.papers.sketchrefine.proofcheck import verify_proof
 from paperdag.papers.sketchrefine.proposer import ErrorRates, Feedback, Proposer
 from paperdag.papers.sketchrefine.reverify import (
@@ -254,24 +255,35 @@ def test_refine_repairs_errors_with_local_edits_and_its_proofs_verify():
 
 
 PARAMS = ClaimParams(budget=100, pass_tol=0.05, min_reuse=0.9)
-REUSE = {"sketchrefine": 0.5, "hilbert": 0.6, "immutable": 0.0}
+PLANS = Plans(**{name: SamplePlan(unit=unit, n=n, basis="design", effect=None, power=None, pilot_n=0, pilot_sd=None,
+                                  looks=1, spending="none", why=f"the {n} {unit}s of the test inputs")
+                 for name, unit, n in (("seeds", "seed", 3), ("runs", "run", 100))})
+REUSE = {"sketchrefine": [0.5, 0.52, 0.48], "hilbert": [0.6, 0.62, 0.58], "immutable": [0.0, 0.0, 0.0]}
 METHODS = ("sketchrefine", "hilbert", "immutable", "whole_proof")
 
 
 def _measured(refine: list[float], refine_tokens: list[float], first_fails: int = 90,
-              reuse: dict[str, float] = REUSE, rejected: int = 1) -> Measured:
-    """Baselines at 0.68-0.72 on every per-seed rate and 100 +- 10 tokens; SketchRefine as given."""
-    rates = {"sketchrefine": np.array(refine), **{m: np.array([0.68, 0.7, 0.72]) for m in METHODS[1:]}}
+              reuse: dict[str, list[float]] = REUSE, rejected: int = 1,
+              first: tuple[float, ...] = (0.1, 0.12, 0.08)) -> Measured:
+    """Hilbert and immutable at 0.68-0.72 on every per-seed rate, whole-proof sampling at 0.6-0.64, 100 +- 10 tokens,
+    the first sketch unrevised at ``first``; SketchRefine as given."""
+    rates = {"sketchrefine": np.array(refine), **{m: np.array([0.68, 0.7, 0.72]) for m in METHODS[1:3]},
+             "whole_proof": np.array([0.6, 0.64, 0.61])}
     pairs = (np.array(refine_tokens), np.array([100.0, 110, 90]))
     return Measured(at_budget=rates, auc={c: rates for c in ("emitted", "total")}, at_cap=rates,
                     tokens={c: {m: pairs for m in METHODS[1:]} for c in ("emitted", "total")},
-                    first_sketch_fails=(first_fails, 100), reuse=reuse, rejected_proofs=rejected)
+                    first_sketch=np.array(first), first_sketch_fails=(first_fails, 100),
+                    reuse={m: np.array(v) for m, v in reuse.items()}, rejected_proofs=rejected)
+
+
+def _claims(m: Measured) -> dict[str, object]:
+    return {c.id: c for c in resolve(claims(m, PARAMS, PLANS))}
 
 
 def test_claims_fail_when_refine_is_worse_and_costs_more():
     """Regime reached (inside (0, 1), repair no worse than sampling, revisions needed): a worse, costlier
     SketchRefine fails every evidence claim; the checks fail on bad reuse and a rejected proof."""
-    out = {c.id: c for c in resolve(claims(_measured([0.48, 0.5, 0.52], [200.0, 210, 190]), PARAMS))}
+    out = _claims(_measured([0.47, 0.5, 0.52], [200.0, 215, 190]))
     assert all(c.holds for c in out.values() if c.kind == "precondition")
     for cid in ("pass_rate_ge_immutable", "pass_rate_comparable_to_hilbert", "beats_whole_proof_sampling",
                 "fewer_tokens_than_immutable", "fewer_tokens_than_hilbert"):
@@ -282,22 +294,54 @@ def test_claims_fail_when_refine_is_worse_and_costs_more():
 
 
 def test_claims_hold_when_refine_is_better_and_cheaper():
-    out = {c.id: c for c in resolve(claims(_measured([0.88, 0.9, 0.92], [50.0, 55, 45], reuse={
-        "sketchrefine": 0.99, "hilbert": 0.4, "immutable": 0.0}, rejected=0), PARAMS))}
+    out = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45], reuse={
+        "sketchrefine": [0.99, 0.995, 0.985], "hilbert": [0.4, 0.42, 0.38], "immutable": [0.0, 0.0, 0.0]}, rejected=0))
     assert all(c.holds for c in out.values()), [(c.id, c.reason) for c in out.values() if not c.holds]
 
 
 def test_a_saturated_benchmark_leaves_the_pass_rate_claims_inconclusive():
-    """SketchRefine at 1.0 on every seed: its interval touches 1, so "better" is not judged; the token claims do
-    not need an unsaturated pass rate and are still judged. First sketches that all prove: nothing is judged."""
-    out = {c.id: c for c in resolve(claims(_measured([1.0, 1.0, 1.0], [50.0, 55, 45]), PARAMS))}
-    assert out["benchmark_not_saturated"].verdict == "fails" and "reaches 1" in out["benchmark_not_saturated"].reason
+    """SketchRefine at 1.0 on every seed: its interval [1, 1] has no width, so the benchmark is not shown to be
+    unsaturated and "better" is not judged; the token claims do not need an unsaturated pass rate and are still
+    judged. First sketches that all prove: nothing is judged."""
+    out = _claims(_measured([1.0, 1.0, 1.0], [50.0, 55, 45]))
+    saturated = out["benchmark_not_saturated"]
+    assert saturated.verdict == "inconclusive" and "sketchrefine pass rate 1 [1, 1]" in saturated.reason
     for cid in ("pass_rate_ge_immutable", "pass_rate_comparable_to_hilbert", "beats_whole_proof_sampling"):
         assert out[cid].verdict == "inconclusive" and "benchmark_not_saturated" in out[cid].reason
     assert out["fewer_tokens_than_immutable"].holds
-    out = {c.id: c for c in resolve(claims(_measured([0.88, 0.9, 0.92], [50.0, 55, 45], first_fails=0), PARAMS))}
+    out = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45], first_fails=0))
     assert out["revisions_needed"].verdict != "holds"
     assert all(c.verdict == "inconclusive" for c in out.values() if c.kind == "evidence")
+
+
+def test_competence_is_judged_against_the_first_sketch_unrevised():
+    """The ladder: the first sketch unrevised above z3 alone (0); methods below the first sketch fail the competence
+    precondition (SketchRefine, level with it, is left inconclusive: paperdag.common.verdicts.all_of divides by zero
+    when every part fails), and every evidence claim is inconclusive."""
+    row = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45]))["methods_beat_trivial_provers"].row()
+    assert row["verdict"] == "holds" and row["baseline"] == FIRST
+    assert [r["baseline"] for r in row["ladder"]][0] == FIRST and row["ladder"][1]["value"] == 0.0
+    out = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45], first=(0.9, 0.92, 0.88)))
+    assert out["methods_beat_trivial_provers"].verdict == "fails"
+    assert all(c.verdict == "inconclusive" for c in out.values() if c.kind == "evidence")
+
+
+def test_first_sketch_rates_and_reuse_per_seed_match_a_loop_over_runs():
+    """Runs.first_sketch_pass_rates and reuse_per_seed against a plain loop over the runs of each seed."""
+    rng = np.random.default_rng(1)
+    n, seeds = 30, 3
+    runs = Runs(seed=np.repeat(np.arange(seeds), n), theorem=np.tile(np.arange(n), seeds),
+                lemmas=np.full(seeds * n, 3), tokens=rng.integers(10, 400, seeds * n),
+                read=rng.integers(0, 900, seeds * n), solved=rng.random(seeds * n) < 0.7,
+                rounds=rng.integers(0, 3, seeds * n), proved_before=rng.integers(0, 5, seeds * n),
+                preserved=rng.integers(0, 3, seeds * n))
+    for s in range(seeds):
+        rows = [i for i in range(seeds * n) if runs.seed[i] == s]
+        first = sum(bool(runs.solved[i]) and runs.rounds[i] == 0 and runs.tokens[i] + runs.read[i] <= 700
+                    for i in rows) / n
+        assert runs.first_sketch_pass_rates(700, "total")[s] == pytest.approx(first)
+        kept = sum(int(runs.preserved[i]) for i in rows) / max(1, sum(int(runs.proved_before[i]) for i in rows))
+        assert runs.reuse_per_seed()[s] == pytest.approx(kept)
 
 
 def test_smoke_pipeline_reports_only_verified_proofs(smoke_runs):

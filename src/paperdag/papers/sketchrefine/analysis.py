@@ -7,7 +7,10 @@ area under pass-vs-budget:  A_s(B) = (1 / B) int_0^B P_s(b) db = (1 / |T|) sum_t
     (exact: P_s is a step function of b), the pass rate averaged over every budget up to B;
 tokens per solved theorem (methods A, B, seed s): mean of c over the theorems both solve with that seed, compared
     per seed (paired), so a method is not rewarded for solving only easy theorems;
-subgoal reuse: sum of proved lemmas that kept their proof through an edit round / sum of proved lemmas before it.
+the first sketch unrevised: P_s(b) of the runs solved by their first sketch (round 0), the same sketch for every
+    method: the strongest trivial prover (no revision at all) besides z3 on the goal alone;
+subgoal reuse: sum of proved lemmas that kept their proof through an edit round / sum of proved lemmas before it
+    (pooled over runs, or per seed).
 """
 
 from __future__ import annotations
@@ -67,12 +70,21 @@ class Runs:
         """A_s(budget) for every seed s."""
         return self.per_seed(np.where(self.solved, np.clip(1 - self.cost(count) / budget, 0, None), 0.0))
 
+    def first_sketch_pass_rates(self, budget: float, count: Count) -> np.ndarray:
+        """P_s(budget) of the first sketch unrevised: runs solved in round 0 within the budget, for every seed s."""
+        return self.per_seed(self.solved & (self.rounds == 0) & (self.cost(count) <= budget))
+
     def first_sketch_fails(self) -> tuple[int, int]:
         """Runs whose first sketch (the same for every method) is not a proof, and all runs."""
         return int((~(self.solved & (self.rounds == 0))).sum()), len(self.solved)
 
     def reuse(self) -> float:
         return float(self.preserved.sum() / max(1, self.proved_before.sum()))
+
+    def reuse_per_seed(self) -> np.ndarray:
+        """Subgoal reuse of each seed's runs (0 for a seed with no proved lemma before an edit round)."""
+        return np.array([self.preserved[self.seed == s].sum() / max(1, self.proved_before[self.seed == s].sum())
+                         for s in self.seeds()], dtype=float)
 
 
 def pass_curve(runs: Runs, budgets: np.ndarray, count: Count) -> list[Interval]:

@@ -1,5 +1,5 @@
-"""Stage ``evaluate``: pass rate vs budget and token cost in both counts, subgoal reuse, the claims (claims.py) and
-the figures."""
+"""Stage ``evaluate``: pass rate vs budget and token cost in both counts, the trivial rungs (z3 alone, the first
+sketch unrevised), subgoal reuse, the claims (claims.py) and the figures."""
 
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
         auc={c: {m: r.auc(b, c) for m, r in runs.items()} for c in COUNTS},
         at_cap={m: r.pass_rates(p.max_budget, "emitted") for m, r in runs.items()},
         tokens={c: {m: token_means(runs[REF], runs[m], c) for m in baselines} for c in COUNTS},
+        first_sketch=runs[REF].first_sketch_pass_rates(b, "total"),
         first_sketch_fails=runs[REF].first_sketch_fails(),
-        reuse={m: runs[m].reuse() for m in methods if m != "whole_proof"},
+        reuse={m: runs[m].reuse_per_seed() for m in methods if m != "whole_proof"},
         rejected_proofs=int((~np.array(verified["ok"].to_pylist(), dtype=bool)).sum()))
     drawn = json.loads(ctx.input("prepare", "provenance.json").read_text())["rejected_draws"]
     metrics = {f"pass_rate_{m}": float(v.mean()) for m, v in measured.at_budget.items()}
@@ -42,17 +43,18 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
     metrics |= {f"pass_rate_cap_{m}": float(v.mean()) for m, v in measured.at_cap.items()}
     metrics |= {f"tokens_per_solved_{m}": float(r.cost("total")[r.solved].mean()) for m, r in runs.items()}
     metrics |= {f"emitted_per_solved_{m}": float(r.tokens[r.solved].mean()) for m, r in runs.items()}
-    metrics |= {f"subgoal_reuse_{m}": v for m, v in measured.reuse.items()}
+    reuse = {m: runs[m].reuse() for m in measured.reuse}
+    metrics |= {f"subgoal_reuse_{m}": v for m, v in reuse.items()}
     kept, direct = len(np.unique(runs[REF].theorem)), sum(v["proved_without_sketch"] for v in drawn.values())
     draws = kept + direct + sum(v["reference_sketch_failed"] for v in drawn.values())
     fails, n = measured.first_sketch_fails
     metrics |= {"rejected_proofs": measured.rejected_proofs, "theorems": kept, "draws": draws,
                 "direct_proof_rate_of_draws": direct / draws,  # the trivial baseline: z3 on the goal, no sketch
-                "first_sketch_fail_rate": fails / n}
-    write_metrics(ctx.out, metrics, claims(measured, p.claims))
+                "first_sketch_fail_rate": fails / n, "pass_rate_first_sketch": float(measured.first_sketch.mean())}
+    write_metrics(ctx.out, metrics, claims(measured, p.claims, p.plans))
     budgets = np.linspace(0, p.max_budget, 101)
     curves = {c: {m: pass_curve(r, budgets, c) for m, r in runs.items()} for c in COUNTS}
     save_figure(plot_pass_vs_budget(budgets, curves, b), ctx.output("pass_vs_budget.png"))
-    save_figure(plot_cost({c: {m: tokens_by_level(r, c) for m, r in runs.items()} for c in COUNTS}, measured.reuse),
+    save_figure(plot_cost({c: {m: tokens_by_level(r, c) for m, r in runs.items()} for c in COUNTS}, reuse),
                 ctx.output("cost.png"))
     return {k: float(v) for k, v in metrics.items()}

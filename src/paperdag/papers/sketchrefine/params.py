@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 Prob = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -53,8 +54,15 @@ class ClaimParams(ParamsModel):
     min_reuse: Prob = Field(description="share of proved subgoals SketchRefine must keep across edits")
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="every interval over proposer seeds (pass rates, areas, tokens, reuse)")
+    runs: SamplePlan = Field(description="the share of runs (theorem x proposer seed) whose first sketch fails")
+
+
 class Params(ParamsModel):
-    """Seed, benchmark, checker budget, proposer, search budget and claim thresholds."""
+    """Seed, benchmark, checker budget, proposer, search budget, claim thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     theorems: TheoremParams
@@ -63,10 +71,15 @@ class Params(ParamsModel):
     seeds: int = Field(ge=1, le=50, description="proposer seeds per theorem and method")
     max_budget: int = Field(ge=1, description="the searches' cap: emitted tokens per theorem of every search run")
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
         if self.claims.budget > self.max_budget:
             raise ValueError("claims.budget must not exceed max_budget (total >= emitted tokens: runs solved within "
                              "a total budget <= the emitted cap are all seen)")
+        if self.plans.seeds.n != self.seeds:
+            raise ValueError("plans.seeds.n must be seeds (every proposer seed is one unit)")
+        if self.plans.runs.n != len(self.theorems.lemma_counts) * self.theorems.per_level * self.seeds:
+            raise ValueError("plans.runs.n must be the runs: len(lemma_counts) x per_level theorems x seeds")
         return self

@@ -24,7 +24,7 @@ PIPELINE = Pipeline(
               args={"methods": list(METHODS)}),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
               upstream=("prepare", "verify", *(f"prove_{m}" for m in METHODS)),
-              params=("max_budget", "claims"), outputs=("metrics.json", "pass_vs_budget.png", "cost.png"),
+              params=("max_budget", "claims", "plans"), outputs=("metrics.json", "pass_vs_budget.png", "cost.png"),
               plots=("pass_vs_budget.png", "cost.png"), args={"methods": list(METHODS)}),
     ),
 )
