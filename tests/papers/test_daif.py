@@ -2,9 +2,10 @@
 the information gain against its closed form and under accumulating data, DeepSea against brute-force enumeration,
 the random policy's exact chance of DeepSea's reward against enumeration, an agent solving a tiny chain, the NIG
 critic's loss, moments and shrinking epistemic variance against scipy and the conjugate NIG update, the
-statistics against scipy, the claims' verdicts (inconclusive where a compared agent is not competent), the NIG
-competence stage's extra seeds (kept off the paired tasks; as many as the exact power of the precondition's rule
-asks for) and the smoke run. The platform contract is checked for every paper by tests/test_paper_contract.py."""
+statistics against scipy, the baseline ladder's controllers (open-loop search against the enumerated DeepSea optimum,
+the search's step budget, a known CartPole balancer), the claims' verdicts (inconclusive where a compared agent is
+not competent, judged against the strongest rung), the NIG competence stage's extra seeds (kept off the paired
+tasks; the power argument of its plan) and the smoke run. The platform contract is checked for every paper by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 import torch
 from scipy import stats
 
+from paperdag.common.plans import SamplePlan
 from paperdag.common.stats import mean_ci, paired_diff_ci
 from paperdag.common.verdicts import resolve, superiority
 from paperdag.io import read_table
@@ -24,7 +26,8 @@ from paperdag.papers.daif.agents import Batch, Learner, agent_spec, select_actio
 from paperdag.papers.daif.claims import claims
 from paperdag.papers.daif.competence import competence_seeds
 from paperdag.papers.daif.curves import binned_curve
-from paperdag.papers.daif.envs import DeepSea, optimal_return, spec_of, trivial_return
+from paperdag.papers.daif import ladder
+from paperdag.papers.daif.envs import DeepSea, make_env, optimal_return, spec_of, trivial_return
 from paperdag.papers.daif.evaluate import stage_seeds
 from paperdag.papers.daif.free_energy import (
     expected_free_energy,
@@ -38,7 +41,7 @@ from paperdag.papers.daif.nig import (
     evidential_loss,
     nig_free_energy,
 )
-from paperdag.papers.daif.params import ClaimParams, Params
+from paperdag.papers.daif.params import ClaimParams, Params, Plans
 from paperdag.papers.daif.pipeline import AGENTS, COMPETENCE, NIG
 from paperdag.papers.daif.quantile import midpoints, quantile_huber_loss
 from paperdag.papers.daif.reach import (
@@ -311,11 +314,24 @@ P = ClaimParams(confidence=0.95, par_margin=0.1, gain_margin=0.05, learned_min=0
 DEEPSEA = AGENTS["deepsea"]
 
 
+def _plan(n: int, basis: str = "budget") -> SamplePlan:
+    sequential = basis == "sequential"
+    return SamplePlan(unit="seed", n=n, basis=basis, effect=None, power=None, pilot_n=0, pilot_sd=None,
+                      looks=2 if sequential else 1, spending="pocock" if sequential else "none",
+                      why="the test's seeds, fixed by the test")
+
+
+PLANS = Plans(seeds=_plan(4), nig_competence=_plan(4, "sequential"))
+NOISE = np.array([0.0, 0.01, -0.01, 0.02])
+RUNGS = {"deepsea_small": {"uniform random policy": -0.05 + NOISE, "random-search controller": 0.1 + NOISE},
+         "cartpole": {"uniform random policy": -0.02 + NOISE, "random-search controller": 0.2 + NOISE}}
+
+
 def _reach(solved: bool, n: int) -> dict:
     return reach_summary([100 if solved else None] * n, [10 if solved else None] * n, 10, 1124)
 
 
-def _run(deepsea: dict, cartpole: dict, small_score: dict | None = None) -> dict:
+def _run(deepsea: dict, cartpole: dict, small_score: dict | None = None, rungs: dict | None = None) -> dict:
     """Resolved claims from DeepSea AULCs per agent (``small_score``: greedy scores on the small size, default
     every agent solves it) and CartPole (AULC, greedy score) per agent; the NIG agent scores as DAIF unless given."""
     deepsea, cartpole = {"daif_nig": deepsea["daif"]} | deepsea, {"daif_nig": cartpole["daif"]} | cartpole
@@ -327,10 +343,11 @@ def _run(deepsea: dict, cartpole: dict, small_score: dict | None = None) -> dict
                "cartpole": {a: v[1] for a, v in cartpole.items()}}
     reach = {t: {a: _reach(bool((aulc[t][a] > 0.2).all()), n) for a in DEEPSEA} for t in ("deepsea_small", "deepsea")}
     steps = {"deepsea_small": 6744, "deepsea": 11240, "cartpole": 6000}
-    return {c.id: c for c in resolve(claims(aulc, learned, reach, steps, P))}
+    return {c.id: c for c in resolve(claims(aulc, learned, reach, steps, rungs or RUNGS, P, PLANS))}
 
 
 BASE = np.array([0.1, 0.15, 0.12, 0.11])
+J = np.array([0.0, 0.01, -0.01, 0.005])  # QR-DQN's per-seed offset: paired differences with a spread
 EVIDENCE = ("exploration_aulc_beats_qrdqn", "exploration_aulc_beats_lambda0_dithering",
             "exploration_aulc_beats_lambda0_posterior_sampling", "dense_on_par_cartpole",
             "nig_exploration_aulc_beats_qrdqn", "nig_exploration_aulc_beats_lambda0_posterior_sampling",
@@ -341,8 +358,8 @@ def test_claims_fail_when_the_free_energy_agent_does_not_help() -> None:
     """Every agent competent, DAIF below QR-DQN and both ablations on DeepSea and far below QR-DQN on CartPole: every
     measured evidence claim fails (none is inconclusive: the regime is reached); the sensory-state claim stays
     inconclusive."""
-    out = _run({"daif": BASE, "daif_lam0_eps": BASE + 0.1, "daif_lam0_ps": BASE + 0.2, "qrdqn": BASE + 0.05},
-               {"daif": (BASE - 0.5, BASE + 0.8), "qrdqn": (BASE, BASE + 0.8)})
+    out = _run({"daif": BASE, "daif_lam0_eps": BASE + 0.1, "daif_lam0_ps": BASE + 0.2, "qrdqn": BASE + 0.05 + J},
+               {"daif": (BASE - 0.5, BASE + 0.8), "qrdqn": (BASE + J, BASE + 0.8)})
     assert {k: out[k].verdict for k in EVIDENCE} == dict.fromkeys(EVIDENCE, "fails")
     assert out["organises_sensory_state"].verdict == "inconclusive"
     assert all(c.verdict == "holds" for c in out.values() if c.kind == "precondition")
@@ -352,7 +369,7 @@ def test_a_gain_inside_the_margin_fails_superiority() -> None:
     """DAIF ahead of the posterior-sampling ablation on every seed but by less than gain_margin: fails (an interval
     wholly below the smallest effect of interest), not holds."""
     out = _run({"daif": BASE + 0.02, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE + np.array([0.0, 0.001, 0, 0.002]),
-                "qrdqn": BASE}, {"daif": (BASE, BASE + 0.8), "qrdqn": (BASE, BASE + 0.8)})
+                "qrdqn": BASE + J}, {"daif": (BASE, BASE + 0.8), "qrdqn": (BASE + J, BASE + 0.8)})
     assert out["exploration_aulc_beats_lambda0_posterior_sampling"].verdict == "fails"
 
 
@@ -361,8 +378,8 @@ def test_evidence_is_inconclusive_when_an_ablation_cannot_learn() -> None:
     naming the failed precondition, although DAIF beats it by far; the other claims stay judged."""
     n = len(BASE)
     small = {a: np.full(n, 0.99) for a in DEEPSEA} | {"daif_lam0_ps": np.full(n, -0.001)}
-    out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE * 0, "qrdqn": BASE},
-               {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31, BASE + 0.8)}, small)
+    out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE * 0, "qrdqn": BASE + J},
+               {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31 + J, BASE + 0.8)}, small)
     assert out["competent_deepsea_small_daif_lam0_ps"].verdict == "fails"
     for prefix in ("", "nig_"):
         claim = out[f"{prefix}exploration_aulc_beats_lambda0_posterior_sampling"]
@@ -376,8 +393,8 @@ def test_nig_claims_wait_on_the_nig_agents_own_competence() -> None:
     precondition; the ensemble DAIF's claims and its CartPole claim stay judged."""
     n = len(BASE)
     small = {a: np.full(n, 0.99) for a in DEEPSEA} | {"daif_nig": np.array([0.99, 0.0, 0.99, 0.0])}
-    out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE, "qrdqn": BASE, "daif_nig": BASE},
-               {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31, BASE + 0.8)}, small)
+    out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE, "qrdqn": BASE + J, "daif_nig": BASE},
+               {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31 + J, BASE + 0.8)}, small)
     assert out["competent_deepsea_small_daif_nig"].verdict != "holds"
     for claim in ("nig_exploration_aulc_beats_qrdqn", "nig_exploration_aulc_beats_lambda0_posterior_sampling"):
         assert out[claim].verdict == "inconclusive" and "competent_deepsea_small_daif_nig" in out[claim].reason
@@ -387,11 +404,80 @@ def test_nig_claims_wait_on_the_nig_agents_own_competence() -> None:
 def test_claims_hold_when_the_numbers_support_them() -> None:
     """DAIF ahead of QR-DQN and both ablations on every seed, level on the dense task, every agent competent; the
     DeepSea claims report bsuite's solved fraction with its Clopper-Pearson interval."""
-    out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE + 0.1, "qrdqn": BASE + 0.01},
-               {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31, BASE + 0.8)})
+    out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE - J, "daif_lam0_ps": BASE + 0.1 + J / 2, "qrdqn": BASE + 0.01 + J},
+               {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31 + J, BASE + 0.8)})
     assert {k: out[k].verdict for k in EVIDENCE} == dict.fromkeys(EVIDENCE, "holds")
     solved = out["exploration_aulc_beats_qrdqn"].measured["daif"]["solved_fraction"]
     assert solved["mean"] == 1.0 and solved["ci"][0] == pytest.approx(stats.beta.ppf(0.025, 4, 1), abs=1e-4)
+
+
+def test_competence_is_judged_against_the_strongest_rung() -> None:
+    """The precondition names the strongest rung and records the next one; an agent that closes half the gap from the
+    state-ignoring rung but not from a near-optimal controller fails, and an agent at the optimum against a controller
+    at the optimum on every seed is inconclusive (a zero-width interval decides nothing)."""
+    n = len(BASE)
+    close = {"deepsea_small": {"uniform random policy": -0.05 + NOISE, "random-search controller": 0.9 + NOISE / 10},
+             "cartpole": RUNGS["cartpole"]}
+    small = {a: np.full(n, 0.7) + NOISE for a in DEEPSEA}
+    out = _run({"daif": BASE + 0.5, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE, "qrdqn": BASE + J},
+               {"daif": (BASE + 0.3, BASE + 0.8), "qrdqn": (BASE + 0.31 + J, BASE + 0.8)}, small, close)
+    claim = out["competent_deepsea_small_daif"]
+    assert claim.against == "random-search controller" and claim.verdict == "fails"
+    assert [r.name for r in claim.ladder.rungs] == ["random-search controller", "uniform random policy"]
+    assert out["exploration_aulc_beats_qrdqn"].verdict == "inconclusive"
+    at_top = {"deepsea_small": {"uniform random policy": -0.05 + NOISE, "random-search controller": np.ones(n)},
+              "cartpole": RUNGS["cartpole"]}
+    out = _run({"daif": BASE, "daif_lam0_eps": BASE, "daif_lam0_ps": BASE, "qrdqn": BASE + J},
+               {"daif": (BASE, BASE + 0.8), "qrdqn": (BASE + J, BASE + 0.8)}, {a: np.ones(n) for a in DEEPSEA}, at_top)
+    assert out["competent_deepsea_small_daif"].verdict == "inconclusive"
+    assert out["competent_deepsea_small_daif"].cause == "no interval"
+    assert out["competent_cartpole_daif"].plan == PLANS.seeds
+    assert out["competent_deepsea_small_daif_nig"].plan == PLANS.nig_competence
+
+
+def test_open_loop_search_finds_the_enumerated_deepsea_optimum() -> None:
+    """With budget enough to meet every sequence, the open-loop controller's greedy return is the best return over all
+    2^N action sequences (brute force) and backward induction's optimum; a one-episode budget returns the first
+    sequence's return."""
+    for size, seed in ((4, 0), (5, 3), (6, 11)):
+        env, best = DeepSea(size, seed), -np.inf
+        for seq in itertools.product((0, 1), repeat=size):
+            env.reset()
+            best = max(best, sum(env.step(a)[1] for a in seq))
+        got = ladder.tuned_controller("deepsea", size, size, size * 40 * 2**size, 3, seed)
+        assert got == pytest.approx(best, abs=1e-12) == optimal_return(env, size)
+    first = np.random.default_rng([7, 17]).integers(0, 2, size=6)
+    env = DeepSea(6, 7)
+    env.reset()
+    assert ladder.tuned_controller("deepsea", 6, 6, 6, 2, 7) == pytest.approx(sum(env.step(a)[1] for a in first))
+
+
+def test_linear_search_spends_exactly_its_budget_and_a_known_balancer_balances(monkeypatch) -> None:
+    """The CartPole search takes exactly ``budget`` environment steps (its last candidate cut at the budget); the
+    hand-set threshold controller a = 1[theta + theta_dot > 0] (w = (0, 0, 1, 1)) balances the pole for the whole
+    episode on the agents' evaluation resets."""
+    steps = []
+
+    def counted(kind, size, max_steps, seed):
+        env = make_env(kind, size, max_steps, seed)
+        step = env.step
+
+        def count(a):
+            steps.append(1)
+            return step(a)
+        env.step = count
+        return env
+
+    monkeypatch.setattr(ladder, "make_env", counted)
+    for budget in (1, 57, 450):
+        steps.clear()
+        ladder.linear_search(200, budget, 3)
+        assert len(steps) == budget
+    monkeypatch.undo()
+    env, w = make_env("cartpole", 0, 200, 0), np.array([0.0, 0.0, 1.0, 1.0])
+    for ep in range(3):
+        ret, t = ladder._episode(env, lambda o, t: int(np.dot(w, o) > 0), ladder.EVAL_RESET + ep, 200)
+        assert ret == t == 200
 
 
 def test_competence_seeds_extend_the_shared_seeds() -> None:
@@ -440,7 +526,7 @@ def test_nig_competence_seeds_meet_the_power_argument() -> None:
     assert _two_point_power(p.seeds, 0.7, 1.0, -0.11, bar, c) < 0.2
     assert _two_point_power(n, (bar + 0.11) / 1.11, 1.0, -0.11, bar, c) <= 0.05
     rng = np.random.default_rng(7)
-    runs = [superiority(mean_ci(np.where(rng.random(n) < 0.7, 1.0, -0.11), c), margin=bar, sesoi=bar).verdict
+    runs = [superiority(mean_ci(np.where(rng.random(n) < 0.7, 1.0, -0.11), c), margin=bar).verdict
             for _ in range(4000)]
     assert np.mean([v == "holds" for v in runs]) == pytest.approx(power, abs=0.025)
 
@@ -462,7 +548,11 @@ def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
     assert len(aulc["seed"]) == sum(map(len, AGENTS.values())) * len(seeds) + len(extended) - len(seeds)
     assert sorted(s for s, t, a in zip(aulc["seed"], aulc["task"], aulc["agent"], strict=True)
                   if (t, a) == (COMPETENCE, NIG)) == extended
+    rungs = json.loads((runs["baselines"] / "baselines.json").read_text())
+    assert rungs["deepsea_small"]["seeds"] == extended and rungs["cartpole"]["seeds"] == seeds
+    assert all(np.isfinite(rungs[t][k]).all() for t in rungs for k in ("random", "controller"))
     claims_out = {c["id"]: c for c in runs.metrics()["claims"]}
+    assert len(claims_out[f"competent_{COMPETENCE}_{NIG}"]["ladder"]) == 2
     assert claims_out[f"competent_{COMPETENCE}_{NIG}"]["measured"]["seeds_earning_reward"].endswith(f"/{len(extended)}")
     assert {c["id"] for c in runs.metrics()["claims"]} >= {"exploration_aulc_beats_qrdqn", "organises_sensory_state",
                                                           "competent_deepsea_small_daif_lam0_ps",

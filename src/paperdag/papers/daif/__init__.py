@@ -16,7 +16,8 @@ Ensemble variant (free_energy.py, agents.py): QR-DQN critics (Dabney et al. 2018
 antithetic randomized prior functions (Osband et al. 2018, NeurIPS); a_t = argmin_a -E[Z(s,a)] - lambda IG(s,a), IG
 the Gaussian information gain about the return quantiles (Friston et al. 2015 epistemic value). Baselines: QR-DQN
 with epsilon-greedy, and the same ensemble at lambda = 0 with epsilon-greedy or per-episode posterior sampling
-(bootstrapped DQN, Osband et al. 2016); same torso, optimiser, replay, budget and environment seeds for all.
+(bootstrapped DQN, Osband et al. 2016); same torso, optimiser, replay, budget and environment seeds for all. Competence
+ladder (ladder.py): the uniform random policy and random search over a simple controller class (Mania et al. 2018).
 
 Data: no download. DeepSea is procedural (Osband et al. 2020, bsuite; envs.py, action mapping per seed; sizes and
 episode budget from bsuite's deep_sea sweep and score, params.yaml); CartPole-v1 comes with gymnasium. The prepare

@@ -1,5 +1,5 @@
 """Stage ``evaluate``: learning curves and AULC of every agent on every task, how each met DeepSea's reward, the
-claims and the figures. Each training stage lists its seeds: every one trains on the shared seeds, except the NIG
+baseline ladder's scores (normalised like the agents'), the claims and the figures. Each training stage lists its seeds: every one trains on the shared seeds, except the NIG
 agent's competence stage on the small DeepSea (competence.py), which extends them; the tasks whose scores the claims
 pair across agents must carry exactly the shared seeds."""
 
@@ -13,6 +13,7 @@ from paperdag.claims import write_metrics
 from paperdag.io import read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
+from .baselines import BASELINES_FILE, RUNGS
 from .claims import claims
 from .curves import binned_curve, normalise
 from .params import Params
@@ -31,20 +32,34 @@ def stage_seeds(shared: list[int], own: list[int], task: str, agent: str) -> lis
     return own
 
 
+def ladder_scores(info: dict, table: dict, learned: dict[str, dict[str, np.ndarray]],
+                  seeds: dict[str, dict[str, list[int]]]) -> dict[str, dict[str, np.ndarray]]:
+    """Per competence task, each rung's normalised per-seed score (baselines.json ``table``), checked to cover every
+    agent's seeds in order (an agent's seeds are a prefix of the rung's)."""
+    out = {}
+    for task, row in table.items():
+        t = info["tasks"][task]
+        for agent, own in seeds[task].items():
+            if row["seeds"][:len(own)] != own or len(own) != len(learned[task][agent]):
+                raise ValueError(f"the ladder's seeds on {task} do not cover {agent}'s {own}")
+        out[task] = {RUNGS[k]: normalise(row[k], t["trivial_return"]["best"], t["optimal_return"]) for k in RUNGS}
+    return out
+
+
 def evaluate(ctx: StageContext[Params], agents: dict[str, list[str]]) -> dict[str, float]:
     """curves.parquet, aulc.parquet, metrics.json (with the claims), learning_curves.png and aulc.png;
     ``agents[task]``: the agents trained on each task."""
     p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
     seeds, bins, bad = info["seeds"], p.evaluation.curve_bins, p.tasks.deepsea.solve_bad_fraction
-    curves, aulc, learned, reach, rows, metrics = {}, {}, {}, {}, [], {}
+    curves, aulc, learned, reach, rows, metrics, own_seeds = {}, {}, {}, {}, [], {}, {}
     table: dict[str, list] = {"task": [], "agent": [], "seed": [], "normalised_return": []}
     for task, names in agents.items():
         t = info["tasks"][task]
         floor, top = t["trivial_return"]["best"], t["optimal_return"]
-        curves[task], aulc[task], learned[task], reach[task] = {}, {}, {}, {}
+        curves[task], aulc[task], learned[task], reach[task], own_seeds[task] = {}, {}, {}, {}, {}
         for agent in names:
             evaluation = json.loads(ctx.input(f"train_{agent}_{task}", EVALUATION_FILE).read_text())
-            own = stage_seeds(seeds, evaluation["seeds"], task, agent)
+            own = own_seeds[task][agent] = stage_seeds(seeds, evaluation["seeds"], task, agent)
             ep = read_table(ctx.input(f"train_{agent}_{task}", EPISODES_FILE)).to_pydict()
             seed, end, ret = (np.asarray(ep[k]) for k in ("seed", "end_step", "return"))
             raw = np.stack([binned_curve(end[seed == s], ret[seed == s], t["steps"], bins, floor) for s in own])
@@ -69,7 +84,10 @@ def evaluate(ctx: StageContext[Params], agents: dict[str, list[str]]) -> dict[st
     write_table(ctx.output("aulc.parquet"), {k: [r[k] for r in rows] for k in rows[0]})
     write_table(ctx.output("curves.parquet"), table)
     steps = {task: info["tasks"][task]["steps"] for task in agents}
-    write_metrics(ctx.out, metrics, claims(aulc, learned, reach, steps, p.claims))
+    rungs = ladder_scores(info, json.loads(ctx.input("baselines", BASELINES_FILE).read_text()), learned, own_seeds)
+    metrics |= {f"{task}_ladder_{name.replace(' ', '_').replace('-', '_')}": float(v.mean())
+                for task, by_rung in rungs.items() for name, v in by_rung.items()}
+    write_metrics(ctx.out, metrics, claims(aulc, learned, reach, steps, rungs, p.claims, p.plans))
     save_figure(plot_learning_curves(curves, steps, p.claims.confidence), ctx.output("learning_curves.png"))
     save_figure(plot_aulc(aulc, p.claims.confidence), ctx.output("aulc.png"))
     return {k: v for k, v in metrics.items() if k.startswith("deepsea_aulc")}

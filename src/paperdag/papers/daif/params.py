@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 
@@ -93,15 +94,26 @@ class EvalParams(ParamsModel):
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
-    confidence: float = Field(gt=0.5, lt=1.0, description="level of the paired t confidence intervals over seeds")
+    confidence: float = Field(gt=0.5, lt=1.0, description="level of the t confidence bands of the figures (the claims "
+                              "are judged at their plan's level)")
     par_margin: float = Field(gt=0.0, le=1.0, description="on par: normalised-AULC deficit vs QR-DQN allowed "
                                                           "(non-inferiority margin on the CI's lower end)")
     gain_margin: float = Field(ge=0.0, le=1.0, description="a sample-efficiency gain worth the name: the normalised-"
-                               "AULC difference must exceed this (superiority margin; also the smallest effect of "
-                               "interest, so an interval wholly below it fails)")
-    learned_min: float = Field(gt=0.0, le=1.0, description="competence precondition on a dense task: the normalised "
-                               "greedy score's interval must lie above this (0 = best state-ignoring policy, "
-                               "1 = optimal)")
+                               "AULC difference must exceed this (superiority margin: an interval wholly below it "
+                               "fails)")
+    learned_min: float = Field(gt=0.0, le=1.0, description="competence precondition: the fraction of the way from the "
+                               "strongest baseline rung r to the optimum that an agent's normalised greedy score s must "
+                               "close, per seed s - r - learned_min (1 - r) > 0 (with r = 0, the best state-ignoring "
+                               "policy: s > learned_min)")
+
+
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="intervals over the shared environment seeds: every paired comparison and "
+                              "every competence precondition but the NIG agent's on the small DeepSea")
+    nig_competence: SamplePlan = Field(description="the NIG agent's small-DeepSea competence over "
+                                       "nig_competence_seeds seeds")
 
 
 class Params(ParamsModel):
@@ -118,9 +130,13 @@ class Params(ParamsModel):
     nig: NIGParams
     evaluation: EvalParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
+        if self.plans.seeds.n != self.seeds or self.plans.nig_competence.n != self.nig_competence_seeds:
+            raise ValueError("plans.seeds.n must be seeds and plans.nig_competence.n nig_competence_seeds (each "
+                             "judged interval has the units its plan declares)")
         if self.bayes.members % 2:
             raise ValueError("bayes.members must be even (antithetic prior pairs)")
         if self.nig_competence_seeds < self.seeds:

@@ -1,5 +1,5 @@
-"""The daif DAG: prepare -> train_<agent>_<task> for every agent a task's claims compare (in parallel on Ray) ->
-evaluate. The ensemble agents train in ``train`` (agents.py); DAIF with the paper's NIG quantile critic, ``daif_nig``,
+"""The daif DAG: prepare -> train_<agent>_<task> for every agent a task's claims compare (in parallel on Ray) and
+baselines (the competence preconditions' ladder: uniform random policy, random-search controller) -> evaluate. The ensemble agents train in ``train`` (agents.py); DAIF with the paper's NIG quantile critic, ``daif_nig``,
 in ``train_nig`` (nig.py), with the NIG's own parameters; on the small DeepSea its competence check runs
 ``nig_competence_seeds`` seeds (``competence``; every paired stage keeps the shared ``seeds``). Imported only by the
 registry."""
@@ -33,8 +33,10 @@ PIPELINE = Pipeline(
                                                *(("nig_competence_seeds",) if t == COMPETENCE else ())),
                 outputs=TRAIN_OUT, args={"task": t}, resources=Resources(cpus=1, gpus=0.1))
           for t in AGENTS),
-        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *TRAIN),
-              params=("tasks", "evaluation", "claims"),
+        Stage("baselines", "evaluate", "baselines:baselines", upstream=("prepare",),
+              params=("seed", "seeds", "nig_competence_seeds", "tasks", "evaluation"), outputs=("baselines.json",)),
+        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", "baselines", *TRAIN),
+              params=("tasks", "evaluation", "claims", "plans"),
               outputs=("curves.parquet", "aulc.parquet", "metrics.json", "learning_curves.png", "aulc.png"),
               plots=("learning_curves.png", "aulc.png"), args={"agents": {t: list(a) for t, a in AGENTS.items()}}),
     ),
