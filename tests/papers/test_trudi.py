@@ -1,12 +1,15 @@
 """trudi science against independent oracles: the batched simulators against scalar references, the chain KL bound
 against the closed-form KL of a linear-Gaussian chain, densities and KLs against torch.distributions, DPPO's per-step
 clipped loss against a loop over steps, GAE against its definition, the detour's mirror symmetry and its congestion
-(a split batch beats a one-sided one by the closed-form amount), the late rise of a curve, the claims' verdicts
-(inconclusive where the regime is not reached), and the smoke pipeline (the matched epsilon). The platform contract is
+(a split batch beats a one-sided one by the closed-form amount), the late rise of a curve, the ladder's linear
+controller (its rollouts against the zero-action rollout and a per-candidate loop, its random search against a
+quadratic's gradient), the claims' verdicts (inconclusive where the regime is not reached, competence judged against
+the strongest rung), and the smoke pipeline (the matched epsilon). The platform contract is
 in test_paper_contract.py."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -15,16 +18,18 @@ import pytest
 import torch
 from torch.distributions import Normal, kl_divergence
 
+from paperdag.common.plans import SamplePlan
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.papers.trudi.analysis import late_rise
+from paperdag.papers.trudi import controller
 from paperdag.papers.trudi.claims import claims
 from paperdag.papers.trudi.envs import SPECS, Detour, Pendulum, Reacher, make_env
 from paperdag.papers.trudi.nets import SeedAdam, clip_grad_norms, mlp
-from paperdag.papers.trudi.params import ENVS, ClaimParams, PolicyParams, PPOParams
+from paperdag.papers.trudi.params import ENVS, ClaimParams, Plans, PolicyParams, PPOParams
 from paperdag.papers.trudi.policies import DiffusionPolicy, GaussianPolicy
 from paperdag.papers.trudi.ppo import old_policy, policy_loss, train
-from paperdag.papers.trudi.rollout import gae, route_returns
+from paperdag.papers.trudi.rollout import constant_action_returns, gae, route_returns
 from paperdag.papers.trudi.trust_region import chain_kl, project
 
 SLUG = "trudi"
@@ -304,21 +309,21 @@ def _summaries(trudi_better: bool, kl_gauss: float = 0.1, one_mode_optimal: bool
     """Per-seed summaries with every regime precondition met (unless ``kl_gauss`` unmatches the step sizes or
     ``one_mode_optimal`` makes the scripted split batch no better than the one-sided one)."""
     sign = 1.0 if trudi_better else -1.0
-    competence = {f"{e}/{m}/{st}": {"gain": _seeds(10.0), "best_gain": 10.0, "env": e}
+    competence = {f"{e}/{m}/{st}": {"returns": _seeds(10.0), "seeds": list(range(5)), "env": e}
                   for e, m, st in [("detour", "trudi", "main"), ("detour", "gauss", "main"),
                                    ("pendulum", "trudi", "main"), ("pendulum", "gauss", "main"),
                                    ("reacher", "trudi", "main"), ("reacher", "gauss", "main"),
                                    ("reacher", "clip", "base"), ("reacher", "final", "base"),
                                    ("reacher", "trudi", "stress")]}
     stress = {"env": "reacher", "lr": 0.03, "max_kl_trudi": _seeds(0.1, 0.01), "max_kl_clip": _seeds(100.0, 1.0),
-              "max_kl_final": _seeds(10.0, 1.0),
+              "max_kl_final": _seeds(10.0, 0.5) ** 1.1,
               **{f"mean_kl_{m}": _seeds(0.05, 0.01) for m in ("trudi", "clip", "final")},
-              "return_trudi": _seeds(-10.0), "return_clip": _seeds(-10 - sign),
-              "return_final": _seeds(-10 - sign), **{f"drop_{m}": _seeds(0.5) for m in ("trudi", "clip", "final")}}
-    detour = {"coverage_trudi": _seeds(0.4 if trudi_better else 0.0, 0.0), "coverage_gauss": _seeds(0.0, 0.0),
-              "coverage_det_trudi": _seeds(0.0, 0.0), "return_trudi": _seeds(-20 + sign), "return_gauss": _seeds(-20)}
+              "return_trudi": _seeds(-10.0), "return_clip": _seeds(-10 - sign, 0.3),
+              "return_final": _seeds(-10 - sign, 0.2), **{f"drop_{m}": _seeds(0.5) for m in ("trudi", "clip", "final")}}
+    detour = {"coverage_trudi": _seeds(0.4 if trudi_better else 0.05, 0.02), "coverage_gauss": _seeds(0.0, 0.0),
+              "coverage_det_trudi": _seeds(0.0, 0.0), "return_trudi": _seeds(-20 + sign), "return_gauss": _seeds(-20, 0.3)}
     par = {e: {"return_trudi": _seeds(-30 + (0 if trudi_better else -50)), "return_gauss": _seeds(-30),
-               "mean_kl_trudi": _seeds(0.1, 0.001), "mean_kl_gauss": _seeds(kl_gauss, 0.001), "gauss_gain": 100.0,
+               "mean_kl_trudi": _seeds(0.1, 0.001), "mean_kl_gauss": _seeds(kl_gauss, 0.002), "gain_gauss": _seeds(100.0, 3.0),
                "rise_trudi": _seeds(0.0), "rise_gauss": _seeds(0.0)} for e in ("pendulum", "reacher")}
     sweep = {"env": "detour", "epsilons": [0.1, 1.0], "mean_kl": [], "return": [], "kl_increasing": trudi_better}
     return {"stress": stress, "detour": detour, "par": par, "sweep": sweep, "competence": competence,
@@ -326,11 +331,16 @@ def _summaries(trudi_better: bool, kl_gauss: float = 0.1, one_mode_optimal: bool
             "routes": {"one_sided": -30.0, "split": -30.0 if one_mode_optimal else -24.0}}
 
 
-P = ClaimParams(kl_factor=2.0, par_tol=0.2, min_coverage=0.2, learn_frac=0.25, plateau_window=0.1)
+P = ClaimParams(kl_factor=2.0, par_tol=0.2, min_coverage=0.2, plateau_window=0.1)
+PLAN = SamplePlan(unit="seed", n=5, basis="budget", effect=None, power=None, pilot_n=0, pilot_sd=None, looks=1,
+                  spending="none", why="the test's seeds, fixed by the test")
+PLANS = Plans(seeds=PLAN, stress_seeds=PLAN)
+RUNGS = {e: {"zero-action policy": -20.0, "uniform random-action policy": -25.0,
+             "random-search linear controller": _seeds(0.0, 0.5)} for e in ENVS}
 
 
-def _verdicts(s: dict) -> dict[str, str]:
-    return {c.id: c.verdict for c in resolve(claims(s, P))}
+def _verdicts(s: dict, rungs: dict | None = None) -> dict[str, str]:
+    return {c.id: c.verdict for c in resolve(claims(s, rungs or RUNGS, P, PLANS))}
 
 
 def test_claims_hold_or_fail_on_the_numbers_once_the_regime_is_reached() -> None:
@@ -351,12 +361,72 @@ def test_claims_hold_or_fail_on_the_numbers_once_the_regime_is_reached() -> None
 def test_on_par_is_inconclusive_when_the_step_sizes_are_not_matched() -> None:
     """Gaussian PPO stepping 10x less far per update than TruDi: TruDi far behind is not reported as failing the
     on-par claim; the reason names the unmatched step size."""
-    out = {c.id: c for c in resolve(claims(_summaries(False, kl_gauss=0.01), P))}
+    out = {c.id: c for c in resolve(claims(_summaries(False, kl_gauss=0.01), RUNGS, P, PLANS))}
     assert out["step_size_matched_pendulum"].verdict == "fails"
     on_par = out["unimodal_on_par_pendulum"]
     assert on_par.verdict == "inconclusive" and "step_size_matched_pendulum" in on_par.reason
     assert "judged alone: fails" in on_par.reason
     assert out["stable_where_clip_unstable"].verdict == "fails"
+
+
+def test_competence_is_judged_against_the_strongest_rung() -> None:
+    """A controller above the configurations' returns on reacher is the judged rung (the next one recorded): every
+    reacher configuration fails it and the reacher evidence is inconclusive; a controller below the zero-action policy
+    leaves that policy the judged rung."""
+    strong = RUNGS | {"reacher": RUNGS["reacher"] | {"random-search linear controller": _seeds(15.0, 0.5)}}
+    out = {c.id: c for c in resolve(claims(_summaries(True), strong, P, PLANS))}
+    claim = out["competent_reacher_trudi_main"]
+    assert claim.verdict == "fails" and claim.against == "random-search linear controller"
+    assert [r.name for r in claim.ladder.rungs][:2] == ["random-search linear controller", "zero-action policy"]
+    assert out["unimodal_on_par_reacher"].verdict == "inconclusive" == out["stable_where_clip_unstable"].verdict
+    assert out["unimodal_on_par_pendulum"].verdict == "holds"
+    weak = RUNGS | {"detour": RUNGS["detour"] | {"random-search linear controller": _seeds(-40.0, 0.5)}}
+    assert {c.id: c for c in claims(_summaries(True), weak, P, PLANS)}["competent_detour_trudi_main"].against \
+        == "zero-action policy"
+
+
+@pytest.mark.parametrize("name", ENVS)
+def test_controller_at_zero_weights_is_the_zero_action_policy(name: str) -> None:
+    """W = 0 acts 0 everywhere: its return over n episodes is rollout.constant_action_returns' zero-action return
+    from the same generator's initial states (an independent rollout)."""
+    spec = SPECS[name]
+    w = torch.zeros(1, 1, spec.act_dim, spec.obs_dim + 1)
+    got = controller.returns(name, w, 64, [torch.Generator().manual_seed(5)], "cpu")
+    want = constant_action_returns(name, 64, torch.Generator().manual_seed(5), "cpu", 0.0)
+    assert got.shape == (1, 1) and float(got[0, 0]) == pytest.approx(want, rel=1e-6)
+
+
+def test_controller_candidates_are_separate_batches() -> None:
+    """Three candidates of m = 4 detour episodes in one call return what each earns alone on its own slice of the
+    initial states (a loop over candidates; the congestion share is each candidate's own batch)."""
+    torch.manual_seed(0)
+    spec, m, c = SPECS["detour"], 4, 3
+    w = torch.randn(1, c, spec.act_dim, spec.obs_dim + 1)
+    got = controller.returns("detour", w, m, [torch.Generator().manual_seed(2)], "cpu")[0]
+    start = make_env("detour", c * m)
+    start.reset([torch.Generator().manual_seed(2)])
+    for k in range(c):
+        env = make_env("detour", m)
+        env.p, env.t, total = start.p[:, k * m:(k + 1) * m].clone(), 0, 0.0
+        for _ in range(spec.horizon):
+            a = (torch.cat([env.obs(), torch.ones(1, m, 1)], -1) @ w[0, k].T).clamp(-1, 1)
+            total = total + env.step(a)[1]
+        assert float(got[k]) == pytest.approx(float(total.mean()), rel=1e-5)
+
+
+def test_random_search_climbs_a_quadratic(monkeypatch) -> None:
+    """With returns -||W - W*||^2 the ARS V1 step follows the gradient's direction: the distance to W* shrinks, and
+    one iteration's step matches alpha / (N sigma_R) sum_k (r_k^+ - r_k^-) delta_k computed by hand."""
+    target = torch.full((1, 2, 9), 0.5)
+    monkeypatch.setattr(controller, "returns", lambda env, w, m, gens, dev: -((w - target[:, None]) ** 2).sum((-1, -2)))
+    far = float(((torch.zeros_like(target) - target) ** 2).sum())
+    w = controller.random_search("reacher", [torch.Generator().manual_seed(1)], 200, 64, 8, 0.05, 0.1, "cpu")
+    assert float(((w - target) ** 2).sum()) < 0.2 * far
+    one = controller.random_search("reacher", [torch.Generator().manual_seed(3)], 1, 64, 8, 0.05, 0.1, "cpu")
+    delta = controller.seeded_randn([torch.Generator().manual_seed(3)], 8, 2, 9)
+    r = -torch.cat([(0.1 * delta - target[:, None]) ** 2, (-0.1 * delta - target[:, None]) ** 2], 1).sum((-1, -2))
+    step = 0.05 / 8 * torch.einsum("sk,skad->sad", (r[:, :8] - r[:, 8:]) / r.std(1, keepdim=True), delta)
+    torch.testing.assert_close(one, step)
 
 
 def test_smoke_pipeline_trains_every_configuration(smoke_runs) -> None:
@@ -370,6 +440,10 @@ def test_smoke_pipeline_trains_every_configuration(smoke_runs) -> None:
     kl_gauss = [r["mean_kl"] for r in evals if (r["env"], r["method"], r["setting"]) == ("pendulum", "gauss", "main")]
     eps_trudi = {r["epsilon"] for r in evals if (r["env"], r["method"], r["setting"]) == ("pendulum", "trudi", "main")}
     assert len(eps_trudi) == 1 and eps_trudi.pop() == pytest.approx(float(np.mean(kl_gauss)))  # matched step size
+    ladder = json.loads((runs["baselines"] / "baselines.json").read_text())
+    assert ladder["reacher"]["seeds"] == [0, 1, 2] and ladder["pendulum"]["seeds"] == [0, 1]  # stress_seeds on reacher
+    assert all(math.isfinite(x) for v in ladder.values() for x in v["controller"])
+    assert all(len(c["ladder"]) == 3 for c in runs.metrics()["claims"] if c["id"].startswith("competent_"))
     tp = read_table(runs["prepare"] / "throughput.parquet").to_pylist()
     assert "steps_per_second" not in tp[0]  # no wall clock in a cached output
     for name in ENVS:

@@ -1,4 +1,6 @@
-"""Stage ``evaluate``: the across-seed summaries (analysis.py), the claims (claims.py) and the figures (plots.py)."""
+"""Stage ``evaluate``: the across-seed summaries (analysis.py), each simulator's baseline ladder (prepare's zero- and
+random-action returns, the baselines stage's controller per seed), the claims (claims.py) and the figures
+(plots.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from paperdag.io import read_json, read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
 from .analysis import summarise
+from .baselines import BASELINES_FILE
 from .claims import claims
 from .params import ENVS, Params
 from .plots import plot_detour_actions, plot_epsilon_sweep, plot_kl, plot_returns
@@ -32,6 +35,19 @@ def headline_metrics(s: dict) -> dict[str, float]:
     return metrics
 
 
+def ladder(specs: dict, controller: dict) -> dict[str, dict[str, float | np.ndarray]]:
+    """Per simulator: the zero- and uniform random-action policies' returns and the controller's per-seed returns
+    (seeds 0, 1, ... in order)."""
+    out = {}
+    for env, v in specs.items():
+        row = controller[env]
+        if row["seeds"] != list(range(len(row["seeds"]))):
+            raise ValueError(f"the controller on {env} ran seeds {row['seeds']}, not 0, 1, ...")
+        out[env] = {"zero-action policy": v["zero_return"], "uniform random-action policy": v["random_return"],
+                    "random-search linear controller": np.asarray(row["controller"])}
+    return out
+
+
 def evaluate(ctx: StageContext[Params], runs: list[str]) -> dict[str, float]:
     """metrics.json, evals.parquet (every seed of every configuration) and four figures."""
     p = ctx.params
@@ -50,6 +66,9 @@ def evaluate(ctx: StageContext[Params], runs: list[str]) -> dict[str, float]:
     save_figure(plot_detour_actions(actions), ctx.output("detour_actions.png"))
     save_figure(plot_epsilon_sweep(s["sweep"]), ctx.output("epsilon_sweep.png"))
     metrics = headline_metrics(s)
-    verdicts = claims(s, p.claims)
+    rungs = ladder(specs, read_json(ctx.input("baselines", BASELINES_FILE)))
+    metrics |= {f"{env}_controller_return": float(np.mean(r["random-search linear controller"]))
+                for env, r in rungs.items()}
+    verdicts = claims(s, rungs, p.claims, p.plans)
     write_metrics(ctx.out, metrics, verdicts)
     return metrics

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 ENVS = ("detour", "pendulum", "reacher")  # the simulators of envs.py
@@ -46,18 +47,36 @@ class ClaimParams(ParamsModel):
                              "sizes: the stress test needs the unconstrained baselines' max KL above this x TruDi's; "
                              "the on-par comparison needs TruDi's mean KL within this factor of Gaussian PPO's")
     par_tol: float = Field(gt=0.0, le=1.0, description="on par: allowed shortfall vs Gaussian PPO, as a fraction of "
-                           "Gaussian PPO's gain over the trivial policy (zero action on every simulator here); a late "
-                           "rise of the curves above this margin means they have not plateaued")
+                           "Gaussian PPO's gain over the trivial policy (zero action on every simulator here), judged "
+                           "per seed as (TruDi - Gaussian) + par_tol (Gaussian - trivial) > 0; a late rise of the curves "
+                           "above par_tol of that gain means they have not plateaued")
     min_coverage: float = Field(gt=0.0, le=0.5, description="multimodal: minority-side share of episodes to count "
                                 "as capturing both modes")
-    learn_frac: float = Field(ge=0.0, le=1.0, description="competence: a configuration's gain over the trivial policy "
-                              "must lie above this fraction of the best configuration's gain on its simulator")
     plateau_window: float = Field(gt=0.0, le=0.5, description="plateau: the last fraction of iterations whose mean "
                                   "training return is compared with the window before it (the issue's last 10%)")
 
 
+class ControllerParams(ParamsModel):
+    """The tuned simple controller of the competence ladder (controller.py): a static linear policy found by basic
+    random search (ARS V1, Mania et al. 2018) within the RL methods' episode budget (ppo.iterations x ppo.n_envs)."""
+
+    directions: int = Field(ge=1, le=1024, description="N: random directions per iteration (2 N candidates share the "
+                            "iteration's n_envs episodes)")
+    step: float = Field(gt=0.0, le=10.0, description="alpha: ARS step size (the update is scaled by the returns' spread)")
+    noise: float = Field(gt=0.0, le=10.0, description="nu: scale of the weight perturbations")
+
+
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="intervals over the training seeds of every configuration (paired across "
+                              "methods)")
+    stress_seeds: SamplePlan = Field(description="TruDi's competence at the large learning rate, over stress_seeds")
+
+
 class Params(ParamsModel):
-    """Seeds, simulators, policies, the PPO loop, the stress and epsilon-sweep settings and claim thresholds."""
+    """Seeds, simulators, policies, the PPO loop, the stress and epsilon-sweep settings, the ladder's controller, claim
+    thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     seeds: int = Field(ge=1, le=100, description="training seeds per configuration")
@@ -75,10 +94,17 @@ class Params(ParamsModel):
     eval_episodes: int = Field(ge=2, le=100000, description="episodes per evaluation of a trained policy")
     throughput_envs: list[Annotated[int, Field(ge=1)]] = Field(min_length=1, description="batch sizes whose kernels "
                                                                 "per step call are counted")
+    controller: ControllerParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
+        if self.plans.seeds.n != self.seeds or self.plans.stress_seeds.n != self.stress_seeds:
+            raise ValueError("plans.seeds.n must be seeds and plans.stress_seeds.n stress_seeds (each judged interval "
+                             "has the units its plan declares)")
+        if self.ppo.n_envs < 2 * self.controller.directions:
+            raise ValueError("ppo.n_envs must give each of the controller's 2 x directions candidates an episode")
         if ({self.stress_env, self.sweep_env} - set(ENVS) or set(self.ppo.reward_scale) != set(ENVS)
                 or set(self.ppo.iterations) != set(ENVS)):
             raise ValueError(f"stress_env, sweep_env, reward_scale and iterations keys must be among {ENVS}")

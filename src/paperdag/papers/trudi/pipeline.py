@@ -1,5 +1,6 @@
 """The trudi DAG: prepare -> train_* (method x simulator x setting, fanned out; TruDi's main runs after Gaussian
-PPO's on the same simulator, whose per-update KL sets its epsilon) -> evaluate."""
+PPO's on the same simulator, whose per-update KL sets its epsilon) and baselines (the competence ladder's random-search
+controller) -> evaluate."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -29,8 +30,11 @@ PIPELINE = Pipeline(
               outputs=("specs.json", "throughput.parquet")),
         *(Stage(name, "train", "train:train", upstream=("prepare", *MATCHED_TO.get(name, ())), params=TRAIN_PARAMS,
                 outputs=TRAIN_OUT, args=args, resources=GPU) for name, args in RUNS.items()),
-        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *RUNS),
-              params=("lr", "stress_env", "stress_lr", "sweep_env", "claims"),
+        Stage("baselines", "evaluate", "baselines:baselines",
+              params=("seeds", "stress_seeds", "stress_env", "ppo", "controller", "eval_episodes"),
+              outputs=("baselines.json",)),
+        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", "baselines", *RUNS),
+              params=("lr", "stress_env", "stress_lr", "sweep_env", "claims", "plans"),
               outputs=("metrics.json", "evals.parquet", *PLOTS), plots=PLOTS, args={"runs": list(RUNS)}),
     ),
 )
