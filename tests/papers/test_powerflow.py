@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from paperdag.common.plans import SamplePlan
 from paperdag.common.verdicts import resolve
 from paperdag.papers.powerflow import exact
 from paperdag.papers.powerflow.aligned import policy_state
@@ -28,7 +29,8 @@ from paperdag.papers.powerflow.objectives import (
     self_certainty_reward,
     tb_residual,
 )
-from paperdag.papers.powerflow.params import ClaimParams
+from paperdag.papers.powerflow.ladder import answer_probs, count_vectors, greedy_responses, majority_accuracy
+from paperdag.papers.powerflow.params import ClaimParams, Plans
 from paperdag.papers.powerflow.policy import (
     build_model,
     sample,
@@ -375,6 +377,11 @@ def test_power_ceiling_finds_the_smallest_alpha_on_the_grid():
 
 METHODS = [f"tb_{k}_{p}" for k, p in itertools.product(("traj", "token", "length"), ("sharpen", "flatten"))]
 P = ClaimParams(kl_tol=0.05, grpo_gap=0.05, flat_acc_tol=0.05, length_tol=0.15, confidence=0.95)
+PLANS = Plans(**{k: SamplePlan(unit="seed", n=n, basis="budget", effect=None, power=None, pilot_n=0, pilot_sd=None,
+                               looks=1, spending="none", why="the test's seeds, fixed by the test")
+                 for k, n in (("seeds", 3), ("paired", 6))})
+RUNGS = {"the base model's sampled response": 0.3, "the base model's greedy response": 0.35,
+         "a majority vote of 8 base-model samples": 0.4}
 
 
 def _inputs(pf_acc: float, base_kl: float = 0.01, flat_acc: float = 0.88) -> tuple:
@@ -383,10 +390,13 @@ def _inputs(pf_acc: float, base_kl: float = 0.01, flat_acc: float = 0.88) -> tup
     the aligned model (accuracy 0.9, entropy 0.1) flattened to entropy 1.0 and accuracy ``flat_acc``."""
     seeds = lambda x, n=3: x + np.tile([-0.01, 0.0, 0.01], n // 3)
     run = lambda acc, ent, kl, n=3: {"seed": np.arange(n), "accuracy": seeds(acc, n), "entropy": seeds(ent, n),
-                                     "length": seeds(1.0, n), "kl": np.full(n, kl)}
+                                     "length": seeds(1.0, n), "kl": seeds(kl, n)}
     runs = {m: run(0.3, 2.0, 0.02) for m in METHODS}
     runs |= {m: run(0.5, 0.5, np.nan, 6) for m in ("entropy", "self_certainty", "majority")}
+    for m in ("entropy", "self_certainty", "majority"):
+        runs[m]["accuracy"] = 0.5 + np.array([0.01, -0.005, 0.0, 0.012, -0.01, 0.004])
     runs["grpo"] = run(0.9, 0.1, np.nan)
+    runs["grpo"]["accuracy"] = 0.9 + np.array([-0.012, 0.0, 0.009])  # paired differences with a spread
     runs["tb_length_sharpen"] = run(pf_acc, 2.0, 0.02, 6)
     runs["tb_traj_sharpen"]["length"] = seeds(0.8)
     base = {"accuracy": 0.3, "entropy": 1.5, "length": 1.0}
@@ -396,8 +406,9 @@ def _inputs(pf_acc: float, base_kl: float = 0.01, flat_acc: float = 0.88) -> tup
                  "acc_uniform": 0.2}
     ceiling = {"smallest_alpha_within_gap": 4.0, "largest_alpha": 64.0, "alpha": 4.0}
     aligned = {"seed": np.arange(3), "aligned_accuracy": seeds(0.9), "aligned_entropy": seeds(0.1),
-               "target_accuracy": seeds(flat_acc), "target_entropy": seeds(1.0), "accuracy": seeds(flat_acc),
-               "entropy": seeds(1.0), "kl": seeds(0.02)}
+               "target_accuracy": seeds(flat_acc), "target_entropy": seeds(1.0),
+               "accuracy": flat_acc + np.array([-0.008, 0.0, 0.013]), "entropy": 1.0 + np.array([-0.02, 0.01, 0.0]),
+               "kl": seeds(0.02)}
     targets["tb_traj_sharpen"]["length"] = 0.8
     variant = {"base": {"accuracy": 0.5, "entropy": 3.0, "length": 2.5}, "reference": dict(reference),
                "targets": {"tb_traj_sharpen": {"accuracy": 0.85, "length": 1.0},
@@ -408,7 +419,7 @@ def _inputs(pf_acc: float, base_kl: float = 0.01, flat_acc: float = 0.88) -> tup
 
 
 def _verdicts(*args) -> dict[str, str]:
-    return {c.id: c.verdict for c in resolve(claims(*args, P))}
+    return {c.id: c.verdict for c in resolve(claims(*args, RUNGS, P, PLANS))}
 
 
 def test_claims_hold_or_fail_on_the_numbers_once_the_regime_is_reached():
@@ -423,17 +434,17 @@ def test_claims_hold_or_fail_on_the_numbers_once_the_regime_is_reached():
 def test_flattening_the_aligned_model_is_judged_on_accuracy_and_entropy_together():
     """Entropy up but accuracy 0.2 below the aligned model's: the Pareto claim fails, and the reason names accuracy;
     an aligned model no sharper than the base leaves it inconclusive."""
-    out = {c.id: c for c in resolve(claims(*_inputs(0.9, flat_acc=0.7), P))}
+    out = {c.id: c for c in resolve(claims(*_inputs(0.9, flat_acc=0.7), RUNGS, P, PLANS))}
     assert out["flatten_aligned_pareto"].verdict == "fails" and "accuracy" in out["flatten_aligned_pareto"].reason
     runs, base, *rest = _inputs(0.9)
     base["entropy"] = 0.05
-    out = {c.id: c for c in resolve(claims(runs, base, *rest, P))}
+    out = {c.id: c for c in resolve(claims(runs, base, *rest, RUNGS, P, PLANS))}
     assert out["aligned_over_sharpened"].verdict == "fails"
     assert out["flatten_aligned_pareto"].verdict == "inconclusive"
 
 
 def test_grpo_claim_reports_powerflow_ceiling():
-    out = {c.id: c for c in resolve(claims(*_inputs(0.9), P))}
+    out = {c.id: c for c in resolve(claims(*_inputs(0.9), RUNGS, P, PLANS))}
     grpo = out["sharpen_approaches_grpo"]
     assert grpo.measured["ceiling"] == {"alpha": 4.0, "target_accuracy": 0.88, "smallest_alpha_reaching_grpo": 4.0}
     assert "0.8800" in out["grpo_within_reach"].reason and "smallest alpha" in out["grpo_within_reach"].reason
@@ -443,7 +454,7 @@ def test_evidence_is_inconclusive_when_the_base_model_loses_to_the_count_model()
     """A base model farther from D than the count model of its own pretraining pairs: every evidence claim about
     fine-tuning the base is inconclusive whatever its numbers (the reason names the precondition); the check is
     still reported, and the aligned model's flattening (which starts from GRPO's policy) is still judged."""
-    out = {c.id: c for c in resolve(claims(*_inputs(0.9, base_kl=0.2), P))}
+    out = {c.id: c for c in resolve(claims(*_inputs(0.9, base_kl=0.2), RUNGS, P, PLANS))}
     assert out["base_model_learned"].verdict == "fails" and out["flatten_aligned_pareto"].verdict == "holds"
     ev = [c for c in out.values() if c.kind == "evidence" and c.id != "flatten_aligned_pareto"
           and not c.id.startswith("lengths_")]  # the lengths variant has its own base model
@@ -456,9 +467,10 @@ def test_a_collapsed_baseline_is_not_reported_as_beaten():
     beating it is inconclusive (its reason shows where its training curve peaked), the other comparisons stay judged."""
     runs, *rest = _inputs(0.9)
     runs["entropy"]["accuracy"] = np.array([0.1, 0.12, 0.11, 0.1, 0.12, 0.11])
-    out = {c.id: c for c in resolve(claims(runs, *rest, P, {"entropy": {"step": 50.0, "accuracy": 0.8}}))}
+    out = {c.id: c for c in resolve(claims(runs, *rest, RUNGS, P, PLANS, {"entropy": {"step": 50.0, "accuracy": 0.8}}))}
     assert out["competent_entropy"].verdict == "fails" and out["sharpen_beats_entropy"].verdict == "inconclusive"
-    assert "peaked at accuracy 0.8000 at step 50" in out["competent_entropy"].reason
+    assert out["competent_entropy"].measured["training_curve_peak"] == {"step": 50.0, "accuracy": 0.8}
+    assert out["competent_entropy"].against == "a majority vote of 8 base-model samples"
     assert out["sharpen_beats_majority"].verdict == "holds"
 
 
@@ -467,13 +479,13 @@ def test_length_claims_on_the_lengths_variant_are_judged_against_base_and_target
     target check names the run; an exact target that itself moves the length 30% leaves the claim inconclusive."""
     *rest, variant = _inputs(0.9)
     variant["runs"]["tb_length_sharpen"]["length"] = np.array([3.24, 3.25, 3.26])
-    out = {c.id: c for c in resolve(claims(*rest, variant, P))}
+    out = {c.id: c for c in resolve(claims(*rest, variant, RUNGS, P, PLANS))}
     assert out["lengths_length_aware_keeps_length"].verdict == "fails"
     assert out["lengths_traj_shortens"].verdict == "holds"
     assert out["length_tracks_exact_target"].verdict == "fails"
     assert "lengths/tb_length_sharpen" in out["length_tracks_exact_target"].reason
     variant["targets"]["tb_length_sharpen"]["length"] = 3.25
-    out = {c.id: c for c in resolve(claims(*rest, variant, P))}
+    out = {c.id: c for c in resolve(claims(*rest, variant, RUNGS, P, PLANS))}
     assert out["lengths_target_keeps_length"].verdict == "fails"
     assert out["lengths_length_aware_keeps_length"].verdict == "inconclusive"
     assert out["length_tracks_exact_target"].verdict == "holds"
@@ -485,12 +497,71 @@ def test_chain_length_aware_claim_is_judged_against_its_exact_target():
     runs, base, targets, *rest = _inputs(0.9)
     targets["tb_length_sharpen"]["length"] = 1.4
     runs["tb_length_sharpen"]["length"] = np.full(6, 1.4) + np.tile([-0.01, 0.0, 0.01], 2)
-    out = {c.id: c for c in resolve(claims(runs, base, targets, *rest, P))}
+    out = {c.id: c for c in resolve(claims(runs, base, targets, *rest, RUNGS, P, PLANS))}
     assert out["length_aware_keeps_length"].verdict == "holds"
     assert out["length_aware_keeps_length"].measured["target_relative_to_base"] == pytest.approx(0.4)
     runs["tb_length_sharpen"]["length"] = runs["tb_length_sharpen"]["length"] * 1.3
-    out = {c.id: c for c in resolve(claims(runs, base, targets, *rest, P))}
+    out = {c.id: c for c in resolve(claims(runs, base, targets, *rest, RUNGS, P, PLANS))}
     assert out["length_aware_keeps_length"].verdict == "fails"
+
+
+def test_competence_is_judged_against_the_strongest_base_model_rung():
+    """A majority vote of base samples at 0.6 is the judged rung: RLIF baselines at 0.5 fail it (the sampled base is
+    recorded beside, in the ladder) and PowerFlow's comparisons with them are inconclusive."""
+    rungs = RUNGS | {"a majority vote of 8 base-model samples": 0.6}
+    out = {c.id: c for c in resolve(claims(*_inputs(0.9), rungs, P, PLANS))}
+    claim = out["competent_majority"]
+    assert claim.verdict == "fails" and claim.against == "a majority vote of 8 base-model samples"
+    assert [r.name for r in claim.ladder.rungs] == list(reversed(rungs))
+    assert out["sharpen_beats_majority"].verdict == "inconclusive" and out["competent_grpo"].verdict == "holds"
+    assert out["base_model_learned"].against == "add-one count model of the pretraining pairs"
+
+
+def _ladder_task(modulus: int = 3, max_len: int = 3, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return Task(modulus, max_len, 0.5, rng.dirichlet(np.ones(3), size=modulus**2)), rng
+
+
+def test_greedy_response_follows_the_argmax_of_each_next_token_distribution():
+    """A policy built from explicit next-token tables (digits and EOS, EOS forced after L digits): the greedy
+    response is the path of per-step argmaxes of those tables."""
+    task, rng = _ladder_task()
+    K, L = task.modulus, task.max_len
+    responses, lengths = all_responses(task)
+    tables = {q: {prefix: rng.dirichlet(np.ones(K + 1)) for t in range(L)
+                  for prefix in itertools.product(range(K), repeat=t)} for q in range(K * K)}
+    log_pi = torch.zeros(K * K, len(lengths), dtype=torch.float64)
+    for q in range(K * K):
+        for r, (y, k) in enumerate(zip(responses.tolist(), lengths.tolist(), strict=True)):
+            steps = [tables[q][tuple(y[:t])][y[t]] for t in range(k)]
+            stop = tables[q][tuple(y[:k])][K] if k < L else 1.0
+            log_pi[q, r] = float(np.log(np.prod(steps) * stop))
+    for q, got in enumerate(greedy_responses(log_pi, task)):
+        want: tuple[int, ...] = ()
+        while len(want) < L and int(np.argmax(tables[q][want])) != K:
+            want += (int(np.argmax(tables[q][want])),)
+        assert got == want
+
+
+def test_majority_vote_accuracy_matches_enumerating_every_sample_sequence():
+    """maj@k's exact accuracy equals the sum over all (K + 1)^k ordered sample outcomes (ties split, answerless
+    samples abstain, all answerless wrong); the count vectors are every composition of k."""
+    task, rng = _ladder_task()
+    K = task.modulus
+    log_pi = torch.log_softmax(torch.tensor(rng.normal(size=(K * K, len(all_responses(task)[1]))) * 2), 1)
+    probs, k = answer_probs(log_pi, task), 4
+    want = []
+    for q, c in enumerate(task.answers.tolist()):
+        total = 0.0
+        for outcome in itertools.product(range(K + 1), repeat=k):
+            votes = np.bincount([a for a in outcome if a < K], minlength=K)
+            if votes.max() > 0:
+                tied = np.flatnonzero(votes == votes.max())
+                total += np.prod(probs[q, list(outcome)]) * (c in tied) / len(tied)
+        want.append(total)
+    assert majority_accuracy(log_pi, task, k) == pytest.approx(float(np.mean(want)), abs=1e-12)
+    vectors = count_vectors(k, K + 1)
+    assert len(vectors) == len({tuple(v) for v in vectors}) == 35 and (vectors.sum(1) == k).all()
 
 
 def test_smoke_pipeline_end_to_end(smoke_runs):
@@ -498,6 +569,8 @@ def test_smoke_pipeline_end_to_end(smoke_runs):
     metrics = runs.metrics()["metrics"]
     assert 0.0 <= metrics["acc_base"] <= 1.0 and metrics["len_base"] <= 4
     assert metrics["kl_data_base"] >= 0.0 and all(metrics[f"kl_tb_{k}_sharpen"] >= -1e-9 for k in ("traj", "length"))
+    assert 0.0 <= metrics["acc_base_greedy"] <= 1.0 and 0.0 <= metrics["acc_base_majority"] <= 1.0
     ids = {c["id"] for c in runs.metrics()["claims"]}
+    assert all(len(c["ladder"]) == 3 for c in runs.metrics()["claims"] if c["id"].startswith("competent_"))
     assert {"base_model_learned", "tb_matches_own_target", "sharpen_beats_majority", "length_aware_keeps_length",
             "lengths_length_aware_keeps_length", "length_tracks_exact_target"} <= ids

@@ -1,7 +1,7 @@
 """Stage ``evaluate``: exact base-model and target metrics by enumeration, across-seed summaries of every method
 (finetune_<method> seeds, with replicate_<method>'s added for the RLIF comparison and GRPO), the aligned model's
-flattening (flatten_aligned), the lengths task variant (its base model, targets and sharpening TB runs), the claims
-(claims.py) and the figures (plots.py)."""
+flattening (flatten_aligned), the lengths task variant (its base model, targets and sharpening TB runs), the fine-tuning-utility
+ladder of the base model (ladder.py), the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from .baselines import count_model_log_probs, kl, power_ceiling
 from .claims import claims
 from .data import load_pairs, load_task
 from .finetune import CURVE_FILE, FINAL_FILE
+from .ladder import greedy_accuracy, majority_accuracy
 from .params import Params
 from .plots import plot_kl_curves, plot_lengths, plot_pareto
 from .policy import build_model
@@ -43,6 +44,13 @@ def trivial_models(task: Task, log_base: torch.Tensor, data: Path) -> dict[str, 
     return {"kl_data_base": kl(log_d, log_base), "kl_data_count": kl(log_d, log_count),
             "kl_data_uniform": kl(log_d, log_uniform), "acc_count": exact.metrics(log_count, task)["accuracy"],
             "acc_uniform": exact.metrics(log_uniform, task)["accuracy"]}
+
+
+def base_ladder(log_base: torch.Tensor, task: Task, base_accuracy: float, votes: int) -> dict[str, float]:
+    """The un-tuned base model's exact accuracy sampled, greedy and by a majority vote of ``votes`` samples."""
+    return {"the base model's sampled response": base_accuracy,
+            "the base model's greedy response": greedy_accuracy(log_base, task),
+            f"a majority vote of {votes} base-model samples": majority_accuracy(log_base, task, votes)}
 
 
 def final_runs(ctx: StageContext[Params], method: str, replicated: bool) -> pa.Table:
@@ -122,6 +130,9 @@ def evaluate(ctx: StageContext[Params], methods: list[str], replicated: list[str
     metrics |= {f"{k[:3]}_{m}_lengths": float(np.mean(variant["runs"][m][k])) for m in lengths
                 for k in ("accuracy", "length")}
     metrics |= {f"target_{k[:3]}_{m}_lengths": variant["targets"][m][k] for m in lengths for k in ("accuracy", "length")}
-    verdicts = claims(runs, base, targets, reference, ceiling, aligned, variant, p.claims, peaks)
+    rungs = base_ladder(log_base, task, base["accuracy"], p.finetune.group)
+    metrics |= {"acc_base_greedy": rungs["the base model's greedy response"],
+                "acc_base_majority": rungs[f"a majority vote of {p.finetune.group} base-model samples"]}
+    verdicts = claims(runs, base, targets, reference, ceiling, aligned, variant, rungs, p.claims, p.plans, peaks)
     write_metrics(ctx.out, metrics, verdicts)
     return {k: float(v) for k, v in metrics.items()}

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 Weight = Annotated[float, Field(gt=0.0, lt=1.0)]
@@ -92,11 +93,22 @@ class ClaimParams(ParamsModel):
                                 "the flattened aligned model's accuracy against the aligned model's (paired by seed)")
     length_tol: float = Field(gt=0.0, le=1.0, description="'length near the base model': equivalence margin of the "
                               "relative length change")
-    confidence: float = Field(gt=0.5, lt=1.0, description="level of the Student-t intervals over seeds")
+    confidence: float = Field(gt=0.5, lt=1.0, description="level of the Student-t intervals of the methods table "
+                              "(methods.parquet); the claims are judged at their plan's level")
+
+
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="intervals over the finetune.seeds seeds of a method without replicate "
+                              "seeds (the TB variants but PowerFlow at alpha > 1, the lengths variant)")
+    paired: SamplePlan = Field(description="intervals over the power.seeds paired seeds (PowerFlow at alpha > 1, the "
+                               "RLIF baselines, GRPO and the flattened aligned models)")
 
 
 class Params(ParamsModel):
-    """Seed, task, model, pretraining, fine-tuning, the RLIF comparison's seeds, powers and claim thresholds."""
+    """Seed, task, model, pretraining, fine-tuning, the RLIF comparison's seeds, powers, claim thresholds and
+    sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     task: TaskParams
@@ -106,9 +118,13 @@ class Params(ParamsModel):
     power: PowerParams
     alpha: AlphaParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _power(self) -> Params:
+        if self.plans.seeds.n != self.finetune.seeds or self.plans.paired.n != self.power.seeds:
+            raise ValueError("plans.seeds.n must be finetune.seeds and plans.paired.n power.seeds (each judged "
+                             "interval has the units its plan declares)")
         if self.power.seeds <= self.finetune.seeds:
             raise ValueError("power.seeds must exceed finetune.seeds (replicate_<method> adds the seeds in between)")
         return self

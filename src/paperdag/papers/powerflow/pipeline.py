@@ -73,7 +73,7 @@ PIPELINE = Pipeline(
               upstream=("prepare", "train_base", *(f"finetune_{m}" for m in METHODS),
                         *(f"replicate_{m}" for m in REPLICATED), "flatten_aligned", "prepare_lengths",
                         "train_base_lengths", *(f"finetune_{m}_lengths" for m in LENGTHS)),
-              params=(*BASE, "alpha", "claims"),
+              params=(*BASE, "finetune", "alpha", "claims", "plans"),
               outputs=("metrics.json", "methods.parquet", "kl_curves.png", "pareto.png", "lengths.png"),
               plots=("kl_curves.png", "pareto.png", "lengths.png"),
               args={"methods": list(METHODS), "replicated": list(REPLICATED), "lengths": list(LENGTHS)}),
