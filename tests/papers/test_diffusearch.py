@@ -31,7 +31,8 @@ from paperdag.papers.diffusearch.experiment import (
     sequential_fraction,
 )
 from paperdag.papers.diffusearch.mcts import Conventions, Node, diffusearch
-from paperdag.papers.diffusearch.params import ClaimParams
+from paperdag.common.plans import SamplePlan
+from paperdag.papers.diffusearch.params import ClaimParams, Plans
 from paperdag.papers.diffusearch.reference import (
     count_table_hits,
     dependency_order,
@@ -199,9 +200,12 @@ def test_mdm_is_bidirectional_and_masks_only_maskable_tokens():
 
 def _summary(mcts: float, fixed: float, ar: float, seq: float = 0.4) -> Summary:
     """A Summary whose per-seed accuracies are the given values +- 0.01 over three seeds (MCTS at every grid point,
-    every fixed order at ``fixed``); every other quantity is derived from them."""
+    every fixed order at ``fixed``), each decoder's seeds jittered differently so that paired differences have a
+    spread (a zero-width interval decides nothing); every other quantity is derived from them."""
+    jitter = iter(np.random.default_rng(0).uniform(-0.004, 0.004, (20, 3)))
+
     def seeds(m: float) -> np.ndarray:
-        return np.array([m - 0.01, m, m + 0.01])
+        return np.array([m - 0.01, m, m + 0.01]) + next(jitter)
     per_seed = {"ar": seeds(ar), **{f"pi_{o}": seeds(fixed) for o in ("l2r", "confidence", "random")},
                 **{f"mcts_c{c:g}_n{n}": seeds(mcts) for c in (1, 4) for n in (4, 8)}}
     iv = {d: mean_ci(v) for d, v in per_seed.items()}
@@ -219,17 +223,20 @@ def _summary(mcts: float, fixed: float, ar: float, seq: float = 0.4) -> Summary:
 
 SANITY = {"mdm": {"slot_accuracy": [0.79, 0.8, 0.81], "majority_baseline": 0.25},
           "ar": {"slot_accuracy": [0.89, 0.9, 0.91], "majority_baseline": 0.25}}
-PARAMS = ClaimParams(headroom=0.1, par_tol=0.02, mostly=0.5, confidence=0.95)
+PARAMS = ClaimParams(headroom=0.1, par_tol=0.02, mostly=0.5)
+PLANS = Plans(seeds=SamplePlan(unit="seed", n=3, basis="budget", effect=None, power=None, pilot_n=0, pilot_sd=None,
+                               looks=1, spending="none", why="three trained pairs in the test's budget"))
 
 
 def _base(oracle: float) -> dict:
-    return {"count_slot_accuracy": 0.5, "count_answer_accuracy": 0.3, "dependency_ordered_share": 0.7,
-            "oracle_accuracy": [oracle - 0.01, oracle, oracle + 0.01], "slots": 5}
+    return {"count_slot_accuracy": 0.5, "count_answer_accuracy": 0.3, "majority_answer_accuracy": 0.2,
+            "dependency_ordered_share": 0.7,
+            "oracle_accuracy": [oracle - 0.013, oracle + 0.002, oracle + 0.011], "slots": 5}
 
 
 def test_claims_fail_when_search_does_not_help():
     """Competent models and headroom (oracle 0.8 vs l2r 0.6): search below the fixed orders fails every finding."""
-    verdicts = {c.id: c.verdict for c in resolve(claims(_summary(0.5, 0.6, 0.7), SANITY, _base(0.8), PARAMS))}
+    verdicts = {c.id: c.verdict for c in resolve(claims(_summary(0.5, 0.6, 0.7), SANITY, _base(0.8), PARAMS, PLANS))}
     assert {v for k, v in verdicts.items() if k.endswith(("count_table", "count_answer", "headroom"))} == {"holds"}
     assert verdicts["mcts_beats_plan_infill"] == "fails" and verdicts["mcts_at_least_on_par_with_ar"] == "fails"
     assert verdicts["mcts_beats_best_fixed_order"] == "fails"
@@ -241,8 +248,8 @@ def test_claims_fail_when_search_does_not_help():
 def test_search_findings_are_inconclusive_without_order_headroom():
     """The same search gain, with an oracle order no better than left-to-right: the order findings are inconclusive
     (naming the headroom), while MCTS vs AR, which needs no order headroom, is still judged."""
-    good = claims(_summary(0.7, 0.6, 0.7), SANITY, _base(0.8), PARAMS)
-    flat = {c.id: c for c in resolve(claims(_summary(0.7, 0.6, 0.7), SANITY, _base(0.6), PARAMS))}
+    good = claims(_summary(0.7, 0.6, 0.7), SANITY, _base(0.8), PARAMS, PLANS)
+    flat = {c.id: c for c in resolve(claims(_summary(0.7, 0.6, 0.7), SANITY, _base(0.6), PARAMS, PLANS))}
     assert {c.id: c.verdict for c in resolve(good)}["mcts_beats_plan_infill"] == "holds"
     assert flat["order_headroom"].verdict == "fails"
     for cid in ("mcts_beats_plan_infill", "mcts_beats_best_fixed_order", "exploration_beats_simulations",
@@ -255,9 +262,28 @@ def test_decoders_below_the_count_table_make_the_comparison_inconclusive():
     """A random fixed order that does not beat the count table's answer accuracy gates the plan-and-infill claim."""
     s = _summary(0.7, 0.6, 0.7)
     s.per_seed["pi_random"] = np.array([0.1, 0.12, 0.14])
-    verdicts = {c.id: c.verdict for c in resolve(claims(s, SANITY, _base(0.8), PARAMS))}
+    verdicts = {c.id: c.verdict for c in resolve(claims(s, SANITY, _base(0.8), PARAMS, PLANS))}
     assert verdicts["fixed_orders_beat_count_answer"] == "fails"
     assert verdicts["mcts_beats_plan_infill"] == "inconclusive" and verdicts["orders_mostly_sequential"] == "fails"
+
+
+def test_preconditions_are_judged_against_the_strongest_rung_of_their_ladder():
+    """Order headroom is judged against the best fixed order (the search ladder's strongest rung), not left-to-right:
+    an oracle 0.2 above left-to-right but only 0.05 above the confidence order has no headroom; every competence
+    precondition records its ladder, strongest rung first, with the next rung beside it."""
+    s = _summary(0.7, 0.6, 0.7)
+    s.per_seed["pi_confidence"] = np.array([0.74, 0.75, 0.76])
+    s.accuracy["pi_confidence"] = mean_ci(s.per_seed["pi_confidence"], unit="seed")
+    out = {c.id: c for c in resolve(claims(s, SANITY, _base(0.8), PARAMS, PLANS))}
+    head = out["order_headroom"]
+    assert head.verdict == "fails" and head.against == "plan-and-infill in a fixed confidence order"
+    assert [r.name for r in head.ladder.rungs][0] == head.against and len(head.ladder.rungs) == 3
+    assert out["mcts_beats_plan_infill"].verdict == "inconclusive"
+    hop = out["mdm_one_hop_beats_count_table"]
+    assert hop.ladder.strongest.point() == 0.5 and hop.ladder.rungs[1].point() == 0.25 and hop.verdict == "holds"
+    answer = out["mcts_beats_count_answer"]
+    assert [r.point() for r in answer.ladder.rungs] == [0.3, 0.2] and answer.unit == "seed" and answer.n == 3
+    assert answer.plan is PLANS.seeds
 
 
 def test_count_table_reads_statement_text_only():

@@ -21,6 +21,7 @@ from paperdag.common.stats import Interval, mean_ci, paired_diff_ci
 
 from .experiment import POLICIES, mcts_name
 
+UNIT = "seed"  # the unit of every interval: one trained (MDM, AR) pair
 BASELINES = ("ar", "mdm_confidence", *(f"pi_{p}" for p in POLICIES))
 
 
@@ -60,7 +61,8 @@ def _by_seed(t: dict[str, np.ndarray], decoder: str, mask: np.ndarray | None = N
 
 def summarise(table: dict[str, list], c_puct: float, n_sim: int, c_grid: list[float], sim_grid: list[int],
               confidence: float) -> Summary:
-    """The module docstring's quantities; MCTS is the main grid point (c_puct, n_sim)."""
+    """The module docstring's quantities; MCTS is the main grid point (c_puct, n_sim). Every interval is over
+    training seeds (unit ``seed``: one trained (MDM, AR) pair, its per-task rows averaged first)."""
     t = {k: np.array(v, dtype=object if k == "order" else None) for k, v in table.items()}
     main = mcts_name(c_puct, n_sim)
     acc = {d: _by_seed(t, d) for d in (*BASELINES, main)}
@@ -77,25 +79,31 @@ def summarise(table: dict[str, list], c_puct: float, n_sim: int, c_grid: list[fl
         deviated |= (t["seed"] == seed) & (t["task"] == task)
     dev_mcts, dev_l2r = _by_seed(t, main, deviated), _by_seed(t, "pi_l2r", deviated)
     ok = ~np.isnan(dev_mcts)
+
+    def ci(v: np.ndarray | list[float]) -> Interval:
+        return mean_ci(v, confidence, unit=UNIT)
+
+    def paired(a: np.ndarray, b: np.ndarray) -> Interval:
+        return paired_diff_ci(a, b, confidence, unit=UNIT)
+
     solved = {d: t["solved"][t["decoder"] == d].sum() for d in (*BASELINES, main)}
     return Summary(
-        accuracy={d: mean_ci(v, confidence) for d, v in acc.items()},
-        grid={d: mean_ci(v, confidence) for d, v in grid.items()},
+        accuracy={d: ci(v) for d, v in acc.items()},
+        grid={d: ci(v) for d, v in grid.items()},
         per_seed=acc | grid,
         best_fixed=best,
-        gain_vs_best_fixed=paired_diff_ci(acc[main], acc[best], confidence),
-        gain_vs_confidence=paired_diff_ci(acc[main], acc["pi_confidence"], confidence),
-        gain_vs_l2r=paired_diff_ci(acc[main], acc["pi_l2r"], confidence),
-        gain_vs_ar=paired_diff_ci(acc[main], acc["ar"], confidence),
-        effect_c=mean_ci(eff_c, confidence), effect_sims=mean_ci(eff_n, confidence),
-        c_over_sims=paired_diff_ci(eff_c, eff_n, confidence),
-        sequential_share=mean_ci(share[main], confidence),
-        random_sequential_share=mean_ci(share["pi_random"], confidence),
+        gain_vs_best_fixed=paired(acc[main], acc[best]),
+        gain_vs_confidence=paired(acc[main], acc["pi_confidence"]),
+        gain_vs_l2r=paired(acc[main], acc["pi_l2r"]),
+        gain_vs_ar=paired(acc[main], acc["ar"]),
+        effect_c=ci(eff_c), effect_sims=ci(eff_n),
+        c_over_sims=paired(eff_c, eff_n),
+        sequential_share=ci(share[main]),
+        random_sequential_share=ci(share["pi_random"]),
         deviated_share=float((t["sequential"][is_main] < 1).mean()),
-        deviated_mcts=mean_ci(dev_mcts[ok] if ok.any() else [0.0], confidence),
-        deviated_l2r=mean_ci(dev_l2r[ok] if ok.any() else [0.0], confidence),
-        deviated_gain=paired_diff_ci(dev_mcts[ok] if ok.any() else [0.0], dev_l2r[ok] if ok.any() else [0.0],
-                                     confidence),
+        deviated_mcts=ci(dev_mcts[ok] if ok.any() else [0.0]),
+        deviated_l2r=ci(dev_l2r[ok] if ok.any() else [0.0]),
+        deviated_gain=paired(dev_mcts[ok] if ok.any() else [0.0], dev_l2r[ok] if ok.any() else [0.0]),
         cost={d: float(t["forwards"][t["decoder"] == d].sum() / max(solved[d], 1)) for d in solved},
         trace_exact={d: float(t["trace_exact"][t["decoder"] == d].mean()) for d in solved},
     )

@@ -1,5 +1,6 @@
-"""Stage ``baselines``: the statement-count table's accuracy and the MDM decoded in the oracle (dependency) order
-(reference.py), for every trained MDM seed: what the claims' preconditions compare the decoders against."""
+"""Stage ``baselines``: the statement-count table's accuracy, the majority answer digit's (the next rung of the
+answer's trivial ladder) and the MDM decoded in the oracle (dependency) order (reference.py), for every trained MDM
+seed: what the claims' preconditions compare the decoders against."""
 
 from __future__ import annotations
 
@@ -28,12 +29,14 @@ def _split(table: dict[str, list], split: str) -> tuple[list[str], list[str]]:
 
 
 def baselines(ctx: StageContext[Params]) -> dict[str, float]:
-    """baselines.json: count-table slot and answer accuracy on the test programs, the share of test programs
-    listed in dependency order, the oracle-order accuracy of each MDM seed (ascending seed) and the slot count S."""
+    """baselines.json: count-table slot and answer accuracy on the test programs, the accuracy of the training
+    programs' most frequent answer digit (ties: the smaller) on them, the share of test programs listed in dependency
+    order, the oracle-order accuracy of each MDM seed (ascending seed) and the slot count S."""
     p, k = ctx.params, ctx.params.data.n_statements
     table = read_table(ctx.input("prepare", DATA_FILE)).to_pydict()
     counts, default = fit_count_table(*_split(table, "train"), k)
     hits = count_table_hits(counts, default, *_split(table, "test"), k)
+    majority = int(np.bincount([int(a[-1]) for a in _split(table, "train")[1]], minlength=10).argmax())
     x, answers, sequential, start = load_split(ctx.input("prepare", DATA_FILE), "test")
     slots = slot_positions(k)
     orders = [dependency_order(statements(detokenize(row[:start]), k)) for row in x]
@@ -48,6 +51,7 @@ def baselines(ctx: StageContext[Params]) -> dict[str, float]:
         oracle.append(float(np.mean([answer_value(o.tokens, start, k) == a for o, a in zip(outs, answers,
                                                                                           strict=True)])))
     out = {"count_slot_accuracy": float(hits.mean()), "count_answer_accuracy": float(hits[:, -1].mean()),
+           "majority_answer_accuracy": float(np.mean(answers == majority)),
            "dependency_ordered_share": float(np.mean(sequential)), "oracle_accuracy": oracle, "slots": len(slots)}
     write_json(ctx.output(BASELINES_FILE), out)
     return {"count_answer_accuracy": out["count_answer_accuracy"], "oracle_accuracy_mean": float(np.mean(oracle))}

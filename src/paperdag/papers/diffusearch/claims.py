@@ -1,11 +1,17 @@
 """The paper's claims restated for our scale: a pure function from measured numbers to claims of three kinds.
 
-Preconditions (the regime): each model's one-hop slot accuracy and each compared decoder's answer accuracy beat
-the statement-count table (reference.py: the strongest trivial baseline, which reads a statement's text but never
-a variable's value), and the oracle (dependency) order beats left-to-right by more than ``headroom`` (otherwise no
-slot order, searched or not, can show the paper's gain). Evidence: the abstract's findings, each from a shared
-interval rule over seeds. Check: search costs forward passes (true by construction: it scores look-ahead rows on
-top of the rows a fixed order scores).
+Preconditions (the regime), each judged against the strongest rung of its trivial ladder (the next rung recorded
+beside it): each model's one-hop slot accuracy against the statement-count table's slot accuracy (reference.py: reads
+a statement's text but never a variable's value), then the majority digit; each compared decoder's answer accuracy
+against the count table's answer accuracy, then the majority answer digit; and the oracle (dependency) order against
+the search ladder of fixed slot orders (left-to-right, confidence, random: the best of them is the strongest rung), by
+more than ``headroom`` (otherwise no slot order, searched or not, can show the paper's gain). Evidence: the abstract's
+findings, each from a shared interval rule. Check: search costs forward passes (true by construction: it scores
+look-ahead rows on top of the rows a fixed order scores).
+
+Every interval is a t interval over training seeds (unit ``seed``: one trained (MDM, AR) pair, its test tasks
+averaged first), under the ``seeds`` plan; the count table and the majority digits are fitted on the training
+programs without a seed and scored on the fixed test set (numbers, not intervals).
 """
 
 from __future__ import annotations
@@ -16,68 +22,95 @@ from paperdag.common.stats import mean_ci, paired_diff_ci
 from paperdag.common.verdicts import (
     Claim,
     Judgement,
+    Ladder,
     all_of,
     check,
     evidence,
+    exact,
     noninferiority,
     precondition,
     superiority,
 )
 
-from .analysis import Summary
+from .analysis import UNIT, Summary
 from .experiment import POLICIES, random_sequential_expectation
-from .params import ClaimParams
+from .params import ClaimParams, Plans
 
-COUNT_TABLE = "the statement-count table (a slot's most frequent training value given its statement's text)"
-
-
-def _beat(per_seed: dict[str, np.ndarray], reference: float, confidence: float, what: str) -> Judgement:
-    """Every named per-seed accuracy lies above ``reference`` (superiority of each t-interval over seeds)."""
-    return all_of({n: superiority(mean_ci(v, confidence), reference=reference, what=f"{n} {what}")
-                   for n, v in per_seed.items()})
+SLOT_LADDER = ("the statement-count table (a slot's most frequent training value given its statement's text)",
+               "the majority digit (the training slots' most frequent value)")
+ANSWER_LADDER = ("the statement-count table's answer (the query statement's most frequent training value)",
+                 "the majority answer digit (the training answers' most frequent value)")
+FIXED_ORDERS = {f"pi_{o}": f"plan-and-infill in a fixed {o} order" for o in POLICIES}
 
 
-def _preconditions(s: Summary, sanity: dict[str, dict], base: dict, p: ClaimParams) -> list[Claim]:
-    """Competence of both models and of every compared decoder against the count table, and order headroom."""
-    c = p.confidence
-    count_slot, count_answer = base["count_slot_accuracy"], base["count_answer_accuracy"]
+def _slot_ladder(base: dict, sanity: dict) -> Ladder:
+    return Ladder.of("higher", {SLOT_LADDER[0]: base["count_slot_accuracy"],
+                                SLOT_LADDER[1]: sanity["majority_baseline"]})
+
+
+def _answer_ladder(base: dict) -> Ladder:
+    return Ladder.of("higher", {ANSWER_LADDER[0]: base["count_answer_accuracy"],
+                                ANSWER_LADDER[1]: base["majority_answer_accuracy"]})
+
+
+def _beat(per_seed: dict[str, np.ndarray], ladder: Ladder, plans: Plans, what: str) -> Judgement:
+    """Every named per-seed accuracy lies above the ladder's strongest rung (superiority of each t interval over
+    seeds; ``all_of``: Holm for fails, intersection-union for holds)."""
+    return all_of({n: superiority(mean_ci(v, unit=UNIT), reference=ladder.strongest.point(), what=f"{n} {what}",
+                                  plan=plans.seeds) for n, v in per_seed.items()})
+
+
+def _preconditions(s: Summary, sanity: dict[str, dict], base: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
+    """Competence of both models and of every compared decoder against their trivial ladders, and order headroom
+    over the strongest fixed order."""
+    answers = _answer_ladder(base)
+    count_answer = answers.strongest
     mcts = {d: v for d, v in s.per_seed.items() if d.startswith("mcts_")}
-    fixed = {f"pi_{o}": s.per_seed[f"pi_{o}"] for o in POLICIES}
-    headroom = paired_diff_ci(base["oracle_accuracy"], s.per_seed["pi_l2r"], c)
-    one_hop = [precondition(
-        f"{k}_one_hop_beats_count_table", f"the {k.upper()}'s one-hop slot accuracy (each slot predicted with the "
-        "true rest given) is above the count table's slot accuracy on the test programs", COUNT_TABLE,
-        {"one_hop_accuracy": mean_ci(sanity[k]["slot_accuracy"], c).rounded(), "count_table": round(count_slot, 4),
-         "majority_digit": round(sanity[k]["majority_baseline"], 4)},
-        superiority(mean_ci(sanity[k]["slot_accuracy"], c), reference=count_slot, what="one-hop slot accuracy"))
-        for k in ("mdm", "ar")]
+    fixed = {d: s.per_seed[d] for d in FIXED_ORDERS}
+    orders = Ladder.of("higher", {FIXED_ORDERS[d]: s.accuracy[d] for d in FIXED_ORDERS})
+    best = next(d for d, name in FIXED_ORDERS.items() if name == orders.strongest.name)
+    headroom = paired_diff_ci(base["oracle_accuracy"], s.per_seed[best], unit=UNIT)
+    one_hop = []
+    for k in ("mdm", "ar"):
+        slots = _slot_ladder(base, sanity[k])
+        acc = mean_ci(sanity[k]["slot_accuracy"], unit=UNIT)
+        one_hop.append(precondition(
+            f"{k}_one_hop_beats_count_table", f"the {k.upper()}'s one-hop slot accuracy (each slot predicted with the "
+            "true rest given) is above the strongest trivial slot predictor's on the test programs",
+            slots.strongest.name, {"one_hop_accuracy": acc.rounded() | {"n": acc.n},
+                                   "ladder": {r.name: round(r.point(), 4) for r in slots.rungs}},
+            superiority(acc, reference=slots.strongest.point(), what="one-hop slot accuracy", plan=plans.seeds),
+            ladder=slots))
     return [*one_hop,
             precondition("mcts_beats_count_answer", "every DiffuSearch grid point's exact-match accuracy is above the "
-                         "count table's answer accuracy", COUNT_TABLE,
-                         {"accuracy": {d: s.grid[d].rounded() for d in mcts}, "count_table": round(count_answer, 4)},
-                         _beat(mcts, count_answer, c, "accuracy")),
+                         "strongest trivial answer predictor's", count_answer.name,
+                         {"accuracy": {d: s.grid[d].rounded() for d in mcts},
+                          "ladder": {r.name: round(r.point(), 4) for r in answers.rungs}},
+                         _beat(mcts, answers, plans, "accuracy"), ladder=answers),
             precondition("fixed_orders_beat_count_answer", "every fixed-order plan-and-infill decoder's exact-match "
-                         "accuracy is above the count table's answer accuracy", COUNT_TABLE,
+                         "accuracy is above the strongest trivial answer predictor's", count_answer.name,
                          {"accuracy": {d: s.accuracy[d].rounded() for d in fixed},
-                          "count_table": round(count_answer, 4)},
-                         _beat(fixed, count_answer, c, "accuracy")),
-            precondition("ar_beats_count_answer", "AR greedy's exact-match accuracy is above the count table's answer "
-                         "accuracy", COUNT_TABLE,
-                         {"accuracy": s.accuracy["ar"].rounded(), "count_table": round(count_answer, 4)},
-                         _beat({"ar": s.per_seed["ar"]}, count_answer, c, "accuracy")),
-            precondition("order_headroom", f"decoding the MDM in an oracle (dependency) order beats left-to-right "
-                         f"infilling by more than {p.headroom:g} (paired over seeds): the most any slot order can add",
-                         "the oracle order: plan-and-infill in a topological order of the statements",
-                         {"oracle_minus_l2r": headroom.rounded(),
-                          "oracle": mean_ci(base["oracle_accuracy"], c).rounded(),
-                          "l2r": s.accuracy["pi_l2r"].rounded(),
+                          "ladder": {r.name: round(r.point(), 4) for r in answers.rungs}},
+                         _beat(fixed, answers, plans, "accuracy"), ladder=answers),
+            precondition("ar_beats_count_answer", "AR greedy's exact-match accuracy is above the strongest trivial "
+                         "answer predictor's", count_answer.name,
+                         {"accuracy": s.accuracy["ar"].rounded(),
+                          "ladder": {r.name: round(r.point(), 4) for r in answers.rungs}},
+                         _beat({"ar": s.per_seed["ar"]}, answers, plans, "accuracy"), ladder=answers),
+            precondition("order_headroom", f"decoding the MDM in an oracle (dependency) order beats the best fixed "
+                         f"slot order by more than {p.headroom:g} (paired over seeds): the most order search can add "
+                         "over the search ladder's strongest rung", orders.strongest.name,
+                         {"oracle_minus_best_fixed": headroom.rounded() | {"n": headroom.n}, "best_fixed": best,
+                          "oracle": mean_ci(base["oracle_accuracy"], unit=UNIT).rounded(),
+                          "oracle_minus_l2r": paired_diff_ci(base["oracle_accuracy"], s.per_seed["pi_l2r"],
+                                                             unit=UNIT).rounded(),
                           "programs_in_dependency_order": round(base["dependency_ordered_share"], 4)},
-                         superiority(headroom, margin=p.headroom, sesoi=p.headroom,
-                                     what="oracle - left-to-right accuracy")),
+                         superiority(headroom, margin=p.headroom, what=f"oracle - {best} accuracy", plan=plans.seeds),
+                         ladder=orders),
             ]
 
 
-def claims(s: Summary, sanity: dict[str, dict], base: dict, p: ClaimParams) -> list[Claim]:
+def claims(s: Summary, sanity: dict[str, dict], base: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
     """The preconditions, then the abstract's findings (accuracy gains, c vs simulations, orders) and the cost check.
     ``sanity``: per model kind, its per-seed one-hop slot accuracy; ``base``: the baselines stage's numbers."""
     main = next(d for d in s.accuracy if d.startswith("mcts_"))
@@ -87,36 +120,40 @@ def claims(s: Summary, sanity: dict[str, dict], base: dict, p: ClaimParams) -> l
     vs_fixed = [*mdm, "fixed_orders_beat_count_answer", "order_headroom"]
     random_share = random_sequential_expectation(base["slots"])
     return [
-        *_preconditions(s, sanity, base, p),
+        *_preconditions(s, sanity, base, p, plans),
         evidence("mcts_beats_plan_infill", "DiffuSearch's exact-match accuracy exceeds plan-and-infill's, the "
                  "paper's baseline (slots infilled in confidence order): the paired gain's interval lies above 0",
                  "+8.0 pp average over plan-and-infill (LLaDA/Dream-7B; MBPP +19.5, MATH500 +4.9)",
                  {"gain": s.gain_vs_confidence.rounded(), "mcts": s.accuracy[main].rounded(),
                   "plan_infill_confidence": s.accuracy["pi_confidence"].rounded()},
-                 superiority(s.gain_vs_confidence, what="MCTS - confidence-order accuracy"), requires=vs_fixed),
+                 superiority(s.gain_vs_confidence, what="MCTS - confidence-order accuracy", plan=plans.seeds),
+                 requires=vs_fixed),
         evidence("mcts_beats_best_fixed_order", "DiffuSearch's exact-match accuracy exceeds that of the best fixed "
                  "slot order (left-to-right, confidence or random, whichever has the highest mean): the paired "
                  "gain's interval lies above 0",
                  "+8.0 pp over plan-and-infill (the paper compares no other fixed order)",
                  {"gain": s.gain_vs_best_fixed.rounded(), "best_fixed": s.best_fixed,
                   "mcts": s.accuracy[main].rounded(), "best_fixed_accuracy": s.accuracy[s.best_fixed].rounded()},
-                 superiority(s.gain_vs_best_fixed, what=f"MCTS - {s.best_fixed} accuracy"), requires=vs_fixed),
+                 superiority(s.gain_vs_best_fixed, what=f"MCTS - {s.best_fixed} accuracy", plan=plans.seeds),
+                 requires=vs_fixed),
         evidence("mcts_at_least_on_par_with_ar", f"DiffuSearch's accuracy is no more than {p.par_tol:g} below AR "
                  "greedy's (same size, data and budget; non-inferiority of the paired difference)",
                  "+3.2 pp average over AR baselines",
                  {"gain": s.gain_vs_ar.rounded(), "ar": s.accuracy["ar"].rounded(), "mcts": s.accuracy[main].rounded(),
                   "model_gap_one_hop_mdm_minus_ar": paired_diff_ci(sanity["mdm"]["slot_accuracy"],
-                                                                   sanity["ar"]["slot_accuracy"], p.confidence).rounded(),
+                                                                   sanity["ar"]["slot_accuracy"], unit=UNIT).rounded(),
                   "decoding_gain_mcts_minus_l2r": s.gain_vs_l2r.rounded()},
-                 noninferiority(s.gain_vs_ar, margin=p.par_tol, direction="above", what="MCTS - AR accuracy"),
+                 noninferiority(s.gain_vs_ar, margin=p.par_tol, direction="above", what="MCTS - AR accuracy",
+                                plan=plans.seeds),
                  requires=[*mdm, "ar_one_hop_beats_count_table", "ar_beats_count_answer"]),
         evidence("exploration_beats_simulations", "raising c from the grid's min to max gains accuracy, and more than "
                  "raising the simulations from min to max (each averaged over the other axis; both intervals above 0)",
                  "larger exploration constants, not more simulations, overcome confidence bias",
                  {"effect_c": s.effect_c.rounded(), "effect_sims": s.effect_sims.rounded(),
                   "c_minus_sims": s.c_over_sims.rounded()},
-                 all_of({"effect of c": superiority(s.effect_c, what="effect of c"),
-                         "c over simulations": superiority(s.c_over_sims, what="effect of c - effect of simulations")}),
+                 all_of({"effect of c": superiority(s.effect_c, what="effect of c", plan=plans.seeds),
+                         "c over simulations": superiority(s.c_over_sims, what="effect of c - effect of simulations",
+                                                           plan=plans.seeds)}),
                  requires=[*mdm, "order_headroom"]),
         evidence("orders_mostly_sequential", f"at least {p.mostly:g} of DiffuSearch's free commits (the forced last "
                  "one excluded) take the leftmost open slot, and more than a uniformly random order's expected "
@@ -125,17 +162,22 @@ def claims(s: Summary, sanity: dict[str, dict], base: dict, p: ClaimParams) -> l
                  {"sequential_share": s.sequential_share.rounded(),
                   "random_order_share": s.random_sequential_share.rounded(),
                   "random_order_expected": round(random_share, 4)},
-                 all_of({"mostly": superiority(s.sequential_share, reference=p.mostly, what="sequential share"),
+                 all_of({"mostly": superiority(s.sequential_share, reference=p.mostly, what="sequential share",
+                                               plan=plans.seeds),
                          "above random": superiority(s.sequential_share, reference=random_share,
-                                                     what="sequential share")}), requires=mdm),
+                                                     what="sequential share", plan=plans.seeds)}), requires=mdm),
         evidence("deviations_beat_left_to_right", "on the tasks where DiffuSearch leaves the left-to-right order it "
                  "beats left-to-right infilling (paired over seeds, interval above 0)",
                  "non-sequential generation is essential",
                  {"deviated_share": round(s.deviated_share, 4), "deviated_mcts": s.deviated_mcts.rounded(),
                   "deviated_l2r": s.deviated_l2r.rounded(), "deviated_gain": s.deviated_gain.rounded()},
-                 superiority(s.deviated_gain, what="MCTS - l2r accuracy on deviated tasks"), requires=vs_fixed),
+                 superiority(s.deviated_gain, what="MCTS - l2r accuracy on deviated tasks", plan=plans.seeds),
+                 requires=vs_fixed),
         check("search_costs_forward_passes", "DiffuSearch spends more forward passes per solved task than every "
               "fixed-order plan-and-infill decoder (by construction: look-ahead rows on top of its commits)",
               "look-ahead simulations cost extra inference compute (no number given)",
-              {d: round(v, 2) for d, v in s.cost.items()}, s.cost[main] > max(s.cost[d] for d in fixed)),
+              {d: round(v, 2) for d, v in s.cost.items()},
+              exact(s.cost[main] > max(s.cost[d] for d in fixed), f"{main} {s.cost[main]:.2f} forward passes per "
+                    f"solved task vs the fixed orders' most, {max(s.cost[d] for d in fixed):.2f}: forward passes "
+                    "counted over every decoded test task", basis="fixed set")),
     ]

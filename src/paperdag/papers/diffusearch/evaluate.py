@@ -22,7 +22,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     """metrics.json (scalars + claims), decoders.png, grid.png, orders.png."""
     p, s = ctx.params, ctx.params.search
     table = read_table(ctx.input("decode", RESULTS_FILE)).to_pydict()
-    summary = summarise(table, s.c_puct, s.n_sim, s.c_grid, s.sim_grid, p.claims.confidence)
+    summary = summarise(table, s.c_puct, s.n_sim, s.c_grid, s.sim_grid, p.plans.seeds.confidence)
     sanity = {k: read_json(ctx.input(f"train_{k}", SANITY_FILE)) for k in ("mdm", "ar")}
     base = read_json(ctx.input("baselines", BASELINES_FILE))
     metrics = {f"acc_{d}": round(v.mean, 4) for d, v in {**summary.accuracy, **summary.grid}.items()}
@@ -31,14 +31,15 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     metrics |= {f"slot_acc_{k}": round(min(v["slot_accuracy"]), 4) for k, v in sanity.items()}
     metrics |= {"majority_baseline": round(sanity["mdm"]["majority_baseline"], 4)}
     metrics |= {f"count_table_{k}_accuracy": round(base[f"count_{k}_accuracy"], 4) for k in ("slot", "answer")}
+    metrics |= {"majority_answer_accuracy": round(base["majority_answer_accuracy"], 4)}
     oracle = float(np.mean(base["oracle_accuracy"]))
     metrics |= {"acc_oracle_order": round(oracle, 4),
-                "order_headroom": round(oracle - summary.accuracy["pi_l2r"].mean, 4),
+                "order_headroom": round(oracle - summary.accuracy[summary.best_fixed].mean, 4),  # over the best fixed order
                 "dependency_ordered_share": round(base["dependency_ordered_share"], 4)}
     for name in ("gain_vs_confidence", "gain_vs_best_fixed", "gain_vs_ar", "effect_c", "effect_sims"):
         metrics[name] = round(getattr(summary, name).mean, 4)
     metrics |= {"sequential_share": round(summary.sequential_share.mean, 4)}
-    write_metrics(ctx.out, metrics, claims(summary, sanity, base, p.claims))
+    write_metrics(ctx.out, metrics, claims(summary, sanity, base, p.claims, p.plans))
     save_figure(plot_decoders(summary), ctx.output("decoders.png"))
     save_figure(plot_grid(summary, s.c_grid, s.sim_grid), ctx.output("grid.png"))
     save_figure(plot_orders(summary), ctx.output("orders.png"))

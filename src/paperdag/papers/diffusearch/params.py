@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 CGrid = Annotated[list[Annotated[float, Field(gt=0.0)]], Field(min_length=2)]
@@ -69,16 +70,23 @@ class SearchParams(ParamsModel):
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
-    headroom: float = Field(ge=0.0, le=1.0, description="the oracle (dependency) order must beat left-to-right "
-                            "infilling by more than this accuracy for order search to be judged: 0.10 (issue 45), "
-                            "above the paper's +8.0 pp average gain of search over plan-and-infill")
+    headroom: float = Field(ge=0.0, le=1.0, description="the oracle (dependency) order must beat the best fixed "
+                            "slot order (the search ladder's strongest rung) by more than this accuracy for order "
+                            "search to be judged: 0.10 (issue 45), above the paper's +8.0 pp average gain of search "
+                            "over plan-and-infill")
     par_tol: float = Field(ge=0.0, le=1.0, description="'on par': MCTS accuracy may trail AR's by at most this")
     mostly: float = Field(ge=0.5, le=1.0, description="'mostly sequential': share of sequential commits at least")
-    confidence: float = Field(gt=0.5, lt=1.0, description="level of the across-seed t-intervals")
+
+
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run; every interval
+    is taken at its plan's level."""
+
+    seeds: SamplePlan = Field(description="intervals over training seeds (one trained (MDM, AR) pair each)")
 
 
 class Params(ParamsModel):
-    """Seed, data, models, training, search and claim thresholds."""
+    """Seed, data, models, training, search, claim thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     data: DataParams
@@ -86,9 +94,12 @@ class Params(ParamsModel):
     train: TrainParams
     search: SearchParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
         if self.model.d_model % self.model.n_head:
             raise ValueError("model.d_model must be a multiple of model.n_head")
+        if self.plans.seeds.n != self.train.seeds:
+            raise ValueError("plans.seeds.n must be train.seeds (every trained pair is one unit of the plan)")
         return self

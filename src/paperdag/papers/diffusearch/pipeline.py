@@ -25,7 +25,7 @@ PIPELINE = Pipeline(
               params=(*SHARED, "search"), outputs=("baselines.json",), resources=Resources(cpus=1, gpus=0.5)),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
               upstream=("decode", "baselines", *(f"train_{k}" for k in KINDS)),
-              params=("search", "claims"), outputs=("metrics.json", "decoders.png", "grid.png", "orders.png"),
+              params=("search", "claims", "plans"), outputs=("metrics.json", "decoders.png", "grid.png", "orders.png"),
               plots=("decoders.png", "grid.png", "orders.png")),
     ),
 )
