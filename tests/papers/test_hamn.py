@@ -12,17 +12,22 @@ import pytest
 import torch
 from sklearn.metrics import average_precision_score
 
+from paperdag.common.plans import SamplePlan
 from paperdag.common.stats import Interval
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.papers.hamn.analysis import clean_minima
-from paperdag.papers.hamn.claims import BASELINES, Comparison, Regime, claims
-from paperdag.papers.hamn.embedding import average_distortion, poincare_distance, reconstruction_map, train_embedding
+from paperdag.papers.hamn.claims import (BASELINES, RANDOM_RANKING, UNTRAINED, Comparison, DecoderRung, EmbeddingRungs,
+                                         Regime, claims)
+from paperdag.papers.hamn.embedding import (average_distortion, poincare_distance, reconstruction_map, train_embedding,
+                                           tree_metric_map)
 from paperdag.papers.hamn.hyperbolic_memory import (energy_terms, hamn_energy, hamn_retrieve, hamn_step, lorentz_lift,
                                                      minkowski, poincare_ball)
 from paperdag.papers.hamn.modern_hopfield import distance_energy, distance_update, mhn_energy, mhn_update
-from paperdag.papers.hamn.params import ClaimParams
-from paperdag.papers.hamn.queries import Retriever, accuracy, input_space, leaf_queries, storage_beta, storage_gap
+from paperdag.papers.hamn.ladders import nearest_leaf, nearest_neighbour_cells, random_ranking_map
+from paperdag.papers.hamn.params import ClaimParams, Plans
+from paperdag.papers.hamn.queries import (Retriever, accuracy, input_space, leaf_queries, noisy_queries, storage_beta,
+                                          storage_gap)
 from paperdag.papers.hamn.retrieve import CALIBRATION_FILE, RETRIEVALS_FILE
 from paperdag.papers.hamn.tree import ancestor_table, balanced_tree, closure_pairs, lca_level, related
 
@@ -253,23 +258,46 @@ def test_on_manifold_check_records_the_largest_iterate_norm() -> None:
     assert _verdicts(max_norm=1.0)["retrieval_on_manifold"] == "fails"
 
 
+def _plan(unit: str, n: int) -> SamplePlan:
+    return SamplePlan(unit=unit, n=n, basis="design", effect=None, power=None, pilot_n=0, pilot_sd=None, looks=1,
+                      spending="none", why="the test's design size")
+
+
+PLANS = Plans(seeds=_plan("seed", 3), cells=_plan("cell", 6), error_cells=_plan("cell", 6))
+
+
 def _verdicts(delta: float = 0.1, slope: float = 0.05, gap: float = 0.1, shallow: float = 0.0,
               shallow_half: float = 0.01, max_norm: float = 0.99, clean_base: float = 1.0, map_gap: float = 0.1,
-              map_gain: float = 0.9, margin: float = 0.2) -> dict[str, str]:
+              map_gain: float = 0.9, nn_gap: float = 0.0, disagreements: int = 10) -> dict[str, str]:
     """The published verdicts (resolved: preconditions gate evidence) of claims on one branching b = 2; the
-    numbers of the first baseline (``mhn_normed``) vary, the second's stay favourable."""
+    numbers of the first baseline (``mhn_normed``) vary, the second's stay favourable. ``map_gain``: both
+    embeddings' normalised MAP gain over the untrained embedding; ``nn_gap``: mhn_normed's accuracy minus its
+    nearest-neighbour decoder's, per cell, on ``disagreements`` queries decoded differently."""
     def iv(m: float, half: float = 0.01) -> Interval:
         return Interval(m, m - half, m + half, 3)
 
+    jitter = np.array([0.01, -0.012, 0.002])
     euclidean = np.array([0.50, 0.52, 0.48])
     ok = {(2, 2): 1.0, (2, 6): 1.0}
+    untrained, ranking = np.array([0.10, 0.12, 0.11]), np.array([0.09, 0.10, 0.10])
+    learned = untrained + map_gain * (1 - untrained) + jitter
+    embedding = EmbeddingRungs({(2, 2): learned, (2, 6): learned},
+                               {UNTRAINED: {(2, 2): untrained, (2, 6): untrained},
+                                RANDOM_RANKING: {(2, 2): ranking, (2, 6): ranking}}, {(2, 2): 1.0, (2, 6): 1.0})
+    nn, chance = np.array([0.8, 0.78, 0.82, 0.3, 0.32, 0.29]), np.full(6, 1 / 16)
+
+    def decoder(offset: float, differ: int) -> DecoderRung:
+        return DecoderRung(nn + offset + np.tile(jitter, 2) / 10, nn, chance, 2400, differ)
+
     regime = Regime({"mhn_normed": {(2, 2): 1.0, (2, 6): clean_base}, "mhn_distance": ok, "hamn": ok},
-                    {"euclidean": {2: euclidean}, "poincare": {2: euclidean + map_gap}},
-                    {"poincare": map_gain, "euclidean": map_gain}, margin)
+                    {"euclidean": {2: euclidean}, "poincare": {2: euclidean + map_gap + jitter / 10}},
+                    {"poincare": embedding, "euclidean": embedding},
+                    {"mhn_normed": decoder(nn_gap, disagreements), "mhn_distance": decoder(0.0, 0),
+                     "hamn": decoder(0.01, 40)})
     versus = {"mhn_normed": Comparison({2: iv(shallow, shallow_half)}, {2: iv(delta)}, {2: iv(slope)}, iv(gap)),
               "mhn_distance": Comparison({2: iv(0.0)}, {2: iv(0.1)}, {2: iv(0.05)}, iv(0.1))}
     out = claims(versus, max_norm, 100, regime, ClaimParams(shallow_tol=0.05, min_map_gain=0.5,
-                                                            min_clean_accuracy=0.99))
+                                                            min_clean_accuracy=0.99), PLANS)
     return {c.id: c.verdict for c in resolve(out)}
 
 
@@ -307,10 +335,70 @@ def test_evidence_is_inconclusive_when_its_precondition_fails() -> None:
             verdict = _verdicts(**kwargs, **numbers)
             assert verdict[failed] == "fails" and verdict[SHALLOW] == "holds", verdict
             assert all(verdict[c] == "inconclusive" for c in DEEP_EVIDENCE), verdict
-    for kwargs, failed in (({"map_gain": 0.2}, "embeddings_learned"), ({"margin": -0.01}, "retrieval_above_chance")):
+    for kwargs, failed in (({"map_gain": 0.2}, "poincare_embedding_learned"),
+                           ({"nn_gap": -0.2}, "mhn_normed_retrieves_as_nearest_neighbour")):
         verdict = _verdicts(**kwargs)
         assert verdict[failed] == "fails", verdict
         assert all(verdict[c] == "inconclusive" for c in (*DEEP_EVIDENCE, SHALLOW)), verdict
+
+
+def test_memory_competence_is_judged_against_its_nearest_neighbour_decoder() -> None:
+    """Within the band below its decoder (or identical to it on every query: an enumeration) a memory is competent;
+    straddling the band's edge is inconclusive; the ladder records the decoder first and chance beside it."""
+    assert _verdicts(nn_gap=-0.02)["mhn_normed_retrieves_as_nearest_neighbour"] == "holds"
+    assert _verdicts(nn_gap=-0.05)["mhn_normed_retrieves_as_nearest_neighbour"] == "inconclusive"
+    assert _verdicts(nn_gap=0.0, disagreements=0)["mhn_normed_retrieves_as_nearest_neighbour"] == "holds"
+
+
+def test_nearest_leaf_is_the_brute_force_nearest_pattern_in_each_geometry() -> None:
+    """Euclidean memories: the pattern at the least Euclidean distance (a loop); HAMN: the leaf at the least Poincare
+    distance from exp_0(query) (closed form); and at a large beta the distance-softmax memory decodes like it."""
+    g = torch.Generator().manual_seed(3)
+    mem, q = torch.randn(12, 3, generator=g, dtype=F64), torch.randn(40, 3, generator=g, dtype=F64)
+    loop = torch.tensor([min(range(12), key=lambda j: float((x - mem[j]).norm())) for x in q])
+    assert torch.equal(nearest_leaf("mhn_distance", q, mem, 1.0), loop)
+    assert torch.equal(mhn_retrieve_distance(q, mem), loop)
+    ball = poincare_ball(1.0)
+    tangent = input_space("hamn", _ball_points(12, 3, 1.0, 5), 1.0)
+    points, xi = ball.expmap0(tangent), ball.expmap0(q * 0.5)
+    closed = torch.stack([poincare_distance(xi, points[j].expand_as(xi), 1.0) for j in range(12)], dim=1).argmin(1)
+    assert torch.equal(nearest_leaf("hamn", q * 0.5, tangent, 1.0), closed)
+
+
+def mhn_retrieve_distance(q: torch.Tensor, mem: torch.Tensor) -> torch.Tensor:
+    from paperdag.papers.hamn.modern_hopfield import mhn_retrieve
+    return mhn_retrieve(q, mem, 1e4, 3, distance=True)
+
+
+def test_nearest_neighbour_cells_redraw_the_retrieve_stage_queries() -> None:
+    """The rung is computed on the retrieve stage's own queries (refused otherwise); a memory that is its
+    nearest-neighbour decoder disagrees with it on no query."""
+    tree = balanced_tree(2, 3)
+    emb = {(2, 3, 1): torch.randn(tree.size, 3, generator=torch.Generator().manual_seed(0), dtype=F64)}
+    memories = input_space("mhn_distance", emb[2, 3, 1][torch.as_tensor(tree.leaves)], 1.0)
+    from paperdag.papers.hamn.design import NOISE_STREAM, generator
+    nodes, z = leaf_queries(len(tree.leaves), 20, 3, generator(0, (2, 3, 1), NOISE_STREAM))
+    decoded = nearest_leaf("mhn_distance", noisy_queries(memories, nodes, 0.5, z), memories, 1.0)
+    rows = pd.DataFrame({"branching": 2, "depth": 3, "seed": 1, "leaf": nodes.numpy(), "retrieved": decoded.numpy()})
+    out = nearest_neighbour_cells("mhn_distance", 0, {(2, 3): tree}, emb, {2: 0.5}, rows, 20, 1.0)
+    assert out["disagreements"].tolist() == [0] and out["accuracy_nn"].iloc[0] == (decoded == nodes).double().mean()
+    with pytest.raises(ValueError, match="re-drawn"):
+        nearest_neighbour_cells("mhn_distance", 1, {(2, 3): tree}, emb, {2: 0.5}, rows.iloc[:19], 20, 1.0)
+
+
+def test_random_ranking_map_lies_between_the_closure_density_and_the_tree_metric() -> None:
+    """A random ranking's MAP on a tree is a fixed-seed draw per cell, at least the share of closure neighbours among
+    the other nodes (a random ranking's precision, before the small-set bias of average precision) and far below the
+    tree path metric's."""
+    tree = balanced_tree(2, 5)
+    anc = ancestor_table(tree)
+    idx = np.arange(tree.size)
+    rel = related(anc, tree.level, idx[:, None], idx[None, :])
+    np.fill_diagonal(rel, False)
+    density = float(np.mean(rel.sum(axis=1) / (tree.size - 1)))
+    value = random_ranking_map(tree, 0, (2, 5, 1))
+    assert value == random_ranking_map(tree, 0, (2, 5, 1)) != random_ranking_map(tree, 0, (2, 5, 2))
+    assert density < value < 0.5 * tree_metric_map(tree)
 
 
 def test_clean_minima_take_the_worst_seed_per_cell() -> None:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 Ints = list[Annotated[int, Field(ge=0, le=10_000)]]
@@ -77,8 +78,19 @@ class ClaimParams(ParamsModel):
         "0.99, a memory must return a stored pattern from the pattern itself before its noisy retrieval is compared)"))
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="per-(b, D) intervals over evaluation seeds (slopes, advantages, MAP gaps, "
+                              "embedding gains)")
+    cells: SamplePlan = Field(description="intervals over every evaluation cell (b, D, seed): each memory against its "
+                              "nearest-neighbour decoder")
+    error_cells: SamplePlan = Field(description="intervals over the evaluation cells with D >= 3 (error distances; "
+                                    "a cell where a memory made no error drops out)")
+
+
 class Params(ParamsModel):
-    """Seeds, trees, embeddings, queries, the two memories and the claim thresholds."""
+    """Seeds, trees, embeddings, queries, the two memories, the claim thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw (SeedSequence([seed, b, D, embedding seed]))")
     seeds: Annotated[Ints, Field(min_length=1)] = Field(description="embedding/noise seeds of the evaluation")
@@ -90,6 +102,7 @@ class Params(ParamsModel):
     mhn: MHNParams
     hamn: HAMNParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -99,4 +112,10 @@ class Params(ParamsModel):
             raise ValueError("calibration_seeds must differ from the evaluation seeds (held out)")
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds must be distinct")
+        grid = len(self.trees.branchings) * len(self.seeds)
+        sizes = {"seeds": len(self.seeds), "cells": grid * len(self.trees.depths),
+                 "error_cells": grid * sum(d > 2 for d in self.trees.depths)}
+        for name, n in sizes.items():
+            if getattr(self.plans, name).n != n:
+                raise ValueError(f"plans.{name}.n must be {n}, the design's {name.replace('_', ' ')} (one unit each)")
         return self

@@ -24,7 +24,8 @@ PIPELINE = Pipeline(
                 outputs=("retrievals.parquet", "calibration.parquet", "clean.parquet"),
                 args={"model": m}, resources=Resources(cpus=1, gpus=0.5)) for m, g in MODELS.items()),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
-              upstream=(*(f"retrieve_{m}" for m in MODELS), "embed_euclidean", "embed_poincare"),
-              params=("trees", "hamn", "claims"), outputs=("cells.parquet", "metrics.json", *PLOTS), plots=PLOTS),
+              upstream=("prepare", *(f"retrieve_{m}" for m in MODELS), "embed_euclidean", "embed_poincare"),
+              params=("seed", "seeds", "trees", "embedding", "retrieval", "hamn", "claims", "plans"),
+              outputs=("cells.parquet", "nearest_neighbour.parquet", "metrics.json", *PLOTS), plots=PLOTS),
     ),
 )
