@@ -21,11 +21,12 @@ from rdkit.Chem import rdCIPLabeler
 from paperdag.common.verdicts import resolve
 from paperdag.papers.pepmirror import chem, data, fullatom, geometry, seqhead
 from paperdag.papers.pepmirror.certificates import judge
+from paperdag.common.plans import SamplePlan
 from paperdag.papers.pepmirror.claims import claims
 from paperdag.papers.pepmirror.fullatom import FullAtomResult
 from paperdag.papers.pepmirror.model import Denoiser, cross_channels, frame_gram, side_hand
 from paperdag.papers.pepmirror.package import Candidate, build_package, check_pdb_chirality, recheck_package
-from paperdag.papers.pepmirror.params import CertificateParams, ClaimParams, FullAtomParams
+from paperdag.papers.pepmirror.params import CertificateParams, ClaimParams, FullAtomParams, Plans
 from paperdag.papers.pepmirror.reverify import VERIFIED_FILE, reverify
 
 torch.set_num_threads(1)
@@ -367,6 +368,7 @@ def _measured(polar_l: float, native: float = 0.95) -> dict[str, float]:
     m = {"seq_recovery": 0.2, "seq_majority_recovery": 0.1, "seq_recovery_gain_ci_low": 0.05,
          "seq_recovery_gain_ci_high": 0.15, "seq_perplexity": 14.0, "seq_composition_perplexity": 18.0,
          "seq_nll_gain_ci_low": 0.1, "seq_nll_gain_ci_high": 0.4, "seq_recovery_real_complexes": 0.2,
+         "seq_n_heldout_files": 13.0, "seq_composition_expected_recovery": 0.06,
          "fullatom_n": 2.0, "fullatom_max_clashes_before": 9.0, "fullatom_max_clashes_after": 0.0,
          "fullatom_median_interaction_before": 1e4, "fullatom_median_interaction_after": -500.0,
          "fullatom_max_interaction_after": -300.0, "fullatom_mean_buried_surface_after": 900.0,
@@ -380,9 +382,10 @@ def _measured(polar_l: float, native: float = 0.95) -> dict[str, float]:
     return m
 
 
-def _designs(native_l: float, axial_mirrored_l: float, axial_quality: float, n: int = 16) -> pd.DataFrame:
-    """Verified-design rows of 2 targets x n/2 samples per variant and hand: L ratios scatter by +-0.02 around the
-    given ones (clipped to [0, 1]); quality 10 +- 1 (axial on mirrored targets: axial_quality times that)."""
+def _designs(native_l: float, axial_mirrored_l: float, axial_quality: float, n: int = 64) -> pd.DataFrame:
+    """Verified-design rows of 8 targets x n/8 samples per variant and hand: L ratios scatter by +-0.02 around the
+    given ones (clipped to [0, 1]); quality 10 +- 1, the axial model's jittered by +-0.3 (on mirrored targets:
+    axial_quality times that)."""
     rng = np.random.default_rng(0)
     rows = []
     for v in ("polar", "axial"):
@@ -390,31 +393,50 @@ def _designs(native_l: float, axial_mirrored_l: float, axial_quality: float, n: 
             ratio = native_l if hand == "L" else (1 - native_l if v == "polar" else axial_mirrored_l)
             for i in range(n):
                 scale = axial_quality if (v, hand) == ("axial", "D") else 1.0
-                q = scale * (10 + (-1) ** i * (1 + i / n))
-                rows.append({"variant": v, "target_hand": hand, "target_id": f"T{i % 2}", "sample": i // 2,
+                q = scale * (10 + (-1) ** i * (1 + i / n) + (0.3 * np.sin(i) if v == "axial" else 0.0))
+                rows.append({"variant": v, "target_hand": hand, "target_id": f"T{i % 8}", "sample": i // 8,
                              "L_ratio": float(np.clip(ratio + rng.uniform(-0.02, 0.02), 0, 1)), "contacts": q,
                              "buried_surface": q, "native_recovery": q / 20, "clashes": 20 / q})
     return pd.DataFrame(rows)
 
 
-def _paired(design_minus_trivial: float, n: int = 16) -> dict[str, pd.DataFrame]:
+def _paired(design_minus_trivial: float, n: int = 64) -> dict[str, pd.DataFrame]:
     """Each variant's mirrored designs against trivial designs, in-silico scores differing by about the given gap."""
     base = np.linspace(100, 300, n)
-    frame = pd.DataFrame({"in_silico_design": base + design_minus_trivial + np.sin(np.arange(n)),
+    frame = pd.DataFrame({"target_id": [f"T{i % 8}" for i in range(n)], "sample": np.arange(n) // 8,
+                          "in_silico_design": base + design_minus_trivial + 10 * np.sin(np.arange(n)),
                           "in_silico_trivial": base, "native_recovery_design": 0.3, "native_recovery_trivial": 0.2,
                           "L_ratio_design": 0.9, "L_ratio_trivial": 1.0})
     return {"polar": frame, "axial": frame}
 
 
+def _replay(score: float = -500.0, n: int = 64) -> pd.DataFrame:
+    """Replayed training peptides of every (target, sample): in-silico scores around ``score``."""
+    return pd.DataFrame({"target_id": [f"T{i % 8}" for i in range(n)], "sample": np.arange(n) // 8,
+                         "in_silico": score + 20 * np.cos(np.arange(n))})
+
+
+def _plan(unit: str, n: int) -> SamplePlan:
+    return SamplePlan(unit=unit, n=n, basis="design", effect=None, power=None, pilot_n=0, pilot_sd=None, looks=1,
+                      spending="none", why="the test's design size")
+
+
 P_CLAIMS = ClaimParams(native_hand_min=0.9, clear_majority=0.7, noninferiority_margin=0.1, mirror_energy_rel_tol=1e-9)
 CERT = CertificateParams(equiv_tol=1e-8, reflection_min_violation=1e-3)
+PLANS = Plans(targets=_plan("target", 8), files=_plan("file", 13))
 OK = {"polar": True, "axial": True}
 PACKAGE = {"n_exported": 2, "n_pass": 2}
 
 
-def _verdicts(m: dict, designs: pd.DataFrame, paired: dict, passes: dict = OK, package: dict = PACKAGE
-              ) -> dict[str, str]:
-    return {c.id: c.verdict for c in resolve(claims(m, designs, paired, passes, package, P_CLAIMS, CERT))}
+def _claims(m: dict, designs: pd.DataFrame, paired: dict, passes: dict = OK, package: dict = PACKAGE,
+            replay: pd.DataFrame | None = None) -> list:
+    return claims(m, designs, paired, _replay() if replay is None else replay, passes, package, P_CLAIMS, CERT,
+                  PLANS)
+
+
+def _verdicts(m: dict, designs: pd.DataFrame, paired: dict, passes: dict = OK, package: dict = PACKAGE,
+              replay: pd.DataFrame | None = None) -> dict[str, str]:
+    return {c.id: c.verdict for c in resolve(_claims(m, designs, paired, passes, package, replay))}
 
 
 def test_claims_follow_their_thresholds() -> None:
@@ -429,15 +451,15 @@ def test_claims_follow_their_thresholds() -> None:
     assert bad["sequence_head_beats_trivial"] == "fails"
     assert all(bad[c] == "fails" for c in ("equivariance_certificates", "polar_wrong_hand_on_mirrored_targets",
                                            "fullatom_candidates_energy_checked", "export_checks"))
-    stopped = claims(_measured(0.03) | {"fullatom_converged_fraction": 0.9}, _designs(0.98, 0.9, 1.0),
-                     _paired(50.0), OK, PACKAGE, P_CLAIMS, CERT)  # a clash-free complex that is not yet a minimum
+    stopped = _claims(_measured(0.03) | {"fullatom_converged_fraction": 0.9}, _designs(0.98, 0.9, 1.0),
+                      _paired(50.0))  # a clash-free complex that is not yet a minimum
     fa = next(c for c in stopped if c.id == "fullatom_candidates_energy_checked")
     assert fa.verdict == "fails" and "stopped above its tolerance" in fa.reason
 
 
 def test_evidence_is_inconclusive_without_the_regime() -> None:
     """A denoiser that never learned the native hand (L ratio ~0.5), or one whose mirrored designs are no better than
-    the trivial majority-hand design: the axial claims are inconclusive whatever their own numbers."""
+    the strongest trivial design: the axial claims are inconclusive whatever their own numbers."""
     untrained = _verdicts(_measured(0.5, native=0.5), _designs(0.5, 0.9, 1.0), _paired(50.0))
     assert untrained["axial_learned_native_hand"] == "fails" and untrained["polar_learned_native_hand"] == "fails"
     assert untrained["axial_requested_hand_majority"] == "inconclusive"
@@ -446,6 +468,34 @@ def test_evidence_is_inconclusive_without_the_regime() -> None:
     ignores = _verdicts(_measured(0.03), _designs(0.98, 0.9, 1.0), _paired(-50.0))
     assert ignores["axial_beats_majority_hand_design"] == "fails"
     assert ignores["axial_requested_hand_majority"] == "inconclusive" == ignores["axial_quality_noninferior"]
+
+
+def test_designs_are_judged_against_the_strongest_trivial_design() -> None:
+    """Replayed training peptides that outscore the majority-hand design become the judged rung (the ladder keeps
+    both, strongest first): designs 50 above the majority-hand design but below replay fail."""
+    out = {c.id: c for c in resolve(_claims(_measured(0.03), _designs(0.98, 0.9, 1.0), _paired(50.0),
+                                            replay=_replay(400.0)))}
+    pre = out["axial_beats_majority_hand_design"]
+    assert pre.verdict == "fails" and pre.against.startswith("training-data replay") and len(pre.ladder.rungs) == 2
+    assert pre.unit == "target" and pre.n == 8 and pre.plan is PLANS.targets
+    assert out["axial_requested_hand_majority"].verdict == "inconclusive"
+
+
+def test_copying_every_sample_of_a_target_leaves_its_interval_unchanged() -> None:
+    """The unit is the target: repeating each of a target's designs 8 times changes no design interval (a cluster
+    interval over targets), where an interval over designs would shrink by ~sqrt(8)."""
+    designs, paired = _designs(0.98, 0.9, 1.0), _paired(50.0)
+    copied = pd.concat([designs.assign(sample=designs["sample"] * 8 + k) for k in range(8)], ignore_index=True)
+    copied_paired = {v: pd.concat([f.assign(sample=f["sample"] * 8 + k) for k in range(8)], ignore_index=True)
+                     for v, f in paired.items()}
+    replay = _replay()
+    copied_replay = pd.concat([replay.assign(sample=replay["sample"] * 8 + k) for k in range(8)], ignore_index=True)
+    one = {c.id: c for c in _claims(_measured(0.03), designs, paired)}
+    eight = {c.id: c for c in _claims(_measured(0.03), copied, copied_paired, replay=copied_replay)}
+    for cid in ("axial_requested_hand_majority", "polar_learned_native_hand", "axial_beats_majority_hand_design"):
+        assert one[cid].n == eight[cid].n == 8 and one[cid].reason == eight[cid].reason, cid
+    assert one["axial_requested_hand_majority"].measured["L_ratio_per_design"] == \
+        eight["axial_requested_hand_majority"].measured["L_ratio_per_design"]
 
 
 def test_majority_hand_design_is_the_unmirrored_native_design() -> None:
@@ -471,6 +521,33 @@ def test_majority_hand_design_is_the_unmirrored_native_design() -> None:
     paired = paired_with_mirrored(designs, trivial, "axial", clash_penalty=10.0)
     assert len(paired) == 1
     assert paired["in_silico_trivial"].iloc[0] == trivial["buried_surface"].iloc[0] - 10 * trivial["clashes"].iloc[0]
+
+
+def test_replay_places_a_training_peptide_at_its_own_pocket_offset() -> None:
+    """A training complex that is the target's mirror image (its pocket and native peptide mirrored): replayed into
+    the mirrored pocket it lands exactly on the mirrored native (recovery 1, the same contacts as scoring the mirrored
+    native directly); the length-matched example is chosen over a closer-in-memory one of another length."""
+    from paperdag.papers.pepmirror import quality
+    from paperdag.papers.pepmirror.baseline import replay_designs
+    from paperdag.papers.pepmirror.params import QualityParams
+
+    rng = np.random.default_rng(5)
+    native = rng.normal(size=(6, 4, 3)) * 3 + np.array([4.0, 0.0, 0.0])
+    pocket = rng.normal(size=(12, 4, 3)) * 8
+    center = pocket[:, 1].mean(0)
+    target = {"pocket_xyz": pocket.ravel().tolist(), "pep_xyz": native.ravel().tolist(), "length": 6}
+    shift = np.array([30.0, -7.0, 2.0])  # the training complex sits elsewhere in its own frame
+    mirrored_pep, mirrored_pocket = geometry.mirror(native, center), geometry.mirror(pocket, center)
+    train = [{"id": "other", "length": 7, "pep_xyz": rng.normal(size=(7, 4, 3)).ravel().tolist(),
+              "pocket_xyz": pocket.ravel().tolist()},
+             {"id": "mirror", "length": 6, "pep_xyz": (mirrored_pep + shift).ravel().tolist(),
+              "pocket_xyz": (mirrored_pocket + shift).ravel().tolist()}]
+    designs = pd.DataFrame([{"target_id": "T", "target_index": 0, "target_hand": "D", "sample": s} for s in range(3)])
+    q = QualityParams(clash_dist=3.0, recovery_dist=3.0, bond_min=1.2, bond_max=1.8, max_peptide_bond=2.0)
+    out = replay_designs(designs, {"T": target}, train, q, 8.0, 10.0, seed=0)
+    assert out["source_id"].tolist() == ["mirror"] * 3 and (out["native_recovery"] == 1.0).all()
+    assert (out["contacts"] == quality.contacts(mirrored_pep, mirrored_pocket, 8.0)).all()
+    assert np.allclose(out["in_silico"], out["buried_surface"] - 10.0 * out["clashes"])
 
 
 @pytest.mark.slow

@@ -7,6 +7,11 @@ native target, this module scores that unmirrored design in the mirrored pocket 
 native peptide, P the reflection about the pocket's CA centroid (geometry.mirror), with the same quality functions
 as records.py, so it pairs with the variant's own design on the mirrored target for the same (target, sample).
 Both are ranked by the export's in-silico score, buried surface - clash_penalty * clashes (selection.py).
+
+The next rung of the ladder is training-data replay (``replay_designs``): for each (target, sample) a training
+peptide of the target's length (the nearest length where none has it), drawn from a generator seeded by (seed,
+target index, sample), placed in the mirrored pocket at the offset from its own pocket's CA centroid (an L peptide,
+the training hand, as it was bound), scored the same way.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from .geometry import mirror
 from .params import QualityParams
 
 KEYS = ["variant", "target_id", "sample"]
+REPLAY_STREAM = 17  # the replay rung's draws: SeedSequence([seed, target index, sample, REPLAY_STREAM])
 
 
 def majority_hand_designs(designs: pd.DataFrame, targets: dict[str, dict], p: QualityParams,
@@ -51,3 +57,30 @@ def paired_with_mirrored(designs: pd.DataFrame, trivial: pd.DataFrame, variant: 
     for side in ("design", "trivial"):
         out[f"in_silico_{side}"] = out[f"buried_surface_{side}"] - clash_penalty * out[f"clashes_{side}"]
     return out.sort_values(["target_id", "sample"]).reset_index(drop=True)
+
+
+def replay_designs(designs: pd.DataFrame, targets: dict[str, dict], train: list[dict], p: QualityParams,
+                   contact_dist: float, clash_penalty: float, seed: int) -> pd.DataFrame:
+    """Per (target, sample) of the mirrored-target designs: a replayed training peptide (module docstring) scored
+    in the mirrored pocket (contacts, buried_surface, clashes, native_recovery, in_silico)."""
+    lengths = np.array([t["length"] for t in train])
+    rows = []
+    keys = designs[designs["target_hand"] == "D"][["target_id", "target_index", "sample"]].drop_duplicates()
+    for d in keys.sort_values(["target_id", "sample"]).itertuples():
+        target = targets[d.target_id]
+        pocket = np.asarray(target["pocket_xyz"]).reshape(-1, 4, 3)
+        center = pocket[:, 1].mean(0)
+        pocket, native = mirror(pocket, center), mirror(np.asarray(target["pep_xyz"]).reshape(-1, 4, 3), center)
+        gap = np.abs(lengths - target["length"])
+        pool = np.flatnonzero(gap == gap.min())
+        rng = np.random.default_rng(np.random.SeedSequence([seed, int(d.target_index), int(d.sample), REPLAY_STREAM]))
+        source = train[int(pool[rng.integers(len(pool))])]
+        own = np.asarray(source["pocket_xyz"]).reshape(-1, 4, 3)[:, 1].mean(0)
+        pep = np.asarray(source["pep_xyz"]).reshape(-1, 4, 3) - own + center
+        row = {"target_id": d.target_id, "sample": int(d.sample), "source_id": source["id"],
+               "contacts": quality.contacts(pep, pocket, contact_dist),
+               "buried_surface": quality.buried_surface(pep, pocket),
+               "clashes": quality.clashes(pep, pocket, p.clash_dist),
+               "native_recovery": quality.native_recovery(pep, native, p.recovery_dist)}
+        rows.append(row | {"in_silico": row["buried_surface"] - clash_penalty * row["clashes"]})
+    return pd.DataFrame(rows)

@@ -1,6 +1,6 @@
 """Stage ``evaluate``: the measured numbers (summary.py, the sequence head's held-out evaluation), the trivial
-majority-hand designs (baseline.py), the package re-read from its files (package.py), the claims (claims.py) and the
-figures (plots.py)."""
+designs (baseline.py: the majority-hand design and training-data replay), the package re-read from its files
+(package.py), the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from paperdag.claims import write_metrics
 from paperdag.io import read_json, read_table, save_figure
 from paperdag.stage import StageContext
 
-from .baseline import majority_hand_designs, paired_with_mirrored
+from .baseline import majority_hand_designs, paired_with_mirrored, replay_designs
 from .claims import claims
 from .package import FULLATOM_TABLE, MANIFEST_FILE, recheck_package
 from .params import Params
@@ -29,9 +29,12 @@ def evaluate(ctx: StageContext[Params], variants: list[str]) -> dict[str, float]
     certs = read_json(ctx.input("verify", CERTIFICATES_FILE))
     designs = read_table(ctx.input("verify", VERIFIED_FILE)).to_pandas()
     m = summarize(designs, certs, variants)
-    targets = {r["id"]: r for r in read_table(ctx.input("prepare", EXAMPLES_FILE)).to_pylist()
-               if r["split"] == "target"}
+    examples = read_table(ctx.input("prepare", EXAMPLES_FILE)).to_pylist()
+    targets = {r["id"]: r for r in examples if r["split"] == "target"}
     trivial = majority_hand_designs(designs, targets, p.quality, p.contact_dist)
+    replay = replay_designs(designs, targets, [r for r in examples if r["split"] == "train"], p.quality,
+                            p.contact_dist, p.export.clash_penalty, p.seed)
+    m["in_silico_replay"] = float(replay["in_silico"].mean())
     paired = {v: paired_with_mirrored(designs, trivial, v, p.export.clash_penalty) for v in variants}
     for v, rows in paired.items():
         m |= {f"in_silico_{v}_{side}": float(rows[f"in_silico_{side}"].mean()) for side in ("design", "trivial")}
@@ -43,7 +46,7 @@ def evaluate(ctx: StageContext[Params], variants: list[str]) -> dict[str, float]
     package = recheck_package(ctx.input("export", MANIFEST_FILE).parent)
     m |= {f"export_{k}": v for k, v in package.items()}
     passes = {v: certs[v]["passes"] for v in variants}
-    write_metrics(ctx.out, m, claims(m, designs, paired, passes, package, p.claims, p.certificate))
+    write_metrics(ctx.out, m, claims(m, designs, paired, replay, passes, package, p.claims, p.certificate, p.plans))
     save_figure(plot_chirality({v: m[f"L_ratio_{v}_native_target"] for v in variants},
                                {v: m[f"L_ratio_{v}_mirrored_target"] for v in variants}), ctx.output(CHIRALITY_PLOT))
     save_figure(plot_fullatom(energies), ctx.output(FULLATOM_PLOT))

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
+
+N_REAL_TARGETS = 3  # the held-out real complexes (data.HELDOUT_COMPLEXES), targets beside the segment targets
 
 
 class DataParams(ParamsModel):
@@ -115,9 +118,17 @@ class ClaimParams(ParamsModel):
                                                                       "(both in double precision)")
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    targets: SamplePlan = Field(description="intervals over held-out design targets (every design of a target is one "
+                                "unit: one trained network per variant, one pocket)")
+    files: SamplePlan = Field(description="the sequence head's cluster-bootstrap intervals over held-out files")
+
+
 class Params(ParamsModel):
-    """Seed, data, denoiser, training, design, sequence head, certificates, quality, export, full-atom models and
-    claim thresholds."""
+    """Seed, data, denoiser, training, design, sequence head, certificates, quality, export, full-atom models,
+    claim thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw (stage RNGs and the shared design noise)")
     data: DataParams
@@ -131,6 +142,7 @@ class Params(ParamsModel):
     export: ExportParams
     fullatom: FullAtomParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -140,4 +152,7 @@ class Params(ParamsModel):
             raise ValueError("data.min_pocket must not exceed data.pocket_max")
         if self.quality.bond_min >= self.quality.bond_max:
             raise ValueError("quality.bond_min must be below quality.bond_max")
+        if self.plans.targets.n != N_REAL_TARGETS + self.data.n_segment_targets:
+            raise ValueError(f"plans.targets.n must be {N_REAL_TARGETS} + data.n_segment_targets (every held-out "
+                             "target is one unit)")
         return self

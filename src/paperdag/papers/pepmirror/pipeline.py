@@ -32,7 +32,7 @@ PIPELINE = Pipeline(
         Stage("export", "export", "export:export", upstream=("prepare", "verify"),
               params=("export", "quality", "fullatom"), outputs=EXPORT_OUT),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", "verify", "train_seq", "export"),
-              params=("claims", "certificate", "quality", "contact_dist", "export"),
+              params=("seed", "claims", "certificate", "quality", "contact_dist", "export", "plans"),
               outputs=("metrics.json", "chirality.png", "fullatom.png"), plots=("chirality.png", "fullatom.png"),
               args={"variants": list(VARIANTS)}),
     ),
