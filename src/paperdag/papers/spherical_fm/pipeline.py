@@ -18,7 +18,7 @@ PIPELINE = Pipeline(
     stages=(
         Stage("prepare", "prepare", "prepare:prepare", params=("data",), outputs=("data.parquet", "provenance.json")),
         Stage("train_probes", "train", "probes:train_probes", upstream=("prepare",), params=("probe",),
-              outputs=("observation.json",)),
+              outputs=("observation.json", "probe_correct.safetensors")),
         Stage("train_features", "train", "features:train_features", upstream=("prepare",), params=("features",),
               outputs=tuple(f"classifier_{d}.safetensors" for d in DATASETS), args={"datasets": list(DATASETS)},
               resources=Resources(cpus=1, gpus=0.5)),
@@ -28,7 +28,8 @@ PIPELINE = Pipeline(
         Stage("evaluate", "evaluate", "evaluate:evaluate",
               upstream=("prepare", "train_probes", "train_features",
                         *(f"train_{m}_{d}" for d in DATASETS for m in METHODS)),
-              params=("features", "flow", "metrics", "claims"), outputs=("scores.parquet", "metrics.json", *PLOTS),
+              params=("features", "flow", "metrics", "claims", "plans"),
+              outputs=("scores.parquet", "metrics.json", *PLOTS),
               plots=PLOTS, args={"methods": list(METHODS), "datasets": list(DATASETS)}),
     ),
 )

@@ -1,11 +1,11 @@
-"""Stage ``train_probes``: the observation (observation.py) on both datasets, in [0, 1] pixels and in the
-generators' [-1, 1] space."""
+"""Stage ``train_probes``: the observation (observation.py) on every dataset, in [0, 1] pixels and in the
+generators' [-1, 1] space: the accuracies, and each probe's right / wrong per test image (the claims' units)."""
 
 from __future__ import annotations
 
 import torch
 
-from paperdag.io import write_json
+from paperdag.io import save_tensors, write_json
 from paperdag.stage import StageContext
 
 from .data import DATASETS, load_split, to_model_space
@@ -15,12 +15,14 @@ from .prepare import DATA_FILE
 from .training import accuracy, train_classifier
 
 OBSERVATION_FILE = "observation.json"
+CORRECT_FILE = "probe_correct.safetensors"
 SCALES = {"unit": lambda p: p, "model": to_model_space}  # [0, 1] pixels, and x = 2 p - 1
 
 
 def train_probes(ctx: StageContext[Params]) -> dict[str, float]:
-    """observation.json: {dataset: {scale: {cv, chance, acc_<representation>}}}."""
-    p, found = ctx.params.probe, {}
+    """observation.json: {dataset: {scale: {cv, chance, acc_<representation>}}}; probe_correct.safetensors:
+    {"<dataset>.<scale>.<representation>": 1 / 0 per test image (uint8)}."""
+    p, found, right = ctx.params.probe, {}, {}
     for dataset in DATASETS:
         (P_tr, y_tr), (P_te, y_te) = (load_split(ctx.input("prepare", DATA_FILE), dataset, s) for s in ("train", "test"))
         for scale, f in SCALES.items():
@@ -32,6 +34,9 @@ def train_probes(ctx: StageContext[Params]) -> dict[str, float]:
                 gen = torch.Generator(ctx.device).manual_seed(ctx.params.seed)
                 net = train_classifier(R_tr, ys[0], p.hidden, p.feat_dim, p.steps, p.batch, p.lr, gen)
                 row[f"acc_{kind}"] = accuracy(net, R_te, ys[1])
+                with torch.no_grad():
+                    right[f"{dataset}.{scale}.{kind}"] = (net(R_te).argmax(1) == ys[1]).to(torch.uint8).cpu()
             found.setdefault(dataset, {})[scale] = row
     write_json(ctx.output(OBSERVATION_FILE), found)
+    save_tensors(ctx.output(CORRECT_FILE), right)
     return {f"{d}_{s}_{k}": v for d in found for s in found[d] for k, v in found[d][s].items()}
