@@ -1,4 +1,5 @@
-"""Stage ``evaluate``: rate models, the explicit bound, tails, the x^4 comparison, the claims and the figures."""
+"""Stage ``evaluate``: rate models, the explicit bound, tails, the x^4 comparison against its trivial Gaussians,
+stationarity with Monte-Carlo intervals (from every setting's final states), the claims and the figures."""
 
 from __future__ import annotations
 
@@ -32,13 +33,18 @@ def evaluate(ctx: StageContext[Params], settings: list[str], planar: list[str], 
     probes = {s: read_json(ctx.input(f"probe_{s}", PROBE_FILE)) for s in probed}
     raw = read_json(ctx.input("prepare", SETTINGS_FILE))
     problems = {s: Problem.from_json(d) for s, d in raw.items()}
-    m = measure(dist, tails, checks, problems, exact, probes, p.analysis.projections, p.analysis.floor_ratio,
-                p.fit.min_points, p.fit.lack_of_fit_level)
+    samples = {}
+    for s in settings:
+        states = load_tensors(ctx.input(f"train_{s}", SAMPLES_FILE))
+        steps = read_json(ctx.input(f"train_{s}", STEADY_FILE))["stepsizes"]
+        samples[s] = [(st["alpha"], states[f"y_{i}"].double().numpy()) for i, st in enumerate(steps)]
+    m = measure(dist, tails, checks, problems, exact, probes, samples, p.analysis.projections, p.analysis.floor_ratio,
+                p.fit.min_points, p.fit.lack_of_fit_level, p.analysis.bootstrap, ctx.rng)
     fits = {s: t for s, t in m.two_term.items() if t is not None}
     write_table(ctx.output("rates.parquet"), pa.Table.from_pylist(
-        [dict(setting=s, fit="loglog", estimate=r.estimate, lo=r.lo, hi=r.hi, points=r.points)
+        [dict(setting=s, fit="loglog", estimate=r.mean, lo=r.lo, hi=r.hi, points=r.n)
          for s, r in [*m.rates.items(), ("quartic_var_x", m.quartic_var_rate)]]
-        + [dict(setting=s, fit=f"loglog_{r.points}_smallest", estimate=r.estimate, lo=r.lo, hi=r.hi, points=r.points)
+        + [dict(setting=s, fit=f"loglog_{r.n}_smallest", estimate=r.mean, lo=r.lo, hi=r.hi, points=r.n)
            for s, r in m.local.items()]
         + [dict(setting=s, fit=name, estimate=c.mean, lo=c.lo, hi=c.hi, points=t.points)
            for s, t in fits.items() for name, c in (("c_half", t.c_half), ("c_one", t.c_one))]))
@@ -48,23 +54,23 @@ def evaluate(ctx: StageContext[Params], settings: list[str], planar: list[str], 
     save_figure(plot_w1(by_target(dist), m, exact), ctx.output("w1_vs_alpha.png"))
     save_figure(plot_bound(m.bounds), ctx.output("bound.png"))
     save_figure(plot_tails({s: t for s, t in tails.items() if t.num_rows}), ctx.output("tails.png"))
-    steady = read_json(ctx.input(f"train_{QUARTIC}", STEADY_FILE))["stepsizes"]
-    y = load_tensors(ctx.input(f"train_{QUARTIC}", SAMPLES_FILE))[f"y_{len(steady) - 1}"].double().numpy()[:, 0]
+    alpha, y = samples[QUARTIC][-1]
     best = target_rows(dist, QUARTIC, "best_gaussian")
-    save_figure(plot_quartic(y, steady[-1]["alpha"], raw[QUARTIC]["coef"]["sigma"], float(best["scale"][-1]),
+    save_figure(plot_quartic(y[:, 0], alpha, raw[QUARTIC]["coef"]["sigma"], float(best["scale"][-1]),
                              target_rows(dist, QUARTIC, "gibbs"), best), ctx.output("quartic.png"))
-    metrics = {f"slope_{s}": r.estimate for s, r in m.rates.items()} | {
-        f"slope_{r.points}_smallest_alpha_{s}": r.estimate for s, r in m.local.items()} | {
+    metrics = {f"slope_{s}": r.mean for s, r in m.rates.items()} | {
+        f"slope_{r.n}_smallest_alpha_{s}": r.mean for s, r in m.local.items()} | {
         f"c_half_{s}": t.c_half.mean for s, t in fits.items()} | {
         f"crossover_alpha_{s}": t.crossover for s, t in fits.items()} | {
         "min_bound_slack": min(b.bound / b.w1.mean for rows in m.bounds.values() for b in rows
                                if math.isfinite(b.bound)),
-        "quartic_var_slope": m.quartic_var_rate.estimate, "max_drift": m.max_drift, "max_cov_error": m.max_cov_error,
+        "quartic_var_slope": m.quartic_var_rate.mean,
+        "max_drift": max(x.mean for x in (*m.drift.values(), *m.probe_drift.values())),
+        "max_cov_error": max(x.mean for x in m.cov_error.values()),
         "markov_w1_long_run": m.markov_w1[0], "markov_w1_marginal": m.markov_w1[1],
         "quartic_w1_gibbs_smallest_alpha": m.quartic_end[0].mean,
         "quartic_w1_best_gaussian_min": m.quartic_best_resolved[0].mean,
         "markov_w1_between_limits": m.markov_limit_gap[0]}
     metrics = {k: float(v) for k, v in metrics.items() if math.isfinite(v)}  # NaN: a rate or fit without its points
-    write_metrics(ctx.out, metrics, claims(m, p.analysis.floor_ratio, p.claims, p.fit.min_points,
-                                           p.fit.lack_of_fit_level))
+    write_metrics(ctx.out, metrics, claims(m, p.analysis.floor_ratio, p.claims, p.fit.min_points, p.plans))
     return metrics

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 Positive = Annotated[float, Field(gt=0.0, le=1.0)]
@@ -101,8 +102,24 @@ class ClaimParams(ParamsModel):
                                                                 "quarter of burn-in, and covariance error")
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    chains_1d: SamplePlan = Field(description="intervals over the chains of a 1-D setting at one stepsize, in "
+                                  "kilochains (1,000 chains)")
+    chains_2d: SamplePlan = Field(description="intervals over the chains of a 2-D setting at one stepsize, in "
+                                  "kilochains")
+    chains_quartic: SamplePlan = Field(description="intervals over the chains of the x^4 setting at one stepsize, "
+                                       "in kilochains")
+    probe_chains: SamplePlan = Field(description="intervals over the chains of a bound probe, in kilochains")
+    subsamples: SamplePlan = Field(description="t-intervals over the subsample pairs of the exact 2-D W1")
+    stepsizes: SamplePlan = Field(description="fits over the sweep's stepsizes (rates, two-term model)")
+    quartic_stepsizes: SamplePlan = Field(description="fits over the x^4 setting's stepsizes")
+    floor_draws: SamplePlan = Field(description="t-intervals over the MC floor's draws, one per stepsize")
+
+
 class Params(ParamsModel):
-    """Seed, problems, simulation, analysis, exact W1, bound probes, rate model and claim thresholds."""
+    """Seed, problems, simulation, analysis, exact W1, bound probes, rate model, claim thresholds and plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     problems: ProblemParams
@@ -112,6 +129,7 @@ class Params(ParamsModel):
     probe: ProbeParams
     fit: FitParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -121,4 +139,14 @@ class Params(ParamsModel):
                 raise ValueError(f"sim.{name} must be strictly decreasing")
         if self.sim.alphas[0] * (self.problems.curvature + 1e-12) >= 2.0:
             raise ValueError("alpha * a must stay below 2 (stability of SGD on the quadratic)")
+        chains = (self.sim.chains_1d, self.sim.chains_2d, self.sim.chains_quartic, self.probe.chains)
+        if any(n % 1000 for n in chains):
+            raise ValueError("chain counts must be whole kilochains (multiples of 1,000: the unit of their intervals)")
+        design = {"chains_1d": self.sim.chains_1d // 1000, "chains_2d": self.sim.chains_2d // 1000,
+                  "chains_quartic": self.sim.chains_quartic // 1000, "probe_chains": self.probe.chains // 1000,
+                  "subsamples": self.transport.repeats, "stepsizes": len(self.sim.alphas),
+                  "quartic_stepsizes": len(self.sim.quartic_alphas), "floor_draws": len(self.sim.alphas)}
+        drift = {k: (getattr(self.plans, k).n, n) for k, n in design.items() if getattr(self.plans, k).n != n}
+        if drift:
+            raise ValueError(f"plans.<name>.n must be the design's count (planned, design): {drift}")
         return self

@@ -1,5 +1,6 @@
 """The sa_gaussian DAG: prepare -> train_<setting> -> verify_<setting> for each setting, exact_<setting> for the 2-D
-ones, prepare -> probe_<setting> for the 2-D i.i.d. ones -> evaluate. Imported only by the registry (no torch)."""
+ones, prepare -> probe_<setting> for the 2-D i.i.d. ones -> evaluate (which also reads every train stage's final
+states). Imported only by the registry (no torch)."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -30,9 +31,9 @@ PIPELINE = Pipeline(
         *(Stage(f"probe_{s}", "verify", "probe:probe", upstream=("prepare",), params=("sim", "transport", "probe"),
                 outputs=("probe.json",), args={"setting": s}, resources=Resources(cpus=1, gpus=0.1)) for s in PROBED),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
-              upstream=("prepare", "train_quartic_rademacher", *(f"verify_{s}" for s in SETTINGS),
+              upstream=("prepare", *(f"train_{s}" for s in SETTINGS), *(f"verify_{s}" for s in SETTINGS),
                         *(f"exact_{s}" for s in PLANAR), *(f"probe_{s}" for s in PROBED)),
-              params=("analysis", "fit", "claims"), outputs=("metrics.json", "rates.parquet", "bound.parquet",
+              params=("analysis", "fit", "claims", "plans"), outputs=("metrics.json", "rates.parquet", "bound.parquet",
                                                              *PLOTS), plots=PLOTS,
               args={"settings": list(SETTINGS), "planar": list(PLANAR), "probed": list(PROBED)}),
     ),

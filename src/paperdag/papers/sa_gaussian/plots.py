@@ -41,9 +41,9 @@ def _title(s: str, m: Measured) -> str:
         return (f"{s}\nc_h = {t.c_half.mean:.3f} [{t.c_half.lo:.3f}, {t.c_half.hi:.3f}] on {t.points} "
                 f"stepsizes{cross}")
     r = m.local.get(s) or m.rates[s]
-    if r.points < 3:
-        return f"{s}\nno slope: W1 above floor_ratio x the MC floor at only {r.points} stepsizes"
-    return f"{s}\nslope {r.estimate:.2f} [{r.lo:.2f}, {r.hi:.2f}] on {r.points} stepsizes"
+    if r.n < 3:
+        return f"{s}\nno slope: W1 above floor_ratio x the MC floor at only {r.n} stepsizes"
+    return f"{s}\nslope {r.mean:.2f} [{r.lo:.2f}, {r.hi:.2f}] on {r.n} stepsizes"
 
 
 def plot_w1(rows: dict[str, dict[str, dict[str, np.ndarray]]], m: Measured, exact: dict[str, pa.Table]) -> Figure:

@@ -1,6 +1,7 @@
 """Stage ``probe_<setting>`` (2-D i.i.d.-noise settings): where the sweep never reaches the explicit bound's content,
 simulate the chains at the largest stepsize of the halving ladder below the sweep at which the bound lies under the
-trivial coupling bound (bound.content_threshold), and measure the exact W1 there on subsamples (transport.py)."""
+trivial coupling bound (bound.content_threshold), and measure the exact W1 there on subsamples (transport.py), with
+the relative standard error of the chains' second moment beside their drift (stationarity.py)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ from .dynamics import simulate
 from .params import Params
 from .prepare import SETTINGS_FILE
 from .problems import Problem
+from .stationarity import moment_se
 from .transport import subsample_w1
 
 PROBE_FILE = "probe.json"
 
 
 def probe(ctx: StageContext[Params], setting: str) -> dict[str, float]:
-    """probe.json: the stepsize, the steady state's drift check, and the exact subsample W1 with its floor."""
+    """probe.json: the stepsize, the steady state's drift check (with the second moment's relative standard error),
+    and the exact subsample W1 with its floor (t-intervals over ``repeats`` subsample pairs)."""
     p = ctx.params
     pr = Problem.from_json(read_json(ctx.input("prepare", SETTINGS_FILE))[setting])
     alpha = content_threshold(constants(pr), p.sim.alphas[0])
@@ -33,6 +36,7 @@ def probe(ctx: StageContext[Params], setting: str) -> dict[str, float]:
                             p.transport.repeats, ctx.rng)
     drift = abs(st.m2_end - st.m2_three_quarters) / st.m2_end
     write_json(ctx.output(PROBE_FILE), {"setting": setting, "alpha": alpha, "chains": p.probe.chains,
-                                        "steps": st.steps, "drift": drift, "w1": [w.mean, w.lo, w.hi],
-                                        "floor": [floor.mean, floor.lo, floor.hi]})
+                                        "steps": st.steps, "drift": drift, "m2_se": moment_se(y),
+                                        "w1": [w.mean, w.lo, w.hi], "floor": [floor.mean, floor.lo, floor.hi],
+                                        "repeats": p.transport.repeats})
     return {"alpha": alpha, "w1": w.mean, "drift": drift}

@@ -3,7 +3,10 @@
 Usable stepsizes: those whose W1 is at least ``floor_ratio`` times the Monte-Carlo floor (below it the estimate
 measures sampling noise, not the steady state). Every fit is refitted on each bootstrap replicate (chains and limit
 draws resampled at every stepsize; verify) and its 95% CI is estimate +- 1.96 sd of the refits (the normal bootstrap
-interval: stable with the few tens of replicates the budget allows).
+interval: stable with the few tens of replicates the budget allows). Every fitted coefficient is a fit interval
+(``paperdag.common.stats.Interval``, method ``fit``): its unit is the stepsize (n = the stepsizes fitted), its span
+the range of its regressor over them (log alpha for a slope, alpha^(1/2) for c_h and c_1), and its degrees of freedom
+those of the bootstrap sd (replicates - 1), through which the rules re-level it.
 
 Log-log slope: least squares log W1(alpha) = c + s log alpha.
 
@@ -14,9 +17,11 @@ term, the leading one for alpha below the crossover alpha_c = (c_h / c_1)^2, whe
 c_h = 0 the error is O(alpha). The neglected orders (alpha^(3/2), alpha^2, ...) bend the curve at the largest
 stepsizes, so the model is fitted on the window of the m smallest usable stepsizes with the largest m >= ``min_points``
 whose lack-of-fit statistic chi^2 = sum_i (r_i / sd_i)^2 (r_i the residuals, m - 2 degrees of freedom) has a p-value
->= ``level``. The MC floor is not subtracted: the empirical W1 of two samples is not the true W1 plus the floor (at
-our smallest Gaussian-quadratic stepsize the closed-form W1 is 0.00254, the measured 0.00256, the floor 0.00056);
-stepsizes near it are excluded instead.
+>= ``level`` (the ``min_points`` smallest when none passes). Lack of fit then widens the coefficients' intervals by
+the Birge ratio sqrt(max(1, chi^2 / (m - 2))) (the scale factor of the Particle Data Group's averages): a window the
+test rejects still gives c_h an interval, as wide as its misfit makes it. The MC floor is not subtracted: the
+empirical W1 of two samples is not the true W1 plus the floor (at our smallest Gaussian-quadratic stepsize the
+closed-form W1 is 0.00254, the measured 0.00256, the floor 0.00056); stepsizes near it are excluded instead.
 """
 
 from __future__ import annotations
@@ -30,16 +35,15 @@ from scipy.stats import chi2
 from paperdag.common.stats import Interval
 
 Z95 = 1.96
+UNIT = "stepsize"
 
 
-@dataclass(frozen=True)
-class Rate:
-    """Fitted slope, its bootstrap 95% CI and the number of stepsizes used."""
-
-    estimate: float
-    lo: float
-    hi: float
-    points: int
+def fit_interval(value: float, reps: np.ndarray, regressor: np.ndarray, scale: float = 1.0) -> Interval:
+    """``value`` +- 1.96 sd(reps) x ``scale`` as a fit interval over the stepsizes of ``regressor`` (module
+    docstring)."""
+    half = Z95 * float(np.std(reps, ddof=1)) * scale
+    return Interval(float(value), float(value) - half, float(value) + half, len(regressor), 0.95, UNIT, "fit",
+                    df=float(len(reps) - 1), span=float(np.ptp(regressor)))
 
 
 def _slope(x: np.ndarray, y: np.ndarray) -> float:
@@ -49,22 +53,24 @@ def _slope(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def loglog_rate(alphas: np.ndarray, values: np.ndarray, boots: np.ndarray, floors: np.ndarray,
-                floor_ratio: float) -> Rate:
-    """Slope of log values on log alphas over the stepsizes with values >= floor_ratio * floors; boots is
-    (stepsizes x replicates). Fewer than 3 usable stepsizes give a NaN rate that no claim accepts."""
+                floor_ratio: float) -> Interval:
+    """Slope of log values on log alphas over the stepsizes with values >= floor_ratio * floors, with its bootstrap
+    fit interval; boots is (stepsizes x replicates). Fewer than 3 usable stepsizes give a NaN interval (n = the
+    usable stepsizes) that no rule accepts."""
     use = values >= floor_ratio * floors
     if use.sum() < 3:
-        return Rate(float("nan"), float("nan"), float("nan"), int(use.sum()))
+        nan = float("nan")
+        return Interval(nan, nan, nan, int(use.sum()), 0.95, UNIT, "fit")
     la = np.log(alphas[use])
-    reps = [_slope(la, np.log(np.maximum(boots[use, r], 1e-300))) for r in range(boots.shape[1])]
-    est, sd = _slope(la, np.log(values[use])), float(np.std(reps, ddof=1))
-    return Rate(est, est - Z95 * sd, est + Z95 * sd, int(use.sum()))
+    reps = np.array([_slope(la, np.log(np.maximum(boots[use, r], 1e-300))) for r in range(boots.shape[1])])
+    return fit_interval(_slope(la, np.log(values[use])), reps, la)
 
 
 @dataclass(frozen=True)
 class TwoTerm:
-    """W1 = c_h alpha^(1/2) + c_1 alpha fitted on ``alphas`` (the window): coefficients with bootstrap 95% CIs, the
-    crossover (c_h / c_1)^2 (NaN unless both are > 0), and the lack-of-fit chi^2 with its p-value (m - 2 dof)."""
+    """W1 = c_h alpha^(1/2) + c_1 alpha fitted on ``alphas`` (the window): coefficients with their bootstrap fit
+    intervals (widened by the Birge ratio), the crossover (c_h / c_1)^2 (NaN unless both are > 0), and the lack-of-fit
+    chi^2 with its p-value (m - 2 dof)."""
 
     c_half: Interval
     c_one: Interval
@@ -76,6 +82,11 @@ class TwoTerm:
     @property
     def points(self) -> int:
         return len(self.alphas)
+
+    @property
+    def birge(self) -> float:
+        """sqrt(max(1, chi^2 / (m - 2))): the factor lack of fit widened the intervals by (1 with no dof left)."""
+        return birge_ratio(self.chi2, self.points)
 
     def __call__(self, alpha: np.ndarray) -> np.ndarray:
         return self.c_half.mean * np.sqrt(alpha) + self.c_one.mean * alpha
@@ -90,9 +101,9 @@ def _wls(alphas: np.ndarray, values: np.ndarray, sd: np.ndarray) -> tuple[np.nda
     return coef, float(((X @ coef[:, 0] - Y[:, 0]) ** 2).sum())
 
 
-def _interval(value: float, reps: np.ndarray) -> Interval:
-    half = Z95 * float(np.std(reps, ddof=1))
-    return Interval(float(value), float(value) - half, float(value) + half, len(reps))
+def birge_ratio(chi2_value: float, points: int) -> float:
+    """sqrt(max(1, chi^2 / dof)) on dof = points - 2 (1 when no degree of freedom is left)."""
+    return math.sqrt(max(1.0, chi2_value / (points - 2))) if points > 2 else 1.0
 
 
 def two_term(alphas: np.ndarray, values: np.ndarray, boots: np.ndarray, floors: np.ndarray, floor_ratio: float,
@@ -110,6 +121,7 @@ def two_term(alphas: np.ndarray, values: np.ndarray, boots: np.ndarray, floors: 
         if p >= level or m == min_points:
             break
     reps = _wls(alphas[i], boots[i], sd[i])[0]
-    c_h, c_1 = _interval(coef[0, 0], reps[0]), _interval(coef[1, 0], reps[1])
+    scale, root = birge_ratio(stat, m), np.sqrt(alphas[i])
+    c_h, c_1 = (fit_interval(coef[j, 0], reps[j], root, scale) for j in (0, 1))
     cross = (c_h.mean / c_1.mean) ** 2 if c_h.mean > 0 and c_1.mean > 0 else math.nan
     return TwoTerm(c_h, c_1, cross, tuple(float(a) for a in alphas[i]), stat, p)

@@ -1,35 +1,43 @@
-"""From the verify, exact and prepare tables to the claims' inputs: rates per setting and their models, the explicit
-bound beside the measured W1, tails and baselines.
+"""From the verify, exact, probe and train outputs to the claims' inputs: rates per setting and their models, the
+explicit bound beside the measured W1, tails, baselines and stationarity.
 
-Intervals here come from the bootstrap replicates of verify (chains and limit draws resampled at every stepsize):
-a W1 value v with replicates b has the normal bootstrap interval v +- 1.96 sd(b) (``boot_interval``, as rates.py
-does for fits); a ratio a / b of two independently bootstrapped distances has the delta-method interval
-exp(log(a / b) +- 1.96 sqrt((sd_a / a)^2 + (sd_b / b)^2)) (``ratio_interval``).
+Intervals here come from the bootstrap replicates of verify (chains and limit draws resampled at every stepsize;
+unit ``kilochain``, stationarity.over_chains): a W1 value v with replicates b has the normal bootstrap interval
+v +- 1.96 sd(b) (``boot_interval``, as rates.py does for fits); a ratio a / b of two independently bootstrapped
+distances has the delta-method interval exp(log(a / b) +- 1.96 sqrt((sd_a / a)^2 + (sd_b / b)^2)) (``ratio_interval``).
+The MC floor is drawn afresh at every stepsize from the same limit law and sample size: its draws over the sweep give
+a t-interval (unit ``draw``, ``floor_interval``).
+The x^4 setting's trivial baselines (the ladder): the W1-optimal centred Gaussian of verify and the moment-matched
+centred Gaussian N(0, E y^2) (``moment_matched``: W1 to a fresh sample of it, with its bootstrap replicates).
 Closed-form W1 of an exactly Gaussian steady state (linear field, Gaussian noise: y ~ N(0, S_alpha), S_alpha from the
 discrete Lyapunov equation, problems.stepsize_covariance): along a unit direction u,
 W1(N(0, u^T S1 u), N(0, u^T S2 u)) = sqrt(2 / pi) |sqrt(u^T S1 u) - sqrt(u^T S2 u)|, averaged over the sliced W1's
 directions (``gaussian_w1``; exact W1 in 1-D). It gives the distance between the two candidate limits of the
 Markovian setting (``limit_gap``) and the positive control of the O(alpha) rate.
 Tail error at a stepsize: max over levels t of |P_hat(r > t) - P_G(r > t)|, with the Monte-Carlo standard error
-of P_hat at the maximising level (``tail_errors``).
+of P_hat at the maximising level (``tail_errors``): a normal interval over the chains.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paperdag.common.stats import Interval
+from paperdag.common.stats import Interval, mean_ci
 
 from .analysis import PRIMARY
 from .bound import constants, content_threshold, evaluate_bound
 from .claims import GAUSSIAN_LINEAR, HALF_RATE, Bounded, Measured
-from .distance import directions
-from .problems import Problem, limit_covariance, stepsize_covariance
-from .rates import Z95, Rate, loglog_rate, two_term
+from .distance import bootstrap_w1, directions, w1
+from .problems import Problem, exact_at_stepsize, limit_covariance, stepsize_covariance
+from .rates import Z95, loglog_rate, two_term
+from .stationarity import covariance_interval, drift_interval, moment_se, over_chains
 
 QUARTIC = "quartic_rademacher"
+RUNGS = {"best_gaussian": "W1-optimal centred Gaussian", "moment_matched": "moment-matched centred Gaussian"}
 
 
 def target_rows(dist: pa.Table, setting: str, target: str) -> dict[str, np.ndarray]:
@@ -48,12 +56,12 @@ def by_target(dist: pa.Table) -> dict[str, dict[str, dict[str, np.ndarray]]]:
     return out
 
 
-def rate_of(rows: dict[str, np.ndarray], floor_ratio: float) -> Rate:
+def rate_of(rows: dict[str, np.ndarray], floor_ratio: float) -> Interval:
     """Log-log slope of W1 vs alpha with its bootstrap CI (rates.loglog_rate)."""
     return loglog_rate(rows["alpha"], rows["w1"], rows["boot"], rows["floor"], floor_ratio)
 
 
-def local_rate(rows: dict[str, np.ndarray], floor_ratio: float, points: int) -> Rate:
+def local_rate(rows: dict[str, np.ndarray], floor_ratio: float, points: int) -> Interval:
     """The slope over the ``points`` smallest usable stepsizes only (usable: W1 >= floor_ratio x floor)."""
     use = np.flatnonzero(rows["w1"] >= floor_ratio * rows["floor"])[-points:]
     return loglog_rate(rows["alpha"][use], rows["w1"][use], rows["boot"][use], rows["floor"][use], floor_ratio)
@@ -73,17 +81,22 @@ def closed_form_slope(pr: Problem, alphas: np.ndarray, projections: int) -> floa
     return float(np.polyfit(np.log(alphas), np.log(w), 1)[0]) if len(alphas) >= 2 else float("nan")
 
 
-def boot_interval(value: float, boot: np.ndarray) -> Interval:
-    """value +- 1.96 sd of its bootstrap replicates."""
+def boot_interval(value: float, boot: np.ndarray, chains: int) -> Interval:
+    """value +- 1.96 sd of its bootstrap replicates, over ``chains`` chains."""
     half = Z95 * float(np.std(boot, ddof=1))
-    return Interval(float(value), float(value) - half, float(value) + half)
+    return over_chains(value, value - half, value + half, chains, "bootstrap")
 
 
-def ratio_interval(a: float, a_boot: np.ndarray, b: float, b_boot: np.ndarray) -> Interval:
+def ratio_interval(a: float, a_boot: np.ndarray, b: float, b_boot: np.ndarray, chains: int) -> Interval:
     """a / b with the delta-method interval of log(a / b) from the two independent bootstraps (module docstring)."""
     sd = float(np.hypot(np.std(a_boot, ddof=1) / a, np.std(b_boot, ddof=1) / b))
     r = a / b
-    return Interval(r, r * float(np.exp(-Z95 * sd)), r * float(np.exp(Z95 * sd)))
+    return over_chains(r, r * float(np.exp(-Z95 * sd)), r * float(np.exp(Z95 * sd)), chains, "bootstrap")
+
+
+def floor_interval(rows: dict[str, np.ndarray], floor_ratio: float) -> Interval:
+    """floor_ratio x the MC floor with its t-interval over its draws at the sweep's stepsizes (module docstring)."""
+    return mean_ci(floor_ratio * rows["floor"], unit="draw")
 
 
 def tail_errors(tails: pa.Table) -> dict[str, tuple[float, float]]:
@@ -98,12 +111,14 @@ def tail_errors(tails: pa.Table) -> dict[str, tuple[float, float]]:
     return out
 
 
-def tail_intervals(tails: pa.Table) -> tuple[Interval, Interval]:
-    """The tail error at the largest stepsize and its drop to the smallest stepsize, with MC 95% intervals."""
+def tail_intervals(tails: pa.Table, chains: int) -> tuple[Interval, Interval]:
+    """The tail error at the largest stepsize and its drop to the smallest stepsize, with MC 95% intervals over
+    ``chains`` chains."""
     e = tail_errors(tails)
     (big, se_big), (small, se_small) = e["largest"], e["smallest"]
     gap, half = big - small, Z95 * float(np.hypot(se_big, se_small))
-    return Interval(big, big - Z95 * se_big, big + Z95 * se_big), Interval(gap, gap - half, gap + half)
+    return (over_chains(big, big - Z95 * se_big, big + Z95 * se_big, chains, "given"),
+            over_chains(gap, gap - half, gap + half, chains, "given"))
 
 
 def limit_gap(pr: Problem, projections: int) -> float:
@@ -113,13 +128,15 @@ def limit_gap(pr: Problem, projections: int) -> float:
 
 
 def exact_intervals(exact: pa.Table) -> list[Interval]:
-    """The exact subsample W1 with its t-interval per stepsize of an exact stage's table, alphas decreasing."""
+    """The exact subsample W1 with its t-interval over the subsample pairs per stepsize of an exact stage's table,
+    alphas decreasing."""
     e = exact.sort_by([("alpha", "descending")])
-    return [Interval(*x) for x in zip(*(e[k].to_pylist() for k in ("w1", "w1_lo", "w1_hi")), strict=True)]
+    return [Interval(w, lo, hi, int(n), 0.95, "subsample") for w, lo, hi, n in
+            zip(*(e[k].to_pylist() for k in ("w1", "w1_lo", "w1_hi", "repeats")), strict=True)]
 
 
 def bounds(problems: dict[str, Problem], rows: dict[str, dict[str, np.ndarray]], exact: dict[str, pa.Table],
-           probes: dict[str, dict]) -> tuple[dict[str, list[Bounded]], dict[str, float]]:
+           probes: dict[str, dict], chains: dict[str, int]) -> tuple[dict[str, list[Bounded]], dict[str, float]]:
     """Per i.i.d.-noise Gaussian-limit setting: the explicit bound beside the measured W1 at each stepsize (1-D: the
     exact W1 with its bootstrap interval; 2-D: the exact subsample W1 with its t-interval), then at the probe's
     stepsize where there is one; and the largest stepsize of the halving ladder from the sweep's largest at which
@@ -130,69 +147,121 @@ def bounds(problems: dict[str, Problem], rows: dict[str, dict[str, np.ndarray]],
             continue
         c, r = constants(pr), rows[s]
         if pr.dim == 1:
-            w1 = [boot_interval(v, b) for v, b in zip(r["w1"], r["boot"], strict=True)]
+            w = [boot_interval(v, b, chains[s]) for v, b in zip(r["w1"], r["boot"], strict=True)]
         else:
-            w1 = exact_intervals(exact[s])
-        points = list(zip(r["alpha"].tolist(), w1, strict=True))
+            w = exact_intervals(exact[s])
+        points = list(zip(r["alpha"].tolist(), w, strict=True))
         if s in probes:
-            points.append((probes[s]["alpha"], Interval(*probes[s]["w1"])))
+            points.append((probes[s]["alpha"], Interval(*probes[s]["w1"], probes[s]["repeats"], 0.95, "subsample")))
         out[s] = [Bounded(a, w, (b := evaluate_bound(c, a)).value, b.trivial, b.terms) for a, w in points]
         content[s] = content_threshold(c, float(r["alpha"][0]))
     return out, content
 
 
-def _quartic(rows: dict[str, np.ndarray], best: dict[str, np.ndarray], floor_ratio: float) -> dict:
-    """The x^4 setting's fields of Measured: Gibbs W1 shrinking to its floor, the best Gaussian against it."""
-    gain = [Interval(float(b - g), float(b - g) - Z95 * float(np.std(bb - gb, ddof=1)),
-                     float(b - g) + Z95 * float(np.std(bb - gb, ddof=1)))
-            for b, g, bb, gb in zip(best["w1"], rows["w1"], best["boot"], rows["boot"], strict=True)]
+def moment_matched(samples: list[np.ndarray], reps: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """W1 of each 1-D sample y (stepsizes, alphas decreasing) to a fresh sample of N(0, E y^2), with ``reps``
+    bootstrap replicates: the rows of the moment-matched rung (keys w1, boot)."""
+    proj, w, boot = directions(1, 1), [], []
+    for y in samples:
+        ref = math.sqrt(float(np.mean(y**2))) * rng.standard_normal(y.shape)
+        w.append(w1(y, ref, proj))
+        boot.append(bootstrap_w1(y, ref, proj, reps, rng))
+    return {"w1": np.array(w), "boot": np.array(boot)}
+
+
+def _gain(rung: dict[str, np.ndarray], gibbs: dict[str, np.ndarray], chains: int) -> list[Interval]:
+    """W1 to a rung - W1 to Gibbs per stepsize, +- 1.96 sd of the replicates' differences."""
+    return [boot_interval(float(b - g), bb - gb, chains)
+            for b, g, bb, gb in zip(rung["w1"], gibbs["w1"], rung["boot"], gibbs["boot"], strict=True)]
+
+
+def _quartic(rows: dict[str, np.ndarray], best: dict[str, np.ndarray], matched: dict[str, np.ndarray],
+             floor_ratio: float, chains: int) -> dict:
+    """The x^4 setting's fields of Measured: Gibbs W1 shrinking to its floor, the trivial Gaussians against it."""
     shrink = float(rows["w1"][0] - rows["w1"][-1])
     half = Z95 * float(np.hypot(np.std(rows["boot"][0], ddof=1), np.std(rows["boot"][-1], ddof=1)))
     i = int(np.argmin(best["w1"]))
-    return {"quartic_shrink": Interval(shrink, shrink - half, shrink + half),
-            "quartic_end": (boot_interval(rows["w1"][-1], rows["boot"][-1]), floor_ratio * float(rows["floor"][-1])),
-            "quartic_gibbs_gain": gain,
-            "quartic_best_ratio": ratio_interval(best["w1"][i], best["boot"][i], rows["w1"][-1], rows["boot"][-1]),
-            "quartic_best_resolved": (boot_interval(best["w1"][i], best["boot"][i]),
+    rungs = {"best_gaussian": best, "moment_matched": matched}
+    return {"quartic_shrink": over_chains(shrink, shrink - half, shrink + half, chains, "bootstrap"),
+            "quartic_end": (boot_interval(rows["w1"][-1], rows["boot"][-1], chains),
+                            floor_ratio * float(rows["floor"][-1])),
+            "quartic_rungs": {RUNGS[k]: float(np.mean(r["w1"])) for k, r in rungs.items()},
+            "quartic_gain": {RUNGS[k]: _gain(r, rows, chains) for k, r in rungs.items()},
+            "quartic_best_ratio": ratio_interval(best["w1"][i], best["boot"][i], rows["w1"][-1], rows["boot"][-1],
+                                                 chains),
+            "quartic_best_resolved": (boot_interval(best["w1"][i], best["boot"][i], chains),
                                       floor_ratio * float(best["floor"][i]))}
 
 
+def chain_plan(pr: Problem) -> str:
+    """The name of the plan of a setting's chains (params.Plans)."""
+    return "chains_quartic" if pr.drift == "quartic" else "chains_1d" if pr.dim == 1 else "chains_2d"
+
+
+def stationarity(checks: pa.Table, problems: dict[str, Problem], samples: dict[str, list[tuple[float, np.ndarray]]],
+                 chains: dict[str, int], reps: int, rng: np.random.Generator) -> tuple[dict, dict]:
+    """Per "setting alpha=a": the drift interval (verify's drift, the standard error from the final states), and
+    where the stepsize covariance is exact the covariance error's bootstrap interval (stationarity.py)."""
+    drift, cov = {}, {}
+    for s, states in samples.items():
+        pr, t = problems[s], checks.filter(pc.equal(checks["setting"], s))
+        by_alpha = dict(zip(t["alpha"].to_pylist(), t["drift"].to_pylist(), strict=True))
+        for alpha, y in states:
+            key = f"{s} alpha={alpha:g}"
+            drift[key] = drift_interval(by_alpha[alpha], moment_se(y), chains[s])
+            if exact_at_stepsize(pr):
+                exact = stepsize_covariance(np.array(pr.jacobian), np.array(pr.noise_cov), alpha)
+                cov[key] = covariance_interval(y, exact, reps, rng)
+    return drift, cov
+
+
 def measure(dist: pa.Table, tails: dict[str, pa.Table], checks: pa.Table, problems: dict[str, Problem],
-            exact: dict[str, pa.Table], probes: dict[str, dict], projections: int, floor_ratio: float,
-            min_points: int, level: float) -> Measured:
+            exact: dict[str, pa.Table], probes: dict[str, dict], samples: dict[str, list[tuple[float, np.ndarray]]],
+            projections: int, floor_ratio: float, min_points: int, level: float, reps: int,
+            rng: np.random.Generator) -> Measured:
     """The claims' inputs from the concatenated distances and checks, the per-setting tail tables, the problems
-    (limits and constants), the 2-D settings' exact subsample W1 tables and the bound probes."""
+    (limits and constants), the 2-D settings' exact subsample W1 tables, the bound probes and the final states of
+    every setting's chains per stepsize (``samples``); ``reps`` bootstrap replicates from ``rng``."""
     settings = list(dict.fromkeys(dist["setting"].to_pylist()))
+    chains = {s: len(samples[s][0][1]) for s in settings}
     rows = {s: target_rows(dist, s, PRIMARY["quartic"] if s == QUARTIC else "gaussian") for s in settings}
     gaussian = [s for s in settings if s != QUARTIC]
     markov = problems["linear_markov"]
     mk = {t: target_rows(dist, markov.name, t) for t in ("gaussian", "marginal")}
     q = checks.filter(pc.equal(checks["setting"], QUARTIC)).sort_by([("alpha", "descending")])
-    tail = {s: tail_intervals(t) for s, t in tails.items() if t.num_rows}
+    tail = {s: tail_intervals(t, chains[s]) for s, t in tails.items() if t.num_rows}
     local = {s: local_rate(rows[s], floor_ratio, min_points) for s in GAUSSIAN_LINEAR}
     usable = {s: rows[s]["alpha"][rows[s]["w1"] >= floor_ratio * rows[s]["floor"]][-min_points:]
               for s in GAUSSIAN_LINEAR}
-    bounded, content = bounds(problems, rows, exact, probes)
+    bounded, content = bounds(problems, rows, exact, probes, chains)
     sliced = {s: list(zip(rows[s]["alpha"].tolist(), rows[s]["w1"].tolist(), exact_intervals(t), strict=True))
               for s, t in exact.items()}
+    fits = {s: two_term(rows[s]["alpha"], rows[s]["w1"], rows[s]["boot"], rows[s]["floor"], floor_ratio, min_points,
+                        level) for _, group in HALF_RATE.values() for s in group}
+    window = {s: [(float(a), boot_interval(v, b, chains[s]), floor_ratio * float(f))
+                  for a, v, b, f in zip(rows[s]["alpha"], rows[s]["w1"], rows[s]["boot"], rows[s]["floor"],
+                                        strict=True) if a in t.alphas] for s, t in fits.items() if t is not None}
+    drift, cov = stationarity(checks, problems, samples, chains, reps, rng)
+    matched = moment_matched([y[:, :1] for _, y in samples[QUARTIC]], reps, rng)
     return Measured(
+        chains={s: chain_plan(problems[s]) for s in settings},
         rates={s: rate_of(r, floor_ratio) for s, r in rows.items()},
-        two_term={s: two_term(rows[s]["alpha"], rows[s]["w1"], rows[s]["boot"], rows[s]["floor"], floor_ratio,
-                              min_points, level) for _, group in HALF_RATE.values() for s in group},
+        two_term=fits, window=window,
         local=local,
         exact_local={s: closed_form_slope(problems[s], usable[s], projections) for s in GAUSSIAN_LINEAR},
-        smallest_w1={s: boot_interval(rows[s]["w1"][-1], rows[s]["boot"][-1]) for s in gaussian},
+        smallest_w1={s: boot_interval(rows[s]["w1"][-1], rows[s]["boot"][-1], chains[s]) for s in gaussian},
         resolution={s: floor_ratio * float(rows[s]["floor"][-1]) for s in gaussian},
         bounds=bounded, content_from=content, sliced_vs_exact=sliced,
         tail_largest={s: t[0] for s, t in tail.items()},
         tail_gap={s: t[1] for s, t in tail.items()},
         markov_ratio=ratio_interval(mk["marginal"]["w1"][-1], mk["marginal"]["boot"][-1], mk["gaussian"]["w1"][-1],
-                                    mk["gaussian"]["boot"][-1]),
+                                    mk["gaussian"]["boot"][-1], chains[markov.name]),
         markov_w1=(float(mk["gaussian"]["w1"][-1]), float(mk["marginal"]["w1"][-1])),
-        markov_limit_gap=(limit_gap(markov, projections), floor_ratio * float(mk["gaussian"]["floor"][-1])),
-        **_quartic(rows[QUARTIC], target_rows(dist, QUARTIC, "best_gaussian"), floor_ratio),
+        markov_limit_gap=(limit_gap(markov, projections), floor_interval(mk["gaussian"], floor_ratio)),
+        **_quartic(rows[QUARTIC], target_rows(dist, QUARTIC, "best_gaussian"), matched, floor_ratio, chains[QUARTIC]),
         quartic_var_rate=loglog_rate(q["alpha"].to_numpy(), q["var_x"].to_numpy(),
                                      np.array(q["var_x_boot"].to_pylist()), np.zeros(q.num_rows), 1.0),
-        max_drift=max(float(pc.max(checks["drift"]).as_py()), *(pb["drift"] for pb in probes.values())),
-        max_cov_error=float(np.nanmax(checks["cov_error"].to_numpy())),
+        drift=drift, cov_error=cov,
+        probe_drift={f"{s} alpha={pb['alpha']:g}": drift_interval(pb["drift"], pb["m2_se"], pb["chains"])
+                     for s, pb in probes.items()},
     )

@@ -5,7 +5,8 @@ exactly. On subsamples it estimates E W1(mu_n, nu_n), not W1(mu, nu): by joint c
 E W1(mu_n, nu_n) >= W1(mu, nu), so the subsample value is an upper-biased estimate, and its bias at W1 = 0 is the
 floor E W1(nu_n, nu'_n) of two subsamples of the limit law (in 2-D it decays like (log n / n)^(1/2)). The sliced W1
 (distance.py) is a lower bound on W1 (each projection is 1-Lipschitz); the two bracket the true distance up to
-sampling error. Sampling error: R independent subsample pairs, their mean with the Student-t 95% interval.
+sampling error. Sampling error: R independent subsample pairs, their mean with the Student-t 95% interval (unit
+``subsample``: one pair).
 """
 
 from __future__ import annotations
@@ -29,4 +30,4 @@ def subsample_w1(y: np.ndarray, draw: Callable[[int], np.ndarray], n: int, repea
     without replacement against n fresh draws of the limit law, and two fresh draws of it (the floor)."""
     w = [exact_w1(y[rng.choice(len(y), n, replace=False)], draw(n)) for _ in range(repeats)]
     floor = [exact_w1(draw(n), draw(n)) for _ in range(repeats)]
-    return mean_ci(w), mean_ci(floor)
+    return mean_ci(w, unit="subsample"), mean_ci(floor, unit="subsample")
