@@ -57,13 +57,19 @@ def decoder_rungs(p: Params, cells: pd.DataFrame, runs: dict[str, pd.DataFrame],
     return rungs, pd.concat(tables)
 
 
-def embedding_rungs(p: Params, quality: pd.DataFrame, ctx: StageContext[Params]) -> EmbeddingRungs:
+def random_rankings(p: Params, ctx: StageContext[Params]) -> dict[tuple[int, int], np.ndarray]:
+    """(b, D) -> the random-ranking rung's MAP per evaluation seed (ascending seed; ladders.random_ranking_map)."""
+    trees = {(b, d): load_tree(ctx.input("prepare", TREES_FILE), b, d) for b in p.trees.branchings
+             for d in p.trees.depths}
+    return {c: np.array([random_ranking_map(tree, p.seed, (*c, s)) for s in sorted(p.seeds)])
+            for c, tree in trees.items()}
+
+
+def embedding_rungs(p: Params, quality: pd.DataFrame, ranking: dict[tuple[int, int], np.ndarray]) -> EmbeddingRungs:
     """One geometry's MAP per (b, D) cell over the evaluation seeds, with the untrained embedding's and a random
-    ranking's (ladders.random_ranking_map), and the tree path metric's MAP."""
+    ranking's, and the tree path metric's MAP."""
     q = quality[quality.seed.isin(p.seeds)]
-    cells = [(b, d) for b in p.trees.branchings for d in p.trees.depths]
-    trees = {c: load_tree(ctx.input("prepare", TREES_FILE), *c) for c in cells}
-    ranking = {c: np.array([random_ranking_map(trees[c], p.seed, (*c, s)) for s in sorted(p.seeds)]) for c in cells}
+    cells = sorted(ranking)
     return EmbeddingRungs({c: seed_values(q, *c, "map") for c in cells},
                           {UNTRAINED: {c: seed_values(q, *c, "map_untrained") for c in cells},
                            RANDOM_RANKING: ranking},
@@ -84,9 +90,10 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     calibration = {m: read_table(ctx.input(f"retrieve_{m}", CALIBRATION_FILE)).to_pandas() for m in MODELS}
     decoders, nn_table = decoder_rungs(p, cells, runs, calibration, ctx)
     write_table(ctx.output("nearest_neighbour.parquet"), nn_table)
+    ranking = random_rankings(p, ctx)
     regime = Regime(clean_minima(clean), {g: {b: seed_values(q[q.seed.isin(p.seeds)], b, deepest_d, "map") for b in bs}
                                           for g, q in quality.items()},
-                    {g: embedding_rungs(p, q, ctx) for g, q in quality.items()}, decoders)
+                    {g: embedding_rungs(p, q, ranking) for g, q in quality.items()}, decoders)
     hamn = cells[cells.model == "hamn"]
     verdicts = claims(versus, float(hamn["max_norm"].max()), int(hamn["n_queries"].sum()) * (p.hamn.steps + 1), regime,
                       p.claims, p.plans)
