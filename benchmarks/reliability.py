@@ -6,10 +6,13 @@ root with the environment active:
     python benchmarks/reliability.py --quick   # without the Prefect + Ray signal probes (under a minute)
 
 Everything runs on the toy pipeline of the test suite (tests/toy_pipeline) in throwaway projects, except
-``paperdag verify`` on garbage, which needs the real papers. Counts:
+``paperdag verify`` on garbage, foreign and greedy folders, which needs the real papers. Counts:
 
 - inputs tried / one-line errors: the expected non-zero exit code, no traceback, the last stderr line the only
-  ``error: ...`` line, at most a few lines before it, and nothing written where the input was refused up front.
+  ``error: ...`` line, at most a few lines before it, and nothing written where the input was refused up front;
+  ``paperdag verify`` on a folder that is no certificate of its problem: exit 1 and one ``REFUSED`` line naming the
+  field (nothing on stderr); ``paperdag report`` over an unreadable or pre-v2 metrics file: exit 0 and one
+  ``warning:`` line naming the file and the command that regenerates it.
 - damages to the store / healed: a truncated, deleted, replaced or extra view file, a manifest that lists no files
   or has no ``files``; healed = the next run exits 0 and every view is exactly its (whole) entry again.
 - new / tracking (counted with the inputs): ``paperdag new`` with quotes and backslashes in the title loads; a cached
@@ -167,27 +170,46 @@ def bad_inputs() -> list[tuple[str, list[str], dict, int, str | None, bool]]:
          "traceback: artifacts/.logs/toy/train_b.log", False),
         ("stage with missing upstream", ["stage", "toy", "evaluate"], {}, 1, "not built", False),
     ]
-    garbage = WORK / "garbage"
-    garbage.mkdir(exist_ok=True)
+    garbage = WORK / "garbage"  # random bytes under every file name a paper's certificate folder uses
+    (garbage / "models").mkdir(parents=True, exist_ok=True)
+    for name in ("summary.json", "weights.safetensors", "counterexamples.parquet", "designs_verified.parquet",
+                 "certificates.parquet", "certificate.json", "theorems.parquet", "proofs.parquet", "verified.parquet",
+                 "models/p0.safetensors"):
+        (garbage / name).write_bytes(os.urandom(512))
     (garbage / "meta.json").write_text('{"kind": ')
-    (garbage / "weights.safetensors").write_bytes(os.urandom(512))
-    (garbage / "designs_verified.parquet").write_bytes(os.urandom(512))
-    for paper in ("vector_lyapunov", "pepmirror"):
-        cases.append((f"verify {paper} on garbage", ["verify", paper, str(garbage)], {"cwd": ROOT, "real": True}, 1,
-                      None, False))
-    greedy = WORK / "greedy"  # an a2rbench certificate asking for depth 6: minutes of enumeration if not refused
-    greedy.mkdir(exist_ok=True)
+    real = {"cwd": ROOT, "real": True}
+    for paper in ("vector_lyapunov", "pepmirror", "a2rbench", "scp_delta", "sketchrefine"):
+        cases.append((f"verify {paper} on garbage", ["verify", paper, str(garbage)], real, 1,
+                      "REFUSED nothing was verified", False))
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pq.write_table(pa.table({"accepted": [True], "alphabet": [8], "max_depth": [6]}), greedy / "certificates.parquet")
-    cases.append(("verify a2rbench beyond its budget", ["verify", "a2rbench", str(greedy)], {"cwd": ROOT, "real": True},
-                  1, "beyond the paper's budget", False))
+    greedy = WORK / "greedy"  # an a2rbench certificate asking for depth 6: minutes of enumeration if not refused
+    greedy.mkdir(exist_ok=True)
+    pq.write_table(pa.table({"task_id": ["t"], "accepted": [True], "alphabet": [8], "max_depth": [6],
+                             "property_samples": [16]}), greedy / "certificates.parquet")
+    foreign = WORK / "foreign"  # another paper's table under the same file name
+    foreign.mkdir(exist_ok=True)
+    pq.write_table(pa.table({"seed": [0], "prompt": ["p"], "k": [0.5]}), foreign / "certificates.parquet")
+    cases += [
+        ("verify a2rbench beyond its budget", ["verify", "a2rbench", str(greedy)], real, 1,
+         "REFUSED max_depth: the certificate asks for max_depth 6, beyond the paper's budget", False),
+        ("verify a2rbench on another paper's table", ["verify", "a2rbench", str(foreign)], real, 1,
+         "REFUSED task_id, accepted", False),
+        ("verify scp_delta on another paper's table", ["verify", "scp_delta", str(foreign)], real, 1,
+         "REFUSED certificate.json: missing", False),
+        ("verify with a budget of 0", ["verify", "a2rbench", str(greedy), "--budget", "0"], real, 2, "--budget", True),
+        ("verify --budget where the re-check has none", ["verify", "pepmirror", str(garbage), "--budget", "1"], real,
+         2, "takes no --budget", True),
+    ]
     repo_params = (ROOT / "params.yaml").read_text()
     cases += [
         ("normuon n_head not dividing d_model", ["run", "normuon"],
          {"params": repo_params.replace("    n_head: 4", "    n_head: 5", 1), "real": True}, 2, "n_head", True),
-        ("corrupt metrics file (report)", ["report"], {"setup": _corrupt_metrics}, "ok-or-error", None, False),
+        ("corrupt metrics file (report)", ["report"], {"setup": _corrupt_metrics}, "warning",
+         "metrics/toy.json is unreadable (JSONDecodeError); regenerate it: paperdag run toy", False),
+        ("pre-v2 metrics file (report)", ["report"], {"setup": _pre_v2_metrics}, "warning",
+         "metrics/toy.json is pre-v2 (claims without unit, n and plan); regenerate it: paperdag run toy", False),
         ("truncated mlflow.db, all cached", ["run", "toy", "--local"],
          {"setup": _truncated_mlflow, "PAPERDAG_TRACKING": "on"}, "ok-or-error", None, False),
     ]
@@ -208,6 +230,13 @@ def _corrupt_metrics(folder: Path) -> None:
     (folder / "metrics" / "toy.json").write_text('{"claims": [{"id": ')
 
 
+def _pre_v2_metrics(folder: Path) -> None:
+    """A metrics file as verdict model v1 wrote it: an interval claim without unit, n and plan."""
+    (folder / "metrics").mkdir()
+    claim = {"id": "gain", "kind": "evidence", "rule": "superiority", "verdict": "holds", "statement": "b beats a"}
+    (folder / "metrics" / "toy.json").write_text(json.dumps({"key": "k", "claims": [claim]}))
+
+
 def _truncated_mlflow(folder: Path) -> None:
     subprocess.run([*PAPERDAG, "run", "toy", "--local"], cwd=folder, env=env(folder, PAPERDAG_TRACKING="on"),
                    capture_output=True, timeout=300)
@@ -215,11 +244,22 @@ def _truncated_mlflow(folder: Path) -> None:
     db.write_bytes(db.read_bytes()[:4096])
 
 
+OUTCOMES = ("VERIFIED ", "REFUTED ", "REFUSED ", "UNDECIDED ")  # `paperdag verify`'s one result line (stdout)
+
+
 def one_line(result: subprocess.CompletedProcess, code: int | str | None, words: str | None) -> str | None:
-    """None when ``result`` is a proper one-line error, else what is wrong with it. ``code`` None: any non-zero
-    exit; "ok-or-error": exit 0 without a traceback (a one-line warning at most) also passes."""
+    """None when ``result`` is a proper one-line answer, else what is wrong with it. An ``error: ...`` line on
+    stderr with exit ``code`` (None: any non-zero); ``words`` starting with an outcome (``REFUSED ...``): one
+    ``paperdag verify`` result line on stdout with that outcome and the rest of ``words`` in it, nothing on stderr;
+    ``code`` "warning": exit 0 with exactly one ``warning: ...`` line holding ``words``; "ok-or-error": exit 0
+    without a traceback (a one-line warning at most) also passes."""
     err = result.stderr.strip()
     lines = err.splitlines()
+    if code == "warning":
+        warned = [l for l in lines if l.startswith("warning: ")]
+        if result.returncode or "Traceback" in err or len(warned) != 1 or (words or "") not in warned[0]:
+            return f"exit {result.returncode}, warnings {warned}"
+        return None
     if code == "ok-or-error":
         if result.returncode == 0:
             return "traceback" if "Traceback" in err else None
@@ -228,10 +268,13 @@ def one_line(result: subprocess.CompletedProcess, code: int | str | None, words:
         return f"exit {result.returncode}, want {code or 'non-zero'}"
     if "Traceback" in err:
         return "traceback"
+    if words and words.startswith(OUTCOMES):
+        outcome, _, rest = words.partition(" ")
+        shown = [l for l in result.stdout.splitlines() if l.startswith(OUTCOMES)]
+        if len(shown) != 1 or not shown[0].startswith(outcome + " ") or err:
+            return f"result lines {shown}, stderr {err[:200]!r}"
+        return None if all(w in shown[0] for w in rest.split(": ")) else f"{rest!r} not in {shown[0]!r}"
     errors = [l for l in lines if l.startswith("error: ")]
-    refuted = [l for l in result.stdout.splitlines() if l.startswith("REFUTED ")]
-    if words is None and len(refuted) == 1 and not errors:
-        return None
     if len(errors) != 1 or lines[-1] != errors[0]:
         return f"{len(errors)} error lines, last: {lines[-1] if lines else ''!r}"
     if len(lines) > 12:

@@ -273,3 +273,25 @@ def test_report_warns_on_stderr_and_in_the_row_of_an_unreadable_or_pre_v2_metric
         {"key": "k", "claims": [claim | {"unit": "seed", "n": 10, "plan": {"planned_n": 10}}]}))
     (metrics / "toy.json").unlink()
     assert "warning:" not in paperdag("report", cwd=toy_project.root).stderr
+
+
+def test_a_long_verification_reports_progress_from_a_thread_and_stops_at_its_budget():
+    """Progress lines come from a thread at the set interval (so a single long step still reports), naming the unit
+    and the count; the budget stops the re-check before its next unit, naming itself."""
+    from paperdag.verification import BudgetSpent, Work
+
+    lines: list[str] = []
+    with Work("demo verify", budget=3, every=0.05, echo=lines.append) as work:
+        work.doing("re-deriving the constants")
+        time.sleep(0.25)  # one long step: still reported
+        done = []
+        with pytest.raises(BudgetSpent, match=r"--budget 3 spent: 3 of 5 proofs re-checked"):
+            for item in work.each(range(5), "proofs"):
+                time.sleep(0.25)
+                done.append(item)
+    assert done == [0, 1, 2]
+    assert lines[0].startswith("[demo verify] re-deriving the constants (")
+    assert any(line.startswith("[demo verify] proofs 1/5 (") for line in lines), lines
+    count = len(lines)
+    time.sleep(0.2)
+    assert len(lines) == count  # the thread ends with the re-check
