@@ -17,7 +17,8 @@ from paperdag.io import read_table
 from paperdag.papers.distill_multiindex import network as nw
 from paperdag.papers.distill_multiindex.claims import Compression, Grid, Headline, claims
 from paperdag.papers.distill_multiindex.distill import Schedule, best_labels, match_gradient, surrogate_correlation
-from paperdag.papers.distill_multiindex.params import ClaimParams
+from paperdag.common.plans import SamplePlan
+from paperdag.papers.distill_multiindex.params import ClaimParams, Plans
 from paperdag.papers.distill_multiindex.stats import PowerFit, power_fit
 from paperdag.papers.distill_multiindex.task import link_matrix, make_task, principal_angles, span_energy, task_rng
 
@@ -133,6 +134,7 @@ def test_power_fit_recovers_exponent() -> None:
     fit = power_fit(x, y)
     assert fit.slope.lo < 1.0 < fit.slope.hi and fit.r2 > 0.95
     assert not fit.slope.lo < 1.3 < fit.slope.hi
+    assert fit.slope.method == "fit" and fit.slope.unit == "run" and np.isclose(fit.slope.span, np.log(30))
 
 
 def test_loglinear_fit_matches_frisch_waugh_lovell_and_power_fit() -> None:
@@ -185,35 +187,58 @@ PARAMS = ClaimParams(tol=0.1, min_compression=2.0, energy_min=0.5, slope_tol=0.2
 SPREAD = np.array([-0.01, 0.0, 0.01])
 
 
+def _plan(unit: str, n: int) -> SamplePlan:
+    return SamplePlan(unit=unit, n=n, basis="design", effect=None, power=None, pilot_n=0, pilot_sd=None, looks=1,
+                      spending="none", why="the test's design size")
+
+
+PLANS = Plans(compare_seeds=_plan("seed", 3), grid_seeds=_plan("seed", 3), grid_runs=_plan("run", 36))
+CELLS = ["d 16 r 1 L 256", "d 16 r 4 L 512"]
+
+
+def _fit(value: float) -> Interval:
+    return Interval(value, value - 0.1, value + 0.1, 36, 0.95, "run", "fit", df=34.0, span=2.0)
+
+
+def _cells(value: float) -> dict[str, Interval]:
+    """Two cells, each an interval over 3 seeds spread +-0.01 around ``value`` (the second one +0.2 higher)."""
+    return {k: mean_ci(value + shift + SPREAD, unit="seed") for k, shift in zip(CELLS, (0.0, 0.2), strict=True)}
+
+
 def _verdicts(distilled: float = 0.02, e_rf: float = 0.8, subset: float | None = 2048, phase1: float | None = 2048,
               slope: float = 1.0, bookkeeping: float = 0.43, reached: int = 36, headroom: float = 0.3,
               energy: float = 0.8, reference_energy: float = 0.9, r_exp: float = 2.0,
-              L_exp: float = 1.0) -> dict[str, str]:
+              L_exp: float = 1.0, rung: float = 0.9, largest: float = 0.03) -> dict[str, str]:
     """The published verdicts (resolved) of claims on per-seed errors spread +-0.01 around the given means, and
     baselines reaching the target at ``subset`` / ``phase1`` points (x 0.9, 1, 1.1; None: censored) against a
-    distilled set of 12 (6 in phase 1)."""
-    h = Headline(distilled + SPREAD, 0.01 + SPREAD / 10, e_rf + SPREAD, (16, 528))
+    distilled set of 12 (6 in phase 1); the trivial rungs score ``rung`` and ``rung`` + 0.05 at the headline budget,
+    the baselines ``largest`` at their largest subset (target e_ref + 0.1)."""
+    rungs = {"random subset": rung + SPREAD[::-1], "random phase-1 points": rung + 0.05 + SPREAD}
+    h = Headline(distilled + SPREAD, 0.01 + SPREAD / 10, e_rf + SPREAD, (16, 528), rungs, 16)
 
     def comp(points: float | None, distilled_points: int) -> Compression:
         base = [None if points is None else round(points * f) for f in (0.9, 1.0, 1.1)]
-        return Compression(base, [distilled_points] * 3, "e_ref + 0.1", 8192, mean_ci([0.02, 0.03, 0.04]))
+        return Compression(base, [distilled_points] * 3, "e_ref + 0.1", 8192, largest + SPREAD,
+                           np.full(3, 0.11))
 
-    g = Grid(PowerFit(Interval(slope, slope - 0.1, slope + 0.1, 36), 0.0, 0.9), bookkeeping,
-             Interval(r_exp, r_exp - 0.1, r_exp + 0.1, 36), Interval(L_exp, L_exp - 0.1, L_exp + 0.1, 36), reached,
-             36, headroom, "seed 0 d 16 r 4 L 512",
-             {"min_distilled": energy, "mean_distilled": 0.9, "mean_random_r_over_d": 0.08}, reference_energy)
-    return {c.id: c.verdict for c in resolve(claims(h, comp(subset, 12), comp(phase1, 6), g, PARAMS))}
+    g = Grid(PowerFit(_fit(slope), 0.0, 0.9), bookkeeping, _fit(r_exp), _fit(L_exp), reached, 36,
+             _cells(headroom), _cells(energy), _cells(reference_energy), CELLS[0],
+             {"min_distilled": energy, "mean_distilled": 0.9, "mean_random_r_over_d": 0.08})
+    return {c.id: c.verdict for c in resolve(claims(h, comp(subset, 12), comp(phase1, 6), g, PARAMS, PLANS))}
 
 
 def test_compression_ratio_is_the_geometric_mean_with_a_log_scale_interval() -> None:
     """ratio() = exp(mean log(b / m)) (scipy's gmean) with the t-interval of the logs, exponentiated; censored seeds
-    are left out."""
+    are left out; the claim judges the log ratio itself."""
     from scipy.stats import gmean
 
-    c = Compression([100, 200, None, 400], [10, 10, 10, 20], "t", 8192, mean_ci([0.1, 0.2]))
+    c = Compression([100, 200, None, 400], [10, 10, 10, 20], "t", 8192, np.array([0.1, 0.2, 0.3, 0.2]),
+                    np.full(4, 0.25))
     iv, logs = c.ratio(), np.log([10.0, 20.0, 20.0])
     assert np.isclose(iv.mean, gmean([10, 20, 20])) and iv.n == 3
     assert np.allclose([np.log(iv.lo), np.log(iv.hi)], [mean_ci(logs).lo, mean_ci(logs).hi])
+    assert c.log_ratio().unit == "seed" and np.isclose(c.log_ratio().mean, logs.mean())
+    assert np.isclose(c.learning().mean, -0.05) and c.learning().method == "paired t"
 
 
 def test_claims_hold_on_favourable_numbers_and_fail_on_their_own() -> None:
@@ -221,7 +246,7 @@ def test_claims_hold_on_favourable_numbers_and_fail_on_their_own() -> None:
     preconditions still hold (baselines that learn, but with no more memory than the distilled set)."""
     assert set(_verdicts().values()) == {"holds"}
     against = {"distilled_matches_full_data": {"distilled": 0.15}, "random_subset_far_worse": {"subset": 10},
-               "phase1_matching_needed": {"phase1": 5}, "distilled_points_in_span_U": {"energy": 0.2},
+               "phase1_matching_needed": {"phase1": 5}, "distilled_points_in_span_U": {"energy": 0.35},
                "memory_scales_like_r2d_plus_L": {"slope": 2.0}, "phase1_points_scale_like_r2": {"r_exp": 0.6},
                "phase2_memory_scales_like_L": {"L_exp": 0.0}}
     for claim_id, kwargs in against.items():
@@ -229,11 +254,32 @@ def test_claims_hold_on_favourable_numbers_and_fail_on_their_own() -> None:
         assert verdict[claim_id] == "fails" and sum(v != "holds" for v in verdict.values()) == 1, (claim_id, verdict)
 
 
+def test_competence_is_judged_against_the_strongest_rung() -> None:
+    """The distilled set is judged against the better of the two real-data baselines (the next recorded beside it):
+    worse than it, the precondition fails and the headline claim is inconclusive."""
+    rows = {c.id: c.row() for c in claims(*_inputs(), PARAMS, PLANS)}
+    row = rows["distilled_beats_trivial_baselines"]
+    assert row["baseline"] == "random subset" and [r["baseline"] for r in row["ladder"]] == [
+        "random subset", "random phase-1 points"]
+    beaten = _verdicts(distilled=0.3, rung=0.05)
+    assert beaten["distilled_beats_trivial_baselines"] == "fails"
+    assert beaten["distilled_matches_full_data"] == "inconclusive"
+
+
+def _inputs() -> tuple:
+    rungs = {"random subset": 0.9 + SPREAD, "random phase-1 points": 0.95 + SPREAD}
+    h = Headline(0.02 + SPREAD, 0.01 + SPREAD / 10, 0.8 + SPREAD, (16, 528), rungs, 16)
+    comp = Compression([2048] * 3, [12] * 3, "e_ref + 0.1", 8192, 0.03 + SPREAD, np.full(3, 0.11))
+    g = Grid(PowerFit(_fit(1.0), 0.0, 0.9), 0.43, _fit(2.0), _fit(1.0), 36, 36, _cells(0.3), _cells(0.8),
+             _cells(0.9), CELLS[0], {"min_distilled": 0.8, "mean_distilled": 0.9, "mean_random_r_over_d": 0.08})
+    return h, comp, comp, g
+
+
 def test_evidence_is_inconclusive_when_its_precondition_fails() -> None:
-    """A baseline that never reaches the target on its grid cannot lose to distillation: its compression claim is
-    inconclusive; a fit whose interval reaches the bookkeeping exponent (0.88 [0.42, 1.33] vs 0.43), a censored cell,
-    a grid cell without headroom or a reference whose features miss span(U) leave their claims inconclusive."""
-    censored = _verdicts(subset=None, phase1=None)
+    """A baseline that never gets below the target cannot lose to distillation: its compression claim is
+    inconclusive; a fit whose interval reaches the bookkeeping exponent, a censored run, a grid cell without headroom
+    or a reference whose features miss span(U) leave their claims inconclusive."""
+    censored = _verdicts(subset=None, phase1=None, largest=0.2)
     assert censored["random_subset_learns"] == censored["random_phase1_learns"] == "fails"
     assert censored["random_subset_far_worse"] == censored["phase1_matching_needed"] == "inconclusive"
     for kwargs, failed in (({"slope": 0.5}, "memory_fit_beats_bookkeeping"),

@@ -6,19 +6,23 @@ so a ratio to it is not a usable yardstick. A method's memory is the fewest poin
 it reaches that target; a baseline is compared with distillation by the ratio of these memories (compression at
 equal error), so a baseline is judged where it learns, never at a budget where it sits at chance.
 
-- preconditions (the regime): each real-data baseline learns the task somewhere on its size grid (reaches the target
-  on every seed) and the distilled set reaches it on every comparison seed (both memories exist); there is headroom
-  (random features, the network without its feature-learning step, trained on all the data, are more than ``tol``
-  worse than the full-data network: at the comparison cell over seeds, and in every grid cell, so the target is not
-  reachable without learning features); the real-data feature step puts W_1 in span(U) (the structure the distilled
-  points should encode is there to encode); every grid cell reached the target (no censored cell), and the composite
-  memory fit's interval lies above the exponent that counting d + 1 numbers per point alone gives on the grid (else
-  the fit cannot tell the law from bookkeeping);
-- evidence: the headline error at equal memory, the two compression ratios (geometric mean over seeds, t-interval of
-  the log ratio), the span(U) energy of the distilled points (a count over the fixed grid, ``exact``), the composite
-  memory exponent and the law per phase, M1* ~ r^2 points and M2* (d + 1) ~ L numbers (``trend`` of the exponents
-  of a log-linear fit on log r, log d, log L, so the other factors of the grid are held fixed);
+- preconditions (the regime): the distilled set beats the strongest trivial baseline of the ladder at the headline
+  budget (the real-data baselines at >= as many points, paired over seeds); each real-data baseline learns the task
+  somewhere on its size grid (its error at its largest subset lies below the target, CI over seeds) and every
+  method's memory-to-target exists on every comparison seed and grid cell (a count over the fixed design); there is
+  headroom (random features, the network without its feature-learning step, trained on all the data, are more than
+  ``tol`` worse than the full-data network: at the comparison cell, and in every grid cell, each on its interval over
+  seeds); the real-data feature step puts W_1 in span(U) in every cell (interval over seeds); the composite memory
+  fit's interval lies above the exponent that counting d + 1 numbers per point alone gives on the grid (else the fit
+  cannot tell the law from bookkeeping);
+- evidence: the headline error at equal memory, the two compression ratios (the t-interval over seeds of the log
+  ratio, the geometric mean reported), the span(U) energy of the distilled points (every grid cell, interval over
+  seeds), the composite memory exponent and the law per phase, M1* ~ r^2 points and M2* (d + 1) ~ L numbers
+  (``trend`` of the fit intervals of a log-linear fit on log r, log d, log L, so the other factors are held fixed);
 - no check: nothing here holds by construction.
+
+Units: a seed (comparison cell: ``compare_seeds``; a grid cell's seeds: ``grid_seeds``) and a run (one grid cell at
+one seed: a point of the memory fits, ``grid_runs``). A claim over every cell is ``all_of`` its cells (Holm).
 """
 
 from __future__ import annotations
@@ -28,9 +32,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from paperdag.common.plans import SamplePlan
 from paperdag.common.stats import Interval, mean_ci, paired_diff_ci
 from paperdag.common.verdicts import (
     Claim,
+    Ladder,
+    all_of,
     evidence,
     exact,
     noninferiority,
@@ -39,10 +46,10 @@ from paperdag.common.verdicts import (
     trend,
 )
 
-from .params import ClaimParams
+from .params import ClaimParams, Plans
 from .stats import PowerFit
 
-NAN = Interval(float("nan"), float("nan"), float("nan"))
+NAN = Interval(float("nan"), float("nan"), float("nan"), 0, 0.95, "seed")
 SUBSET = "a random subset of real data (both phases, ridge lam chosen on validation)"
 PHASE1 = "the feature-learning step on random real points (second layer fitted on the real rows)"
 
@@ -50,52 +57,62 @@ PHASE1 = "the feature-learning step on random real points (second layer fitted o
 @dataclass(frozen=True)
 class Headline:
     """The comparison cell at the headline budget, one value per seed (seed order): the distilled set's error, the
-    full-data network's and random features' errors; ``budget``: (points, numbers stored)."""
+    full-data network's and random features' errors; ``budget``: (points, numbers stored); ``rungs``: each trivial
+    real-data baseline's error at ``rung_points`` (the first subset size >= the budget's points)."""
 
     distilled: np.ndarray
     e_ref: np.ndarray
     e_rf: np.ndarray
     budget: tuple[int, int]
+    rungs: dict[str, np.ndarray]
+    rung_points: int
 
 
 @dataclass(frozen=True)
 class Compression:
     """A real-data baseline's memory-to-target against the distilled set's, per comparison seed (points; None where
-    a search ended first); ``target`` names the error to reach, ``largest`` the largest size the baseline tried and
-    ``error_at_largest`` its error there over seeds."""
+    a search ended first); ``target`` names the error to reach, ``largest`` the largest size the baseline tried,
+    ``largest_errors`` its error there and ``targets`` the error to reach, per seed."""
 
     baseline: list[int | None]
     distilled: list[int | None]
     target: str
     largest: int
-    error_at_largest: Interval
+    largest_errors: np.ndarray
+    targets: np.ndarray
+
+    def log_ratio(self) -> Interval:
+        """The t-interval over seeds of log(baseline / distilled) where both reached (nan when no seed has both)."""
+        logs = [math.log(b / m) for b, m in zip(self.baseline, self.distilled) if b is not None and m is not None]
+        return mean_ci(logs, unit="seed") if logs else NAN
 
     def ratio(self) -> Interval:
-        """Geometric-mean ratio baseline / distilled over the seeds where both reached: exp of the t-interval of the
-        per-seed log ratios (nan when no seed has both)."""
-        logs = [math.log(b / m) for b, m in zip(self.baseline, self.distilled) if b is not None and m is not None]
-        if not logs:
-            return NAN
-        iv = mean_ci(logs)
-        return Interval(math.exp(iv.mean), math.exp(iv.lo), math.exp(iv.hi), iv.n, iv.confidence)
+        """Geometric-mean ratio baseline / distilled over the seeds where both reached: exp of ``log_ratio``."""
+        iv = self.log_ratio()
+        return Interval(math.exp(iv.mean), math.exp(iv.lo), math.exp(iv.hi), iv.n, iv.confidence, "seed")
+
+    def learning(self) -> Interval:
+        """Error at the largest subset minus the target, paired over seeds (below 0: the baseline learns)."""
+        return paired_diff_ci(self.largest_errors, self.targets, unit="seed")
 
     def summary(self) -> dict[str, object]:
         reached = [b for b in self.baseline if b is not None]
         return {"points_to_target": self.baseline, "reached": len(reached), "seeds": len(self.baseline),
                 "median_points": float(np.median(reached)) if reached else None,
-                f"error_at_{self.largest}_points": _iv(self.error_at_largest)}
+                f"error_at_{self.largest}_points": _iv(mean_ci(self.largest_errors, unit="seed")),
+                "minus_target": _iv(self.learning())}
 
 
 @dataclass(frozen=True)
 class Grid:
     """The scaling grid.
 
-    ``fit``: memory* ~ (r^2 d + L)^s over the reached cells (None if fewer than 3); ``bookkeeping``: the exponent of
-    d + 1 alone on r^2 d + L over the same cells (None without a fit); ``phase1_r``: the exponent of M1* (points) on r
+    ``fit``: memory* ~ (r^2 d + L)^s over the reached runs (None if fewer than 3); ``bookkeeping``: the exponent of
+    d + 1 alone on r^2 d + L over the same runs (None without a fit); ``phase1_r``: the exponent of M1* (points) on r
     and ``phase2_L`` of M2* (d + 1) (numbers) on L, each from a log-linear fit on log r, log d, log L; ``reached`` /
-    ``total`` cells; ``least_headroom``: the smallest e_random_features - e_ref over the grid cells,
-    ``headroom_cell`` where; ``energy``: min/mean span(U) energy of the distilled phase-1 sets and of random points;
-    ``reference_energy``: the least span(U) energy of the full-data networks' W_1."""
+    ``total`` runs; per (d, r, L) cell, intervals over its seeds: ``headroom`` (e_random_features - e_ref),
+    ``distilled_energy`` (span(U) energy of the distilled phase-1 sets) and ``reference_energy`` (of the full-data
+    networks' W_1; ``compare_cell`` is the cell whose seeds are the comparison's); ``energy``: summaries reported."""
 
     fit: PowerFit | None
     bookkeeping: float | None
@@ -103,10 +120,11 @@ class Grid:
     phase2_L: Interval
     reached: int
     total: int
-    least_headroom: float
-    headroom_cell: str
+    headroom: dict[str, Interval]
+    distilled_energy: dict[str, Interval]
+    reference_energy: dict[str, Interval]
+    compare_cell: str
     energy: dict[str, float]
-    reference_energy: float
 
 
 def _iv(x: Interval) -> dict[str, float | int | list[float | None] | None]:
@@ -117,115 +135,155 @@ def _iv(x: Interval) -> dict[str, float | int | list[float | None] | None]:
     return {"mean": r(x.mean), "ci95": [r(x.lo), r(x.hi)], "n": x.n}
 
 
-def preconditions(h: Headline, rs: Compression, p1: Compression, g: Grid, p: ClaimParams) -> list[Claim]:
+def _level(plan: SamplePlan) -> str:
+    """The interval's level under ``plan`` (95%, or a sequential plan's final-look level)."""
+    return f"{100 * plan.confidence:.3g}% CI"
+
+
+def _tightest(parts: dict[str, Interval], reference: float) -> dict[str, object]:
+    """The cell whose interval's lower end lies closest above ``reference`` (or farthest below it), for measured."""
+    cell = min(parts, key=lambda k: parts[k].lo - reference)
+    return {"cell": cell, "interval": _iv(parts[cell]), "cells": len(parts)}
+
+
+def _per_cell(parts: dict[str, Interval], reference: float, what: str, plan: SamplePlan,
+              plans: dict[str, SamplePlan] | None = None):
+    """``all_of`` over the cells of superiority above ``reference``, the tightest cells first."""
+    order = sorted(parts, key=lambda k: parts[k].lo)
+    return all_of({k: superiority(parts[k], reference=reference, what=what, plan=(plans or {}).get(k, plan))
+                   for k in order})
+
+
+def preconditions(h: Headline, rs: Compression, p1: Compression, g: Grid, p: ClaimParams,
+                  plans: Plans) -> list[Claim]:
     """The regime of the comparisons and of the scaling grid (see the module)."""
+    seeds = plans.compare_seeds
+    ci = _level(seeds)
+    ladder = Ladder.of("lower", {name: mean_ci(e, unit="seed") for name, e in h.rungs.items()})
+    strongest = ladder.strongest.name
+    gain = paired_diff_ci(h.rungs[strongest], h.distilled, unit="seed")
     out = [precondition(
-        name, f"{what} reaches {c.target} within {c.largest} points on every seed (the baseline learns somewhere)",
-        "its own largest subset", c.summary(), all(b is not None for b in c.baseline),
-        f"{sum(b is not None for b in c.baseline)} of {len(c.baseline)} seeds reached {c.target}")
+        "distilled_beats_trivial_baselines", f"the distilled set of {h.budget[0]} points beats the strongest trivial "
+        f"real-data baseline at {h.rung_points} points (>= as many): {ci} over seeds of e_baseline - e_distilled "
+        "above 0", strongest, {"gain": _iv(gain), "distilled": _iv(mean_ci(h.distilled, unit="seed"))},
+        superiority(gain, what=f"e({strongest}) - e_distilled", plan=seeds), ladder=ladder)]
+    out += [precondition(
+        name, f"{what} learns: at its largest subset ({c.largest} points) its error lies below {c.target}, {ci} over "
+        "seeds of the difference below 0", "the memory target", c.summary(),
+        superiority(c.learning(), direction="below", what=f"error at {c.largest} points - target", plan=seeds))
         for name, what, c in (("random_subset_learns", SUBSET, rs), ("random_phase1_learns", PHASE1, p1))]
     reached = sum(m is not None for m in rs.distilled)
-    headroom = paired_diff_ci(h.e_rf, h.e_ref)
+    headroom = paired_diff_ci(h.e_rf, h.e_ref, unit="seed")
     out += [
         precondition("compare_seeds_reach_target", f"the distilled search reaches {rs.target} on every comparison "
-                     "seed (its memory-to-target exists)", "the grid's largest searched sizes",
-                     {"points_to_target": rs.distilled, "phase1_points": p1.distilled}, reached == len(rs.distilled),
-                     f"{reached} of {len(rs.distilled)} seeds reached the target"),
+                     "seed (its memory-to-target exists for every seed of the design)", "the grid's largest searched "
+                     "sizes", {"points_to_target": rs.distilled, "phase1_points": p1.distilled},
+                     exact(reached == len(rs.distilled), f"{reached} of {len(rs.distilled)} seeds reached the target",
+                           basis="fixed set")),
         precondition("headroom_compare_cell", f"random features (no feature-learning step, all the data) are more "
-                     f"than {p.tol:g} worse than the full-data network at the comparison cell: 95% CI over seeds of "
+                     f"than {p.tol:g} worse than the full-data network at the comparison cell: {ci} over seeds of "
                      f"e_random_features - e_ref above {p.tol:g}",
                      "random features: the two-layer network without its phase-1 step",
                      {"e_ref": _iv(mean_ci(h.e_ref)), "e_random_features": _iv(mean_ci(h.e_rf)),
                       "difference": _iv(headroom)},
-                     superiority(headroom, margin=p.tol, what="e_random_features - e_ref")),
+                     superiority(headroom, margin=p.tol, what="e_random_features - e_ref", plan=seeds)),
         precondition("headroom_grid", f"in every grid cell random features are more than {p.tol:g} worse than the "
-                     "full-data network (the memory target e_ref + tol needs the feature-learning step)",
+                     "full-data network (the memory target e_ref + tol needs the feature-learning step): 95% CI over "
+                     f"the cell's seeds of e_random_features - e_ref above {p.tol:g}",
                      "random features: the two-layer network without its phase-1 step",
-                     {"least_difference": round(g.least_headroom, 4), "cell": g.headroom_cell, "tol": p.tol},
-                     g.least_headroom > p.tol, f"least e_random_features - e_ref {g.least_headroom:.4f} at "
-                     f"{g.headroom_cell} against tol {p.tol:g}"),
-        precondition("reference_features_in_span_U", f"the full-data feature step puts W_1 in span(U): its least "
-                     f"energy fraction over the cells is >= {p.energy_min:g}", "random directions (energy r / d)",
-                     {"least_energy_w1": round(g.reference_energy, 4),
-                      "mean_random_r_over_d": round(g.energy["mean_random_r_over_d"], 4)},
-                     g.reference_energy >= p.energy_min, f"least W_1 energy {g.reference_energy:.4f}"),
-        precondition("grid_cells_reach_target", "every grid cell reached the memory target within the searched sizes "
-                     "(no censored cell)", "the grid's largest searched sizes",
-                     {"cells_reached": g.reached, "cells": g.total}, g.reached == g.total,
-                     f"{g.reached} of {g.total} cells reached the target"),
+                     _tightest(g.headroom, p.tol) | {"tol": p.tol},
+                     _per_cell(g.headroom, p.tol, "e_random_features - e_ref", plans.grid_seeds)),
+        precondition("reference_features_in_span_U", f"the full-data feature step puts W_1 in span(U) in every cell: "
+                     f"95% CI over the cell's seeds (the comparison cell's at {ci}) of its energy fraction above "
+                     f"{p.energy_min:g}",
+                     "random directions (energy r / d)",
+                     _tightest(g.reference_energy, p.energy_min)
+                     | {"mean_random_r_over_d": round(g.energy["mean_random_r_over_d"], 4)},
+                     _per_cell(g.reference_energy, p.energy_min, "W_1 energy in span(U)", plans.grid_seeds,
+                               {g.compare_cell: seeds})),
+        precondition("grid_cells_reach_target", "every grid run reached the memory target within the searched sizes "
+                     "(no censored run)", "the grid's largest searched sizes",
+                     {"runs_reached": g.reached, "runs": g.total},
+                     exact(g.reached == g.total, f"{g.reached} of {g.total} runs reached the target",
+                           basis="fixed set")),
     ]
     statement = ("the composite memory exponent's 95% CI lies above the exponent that counting d + 1 numbers per "
                  "point alone gives on the grid (else the fit cannot tell the law from bookkeeping)")
     if g.fit is None or g.bookkeeping is None:
         out.append(precondition("memory_fit_beats_bookkeeping", statement, "memory = const x (d + 1): bookkeeping "
-                                "alone", {"fit": None}, False, "fewer than 3 reached cells: no fit"))
+                                "alone", {"fit": None},
+                                superiority(NAN, what="memory exponent (fewer than 3 reached runs: no fit)",
+                                            plan=plans.grid_runs)))
     else:
         out.append(precondition(
             "memory_fit_beats_bookkeeping", statement, "memory = const x (d + 1): bookkeeping alone",
             {"exponent": _iv(g.fit.slope), "bookkeeping_exponent": round(g.bookkeeping, 4)},
-            superiority(g.fit.slope, reference=g.bookkeeping, what="memory exponent")))
+            superiority(g.fit.slope, reference=g.bookkeeping, what="memory exponent", plan=plans.grid_runs)))
     return out
 
 
-def _compression_claim(id: str, c: Compression, what: str, paper_value: str, learns: str,
-                       p: ClaimParams) -> Claim:
-    ratio = c.ratio()
+def _compression_claim(id: str, c: Compression, what: str, paper_value: str, learns: str, p: ClaimParams,
+                       plans: Plans) -> Claim:
     return evidence(
-        id, f"{what} needs at least {p.min_compression:g}x the distilled set's points to reach {c.target}: 95% CI of "
-        f"the geometric-mean ratio of their memories-to-target over seeds above {p.min_compression:g}", paper_value,
-        {"ratio": _iv(ratio), "baseline_points": c.baseline, "distilled_points": c.distilled},
-        superiority(ratio, reference=p.min_compression, what="memory ratio baseline / distilled"),
+        id, f"{what} needs at least {p.min_compression:g}x the distilled set's points to reach {c.target}: "
+        f"{_level(plans.compare_seeds)} of the mean log ratio of their memories-to-target over seeds above "
+        f"log {p.min_compression:g} (the geometric-mean ratio reported)", paper_value,
+        {"ratio": _iv(c.ratio()), "log_ratio": _iv(c.log_ratio()), "baseline_points": c.baseline,
+         "distilled_points": c.distilled},
+        superiority(c.log_ratio(), reference=math.log(p.min_compression), what="log(memory baseline / distilled)",
+                    plan=plans.compare_seeds),
         requires=[learns, "compare_seeds_reach_target", "headroom_compare_cell"])
 
 
-def claims(h: Headline, rs: Compression, p1: Compression, g: Grid, p: ClaimParams) -> list[Claim]:
+def claims(h: Headline, rs: Compression, p1: Compression, g: Grid, p: ClaimParams, plans: Plans) -> list[Claim]:
     """Every claim of the paper at our scale, preconditions first: ``rs`` compares the random subset with the whole
     distilled set (target e_ref + tol), ``p1`` random phase-1 points with the distilled phase-1 set (e_ref + tol/2)."""
     at = f"at {h.budget[0]} points ({h.budget[1]} numbers), paired over seeds"
-    excess = paired_diff_ci(h.distilled, h.e_ref)
+    excess = paired_diff_ci(h.distilled, h.e_ref, unit="seed")
     slope = g.fit.slope if g.fit else NAN
     grid_regime = ["grid_cells_reach_target", "headroom_grid"]
+    runs = plans.grid_runs
     return [
-        *preconditions(h, rs, p1, g, p),
+        *preconditions(h, rs, p1, g, p, plans),
         evidence("distilled_matches_full_data",
                  f"the distilled set trains the network (same init, same algorithm) to within {p.tol:g} relative test "
-                 f"error of the full-data network, {at}: 95% CI of e_distilled - e_ref below {p.tol:g}",
+                 f"error of the full-data network, {at}: {_level(plans.compare_seeds)} of e_distilled - e_ref below "
+                 f"{p.tol:g}",
                  "high generalization from Theta~(r^2 d + L) memory (qualitative; no number in the abstract)",
                  {"distilled": _iv(mean_ci(h.distilled)), "full_data": _iv(mean_ci(h.e_ref)), "excess": _iv(excess)},
-                 noninferiority(excess, margin=p.tol, what="e_distilled - e_ref"),
-                 requires=["headroom_compare_cell"]),
+                 noninferiority(excess, margin=p.tol, what="e_distilled - e_ref", plan=plans.compare_seeds),
+                 requires=["distilled_beats_trivial_baselines", "headroom_compare_cell"]),
         _compression_claim("random_subset_far_worse", rs, SUBSET, "distillation beats real data at equal memory "
-                           "(implied; not quantified in the abstract)", "random_subset_learns", p),
+                           "(implied; not quantified in the abstract)", "random_subset_learns", p, plans),
         _compression_claim("phase1_matching_needed", p1, PHASE1, "the feature-learning step must be distilled "
-                           "(implied by the analysis)", "random_phase1_learns", p),
+                           "(implied by the analysis)", "random_phase1_learns", p, plans),
         evidence("distilled_points_in_span_U",
-                 f"the distilled phase-1 points put most of their energy in span(U): the smallest fraction "
-                 f"||P_U X~||^2 / ||X~||^2 over the grid cells is >= {p.energy_min:g} (random points: r / d)",
+                 f"the distilled phase-1 points put most of their energy in span(U) in every grid cell: 95% CI over "
+                 f"the cell's seeds of ||P_U X~||^2 / ||X~||^2 above {p.energy_min:g} (random points: r / d)",
                  "the low-dimensional structure is encoded into the distilled data (qualitative)",
-                 {k: round(v, 4) for k, v in g.energy.items()},
-                 exact(g.energy["min_distilled"] >= p.energy_min,
-                       f"least distilled energy {g.energy['min_distilled']:.4f} against {p.energy_min:g} (random "
-                       f"points {g.energy['mean_random_r_over_d']:.4f})"),
+                 _tightest(g.distilled_energy, p.energy_min) | {k: round(v, 4) for k, v in g.energy.items()},
+                 _per_cell(g.distilled_energy, p.energy_min, "distilled phase-1 energy in span(U)", plans.grid_seeds),
                  requires=["reference_features_in_span_U"]),
         evidence("memory_scales_like_r2d_plus_L",
                  f"the smallest memory reaching within {p.tol:g} of the full-data error grows like (r^2 d + L)^1: "
-                 f"the 95% CI of the log-log exponent over the (d, r, L) grid and its seeds lies inside "
+                 f"the 95% fit interval of the log-log exponent over the (d, r, L) grid and its seeds lies inside "
                  f"1 +- {p.slope_tol:g}", "memory Theta~(r^2 d + L), i.e. exponent 1 up to log factors",
-                 {"exponent": _iv(slope), "r2": round(g.fit.r2, 4) if g.fit else None,
-                  "cells_reached": g.reached, "cells": g.total},
-                 trend(slope, predicted=1.0, tol=p.slope_tol, what="memory exponent"),
+                 {"exponent": _iv(slope), "span_log": round(slope.span or 0.0, 4),
+                  "r2": round(g.fit.r2, 4) if g.fit else None, "runs_reached": g.reached, "runs": g.total},
+                 trend(slope, predicted=1.0, tol=p.slope_tol, what="memory exponent", plan=runs),
                  requires=[*grid_regime, "memory_fit_beats_bookkeeping"]),
         evidence("phase1_points_scale_like_r2",
-                 f"the distilled phase-1 points M1* grow like r^2 (phase-1 memory r^2 d): the 95% CI of the exponent "
-                 f"of r in a log-linear fit of M1* on r, d and L lies inside 2 +- {p.slope_tol:g}",
+                 f"the distilled phase-1 points M1* grow like r^2 (phase-1 memory r^2 d): the 95% fit interval of the "
+                 f"exponent of r in a log-linear fit of M1* on r, d and L lies inside 2 +- {p.slope_tol:g}",
                  "phase-1 memory Theta~(r^2 d): r^2 points of d numbers",
-                 {"exponent_r": _iv(g.phase1_r)},
-                 trend(g.phase1_r, predicted=2.0, tol=p.slope_tol, what="exponent of M1* on r"),
+                 {"exponent_r": _iv(g.phase1_r), "span_log_r": round(g.phase1_r.span or 0.0, 4)},
+                 trend(g.phase1_r, predicted=2.0, tol=p.slope_tol, what="exponent of M1* on r", plan=runs),
                  requires=grid_regime),
         evidence("phase2_memory_scales_like_L",
-                 f"the distilled phase-2 memory M2* (d + 1) grows like L: the 95% CI of the exponent of L in a "
-                 f"log-linear fit of M2* (d + 1) on L, d and r lies inside 1 +- {p.slope_tol:g}",
-                 "phase-2 memory Theta~(L)", {"exponent_L": _iv(g.phase2_L)},
-                 trend(g.phase2_L, predicted=1.0, tol=p.slope_tol, what="exponent of M2* (d + 1) on L"),
+                 f"the distilled phase-2 memory M2* (d + 1) grows like L: the 95% fit interval of the exponent of L "
+                 f"in a log-linear fit of M2* (d + 1) on L, d and r lies inside 1 +- {p.slope_tol:g}",
+                 "phase-2 memory Theta~(L)", {"exponent_L": _iv(g.phase2_L),
+                                              "span_log_L": round(g.phase2_L.span or 0.0, 4)},
+                 trend(g.phase2_L, predicted=1.0, tol=p.slope_tol, what="exponent of M2* (d + 1) on L", plan=runs),
                  requires=grid_regime),
     ]

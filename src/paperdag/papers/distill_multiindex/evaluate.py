@@ -1,7 +1,10 @@
-"""Stage ``evaluate``: the comparison cell (headline error, compression at equal error), span(U) energy, the memory
-scaling fits (composite and per phase), claims and plots."""
+"""Stage ``evaluate``: the comparison cell (headline error against the trivial real-data baselines' ladder,
+compression at equal error), span(U) energy and headroom per cell over seeds, the memory scaling fits (composite and
+per phase), claims and plots."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -19,20 +22,27 @@ from .plots import plot_error_vs_memory, plot_memory_scaling
 from .reference import REFERENCES_FILE
 from .stats import loglinear_fit, power_fit
 
+RUNGS = {"random_subset": "random real subset (ridge lam on validation)",
+         "random_phase1": "random real phase-1 points (real phase 2)"}
 
-def _headroom(refs: list[dict], cells: list[dict]) -> tuple[float, str]:
-    """The smallest e_random_features - e_ref over the grid cells and the cell (seed, d, r, L) where it occurs."""
-    grid = {(r["seed"], r["d"], r["r"], r["width"]) for r in cells}
-    gaps = {k: r["e_random_features"] - r["e_ref"] for r in refs
-            if (k := (r["seed"], r["d"], r["r"], r["width"])) in grid}
-    worst = min(gaps, key=gaps.__getitem__)
-    return gaps[worst], "seed {} d {} r {} L {}".format(*worst)
+
+def _cell(d: int, r: int, L: int) -> str:
+    return f"d {d} r {r} L {L}"
+
+
+def _per_cell(rows: list[dict], value: Callable[[dict], float]) -> dict[str, Interval]:
+    """Per (d, r, L) cell of ``rows``, the t-interval over its seeds of ``value(row)``."""
+    cells: dict[str, list[float]] = {}
+    for row in rows:
+        cells.setdefault(_cell(row["d"], row["r"], row["width"]), []).append(value(row))
+    return {k: mean_ci(v, unit="seed") for k, v in cells.items()}
 
 
 def _compression(runs: list[dict], curve: str, distilled: list[int | None], target: str, slack: float) -> Compression:
     """A baseline's points-to-target per seed (first size with error <= e_ref + slack) against ``distilled``."""
     return Compression([first_reaching(r["sizes"], r[curve], r["e_ref"] + slack) for r in runs], distilled, target,
-                       runs[0]["sizes"][-1], mean_ci([r[curve][-1] for r in runs]))
+                       runs[0]["sizes"][-1], np.array([r[curve][-1] for r in runs]),
+                       np.array([r["e_ref"] + slack for r in runs]))
 
 
 def _per_phase(reached: list[dict]) -> tuple[Interval, Interval]:
@@ -52,8 +62,10 @@ def evaluate(ctx: StageContext[Params], shards: int) -> dict[str, float]:
     rf = {r["seed"]: r["e_random_features"] for r in refs if (r["d"], r["r"], r["width"]) == (c.d, c.r, c.width)}
     at = c.budgets.index(c.headline)
     e_ref = np.array([r["e_ref"] for r in runs])
+    size = next(i for i, m in enumerate(c.sizes) if m >= c.headline)  # the rungs at >= the headline's points
     headline = Headline(np.array([r["distilled"][at] for r in runs]), e_ref, np.array([rf[r["seed"]] for r in runs]),
-                        (c.headline, c.headline * (c.d + 1)))
+                        (c.headline, c.headline * (c.d + 1)),
+                        {name: np.array([r[k][size] for r in runs]) for k, name in RUNGS.items()}, c.sizes[size])
     tol = p.claims.tol
     whole = [None if r["m2"] is None else r["m1"] + r["m2"] for r in runs]
     rs = _compression(runs, "random_subset", whole, f"e_ref + {tol:g}", tol)
@@ -70,10 +82,13 @@ def evaluate(ctx: StageContext[Params], shards: int) -> dict[str, float]:
     # the exponent if M1* and M2* were the same in every cell (memory = const x (d + 1)): bookkeeping alone
     bookkeeping = power_fit(x_grid, [r["d"] + 1 for r in reached]).slope.mean if fit else None
     phase1_r, phase2_L = _per_phase(reached)
-    least, where = _headroom(refs, search)
-    grid = Grid(fit, bookkeeping, phase1_r, phase2_L, len(reached), len(search), least, where, energy,
-                min(r["energy_w1"] for r in refs))
-    verdicts = claims(headline, rs, p1, grid, p.claims)
+    runs_of_grid = {(r["seed"], r["d"], r["r"], r["width"]) for r in search}
+    grid_refs = [r for r in refs if (r["seed"], r["d"], r["r"], r["width"]) in runs_of_grid]
+    headroom = _per_cell(grid_refs, lambda r: r["e_random_features"] - r["e_ref"])
+    grid = Grid(fit, bookkeeping, phase1_r, phase2_L, len(reached), len(search), headroom,
+                _per_cell(search, lambda r: r["energy_phase1"]), _per_cell(refs, lambda r: r["energy_w1"]),
+                _cell(c.d, c.r, c.width), energy)
+    verdicts = claims(headline, rs, p1, grid, p.claims, p.plans)
     save_figure(plot_error_vs_memory(runs, e_ref.mean(), float(np.mean(headline.e_rf)), tol,
                                      f"d={c.d}, r={c.r}, L={c.width}; {c.seeds} seeds; distilled M1 = M2 = M/2"),
                 ctx.output("error_vs_memory.png"))
@@ -83,7 +98,7 @@ def evaluate(ctx: StageContext[Params], shards: int) -> dict[str, float]:
                "reference_w1_energy_min": min(r["energy_w1"] for r in refs),
                "memory_exponent": fit.slope.mean if fit else float("nan"),
                "bookkeeping_exponent": bookkeeping if bookkeeping is not None else float("nan"),
-               "least_headroom_grid": least,
+               "least_headroom_grid": min(r["e_random_features"] - r["e_ref"] for r in grid_refs),
                "memory_fit_r2": fit.r2 if fit else float("nan"),
                "cells_reached": len(reached), "cells": len(search),
                "phase1_points_exponent_r": phase1_r.mean, "phase2_memory_exponent_L": phase2_L.mean,

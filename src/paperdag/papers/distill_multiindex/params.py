@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 Sizes = Annotated[list[Annotated[int, Field(ge=1, le=100_000)]], Field(min_length=1)]
@@ -74,8 +75,16 @@ class ClaimParams(ParamsModel):
     slope_tol: float = Field(ge=0.0, le=1.0, description="allowance on the fitted exponent of memory vs r^2 d + L")
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    compare_seeds: SamplePlan = Field(description="intervals over the comparison cell's seeds")
+    grid_seeds: SamplePlan = Field(description="intervals over one grid cell's seeds")
+    grid_runs: SamplePlan = Field(description="memory fits over the grid's runs (a (d, r, L) cell at one seed)")
+
+
 class Params(ParamsModel):
-    """Seed, data, algorithm, distillation, the two experiments and the claim thresholds."""
+    """Seed, data, algorithm, distillation, the two experiments, the claim thresholds and the sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every SeedSequence (task, data, initialisation, distillation)")
     data: DataParams
@@ -84,6 +93,7 @@ class Params(ParamsModel):
     grid: GridParams
     compare: CompareParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -99,4 +109,11 @@ class Params(ParamsModel):
             raise ValueError("distilled sets start from distinct real rows: sizes must not exceed n_phase1, n_phase2")
         if max(self.compare.sizes) > self.data.n_phase1:
             raise ValueError("compare.sizes are subsets of the phase-1 rows: they must not exceed n_phase1")
+        if max(self.compare.sizes) < self.compare.headline:
+            raise ValueError("compare.sizes must reach the headline budget (the ladder's rungs are read there)")
+        runs = sum(r <= d for d in self.grid.d for r in self.grid.r) * len(self.grid.widths) * self.grid.seeds
+        design = {"compare_seeds": self.compare.seeds, "grid_seeds": self.grid.seeds, "grid_runs": runs}
+        drift = {k: (getattr(self.plans, k).n, n) for k, n in design.items() if getattr(self.plans, k).n != n}
+        if drift:
+            raise ValueError(f"plans.<name>.n must be the design's count (planned, design): {drift}")
         return self

@@ -26,7 +26,7 @@ PIPELINE = Pipeline(
               resources=Resources(cpus=1, gpus=0.5)),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
               upstream=("reference", "compare", *(f"distill_{i}" for i in range(SHARDS))),
-              params=("grid", "compare", "claims"),
+              params=("grid", "compare", "claims", "plans"),
               outputs=("metrics.json", "error_vs_memory.png", "memory_scaling.png"),
               plots=("error_vs_memory.png", "memory_scaling.png"), args={"shards": SHARDS}),
     ),

@@ -1,5 +1,9 @@
 """Log-log scaling fits of memory-to-target: on one variable (power_fit) and on several at once (loglinear_fit).
-Means over seeds use paperdag.common.stats.mean_ci."""
+Means over seeds use paperdag.common.stats.mean_ci.
+
+Every exponent is a fit interval (``paperdag.common.stats.Interval``, method ``fit``): its unit is what one fitted
+point is (``run``: one (d, r, L) cell at one seed), n the points, its degrees of freedom n - p and its ``span`` the
+range of its log regressor over them (what a fit's precision depends on besides n)."""
 
 from __future__ import annotations
 
@@ -20,12 +24,13 @@ class PowerFit:
     r2: float
 
 
-def power_fit(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> PowerFit:
+def power_fit(x: np.ndarray, y: np.ndarray, level: float = 0.95, unit: str = "run") -> PowerFit:
     """Least-squares fit of log y on log x (scipy.stats.linregress), CI s +- t_{level, n-2} se(s)."""
-    fit = stats.linregress(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)))
+    lx = np.log(np.asarray(x, float))
+    fit = stats.linregress(lx, np.log(np.asarray(y, float)))
     half = stats.t.ppf(0.5 + level / 2, len(x) - 2) * fit.stderr
-    return PowerFit(Interval(fit.slope, fit.slope - half, fit.slope + half, len(x), level), fit.intercept,
-                    fit.rvalue**2)
+    return PowerFit(Interval(fit.slope, fit.slope - half, fit.slope + half, len(x), level, unit, "fit",
+                             df=float(len(x) - 2), span=float(np.ptp(lx))), fit.intercept, fit.rvalue**2)
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,8 @@ class LogLinearFit:
     r2: float
 
 
-def loglinear_fit(y: np.ndarray, regressors: dict[str, np.ndarray], level: float = 0.95) -> LogLinearFit:
+def loglinear_fit(y: np.ndarray, regressors: dict[str, np.ndarray], level: float = 0.95,
+                  unit: str = "run") -> LogLinearFit:
     """Ordinary least squares of log y on an intercept and the log x_k that take more than one value (a constant
     x_k has no exponent: nan). CI b_k +- t_{level, n-p} sqrt(s^2 [(Z^T Z)^-1]_kk) with s^2 = RSS / (n - p), p the
     number of columns of the design Z = [1, log x_k ...]; with one regressor this is ``power_fit``'s interval."""
@@ -44,7 +50,7 @@ def loglinear_fit(y: np.ndarray, regressors: dict[str, np.ndarray], level: float
     names = [k for k, x in regressors.items() if len(np.unique(x)) > 1]
     Z = np.column_stack([np.ones_like(ly), *(np.log(np.asarray(regressors[k], float)) for k in names)])
     n, cols = Z.shape
-    nan = Interval(float("nan"), float("nan"), float("nan"), n, level)
+    nan = Interval(float("nan"), float("nan"), float("nan"), n, level, unit, "fit")
     if n <= cols:
         return LogLinearFit({k: nan for k in regressors}, float("nan"))
     beta, *_ = np.linalg.lstsq(Z, ly, rcond=None)
@@ -52,7 +58,7 @@ def loglinear_fit(y: np.ndarray, regressors: dict[str, np.ndarray], level: float
     s2 = float(resid @ resid) / (n - cols)
     se = np.sqrt(s2 * np.diag(np.linalg.inv(Z.T @ Z)))
     half = stats.t.ppf(0.5 + level / 2, n - cols) * se
-    fitted = {k: Interval(float(beta[i]), float(beta[i] - half[i]), float(beta[i] + half[i]), n, level)
-              for i, k in enumerate(names, start=1)}
+    fitted = {k: Interval(float(beta[i]), float(beta[i] - half[i]), float(beta[i] + half[i]), n, level, unit, "fit",
+                          df=float(n - cols), span=float(np.ptp(Z[:, i]))) for i, k in enumerate(names, start=1)}
     r2 = 1.0 - float(resid @ resid) / float(((ly - ly.mean()) ** 2).sum())
     return LogLinearFit({k: fitted.get(k, nan) for k in regressors}, r2)
