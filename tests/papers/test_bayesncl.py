@@ -5,6 +5,7 @@ smoke pipeline through the platform. The platform contract is checked by tests/t
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -14,7 +15,7 @@ from torch.distributions import Bernoulli, kl_divergence
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_json, read_table
 from paperdag.papers.bayesncl.augment import hue_rotate, resized_crop_flip
-from paperdag.papers.bayesncl.claims import claims
+from paperdag.papers.bayesncl.claims import PIXEL_RUNG, UNTRAINED_RUNG, claims
 from paperdag.papers.bayesncl.data import composite
 from paperdag.papers.bayesncl.interpret import (
     activated_consistency,
@@ -29,7 +30,8 @@ from paperdag.papers.bayesncl.objectives import (
     nt_xent,
     threshold_mask,
 )
-from paperdag.papers.bayesncl.params import ClaimParams
+from paperdag.papers.bayesncl.params import ClaimParams, Params
+from paperdag.params import load_params, read_params_file
 
 SLUG = "bayesncl"
 
@@ -123,10 +125,12 @@ def test_activated_consistency_counts_every_activated_sample_the_papers_way() ->
 
 
 def _runs(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float], sup: float = 0.8) -> dict:
-    """Three seeds per (method, metric) scattering by +-0.002 around the given values (0.1 where none is given);
-    the supervised upper bound's probe accuracy ``sup``."""
+    """Three seeds per (method, metric) scattering by +-0.002 around the given values (0.1 where none is given), NCL in
+    the opposite order, SimCLR and the untrained encoder off by 0.0003 on one seed (so every paired difference has an
+    interval); the supervised upper bound's probe accuracy ``sup``."""
     jitter = np.array([-0.002, 0.0, 0.002])
-    return {("shapes", m, key): table.get(m, 0.1) + jitter[::-1 if m == "ncl" else 1]
+    apart = {"simclr": np.array([0.0, 3e-4, 0.0]), "untrained": np.array([3e-4, 0.0, 0.0])}
+    return {("shapes", m, key): table.get(m, 0.1) + jitter[::-1 if m == "ncl" else 1] + apart.get(m, 0.0)
             for m in ("untrained", "simclr", "ncl", "bayesncl")
             for key, table in (("consistency", sc), ("consistency_top_m", sc), ("background_share", bg),
                                ("probe_acc", acc))} | {("shapes", "supervised", "probe_acc"): sup + jitter}
@@ -134,11 +138,27 @@ def _runs(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float], sup
 
 P = ClaimParams(probe_tol_pp=2.0, learn_margin_pp=15.0, supervised_fraction=0.5)
 METHODS = ["simclr", "ncl", "bayesncl"]
+PLANS = load_params(read_params_file(Path(__file__).parents[2] / "params.yaml"), SLUG, Params, "default",
+                    Path("params.yaml")).plans
 
 
 def _verdicts(runs: dict, pixels: float = 0.2) -> dict[str, str]:
     return {c.id: c.verdict for c in resolve(claims(runs, {"shapes": pixels}, METHODS, ["shapes"], "untrained",
-                                                    "supervised", P))}
+                                                    "supervised", P, PLANS))}
+
+
+def test_competence_is_judged_against_the_higher_trivial_rung() -> None:
+    """The untrained encoder (0.3) is the bar while the raw-pixel probe is lower (0.2): an encoder 0.2 above it
+    learned; with the raw-pixel probe at 0.5 the pixel probe is the bar and the same encoder (0.1 above it, below the
+    15-point margin) did not. The ladder records both rungs, strongest first."""
+    runs = _runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"bayesncl": 0.1},
+                 {"untrained": 0.3, "simclr": 0.5, "ncl": 0.6, "bayesncl": 0.6})
+    low = {c.id: c for c in claims(runs, {"shapes": 0.2}, METHODS, ["shapes"], "untrained", "supervised", P, PLANS)}
+    high = {c.id: c for c in claims(runs, {"shapes": 0.5}, METHODS, ["shapes"], "untrained", "supervised", P, PLANS)}
+    assert low["simclr_learned_shapes"].verdict == "holds" and low["simclr_learned_shapes"].against == UNTRAINED_RUNG
+    assert high["simclr_learned_shapes"].verdict == "fails" and high["simclr_learned_shapes"].against == PIXEL_RUNG
+    assert [r["baseline"] for r in high["simclr_learned_shapes"].row()["ladder"]] == [PIXEL_RUNG, UNTRAINED_RUNG]
+    assert high["ncl_learned_shapes"].verdict == "fails"  # 0.1 above the pixels: below the margin
 
 
 def test_claims_hold_and_fail_by_their_intervals() -> None:
@@ -212,8 +232,8 @@ def test_probe_parity_is_two_sided_equivalence_with_its_power_argument() -> None
     def parity(acc: float):
         runs = _runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"bayesncl": 0.1},
                      {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": acc})
-        return next(c for c in resolve(claims(runs, {"shapes": 0.2}, METHODS, ["shapes"], "untrained", "supervised", P))
-                    if c.id == "probe_parity_shapes")
+        return next(c for c in resolve(claims(runs, {"shapes": 0.2}, METHODS, ["shapes"], "untrained", "supervised", P,
+                                              PLANS)) if c.id == "probe_parity_shapes")
 
     assert parity(0.70).verdict == "fails" and parity(0.59).verdict == "holds"
     close = parity(0.59).measured

