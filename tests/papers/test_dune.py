@@ -31,10 +31,12 @@ from paperdag.papers.dune.network import (
     train_classifier,
     train_stacked,
 )
-from paperdag.papers.dune.params import ClaimParams, NetParams, Params
+from paperdag.papers.dune.params import BudgetParams, ClaimParams, NetParams, Params
 from paperdag.papers.dune.quality import psnr, ssim
 from paperdag.papers.dune.trivial import (
-    nearest_class_mean_accuracy,
+    NEAREST_MEAN,
+    ladder,
+    nearest_class_mean,
     standardised_luminance,
 )
 from paperdag.papers.dune.victims import VictimSetup, train_victims
@@ -206,18 +208,37 @@ JITTER = np.array([-0.01, 0.0, 0.012])  # per-seed spread shared by every arm (p
 
 
 def _accuracies(level: dict[str, float], defended: dict[tuple[str, str], float] | None = None):
-    """Victim accuracies per (scheme, defense): ``level[scheme]`` everywhere unless ``defended`` says otherwise."""
+    """Victim accuracies per (scheme, defense): ``level[scheme]`` everywhere unless ``defended`` says otherwise, plus
+    the shared per-seed ``JITTER`` and a small independent spread per arm (so paired differences have an interval)."""
+    rng = np.random.default_rng(0)
     acc = {(s, d): level[s] + JITTER for s in SCHEMES for d in DEFENSES}
-    return acc | {k: v + JITTER for k, v in (defended or {}).items()}
+    acc |= {k: v + JITTER for k, v in (defended or {}).items()}
+    return {k: v + rng.normal(0.0, 0.004, v.shape) for k, v in acc.items()}
 
 
-def _verdicts(acc, hit_rate: float = 0.95, fit: dict | None = None, std: dict | None = None) -> dict[str, str]:
+DEFAULT = load_params(read_params_file(Path(__file__).parents[2] / "params.yaml"), SLUG, Params, "default",
+                      Path("params.yaml"))
+BUDGET = BudgetParams(eps=32 / 255, psnr_min=24.0, ssim_min=0.9)
+
+
+def _correct(rate: float, n: int = 400) -> np.ndarray:
+    """Per-test-image 0/1 outcomes with the given accuracy (the first round(rate n) right)."""
+    return (np.arange(n) < round(rate * n)).astype(float)
+
+
+RUNGS = {"5-NN": _correct(0.7), "logistic regression": _correct(0.6)}
+
+
+def _verdicts(acc, hit_rate: float = 0.95, fit: dict | None = None, std: dict | None = None,
+              surrogate: float = 0.85, rungs: dict | None = None) -> dict[str, str]:
     """Verdicts; the standard schemes' replicates ``std`` default to the grid's undefended victims."""
     budget = {s: True for s in SCHEMES[1:]}
     fit = {k: np.ones(3) for k in acc} | (fit or {})
     std = std or {s: acc[s, "none"] for s in ("clean", "em", "synthetic")}
-    return {c.id: c.verdict for c in resolve(claims(acc, fit, std, SCHEMES, list(DEFENSES), budget, 0.85, 0.7,
-                                                    hit_rate, CLAIMS))}
+    hits = (round(hit_rate * 2000), 2000)
+    return {c.id: c.verdict for c in resolve(claims(acc, fit, std, SCHEMES, list(DEFENSES), budget,
+                                                    _correct(surrogate), rungs or RUNGS, hits, BUDGET, CLAIMS,
+                                                    DEFAULT.plans))}
 
 
 def test_dune_evidence_holds_where_the_regime_is_reached():
@@ -285,12 +306,76 @@ def test_replicate_victims_are_the_grid_victims_without_defense():
 
 def test_recovery_needs_headroom_and_a_working_branch():
     level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
-             "spatial": 0.8, "colour": 0.91, "dune": 0.1}  # colour does nothing, spatial takes off only 0.1
+             "spatial": 0.8, "colour": 0.95, "dune": 0.1}  # colour does nothing, spatial takes off only 0.1
     v = _verdicts(_accuracies(level), hit_rate=0.5)
     assert v["colour_branch_acts"] == "fails" and v["spatial_recovery_headroom"] == "fails"
     assert v["spatial_attack_hits"] == "fails" and v["spatial_branch_acts"] == "holds"
     assert v["colour_recovers_under_grayscale"] == v["branches_cover_each_other"] == "inconclusive"
     assert v["unlearnable"] == "inconclusive"  # the attack misses its target: the mechanism is not DUNE's
+
+
+LEVEL = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
+         "spatial": 0.15, "colour": 0.35, "dune": 0.1}
+
+
+def test_competence_is_judged_against_the_strongest_trivial_rung():
+    """A trivial rung above the clean victim (0.9) and the surrogate (0.85) fails both competence preconditions,
+    whatever the weaker rungs, and leaves every DUNE claim inconclusive; the ladder is recorded strongest first."""
+    acc = _accuracies(LEVEL, {("spatial", "jpeg"): 0.6, ("spatial", "adv_train"): 0.7, ("colour", "grayscale"): 0.85})
+    strong = RUNGS | {"3-NN on standardised luminance": _correct(0.95)}
+    v = _verdicts(acc, rungs=strong)
+    assert v["clean_victim_beats_trivial"] == v["surrogate_beats_trivial"] == "fails"
+    assert all(v[c] == "inconclusive" for c in ("unlearnable", "lowest_average_under_defenses",
+                                                "colour_recovers_under_grayscale")), v
+    budget = {s: True for s in SCHEMES[1:]}
+    rows = {c.id: c.row() for c in claims(acc, {k: np.ones(3) for k in acc}, {s: acc[s, "none"] for s in
+                                          ("clean", "em", "synthetic")}, SCHEMES, list(DEFENSES), budget,
+                                          _correct(0.85), strong, (1900, 2000), BUDGET, CLAIMS, DEFAULT.plans)}
+    assert [r["baseline"] for r in rows["clean_victim_beats_trivial"]["ladder"]] == [
+        "3-NN on standardised luminance", "5-NN", "logistic regression"]
+    assert rows["clean_victim_beats_trivial"]["baseline"] == "3-NN on standardised luminance"
+
+
+def test_the_budget_check_states_the_budget_it_checks():
+    acc = _accuracies(LEVEL)
+    rows = {c.id: c for c in claims(acc, {k: np.ones(3) for k in acc}, {s: acc[s, "none"] for s in
+                                    ("clean", "em", "synthetic")}, SCHEMES, list(DEFENSES),
+                                    {s: True for s in SCHEMES[1:]}, _correct(0.85), RUNGS, (1900, 2000), BUDGET,
+                                    CLAIMS, DEFAULT.plans)}
+    assert "L_inf 32/255" in rows["within_budget_every_image"].statement
+    assert "8/255" not in rows["within_budget_every_image"].statement
+
+
+def test_ladder_rungs_match_scikit_learn_fitted_independently():
+    """Oracle: each rung's test outcomes equal scikit-learn's KNeighborsClassifier / LogisticRegression fitted on the
+    same features and the hyper-parameter the ladder chose, and the nearest class mean equals NearestCentroid."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier, NearestCentroid
+    from sklearn.preprocessing import StandardScaler
+
+    pattern = _images(10, 7)
+    y_train, y_test = torch.arange(200) % 10, torch.arange(80) % 10
+    x_train = 0.3 * pattern[y_train] + 0.7 * _images(200, 1)
+    x_test = 0.3 * pattern[y_test] + 0.7 * _images(80, 2)
+    rungs = ladder(x_train, y_train, x_test, y_test, 10, (1, 3, 5), (0.1, 1.0), 0.2)
+    assert len(rungs) == 5
+    features = {"raw RGB pixels": (x_train.flatten(1).numpy(), x_test.flatten(1).numpy()),
+                "standardised luminance": (standardised_luminance(x_train).numpy(),
+                                           standardised_luminance(x_test).numpy())}
+    for name, r in rungs.items():
+        if name == NEAREST_MEAN:
+            a, b = features["standardised luminance"]
+            oracle = NearestCentroid().fit(a, y_train.numpy()).predict(b)
+        else:
+            a, b = features[name.split(" on ")[1]]
+            a_fit, y_fit = a[:160], y_train.numpy()[:160]
+            if "NN" in name:
+                oracle = KNeighborsClassifier(r["chosen"]["k"], algorithm="brute").fit(a_fit, y_fit).predict(b)
+            else:
+                scaler = StandardScaler().fit(a_fit)
+                oracle = LogisticRegression(C=r["chosen"]["C"], max_iter=10_000).fit(
+                    scaler.transform(a_fit), y_fit).predict(scaler.transform(b))
+        np.testing.assert_array_equal(r["correct"], (oracle == y_test.numpy()).astype(float), err_msg=name)
 
 
 def test_nearest_class_mean_matches_scikit_learn():
@@ -302,7 +387,7 @@ def test_nearest_class_mean_matches_scikit_learn():
     x_test = 0.05 * pattern[y_test] + 0.95 * _images(80, 2)
     z_train, z_test = standardised_luminance(x_train).numpy(), standardised_luminance(x_test).numpy()
     oracle = NearestCentroid().fit(z_train, y_train.numpy()).score(z_test, y_test.numpy())
-    ours = nearest_class_mean_accuracy(x_train, y_train, x_test, y_test, 10)
+    ours = nearest_class_mean(x_train, y_train, x_test, y_test, 10).mean()
     assert abs(ours - oracle) < 1e-12 and 0.1 < ours < 1.0
 
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 
@@ -81,6 +82,26 @@ class DefenseParams(ParamsModel):
                            "initialisation it collapses to a constant prediction on these digits: 0.087 accuracy)")
 
 
+class TrivialParams(ParamsModel):
+    """The trivial classifiers of the baseline ladder (trivial.py), hyper-parameters chosen on validation images."""
+
+    ks: Annotated[list[Annotated[int, Field(ge=1, le=100)]], Field(min_length=1, max_length=10)] = Field(
+        description="k of the k-NN rungs, chosen on validation accuracy")
+    cs: Annotated[list[Annotated[float, Field(gt=0.0, le=1e4)]], Field(min_length=1, max_length=10)] = Field(
+        description="inverse L2 strength C of the logistic-regression rungs, chosen on validation accuracy")
+    valid_frac: float = Field(gt=0.0, lt=1.0, description="share of the training images held out to choose k and C "
+                              "(the last ones; the rungs are fitted on the rest)")
+
+
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
+
+    seeds: SamplePlan = Field(description="victim seeds per (scheme, defense): every comparison of victims")
+    draws: SamplePlan = Field(description="replicates of the standard-schemes precondition (draws.py)")
+    test_images: SamplePlan = Field(description="clean test images: the surrogate paired with the trivial ladder")
+    train_images: SamplePlan = Field(description="training images: the spatial branch's hit rate on the surrogates")
+
+
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
@@ -102,7 +123,8 @@ class ClaimParams(ParamsModel):
 
 
 class Params(ParamsModel):
-    """Seed, data, network, surrogate ensemble, budget, schemes, defenses, victims and claim thresholds."""
+    """Seed, data, network, surrogate ensemble, budget, schemes, defenses, victims, the trivial ladder, claim
+    thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     data: DataParams
@@ -116,10 +138,18 @@ class Params(ParamsModel):
     draws: int = Field(ge=2, le=60, description="replicates of the standard-schemes precondition (draws.py), each "
                        "a fresh EM and synthetic noise draw with its own victim seed; params.yaml gives the power "
                        "argument for the number")
+    trivial: TrivialParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
+        sizes = {"seeds": self.seeds, "draws": self.draws, "test_images": self.data.n_test,
+                 "train_images": self.data.n_train}
+        drift = [f"plans.{k}.n = {getattr(self.plans, k).n} != {v}" for k, v in sizes.items()
+                 if getattr(self.plans, k).n != v]
+        if drift:
+            raise ValueError(f"every plan's n is the design's count of its units: {'; '.join(drift)}")
         if max(self.surrogate.checkpoints) > self.surrogate.epochs:
             raise ValueError("surrogate.checkpoints must not exceed surrogate.epochs")
         if sorted(set(self.surrogate.checkpoints)) != self.surrogate.checkpoints:

@@ -1,5 +1,6 @@
 """The dune DAG: prepare -> train_surrogate -> perturb_<scheme> (parallel) -> victims_<scheme> (parallel),
-standard_draws (the standard schemes' replicates), verify (budgets) -> evaluate. Imported only by the registry."""
+standard_draws (the standard schemes' replicates), trivial_baselines (the competence ladder), verify (budgets) ->
+evaluate. Imported only by the registry."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -36,12 +37,14 @@ PIPELINE = Pipeline(
                 resources=GPU) for s in SCHEMES),
         Stage("standard_draws", "train", "draws:standard_draws", upstream=("prepare",),
               params=("net", "budget", "baselines", "draws"), outputs=("draws.parquet",), resources=GPU),
+        Stage("trivial_baselines", "train", "baseline_ladder:trivial_baselines", upstream=("prepare",),
+              params=("trivial",), outputs=("ladder.parquet", "ladder.json")),
         Stage("verify", "verify", "verify:verify", upstream=("prepare", *(f"perturb_{s}" for s in PERTURBED)),
               params=("budget",), outputs=("budget.parquet",), args={"schemes": list(PERTURBED)}),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
-              upstream=("prepare", "train_surrogate", "standard_draws", "verify", *(f"perturb_{s}" for s in PERTURBED),
-                        *(f"victims_{s}" for s in SCHEMES)),
-              params=("net", "dune", "claims"),
+              upstream=("prepare", "train_surrogate", "standard_draws", "trivial_baselines", "verify",
+                        *(f"perturb_{s}" for s in PERTURBED), *(f"victims_{s}" for s in SCHEMES)),
+              params=("net", "budget", "dune", "claims", "plans"),
               outputs=("metrics.json", "accuracy.parquet", "accuracy_table.png", "examples.png"),
               plots=("accuracy_table.png", "examples.png"), args={"schemes": list(SCHEMES)}),
     ),
