@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import platform
 import sys
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -64,14 +65,20 @@ def _version(name: str) -> str | None:
         return None
 
 
-def capture(slug: str) -> dict[str, Any]:
-    """This process's environment (module docstring): call it where the stage ran, right after it ran."""
+@cache
+def _packages(slug: str) -> tuple[tuple[str, str], ...]:
+    """(name, version) of the stack and of the paper's extra; looked up once per process (tens of ms: metadata
+    lookups scan every installed distribution)."""
     from paperdag.extras import extra_requirements
 
     names = [*STACK, *sorted(r.name for r in extra_requirements(slug))]
-    env: dict[str, Any] = {"python": platform.python_version(),
-                           "packages": {n: v for n in names if (v := _version(n)) is not None},
-                           "cpu": _cpu(), "blas": _blas()}
+    return tuple((n, v) for n in names if (v := _version(n)) is not None)
+
+
+def capture(slug: str) -> dict[str, Any]:
+    """This process's environment (module docstring): call it where the stage ran, right after it ran."""
+    env: dict[str, Any] = {"python": platform.python_version(), "packages": dict(_packages(slug)), "cpu": _cpu(),
+                           "blas": _blas()}
     torch = _torch()
     if torch is not None:
         env["torch"] = torch

@@ -60,7 +60,7 @@ class Execution:
     trigger: str
     plans: list[StagePlan]
     store: Store
-    provenance: dict[str, dict[str, Any]]  # paper -> provenance of all its stages' inputs (MLflow's parent runs)
+    params: dict[str, Any]  # params.yaml as read: each paper's section is among its inputs (provenance)
     tracker: Any = None
     done: dict[str, bool] = field(default_factory=dict)  # label -> was a cache hit
     failed: dict[str, str] = field(default_factory=dict)  # label -> error
@@ -68,6 +68,7 @@ class Execution:
     verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # paper -> its published metrics file
     ended: set[str] = field(default_factory=set)  # papers whose MLflow parent run is closed
     estimate: Estimate = field(default_factory=lambda: Estimate([], {}, None))  # the pending stages' expected times
+    papers_provenance: dict[str, dict[str, Any]] | None = None  # paper -> provenance of its inputs, once asked
     started: dict[str, float] = field(default_factory=dict)  # label -> when it started (monotonic)
     t0: float = field(default_factory=time.monotonic)
 
@@ -82,7 +83,8 @@ class Execution:
               f"{self.left(plan.paper)}")
 
     def start(self, plan: StagePlan) -> None:
-        """A stage was handed to the executor."""
+        """A stage is handed to the executor (its provenance, which its run.json records, is known by then)."""
+        self.provenance()
         self.started[plan.label] = time.monotonic()
         self.progress(plan, "started", settled=False)
 
@@ -120,20 +122,15 @@ class Execution:
         store = project.store()
         if store.remote:
             store.probe()  # a missing bucket, refused credentials or a silent endpoint: one line, before planning
-        inputs = {p.slug: stage_inputs(p) for p in pipelines}
-        git = git_state(project.root, {f for files in inputs.values() for stage in files.values() for f in stage})
-        plans, papers = [], {}
+        plans = []
         for p in pipelines:
-            papers[p.slug] = provenance(git, {f for files in inputs[p.slug].values() for f in files}, p.slug,
-                                        data.get(p.slug))
             for plan in plan_pipeline(p, values[p.slug], store, force=force, only=only):
-                plan.provenance = provenance(git, inputs[p.slug][plan.name], p.slug, data.get(p.slug))
                 plan.profile = profile
                 plans.append(plan)
         for p in pipelines:
             if any(plan.paper == p.slug and plan.run and not plan.cached for plan in plans):
                 require_extra(p.slug)
-        execution = cls(project, pipelines, profile, trigger, plans, store, papers,
+        execution = cls(project, pipelines, profile, trigger, plans, store, data,
                         estimate=Estimate.of(store, plans, cpus=None))
         if tracking_enabled() if track is None else track:
             execution.start_tracking()
@@ -145,6 +142,20 @@ class Execution:
 
         self.tracker = Tracker(self.project.root, self.profile, self.trigger, self.provenance,
                                {p.slug: p.title for p in self.pipelines})
+
+    def provenance(self) -> dict[str, dict[str, Any]]:
+        """Paper -> provenance of all its stages' inputs (MLflow's parent runs), computed on first use with one look
+        at the repository, which also sets each plan's own (``plan.provenance``, its run.json's): a run that computes
+        nothing and tracks nothing never asks git."""
+        if self.papers_provenance is None:
+            inputs = {p.slug: stage_inputs(p) for p in self.pipelines}
+            git = git_state(self.project.root, {f for files in inputs.values() for fs in files.values() for f in fs})
+            for plan in self.plans:
+                section = self.params.get(plan.paper)
+                plan.provenance = provenance(git, inputs[plan.paper][plan.name], plan.paper, section)
+            self.papers_provenance = {slug: provenance(git, {f for fs in files.values() for f in fs}, slug,
+                                                       self.params.get(slug)) for slug, files in inputs.items()}
+        return self.papers_provenance
 
     def pending(self) -> list[StagePlan]:
         """Stages that must run (requested and not cached)."""

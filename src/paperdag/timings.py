@@ -138,10 +138,11 @@ class Estimate:
         return f"{now}; a full run {full} on {self.cpus:g} CPUs from past runs"
 
     def plan_line(self, cached: int) -> str:
-        """``N stages to run, ~T on C CPUs from past runs; k cached`` (or that there is no history)."""
+        """``N stages to run, ~T on C CPUs from past runs; k cached`` (or that there is no history; ``0 to run, k
+        cached`` when everything is cached)."""
         n = len(self.plans)
         if not n:
-            return f"nothing to run; {cached} cached"
+            return f"0 to run, {cached} cached"
         if self.unknown == n:
             return f"{n} stages to run, no past runs of them in the store to estimate from; {cached} cached"
         where = "one at a time" if self.cpus is None else f"on {self.cpus:g} CPUs"

@@ -169,10 +169,10 @@ def best_effort(method: Callable[..., Any]) -> Callable[..., Any]:
 class Tracker:
     """Logs one execution's papers and stages to MLflow (see the module docstring)."""
 
-    def __init__(self, root: Path, profile: str, trigger: str, provenance: dict[str, dict[str, Any]],
+    def __init__(self, root: Path, profile: str, trigger: str, provenance: Callable[[], dict[str, dict[str, Any]]],
                  titles: dict[str, str]):
         self.root, self.profile, self.trigger = root, profile, trigger
-        self.provenance, self.titles = provenance, titles
+        self.provenance, self.titles = provenance, titles  # paper -> provenance, asked when a parent run opens
         self.uri = tracking_uri(root)
         self.init_lock = root / "artifacts" / ".locks" / "mlflow-init.lock"
         self._lock = threading.RLock()
@@ -231,7 +231,7 @@ class Tracker:
 
     # -- parent runs -------------------------------------------------------------------------------------------
     def _parent_name(self, paper: str) -> str:
-        prov = self.provenance.get(paper, {})
+        prov = self.provenance().get(paper, {})
         commit = (prov.get("commit") or "no-git")[:7] + ("+dirty" if prov.get("dirty") else "")
         when = datetime.fromtimestamp(self.started / 1000).strftime("%Y-%m-%d %H:%M:%S")
         return f"{paper} · {self.profile} · {self.trigger} · {commit} · {when}"
@@ -240,7 +240,7 @@ class Tracker:
         """The paper's parent run of this execution (of this ``dvc repro`` when grouped), created on first use."""
         if paper in self.parents:
             return self.parents[paper]
-        prov = self.provenance.get(paper, {})
+        prov = self.provenance().get(paper, {})
         with self._lock:
             exp = self.experiment(paper)
             if self.session:

@@ -472,4 +472,5 @@ def test_verify_outcomes_of_a_foreign_folder_and_a_budget_of_one(smoke_runs, tmp
     runs = smoke_runs(SLUG)
     result = paperdag("verify", SLUG, str(runs["verify"]), "--budget", "1", cwd=runs.project.root)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert result.stdout.startswith("UNDECIDED --budget 1 spent: 1 of 10 canary prompts"), result.stdout
+    assert result.stdout.startswith("UNDECIDED --budget 1 spent: 1 of ") and "canary prompts" in result.stdout, \
+        result.stdout
