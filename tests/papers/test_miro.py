@@ -370,7 +370,8 @@ def test_trivial_generators_draw_from_the_prompts_layout() -> None:
     tokens = np.array([[1, 1, 1, 2, 1], [2, 1, 2, 1, 1], [3, 2, 3, 4, 2], [1, 1, 1, 2, 1], [3, 2, 3, 4, 2]])
     images = rng.random((5, 3, 16, 16)).astype(np.float32)
     prompts = np.array([[2, 1, 2, 1, 1], [3, 2, 3, 4, 2]])  # red circle left of green = green right of red
-    assert (layout_code(tokens[:1]) == layout_code(prompts[:1])).all() and layout_code(tokens).sum(1).tolist() == [5] * 5
+    assert (layout_code(tokens[:1]) == layout_code(prompts[:1])).all()
+    assert layout_code(tokens).sum(1).tolist() == [5] * 5
     replayed = replay_images(images, tokens, prompts, 3, rng)
     assert replayed.shape == (6, 3, 16, 16)
     pool = {0: images[[0, 1, 3]], 1: images[[2, 4]]}
