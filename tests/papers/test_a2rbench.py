@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from paperdag.common.plans import SamplePlan
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table, write_table
 from paperdag.papers.a2rbench.analysis import information_bits, within_rule_rho
@@ -20,7 +21,7 @@ from paperdag.papers.a2rbench.certificate import (certify, count_consistent, exh
                                                   round_trips)
 from paperdag.papers.a2rbench.claims import Measured, claims
 from paperdag.papers.a2rbench.llm import parse_grid, prompt
-from paperdag.papers.a2rbench.params import ClaimParams, DslParams, SolveParams
+from paperdag.papers.a2rbench.params import ClaimParams, DslParams, Plans, SolveParams
 from paperdag.papers.a2rbench.primitives import DIMS, names, registry
 from paperdag.papers.a2rbench.programs import decode, enumerate_levels, inverse, run
 from paperdag.papers.a2rbench.scoring import accuracy, equal_coverage_budgets, program_space, score, search_coverage
@@ -215,19 +216,23 @@ def _measured(**change: object) -> Measured:
                 acc={"search": {"P0": good, "P1": good - 0.3}, "search_relabel": {"P0": good, "P1": good},
                      "relabel": {"P0": 0.1 * ones, "P1": 0.1 * ones}, "identity": {"P0": 0 * ones, "P1": 0 * ones},
                      "llm": {"P0": np.array([0.38, 0.41, 0.40, 0.39]), "P1": 0.3 * ones}},
-                acc_dim={1: ones, 2: good, 3: good - 0.2}, acc_dim_equal={1: good, 2: good, 3: good - 0.2},
-                relabel_dim={d: 0.1 * ones for d in DIMS},
+                acc_dim={1: ones, 2: good, 3: good - 0.2},
+                acc_dim_equal={1: good, 2: good, 3: good - np.array([0.2, 0.25, 0.15, 0.3])},
+                trivial_dim={"relabel": {d: 0.1 * ones for d in DIMS}, "identity": {d: 0 * ones for d in DIMS}},
                 complexity={1: 2.0 * ones, 2: np.array([1.9, 2.0, 2.1, 2.0]), 3: 1.5 * ones},
                 rule_depth={d: 2.0 * ones for d in DIMS})
     return Measured(**(base | change))
 
 
-P = ClaimParams(confidence=0.95, min_drop=0.0, human_accuracy=0.685, min_rho=0.1)
+P = ClaimParams(min_drop=0.0, human_accuracy=0.685, min_rho=0.1)
+PLANS = Plans(benches=SamplePlan(unit="benchmark", n=4, basis="design", effect=None, power=None, pilot_n=0,
+                                 pilot_sd=None, looks=1, spending="none",
+                                 why="the four benchmarks of the hand-made numbers"))
 OFFLINE = {"tasks_generated_by_an_llm": "fails", "llm_generated_3d_tasks_are_simpler": "inconclusive"}
 
 
 def _verdicts(m: Measured) -> dict[str, str]:
-    return {c.id: c.verdict for c in resolve(claims(m, P))}
+    return {c.id: c.verdict for c in resolve(claims(m, P, PLANS))}
 
 
 def test_claims_hold_and_fail_with_the_numbers():
@@ -246,18 +251,61 @@ def test_claims_hold_and_fail_with_the_numbers():
                          "identity": {"P0": np.zeros(4), "P1": np.zeros(4)},
                          "llm": {"P0": np.array([0.8, 0.85, 0.9, 0.82]), "P1": np.zeros(4)}},
                     acc_dim_equal={1: np.array([0.5, 0.6, 0.55, 0.5]), 2: np.ones(4), 3: np.ones(4)})
-    verdicts = _verdicts(bad)
-    assert {k: v for k, v in verdicts.items() if v != "fails"} == {
-        "search_beats_trivial_baseline": "holds", "search_budget_covers_dims_equally": "holds",
+    out = {c.id: c for c in resolve(claims(bad, P, PLANS))}
+    # v2: the search solves every 2D and 3D task of every benchmark while the relabel heuristic solves 0.1 of each,
+    # so the 2D and 3D gains are 0.9 on all four benchmarks: identical values give a zero-width interval, which
+    # decides nothing (v1 read it as an exact 0.9 and held). The competence precondition is therefore inconclusive,
+    # and the 3D claim that requires it with it (judged alone it fails: 1D is the hardest here).
+    competence = out["search_beats_trivial_baseline"]
+    assert competence.verdict == "inconclusive" and competence.cause == "no interval"
+    assert "2d, 790 programs" in competence.reason and "zero-width interval" in competence.reason
+    three_d = out["three_d_tasks_are_hardest_at_equal_coverage"]
+    assert three_d.verdict == "inconclusive" and three_d.cause == "precondition"
+    assert "judged alone: fails" in three_d.reason
+    # v2: the P0 - P1 drop is +-0.4, +-0.3 around exactly 0: its interval straddles the bar, so the check says
+    # nothing either way (v1 failed it because the interval's lower end was not above 0).
+    drop = out["accuracy_drops_under_symbol_remapping"]
+    assert drop.verdict == "inconclusive" and "its estimate sits on 0" in drop.reason
+    assert {k: c.verdict for k, c in out.items() if c.verdict != "fails"} == {
+        "search_beats_trivial_baseline": "inconclusive", "search_budget_covers_dims_equally": "holds",
         "programs_are_ambiguous": "holds", "rule_inside_the_enumeration": "holds",
-        "llm_solver_beats_trivial_baseline": "holds", "llm_generated_3d_tasks_are_simpler": "inconclusive"}, verdicts
+        "llm_solver_beats_trivial_baseline": "holds", "llm_generated_3d_tasks_are_simpler": "inconclusive",
+        "three_d_tasks_are_hardest_at_equal_coverage": "inconclusive",
+        "accuracy_drops_under_symbol_remapping": "inconclusive"}
+    # With a spread over benchmarks in the 2D and 3D accuracies and P1 above P0 on every benchmark, the same
+    # numbers decide: competence holds, 1D is the hardest (the 3D claim fails), renaming raises accuracy (fails).
+    spread = replace(bad, acc_dim_equal={1: np.array([0.5, 0.6, 0.55, 0.5]), 2: np.array([1.0, 0.95, 1.0, 0.9]),
+                                         3: np.array([0.95, 1.0, 0.9, 1.0])},
+                     acc=bad.acc | {"search": {"P0": np.array([0.9, 0.5, 0.9, 0.6]),
+                                               "P1": np.array([0.95, 0.6, 0.95, 0.7])}})
+    verdicts = _verdicts(spread)
+    assert verdicts["search_beats_trivial_baseline"] == "holds"
+    assert verdicts["three_d_tasks_are_hardest_at_equal_coverage"] == "fails"
+    assert verdicts["accuracy_drops_under_symbol_remapping"] == "fails"
+
+
+def test_competence_is_judged_against_the_strongest_trivial_solver():
+    """The ladder's strongest rung decides (the other recorded beside it): where the identity solves more than the
+    relabel heuristic, the search is compared with the identity, and a search below it fails."""
+    ones = np.ones(4)
+    strong_identity = {"relabel": {d: 0.1 * ones for d in DIMS},
+                       "identity": {d: np.array([0.95, 0.97, 0.96, 0.99]) for d in DIMS}}
+    acc = _measured().acc | {"identity": {"P0": np.array([0.95, 0.97, 0.96, 0.99]), "P1": 0 * ones}}
+    out = {c.id: c for c in resolve(claims(_measured(acc=acc, trivial_dim=strong_identity), P, PLANS))}
+    competence = out["search_beats_trivial_baseline"]
+    assert competence.against == "the identity (copy the query)" == competence.ladder.strongest.name
+    assert [r.name for r in competence.ladder.rungs] == ["the identity (copy the query)", "the relabel heuristic s(q)"]
+    assert competence.verdict == "fails" and "search - the identity (copy the query) accuracy" in competence.reason
+    assert out["three_d_tasks_are_hardest_at_equal_coverage"].cause == "precondition"
+    default = {c.id: c for c in resolve(claims(_measured(), P, PLANS))}["search_beats_trivial_baseline"]
+    assert default.against == "the relabel heuristic s(q)" and default.verdict == "holds"
 
 
 def test_llm_findings_are_inconclusive_without_an_llm():
     """No endpoint: the LLM's competence is not established and finding (1) is inconclusive, saying why; finding (2)
     as written is inconclusive whatever the stand-in generator's numbers, its precondition naming the generator."""
     acc = {k: v for k, v in _measured().acc.items() if k != "llm"}
-    out = {c.id: c for c in resolve(claims(_measured(acc=acc), P))}
+    out = {c.id: c for c in resolve(claims(_measured(acc=acc), P, PLANS))}
     assert out["llm_solver_beats_trivial_baseline"].verdict == "inconclusive"
     assert out["llm_below_humans"].verdict == "inconclusive" and "no LLM solver ran" in out["llm_below_humans"].reason
     assert "tasks_generated_by_an_llm" in out["llm_generated_3d_tasks_are_simpler"].reason
@@ -266,7 +314,7 @@ def test_llm_findings_are_inconclusive_without_an_llm():
 
 def test_equal_coverage_is_required_before_accuracy_by_dimension_is_judged():
     """Budgets that reach all 1D programs but a third of the 3D ones: the 3D gap is not judged, whatever it is."""
-    out = {c.id: c for c in resolve(claims(_measured(budgets={1: 820, 2: 1200, 3: 1200}), P))}
+    out = {c.id: c for c in resolve(claims(_measured(budgets={1: 820, 2: 1200, 3: 1200}), P, PLANS))}
     assert out["search_budget_covers_dims_equally"].verdict == "fails"
     assert out["three_d_tasks_are_hardest_at_equal_coverage"].verdict == "inconclusive"
     assert "search_budget_covers_dims_equally" in out["three_d_tasks_are_hardest_at_equal_coverage"].reason
@@ -376,6 +424,19 @@ def test_smoke_metrics_are_sane(smoke_runs):
     assert metrics["acc_search_P0"] > metrics["acc_identity_P0"] + 0.5
     assert metrics["recheck_failed"] == 0 and metrics["accept_cycle_lossy"] == 0.0
     assert metrics["tasks_exported"] < metrics["tasks_generated"]
+
+
+def test_identity_rung_against_a_direct_count(smoke_runs):
+    """The ladder's identity rung (accuracy of answering with the query, per benchmark and dimension) equals a direct
+    count over the exported tasks of those whose answer is their query."""
+    runs = smoke_runs(SLUG)
+    rows = read_table(runs["evaluate"] / "scores.parquet").to_pylist()
+    tasks = [from_row(r) for r in read_table(runs["export"] / "benchmark.parquet").to_pylist()]
+    benches = 1 + max(t.bench for t in tasks)
+    for dim in DIMS:
+        oracle = [np.mean([np.array_equal(t.query, t.answer) for t in tasks if t.bench == b and t.dim == dim])
+                  for b in range(benches)]
+        assert accuracy(rows, benches, solver="identity", phase="P0", dim=dim) == pytest.approx(oracle), dim
 
 
 def test_llm_prompt_and_answer_parsing_offline():

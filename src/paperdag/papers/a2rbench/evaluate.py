@@ -10,7 +10,7 @@ from paperdag.claims import write_metrics
 from paperdag.io import read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .claims import Measured, claims
+from .claims import TRIVIAL, Measured, claims
 from .export import BENCHMARK_FILE
 from .params import Params
 from .plots import plot_information, plot_solvers, plot_verifiers
@@ -54,7 +54,8 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
         acc=acc, acc_dim=acc_dims["search"],
         acc_dim_equal={d: accuracy(rows, benches, max_cost=budgets[d], solver="search", phase="P0", dim=d)
                        for d in DIMS},
-        relabel_dim=acc_dims["relabel"], complexity=complexity["min_depth"], rule_depth=complexity["depth"])
+        trivial_dim={s: acc_dims[s] for s in TRIVIAL}, complexity=complexity["min_depth"],
+        rule_depth=complexity["depth"])
     metrics = {"tasks_generated": len(certs), "tasks_exported": len(tasks), "recheck_failed": failed,
                "info_rho_within": float(m.rho.mean()),
                "info_rho_pooled": float(m.rho_pooled.mean()),
@@ -68,7 +69,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     metrics |= {f"budget_equal_{d}d": b for d, b in budgets.items()}
     metrics |= {f"min_depth_{d}d": float(np.mean(v)) for d, v in m.complexity.items()}
     metrics |= {f"exported_{v}": sum(t.variant == v for t in tasks) for v in ("original", *VARIANTS)}
-    write_metrics(ctx.out, metrics, claims(m, p.claims))
+    write_metrics(ctx.out, metrics, claims(m, p.claims, p.plans))
 
     save_figure(plot_verifiers(m.acceptance), ctx.output("verifiers.png"))
     save_figure(plot_information(ladders, float(m.rho.mean())), ctx.output("information.png"))

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 Shape = Annotated[list[Annotated[int, Field(ge=1, le=16)]], Field(min_length=1, max_length=3)]
@@ -63,7 +64,6 @@ class AnalysisParams(ParamsModel):
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
-    confidence: float = Field(gt=0.5, lt=1.0, description="level of the across-benchmark t-intervals")
     min_drop: float = Field(ge=0.0, le=1.0, description="P0 - P1 accuracy drop the CI's lower end must exceed")
     human_accuracy: float = Field(gt=0.0, lt=1.0, description="human accuracy on the paper's representative "
                                   "subset (68.5%, finding 1): an LLM solver's P0 accuracy interval must lie below it")
@@ -72,8 +72,15 @@ class ClaimParams(ParamsModel):
                            "fails if it lies above it (no effect of that size)")
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run; the level of
+    every across-benchmark interval is its plan's."""
+
+    benches: SamplePlan = Field(description="intervals over the independent benchmarks (one generator seed each)")
+
+
 class Params(ParamsModel):
-    """Seed, DSL, generator, verifier, solvers and claim thresholds."""
+    """Seed, DSL, generator, verifier, solvers, claim thresholds and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     dsl: DslParams
@@ -82,10 +89,13 @@ class Params(ParamsModel):
     solve: SolveParams
     analysis: AnalysisParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
         t = self.tasks
+        if self.plans.benches.n != t.benches:
+            raise ValueError("plans.benches.n must be tasks.benches (every benchmark is a unit)")
         if max(self.analysis.info_levels) > self.dsl.alphabet:
             raise ValueError("analysis.info_levels must not exceed dsl.alphabet")
         if t.min_symbols > self.dsl.alphabet or self.dsl.alphabet % 2:

@@ -24,7 +24,7 @@ PIPELINE = Pipeline(
         Stage("export", "export", "export:export", upstream=("verify",),
               outputs=("benchmark.parquet", "benchmark.jsonl")),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("verify", "export"),
-              params=("dsl", "tasks", "solve", "analysis", "claims"),
+              params=("dsl", "tasks", "solve", "analysis", "claims", "plans"),
               outputs=("scores.parquet", "ladder.parquet", "metrics.json", *PLOTS), plots=PLOTS, resources=GPU),
     ),
 )
