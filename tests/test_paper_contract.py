@@ -131,7 +131,7 @@ def test_package_layout(pipeline):
 
 # Papers whose claims.py is still in the v1 verdict model (bool checks, no plans, no ladders) while they migrate;
 # the v2 rules below apply to every other paper.
-V1_PAPERS = {"vector_lyapunov"}
+V1_PAPERS: set[str] = set()
 INTERVAL_RULE_CALLS = {"superiority", "noninferiority", "equivalence", "trend"}
 POINT_ESTIMATES = {"mean", "median", "nanmean", "nanmedian", "average"}
 BASELINE_WORDS = ("baseline", "gram", "k-nn", "nearest", "logistic", "chance", "random policy", "majority",

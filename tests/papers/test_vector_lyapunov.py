@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 import torch
 
-from paperdag.common.verdicts import resolve
+from paperdag.common.plans import SamplePlan
+from paperdag.common.stats import mean_ci
+from paperdag.common.verdicts import resolve, superiority
 from paperdag.io import read_json
-from paperdag.papers.vector_lyapunov.claims import network_claims
+from paperdag.papers.vector_lyapunov.claims import _any_of, network_claims
 from paperdag.papers.vector_lyapunov.lyapunov import level_constants, norm_rows
 from paperdag.papers.vector_lyapunov.networks.cegis import quadratic_init
 from paperdag.papers.vector_lyapunov.networks.certificate import (NetworkCert, compile_network_query,
@@ -27,14 +29,15 @@ from paperdag.papers.vector_lyapunov.networks.certify import constants, verify_n
 from paperdag.papers.vector_lyapunov.networks.control import GAINS, certify_path, cost, path, scenarios, tune
 from paperdag.papers.vector_lyapunov.networks.domain import (HISTORY, delay_matrix, history, history_bound,
                                                              piece_starts, pieces, subsystem_loop)
-from paperdag.papers.vector_lyapunov.networks.evaluation import NetworkResults
+from paperdag.papers.vector_lyapunov.networks.evaluation import NetworkResults, held_out_costs
 from paperdag.papers.vector_lyapunov.networks.lmi import check_quadratic, history_eps_quadratic, lmi_certificate
 from paperdag.papers.vector_lyapunov.networks.model import (draw_parameters, make_network, ring, simulate_network,
                                                             step_network, subsystem_step)
 from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, block_init, compile_mono, dynamics,
                                                                  mono_constants, mono_decrease)
 from paperdag.papers.vector_lyapunov.params import (BudgetParams, ClaimParams, NetworkCegisParams,
-                                                    NetworkCertificateParams, NetworkParams, Params, PlatoonParams)
+                                                    NetworkCertificateParams, NetworkParams, Params, Plans,
+                                                    PlatoonParams)
 from paperdag.papers.vector_lyapunov.platoon.certificate import Policy, VectorCert, compile_query, decrease
 from paperdag.papers.vector_lyapunov.platoon.evaluation import gain_one_equilibria
 from paperdag.papers.vector_lyapunov.platoon.model import make_platoon
@@ -621,6 +624,17 @@ def test_verification_is_deterministic_under_cpu_load(tmp_path):
     assert verdicts[0] == verdicts[1]
 
 
+UNCERTIFIED_J = np.array([1.0, 0.9, 1.1, 1.05, 0.95, 1.0, 1.02, 0.98])  # J per held-out scenario
+WOBBLE = np.array([0.01, -0.02, 0.0, 0.015, -0.01, 0.02, -0.005, 0.0])  # scenario-to-scenario spread of a ratio
+
+
+def _costs(**ratio: float) -> dict[str, list[float]]:
+    """Per controller, J on each of the eight held-out scenarios: ``ratio`` times the uncertified controller's."""
+    return {"uncertified": UNCERTIFIED_J.tolist()} | {
+        name: (r * UNCERTIFIED_J * (1 + WOBBLE[::-1] if i % 2 else 1 + WOBBLE)).tolist()
+        for i, (name, r) in enumerate(ratio.items())}
+
+
 def _network_results(**change) -> NetworkResults:
     """Two small rings in the regime (every verification decided, the LMI failing nowhere its polygon is proved, a
     monolithic baseline proved at N = 2, headroom for the drones' control study), with ``change``."""
@@ -635,7 +649,7 @@ def _network_results(**change) -> NetworkResults:
     mono = [{"n": 2, "mono": {"verified": True, "outcome": "proved", **work}, "comp": {"verified": True, **work}},
             {"n": 4, "mono": {"verified": False, "outcome": "unknown", **work | {"lp_iterations": 99}},
              "comp": {"verified": True, **work}}]
-    control = {"n": 8, "tau": 1, "effort": 1.0, "certified_alpha": 0.5, "attempts": [],
+    control = {"n": 8, "tau": 1, "effort": 1.0, "certified_alpha": 0.5, "attempts": [{"alpha": 0.5}],
                "controllers": {name: {"J": J, "rms_q": 0.1} for name, J in (("nominal", 1.2), ("uncertified", 1.0),
                                                                             ("certified", 1.05))}}
     base = dict(
@@ -647,15 +661,18 @@ def _network_results(**change) -> NetworkResults:
         simulated={"drones_tau1_reach": {"decay_ratio": 0.9, "invariance_ratio": 0.5}},
         monolithic={"drones": mono, "microgrid": [r | {"mono": r["mono"] | {"verified": True}} for r in mono]},
         control={"drones": control, "microgrid": control | {"certified_alpha": None, "controllers": {
-            k: v for k, v in control["controllers"].items() if k != "certified"}}})
+            k: v for k, v in control["controllers"].items() if k != "certified"}}},
+        control_costs={"drones": _costs(nominal=1.2, certified=1.05), "microgrid": _costs(nominal=1.2)})
     return NetworkResults(**(base | change))
 
 
 THRESHOLDS = ClaimParams(slope_range=(0.5, 1.5), control_tol=0.1)
+PLANS = Plans(scenarios=SamplePlan(unit="scenario", n=8, basis="design", effect=None, power=None, pilot_n=0,
+                                   pilot_sd=None, looks=1, spending="none", why="the eight hand-made scenarios"))
 
 
 def _verdicts(results: NetworkResults) -> dict[str, str]:
-    return {c.id: c.verdict for c in resolve(network_claims(results, [4, 8], [1], 8, THRESHOLDS))}
+    return {c.id: c.verdict for c in resolve(network_claims(results, [4, 8], [1], 8, THRESHOLDS, PLANS))}
 
 
 def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
@@ -674,8 +691,10 @@ def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
                         "microgrid_monolithic_fails_beyond_small_n": "fails", "drones_control_headroom": "holds",
                         "drones_competitive_control": "holds", "microgrid_control_headroom": "holds",
                         "microgrid_competitive_control": "fails"}
-    results.control["drones"]["controllers"]["certified"]["J"] = 1.15  # 15% above the uncertified controller's cost
+    results.control_costs["drones"] |= _costs(certified=1.2)  # 20% above the uncertified controller's cost
     assert _verdicts(results)["drones_competitive_control"] == "fails"
+    results.control_costs["drones"] |= _costs(certified=1.1)  # on the tolerance: the interval straddles it
+    assert _verdicts(results)["drones_competitive_control"] == "inconclusive"
 
 
 def test_network_evidence_is_inconclusive_outside_its_regime():
@@ -687,7 +706,7 @@ def test_network_evidence_is_inconclusive_outside_its_regime():
         for row in results.monolithic[system]:
             row["mono"] |= {"verified": False, "outcome": "unknown"}
     results.cases["microgrid_tau1"]["learning_rounds"] = 0  # the LMI's polygon proved before any learning step
-    results.control["drones"]["controllers"]["nominal"]["J"] = 1.05  # the nominal law is within 10% already
+    results.control_costs["drones"] |= _costs(nominal=1.05)  # the nominal law is within 10% already
     results.runs["drones_tau1_reach"]["per_subsystem"][3] = {"verified": False, "unknown_cells": 2,
                                                              "refuted_cells": 0}
     verdicts = _verdicts(results)
@@ -699,6 +718,53 @@ def test_network_evidence_is_inconclusive_outside_its_regime():
     assert verdicts["drones_competitive_control"] == "inconclusive"
     assert verdicts["drones_scaling_decided"] == "fails" and verdicts["drones_verified_all_n"] == "inconclusive"
     assert verdicts["microgrid_verified_all_n"] == "holds"
+
+
+def test_a_certified_controller_that_is_the_tuned_one_gives_no_interval():
+    """Where the tuned gains are themselves proved (alpha 1), the certified controller's cost equals the uncertified
+    one's on every scenario: the ratio's interval has zero width and decides nothing (inconclusive, saying why)."""
+    results = _network_results()
+    results.control["drones"]["certified_alpha"] = 1.0
+    results.control_costs["drones"]["certified"] = list(results.control_costs["drones"]["uncertified"])
+    claim = {c.id: c for c in network_claims(results, [4, 8], [1], 8, THRESHOLDS, PLANS)}["drones_competitive_control"]
+    assert claim.verdict == "inconclusive" and claim.cause == "no interval"
+    assert "zero-width interval" in claim.reason and "alpha 1" in claim.reason
+
+
+def test_any_of_holds_on_one_part_at_bonferronis_level_and_fails_only_when_every_part_fails():
+    """A union of k parts: it holds when one part holds at 1 - 0.05 / k, fails when every part fails, else is
+    inconclusive; a part that holds at 95% but not at 97.5% does not carry a union of two."""
+    def part(values, bar=1.1):
+        return superiority(mean_ci(values, unit="scenario"), reference=1.0, margin=bar - 1.0)
+
+    clear, below = part([1.3, 1.35, 1.25, 1.3]), part([1.0, 1.02, 0.98, 1.01])
+    capped = part([1.0, 1.0, 1.0, 1.0])  # zero width: inconclusive
+    marginal = [1.09, 1.21, 1.12, 1.18, 1.15, 1.15]  # holds at 95%, not at 97.5%
+    assert part(marginal).verdict == "holds"
+    assert superiority(mean_ci(marginal, 0.975), reference=1.0, margin=0.1).verdict == "inconclusive"
+    assert _any_of({"a": clear, "b": capped}).verdict == "holds"
+    assert _any_of({"a": below, "b": below}).verdict == "fails"
+    assert _any_of({"a": below, "b": capped}).verdict == "inconclusive"
+    assert _any_of({"a": part(marginal), "b": below}).verdict == "inconclusive"
+
+
+def test_held_out_costs_are_per_scenario_values_of_the_control_cost():
+    """Each controller's held-out values are ``cost`` on one scenario each, and their mean is ``cost`` over all the
+    scenarios at once (every scenario has the same steps and subsystems); the scenarios are shared (paired)."""
+    draws = {k: v.tolist() for k, v in draw_parameters(NETWORKS, "drones", 4, np.random.default_rng(3)).items()}
+    nominal = {k: draws[k] for k in GAINS["drones"]}
+    study = {"system": "drones", "n": 4, "tau": 2, "effort": 0.5,
+             "controllers": {"nominal": {"gains": nominal},
+                             "uncertified": {"gains": {k: [1.3 * g for g in v] for k, v in nominal.items()}}}}
+    costs = held_out_costs(NETWORKS, 0.1, study, draws, 5, 40, seed=7)
+    net = make_network(NETWORKS, 0.1, "drones", 4, 2, draws)
+    x0, w = scenarios(net, 5, 40, torch.Generator().manual_seed(7))
+    for name, c in study["controllers"].items():
+        gains = {k: torch.as_tensor(np.asarray(v)) for k, v in c["gains"].items()}
+        assert len(costs[name]) == 5
+        assert np.mean(costs[name]) == pytest.approx(float(cost(net, NETWORKS, draws, gains, x0, w, 0.5)["J"]),
+                                                     rel=1e-12)
+    assert costs["nominal"] != costs["uncertified"]
 
 
 def test_platoon_followers_pass_a_constant_velocity_error_on_at_gain_one():

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
+from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
 
@@ -216,8 +217,17 @@ class ClaimParams(ParamsModel):
                                "have headroom")
 
 
+class Plans(ParamsModel):
+    """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run. Verification
+    verdicts are exact (certificates, exact solvers under deterministic budgets) and need none."""
+
+    scenarios: SamplePlan = Field(description="intervals over held-out closed-loop scenarios (evaluation.n_sims), "
+                                  "paired across controllers")
+
+
 class Params(ParamsModel):
-    """Seed, the systems, the certificates and their learners, the verifier budgets, evaluation and claims."""
+    """Seed, the systems, the certificates and their learners, the verifier budgets, evaluation, claims and
+    sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw (each stage's RNG is seeded from (seed, stage))")
     dt: float = Field(gt=0.0, le=0.5, description="Euler time step of every system [s]")
@@ -237,9 +247,12 @@ class Params(ParamsModel):
     network_control: NetworkControlParams
     evaluation: EvaluationParams
     claims: ClaimParams
+    plans: Plans
 
     @model_validator(mode="after")
     def _design(self) -> Params:
+        if self.plans.scenarios.n != self.evaluation.n_sims:
+            raise ValueError("plans.scenarios.n must be evaluation.n_sims (every held-out scenario is a unit)")
         if max(self.monolithic.n_grid) > max(self.networks.n_grid):
             raise ValueError("monolithic.n_grid must not exceed max(networks.n_grid): its rings use the drawn nodes")
         if self.delays.tau_n > max(self.networks.n_grid):

@@ -48,10 +48,10 @@ PIPELINE = Pipeline(
                 params=("budget",), outputs=(*CERT_FOLDER, "timing.json"), resources=ONE, args={"domain": domain})
           for domain, verify in DOMAINS.items()),
         Stage("evaluate", "evaluate", "stages.evaluate:evaluate",
-              upstream=("train_uncert", "verify", "verify_full", *(f"train_{system}" for system in SYSTEMS),
+              upstream=("prepare", "train_uncert", "verify", "verify_full", *(f"train_{system}" for system in SYSTEMS),
                         *(f"verify_{system}" for system in SYSTEMS), *(f"verify_mono_{system}" for system in SYSTEMS),
                         *(f"control_{system}" for system in SYSTEMS)),
-              params=("platoon", "policy", "networks", "delays", "monolithic", "evaluation", "claims"),
+              params=("dt", "platoon", "policy", "networks", "delays", "monolithic", "evaluation", "claims", "plans"),
               outputs=("metrics.json", "scaling.parquet", "monolithic.parquet", "control.parquet",
                        "network_control.parquet",
                        "verification_scaling.png", "control_performance.png", "network_certificates.png"),

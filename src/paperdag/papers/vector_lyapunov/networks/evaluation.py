@@ -13,13 +13,14 @@ import torch
 
 from paperdag.io import read_json, read_table
 
-from ..params import EvaluationParams
+from ..params import EvaluationParams, NetworkParams
 from ..scaling import loglog_slope, prefix_scaling
 from ..verifier.folder import COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE
 from .cegis import falsify_network, sample_queries
 from .certificate import network_decrease
 from .certify import load_certificate_folder
-from .model import SYSTEMS, simulate_network
+from .control import cost, scenarios
+from .model import SYSTEMS, make_network, simulate_network
 
 
 def falsify_folder(folder: Path, n: int, steps: int, seed: int) -> dict[str, float]:
@@ -69,6 +70,24 @@ def siss_simulation(folder: Path, steps: int, n_sims: int, seed: int) -> dict[st
     return {"decay_ratio": decay, "invariance_ratio": invariance, "w_cert": w_cert, "window": window}
 
 
+def held_out_costs(p: NetworkParams, dt: float, study: dict, draws: dict[str, list[float]], n_sims: int, steps: int,
+                   seed: int) -> dict[str, list[float]]:
+    """Per controller of a control study (``study``: the control stage's control.json, whose gains it reads), the
+    cost J (control.cost) of each of ``n_sims`` held-out scenarios (control.scenarios on the study's ring, drawn from
+    ``seed`` here: fresh, never seen by the tuning), the same scenarios for every controller (paired by scenario).
+    Every scenario has the same steps and subsystems, so the mean of a controller's values is its J over all of
+    them."""
+    net = make_network(p, dt, study["system"], study["n"], study["tau"], draws)
+    x0, w = scenarios(net, n_sims, steps, torch.Generator().manual_seed(seed))
+    out = {}
+    with torch.no_grad():
+        for name, c in study["controllers"].items():
+            gains = {k: torch.as_tensor(np.asarray(v, dtype=np.float64)) for k, v in c["gains"].items()}
+            out[name] = [float(cost(net, p, draws, gains, x0[s:s + 1], w[:, s:s + 1], study["effort"])["J"])
+                         for s in range(n_sims)]
+    return out
+
+
 @dataclass(frozen=True)
 class LevelSet:
     """Subsystem state grid (q, v), the neural certificate's values V on it and its level c_0, the LMI quadratic
@@ -114,7 +133,8 @@ class NetworkResults:
     system, the full-domain baseline refuted while the reachability-constrained certificate is verified;
     ``falsified``/``simulated``: per verified certificate, ``falsify_folder`` and ``siss_simulation``;
     ``monolithic``: per system, per N, the monolithic and the compositional certificate's outcome and work;
-    ``control``: per system, the control study (control.py; the control stage's control.json)."""
+    ``control``: per system, the control study (control.py; the control stage's control.json); ``control_costs``:
+    per system and controller, J on each held-out scenario of evaluate (``held_out_costs``, paired by scenario)."""
 
     scaling: dict[str, dict[str, list]]
     slopes: dict[str, float]
@@ -128,6 +148,7 @@ class NetworkResults:
     simulated: dict[str, dict[str, float]]
     monolithic: dict[str, list[dict]]
     control: dict[str, dict]
+    control_costs: dict[str, dict[str, list[float]]]
 
     def metrics(self) -> dict[str, float | bool]:
         out: dict[str, float | bool] = {}
@@ -183,11 +204,12 @@ def monolithic_rows(mono: dict, main: dict, n_grid: list[int]) -> list[dict]:
 
 
 def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], mono: dict[str, dict],
-                      trained: dict[str, dict], control: dict[str, dict], folder: Callable[[str, str], Path],
-                      n_grid: list[int], taus: list[int], mono_grid: list[int], ev: EvaluationParams,
-                      seed: int) -> NetworkResults:
-    """``runs``/``lmi``/``mono``/``trained``/``control``: per system, the verify stage's run summaries and LMI rows,
-    the verify_mono stage's results, the train stage's CEGIS summary and the control stage's study;
+                      trained: dict[str, dict], control: dict[str, dict], control_costs: dict[str, dict],
+                      folder: Callable[[str, str], Path], n_grid: list[int], taus: list[int], mono_grid: list[int],
+                      ev: EvaluationParams, seed: int) -> NetworkResults:
+    """``runs``/``lmi``/``mono``/``trained``/``control``/``control_costs``: per system, the verify stage's run
+    summaries and LMI rows, the verify_mono stage's results, the train stage's CEGIS summary, the control stage's
+    study and its controllers' held-out costs per scenario (``held_out_costs``);
     ``folder(system, name)``: a certificate folder (name ``<system>_control``: the certified controller's).
     Falsification uses a tenth of ``ev.falsify_samples`` per subsystem."""
     scal, slopes, by_name, neural, lmi_ok, lmi_feasible, cases, mono_rows = {}, {}, {}, {}, {}, {}, {}, {}
@@ -217,4 +239,4 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
     falsified = {f.name: falsify_folder(f, ev.falsify_samples // 10, ev.falsify_steps, seed) for f in verified}
     simulated = {f.name: siss_simulation(f, ev.sim_steps, ev.n_sims, seed) for f in verified}
     return NetworkResults(scal, slopes, by_name, neural, lmi_ok, lmi_feasible, cases, full_refuted, falsified,
-                          simulated, mono_rows, control)
+                          simulated, mono_rows, control, control_costs)

@@ -18,10 +18,12 @@ from .model import Platoon, accel, simulate
 
 
 def closed_loop(pl: Platoon, policy: Policy | None, steps: int, n_sims: int, w_bound: float,
-                seed: int) -> dict[str, float]:
-    """Leader speed dip (-1 m/s for 3 s, ramped at 0.5 m/s^2) plus uniform disturbances |w| <= w_bound.
+                seed: int) -> dict[str, list[float]]:
+    """Leader speed dip (-1 m/s for 3 s, ramped at 0.5 m/s^2) plus uniform disturbances |w| <= w_bound, one
+    scenario per simulation (the same ``seed``, hence the same scenarios, for every controller: paired).
 
-    RMS spacing error over vehicles and time; string-stability ratio max_i ||e_i||_2 / ||e_1||_2."""
+    Per scenario: the RMS spacing error over vehicles and time, and the string-stability ratio
+    max_i ||e_i||_2 / ||e_1||_2."""
     g = torch.Generator().manual_seed(seed)
     t = torch.arange(steps, dtype=torch.float64) * pl.dt
     lead = -torch.clamp(torch.minimum(0.5 * (t - 1.0), 0.5 * (6.0 - t)), 0.0, 1.0)
@@ -34,7 +36,7 @@ def closed_loop(pl: Platoon, policy: Policy | None, steps: int, n_sims: int, w_b
             norms = e.norm(dim=0)
             rms.append(float(e.pow(2).mean().sqrt()))
             ratio.append(float(norms.max() / norms[0]))
-    return {"rms_spacing": float(np.mean(rms)), "string_ratio": float(np.mean(ratio))}
+    return {"rms_spacing": rms, "string_ratio": ratio}
 
 
 def falsification(vc: VectorCert, policy: Policy, pl: Platoon, delta: np.ndarray | None, c_0: float, n: int,
@@ -78,7 +80,8 @@ def gain_one_equilibria(pl: Platoon, policy: Policy, c: float, grid: int = 4001)
 class PlatoonResults:
     """What the platoon's claims are judged on: scaling by N (``prefix_scaling`` rows) of the vector certificate on
     the reachability-constrained (``reach``) and full (``full``) delay domains, its log-log slope (of the
-    deterministic work), closed-loop performance per controller, the falsification of every vector certificate,
+    deterministic work), closed-loop performance per controller (``control``: means over the scenarios;
+    ``scenarios``: one value per scenario, paired across controllers), the falsification of every vector certificate,
     split by its verdict, and per follower of the certified platoon whether it passes a constant predecessor velocity
     error c on at DC gain 1 (``gain_one_equilibria`` at c = ``equilibrium_c``)."""
 
@@ -89,6 +92,7 @@ class PlatoonResults:
     full_summary: dict
     w_sim: float
     control: dict[str, dict[str, float]]
+    scenarios: dict[str, dict[str, list[float]]]
     falsified_verified: dict[str, dict[str, float]]
     falsified_refuted: dict[str, dict[str, float]]
     gain_one: list[bool]
@@ -113,8 +117,9 @@ def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, di
     pl = reach.pl
     t = timing["reach"]
     scal = prefix_scaling(reach.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
-    control = {name: closed_loop(pl, pol, ev.sim_steps, ev.n_sims, pl.w_bound, seed) for name, pol in (
+    runs = {name: closed_loop(pl, pol, ev.sim_steps, ev.n_sims, pl.w_bound, seed) for name, pol in (
         ("nominal", None), ("uncertified", uncertified), ("certified", reach.policy))}
+    control = {name: {m: float(np.mean(v)) for m, v in r.items()} for name, r in runs.items()}
     verified, refuted = {}, {}
     for name, cert in (("vector_reach", reach), ("vector_full", full)):
         s = cert.summary
@@ -125,4 +130,4 @@ def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, di
     full_scal = prefix_scaling(full.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
     c = pl.box[1] / 2
     return PlatoonResults(scal, full_scal, loglog_slope(scal["n"], scal["bounds"]), reach.summary, full.summary,
-                          pl.w_bound, control, verified, refuted, gain_one_equilibria(pl, reach.policy, c), c)
+                          pl.w_bound, control, runs, verified, refuted, gain_one_equilibria(pl, reach.policy, c), c)

@@ -10,7 +10,7 @@ from paperdag.io import read_json, save_figure, write_table
 from paperdag.stage import StageContext
 
 from ..claims import network_claims, platoon_claims
-from ..networks.evaluation import evaluate_networks, level_set
+from ..networks.evaluation import evaluate_networks, held_out_costs, level_set
 from ..networks.model import SYSTEMS
 from ..params import Params
 from ..platoon.certify import Certificate, load_certificate
@@ -19,6 +19,7 @@ from ..platoon.uncertified import load_uncertified
 from ..plots import control_performance, network_certificates, verification_scaling
 from ..verifier.folder import META_FILE, SUMMARY_FILE, WEIGHTS_FILE
 from .control_network import CONTROL_DIR, CONTROL_FILE
+from .prepare import NETWORKS_FILE
 from .train_network import NETWORK_TRAIN_FILE
 from .train_uncertified import POLICY_FILE
 from .verify_mono_network import MONO_RESULTS_FILE
@@ -44,14 +45,17 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     mono = {s: read_json(ctx.input(f"verify_mono_{s}", MONO_RESULTS_FILE)) for s in SYSTEMS}
     trained = {s: read_json(ctx.input(f"train_{s}", NETWORK_TRAIN_FILE)) for s in SYSTEMS}
     control_study = {s: read_json(ctx.input(f"control_{s}", CONTROL_FILE)) for s in SYSTEMS}
+    draws = read_json(ctx.input("prepare", NETWORKS_FILE))
+    costs = {s: held_out_costs(p.networks, p.dt, control_study[s], draws[s], p.evaluation.n_sims,
+                               p.evaluation.sim_steps, p.seed) for s in SYSTEMS}
 
     def folder(system: str, name: str) -> Path:
         if name == f"{system}_control":
             return ctx.input(f"control_{system}", f"{CONTROL_DIR}/{name}")
         return ctx.input(f"verify_{system}", f"{VERIFIED_DIR}/{name}")
 
-    networks = evaluate_networks(runs, lmi, mono, trained, control_study, folder, p.networks.n_grid, p.delays.taus,
-                                 p.monolithic.n_grid, p.evaluation, p.seed)
+    networks = evaluate_networks(runs, lmi, mono, trained, control_study, costs, folder, p.networks.n_grid,
+                                 p.delays.taus, p.monolithic.n_grid, p.evaluation, p.seed)
 
     scal, full, control = platoon.reach, platoon.full, platoon.control
     write_table(ctx.output("scaling.parquet"), {
@@ -84,7 +88,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     save_figure(network_certificates(level_sets, tau), ctx.output("network_certificates.png"))
 
     metrics = platoon.metrics() | networks.metrics()
-    claims = platoon_claims(platoon, p.claims) + network_claims(networks, p.networks.n_grid, p.delays.taus,
-                                                               p.delays.tau_n, p.claims)
+    claims = platoon_claims(platoon, p.claims, p.plans) + network_claims(networks, p.networks.n_grid, p.delays.taus,
+                                                                        p.delays.tau_n, p.claims, p.plans)
     write_metrics(ctx.out, metrics, claims)
     return {k: float(v) for k, v in metrics.items()}
