@@ -196,6 +196,8 @@ def test_all_of_holds_by_intersection_union_and_fails_under_holm():
     assert barely.verdict == "fails" and barely.redo(1 - 0.05 / 4).verdict == "inconclusive"
     j = all_of({"a": barely, **{f"h{i}": holds for i in range(3)}})
     assert j.verdict == "inconclusive" and "1 fail alone but none under Holm's correction over 4 parts" in j.reason
+    every = all_of({f"p{i}": superiority(iv(-0.5, -0.3)) for i in range(3)})  # Holm's last step at the parts' level
+    assert every.verdict == "fails" and "3 fail under Holm's correction over 3 parts" in every.reason
     with pytest.raises(ValueError):
         all_of({})
 

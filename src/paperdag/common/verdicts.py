@@ -323,8 +323,8 @@ def all_of(parts: Mapping[str, Judgement], quoted: int = 3, confidence: float | 
 
     judged = {name: at(j, base) if confidence is not None else j for name, j in parts.items()}
     failing: dict[str, Judgement] = {}
-    while True:  # Holm's step-down: the j-th rejection at level alpha / (k - j) (a part that does not fail at its
-        # own level cannot fail at a wider one)
+    while len(failing) < k:  # Holm's step-down: the j-th rejection at level alpha / (k - j) (a part that does not
+        # fail at its own level cannot fail at a wider one)
         level = 1 - alpha / (k - len(failing))
         new = {name: f for name, j in judged.items()
                if j.verdict == "fails" and name not in failing and (f := at(j, level)).verdict == "fails"}
