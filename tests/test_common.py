@@ -83,5 +83,5 @@ def test_paired_diff_ci_resolves_a_consistent_gain_and_rejects_unpaired_arms() -
     d = paired_diff_ci(a, b)
     assert d.mean == pytest.approx(0.5) and d.excludes_zero()
     assert not mean_ci([-1.0, 1.0, 0.5]).excludes_zero()
-    with pytest.raises(ValueError, match="one value per seed"):
+    with pytest.raises(ValueError, match="one value per unit"):
         paired_diff_ci(a, b[:2])

@@ -35,6 +35,7 @@ def plan(n: int = 5, unit: str = "seed", **kw) -> SamplePlan:
     (iv(0.05, 0.35), "inconclusive", "straddles 0.1 (underpowered: ~"),
     (iv(0.3, 0.3), "inconclusive", "zero-width interval"),
     (Interval(0.3, 0.3, 0.3, 1, unit="seed"), "inconclusive", "one seed"),
+    (Interval(0.3, 0.2, 0.4, 0, unit="seed"), "inconclusive", "counts no units"),
 ])
 def test_superiority_above_a_margin(interval, verdict, words):
     j = superiority(interval, margin=0.1, plan=plan())
@@ -240,17 +241,33 @@ def test_the_claim_model_refuses_bools_stale_statements_and_ladders_judged_below
     with pytest.raises(ValueError, match="requires no precondition"):
         evidence("gain", "A beats B", "+1", 0.3, exact(True, "x", basis="fixed set"), requires=[])
     with pytest.raises(ValueError, match="no issue numbers"):
-        evidence("gain", "A beats B (open issue 56)", "+1", 0.3, exact(True, "x"), requires=["learns"])
+        evidence("gain", "A beats B (open issue 56)", "+1", 0.3, exact(True, "x", basis="fixed set"), requires=["learns"])
     with pytest.raises(ValueError, match="basis must be one of"):
         exact(True, "x", basis="a mean over seeds")
     lad = Ladder.of("lower", {"KN 4-gram": 1.42, "KN 3-gram": 1.84, "bigram": 2.44})
     assert lad.strongest.name == "KN 4-gram" and [r["baseline"] for r in lad.row()][:2] == ["KN 4-gram", "KN 3-gram"]
     with pytest.raises(ValueError, match="strongest rung"):
-        precondition("learns", "the model beats a count n-gram", "bigram", {}, exact(True, "x"), ladder=lad)
+        precondition("learns", "the model beats a count n-gram", "bigram", {}, exact(True, "x", basis="fixed set"), ladder=lad)
     with pytest.raises(ValueError, match="at least 2 rungs"):
         Ladder.of("lower", {"bigram": 2.44})
     with pytest.raises(ValueError, match="names no baseline or bound"):
-        precondition("learns", "the model learns", "", {"loss": 1.0}, exact(True, "x"))
+        precondition("learns", "the model learns", "", {"loss": 1.0}, exact(True, "x", basis="fixed set"))
+    with pytest.raises(TypeError, match="Judgement of a decision rule"):
+        check("inv", "an invariant", "-", 1, True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Judgement of a decision rule"):
+        precondition("learns", "the model learns", "a bound", {}, False)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="positional"):  # no v1 reason
+        precondition("learns", "x", "a bound", {}, exact(True, "x", basis="fixed set"), "why")  # type: ignore[misc]
+    with pytest.raises(TypeError, match="sesoi"):
+        superiority(iv(0.2, 0.4), sesoi=0.1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="basis"):
+        exact(True, "x")  # type: ignore[call-arg]
+    for unplanned in (superiority(iv(0.2, 0.4)), superiority(Interval(0.3, 0.2, 0.4, 5), plan=None)):
+        with pytest.raises(ValueError, match="without its unit and sample-size plan"):
+            evidence("gain", "A beats B", "+1", 0.3, unplanned, requires=["learns"])
+        with pytest.raises(ValueError, match="without its unit and sample-size plan"):
+            precondition("learns", "the model learns", "a bound", {}, unplanned)
+    assert check("inv", "an invariant", "-", 1, superiority(iv(0.2, 0.4))).verdict == "holds"  # checks need no plan
 
 
 def _pre(ok: bool):
@@ -261,8 +278,9 @@ def _pre(ok: bool):
                         ladder=lad)
 
 
-@pytest.mark.parametrize("judged", [exact(True, "x"), exact(False, "x"), superiority(iv(0.2, 0.4)),
-                                    superiority(iv(-0.4, -0.2)), superiority(iv(-0.1, 0.4))])
+@pytest.mark.parametrize("judged", [exact(True, "x", basis="fixed set"), exact(False, "x", basis="fixed set"),
+                                    superiority(iv(0.2, 0.4), plan=plan()), superiority(iv(-0.4, -0.2), plan=plan()),
+                                    superiority(iv(-0.1, 0.4), plan=plan())])
 def test_evidence_with_a_failed_precondition_is_inconclusive_whatever_its_numbers(judged):
     claim = evidence("gain", "A beats B", "+1 pp", {"diff": 0.3}, judged, requires=["learns"])
     out = {c.id: c for c in resolve([_pre(False), claim])}
@@ -284,9 +302,9 @@ def test_counts_and_headline_of_published_rows():
     rows = [c.row() for c in resolve([
         _pre(True), precondition("headroom", "an oracle beats the baseline", "oracle", {"gap": 0.0},
                                  exact(False, "no gap", basis="enumeration")),
-        evidence("e1", "x", "-", 1, exact(True, "x"), ["learns"]),
-        evidence("e2", "x", "-", 1, exact(False, "x"), ["learns"]),
-        evidence("e3", "x", "-", 1, exact(True, "x"), ["learns", "headroom"]),
+        evidence("e1", "x", "-", 1, exact(True, "x", basis="fixed set"), ["learns"]),
+        evidence("e2", "x", "-", 1, exact(False, "x", basis="fixed set"), ["learns"]),
+        evidence("e3", "x", "-", 1, exact(True, "x", basis="fixed set"), ["learns", "headroom"]),
         check("c1", "x", "-", 1, exact(True, "x", basis="fixed set")),
         check("c2", "x", "-", 1, exact(False, "broken", basis="fixed set"))])]
     n = counts(rows)
@@ -295,7 +313,7 @@ def test_counts_and_headline_of_published_rows():
     assert headline(n) == "evidence 1 holds / 1 fails / 1 inconclusive; checks 1/2; preconditions 1/2"
     assert all(r["holds"] == (r["verdict"] == "holds") for r in rows)
     with pytest.raises(ValueError, match="not preconditions"):
-        resolve([check("inv", "an invariant", "-", 1, exact(True, "x")),
-                 evidence("gain", "A beats B", "+1", 0.3, exact(True, "x"), requires=["inv"])])
+        resolve([check("inv", "an invariant", "-", 1, exact(True, "x", basis="fixed set")),
+                 evidence("gain", "A beats B", "+1", 0.3, exact(True, "x", basis="fixed set"), requires=["inv"])])
     with pytest.raises(ValueError, match="not unique"):
-        resolve([check("a", "x", "-", 1, exact(True, "x")), check("a", "y", "-", 1, exact(True, "x"))])
+        resolve([check("a", "x", "-", 1, exact(True, "x", basis="fixed set")), check("a", "y", "-", 1, exact(True, "x", basis="fixed set"))])

@@ -11,7 +11,8 @@ A claim has a **kind**:
 and a three-valued **verdict**: ``holds``, ``fails`` or ``inconclusive``, with a ``reason`` (the rule's comparison
 with its numbers; required unless the claim holds). An evidence claim names the preconditions it ``requires``; if one
 of them does not hold, the evidence is ``inconclusive`` whatever its own numbers say (``resolve``). Every verdict is
-a ``Judgement`` of a rule: a bool never is one.
+a ``Judgement`` of a rule: a bool never is one. An evidence claim or precondition judged on an interval carries the
+interval's unit and the sample-size plan its n came from; one without them is refused at construction.
 
 The rules decide from a confidence interval [lo, hi] (``paperdag.common.stats.Interval``: its unit, n and type),
 taken at the level of the claim's sample-size plan (``paperdag.common.plans.SamplePlan``: 95%, or the final look's
@@ -184,8 +185,9 @@ def _unusable(x: Interval, what: str) -> str | None:
     """Why x decides nothing: not finite, fewer than 2 units, or zero width (None when it is usable)."""
     if not all(math.isfinite(float(v)) for v in (x.mean, x.lo, x.hi)):
         return f"{what} has no finite interval ({_ci(x)})"
-    if x.n == 1:
-        return f"{what} is one {x.unit or 'value'} ({_g(x.mean)}): fewer than 2 units give no interval"
+    if x.n < 2:
+        counted = f"is one {x.unit or 'value'}" if x.n == 1 else "counts no units"
+        return f"{what} {counted} ({_g(x.mean)}): fewer than 2 units give no interval"
     if x.hi - x.lo <= 0:
         return f"{what} {_ci(x)} has a zero-width interval (capped or identical values): no interval to judge"
     return None
@@ -234,11 +236,9 @@ def _one_sided(x: Interval, direction: Direction, reference: float, bound: float
 
 
 def superiority(x: IntervalLike, *, direction: Direction = "above", margin: float = 0.0, reference: float = 0.0,
-                what: str = "the difference", plan: SamplePlan | None = None,
-                sesoi: float | None = None) -> Judgement:
+                what: str = "the difference", plan: SamplePlan | None = None) -> Judgement:
     """x - ``reference`` exceeds ``margin`` (>= 0) in ``direction``: holds if the oriented lo > margin; fails if the
-    oriented hi < margin (with margin > 0: the effect is smaller than claimed). ``sesoi`` is the v1 form's smallest
-    effect of interest, now always the margin (ignored)."""
+    oriented hi < margin (with margin > 0: the effect is smaller than claimed)."""
     if margin < 0:
         raise ValueError(f"superiority needs margin >= 0, got {margin}")
     x = _level(x, plan)
@@ -297,14 +297,14 @@ def trend(slope: IntervalLike, *, predicted: float, tol: float, what: str = "the
     return equivalence(slope, margin=tol, center=predicted, what=what, rule="trend", plan=plan)
 
 
-def exact(ok: bool, why: str, *, basis: str = "") -> Judgement:
+def exact(ok: bool, why: str, *, basis: str) -> Judgement:
     """A deterministic measurement (no seed variance): ``ok`` decides; ``basis`` says why it is exact (one of
     ``EXACT_BASES``: an enumeration, an exact solver, a count over a fixed set, a closed form, a certificate) and
     ``why`` states the comparison with its numbers."""
-    if basis and basis not in EXACT_BASES:
+    if basis not in EXACT_BASES:
         raise ValueError(f"exact: basis must be one of {', '.join(EXACT_BASES)} (got {basis!r}); a threshold on a "
                          "measured value goes through an interval rule")
-    return Judgement("holds" if ok else "fails", f"{why} ({basis})" if basis else why, "exact")
+    return Judgement("holds" if ok else "fails", f"{why} ({basis})", "exact")
 
 
 def all_of(parts: Mapping[str, Judgement], quoted: int = 3, confidence: float | None = None) -> Judgement:
@@ -438,10 +438,15 @@ class Claim:
         return row
 
 
-def _judgement_of(id: str, judged: Judgement | bool) -> Judgement:
-    if isinstance(judged, bool) or not isinstance(judged, Judgement) or judged.rule not in RULES:
+def _judgement_of(id: str, judged: Judgement, planned: bool = True) -> Judgement:
+    """``judged`` if it is a rule's Judgement; with ``planned`` (evidence, preconditions) an interval rule's must
+    carry its unit and the sample-size plan its n came from."""
+    if not isinstance(judged, Judgement) or judged.rule not in RULES:
         raise TypeError(f"claim {id!r}: the verdict must be a Judgement of a decision rule ({', '.join(RULES)}), "
                         f"not {type(judged).__name__}")
+    if planned and judged.rule != "exact" and (judged.plan is None or not judged.unit):
+        raise ValueError(f"claim {id!r}: judged on an interval without its unit and sample-size plan "
+                         "(pass plan= to the rule)")
     return judged
 
 
@@ -461,36 +466,28 @@ def evidence(id: str, statement: str, paper_value: Any, measured: Any, judged: J
                  tuple(requires), judged.rule, judged.unit, judged.n, judged.plan, judged.cause)
 
 
-def check(id: str, statement: str, paper_value: Any, measured: Any, judged: Judgement | bool,
-          reason: str = "") -> Claim:
+def check(id: str, statement: str, paper_value: Any, measured: Any, judged: Judgement) -> Claim:
     """An invariant or a property true by construction, decided by a rule (``exact`` with its basis for a
-    deterministic invariant): reported, not counted as a reproduction. (A bool ``judged`` with ``reason`` is the v1
-    form, accepted while papers migrate.)"""
-    if isinstance(judged, bool):
-        judged = exact(judged, reason or "the invariant is violated (see measured)")
-    judged = _judgement_of(id, judged)
+    deterministic invariant): reported, not counted as a reproduction."""
+    judged = _judgement_of(id, judged, planned=False)
     return Claim(id, "check", _statement(id, statement), paper_value, measured, judged.verdict,
                  "" if judged.verdict == "holds" else judged.reason, (), judged.rule, judged.unit, judged.n,
                  judged.plan, judged.cause)
 
 
-def precondition(id: str, statement: str, against: str, measured: Any, judged: Judgement | bool, reason: str = "",
-                 *, ladder: Ladder | None = None) -> Claim:
+def precondition(id: str, statement: str, against: str, measured: Any, judged: Judgement, *,
+                 ladder: Ladder | None = None) -> Claim:
     """The regime, measured: against the strongest rung of ``ladder`` (``against`` names it: a competence
     precondition), or, without a ladder, against the bound, oracle or mechanism reference ``against`` names (a
-    headroom, floor or mechanism precondition). (A bool ``judged`` with ``reason`` is the v1 form, accepted while
-    papers migrate.)"""
+    headroom, floor or mechanism precondition)."""
     if not against:
         raise ValueError(f"precondition {id!r} names no baseline or bound")
     if ladder is not None and against != ladder.strongest.name:
         raise ValueError(f"precondition {id!r} is judged against {against!r}, but the ladder's strongest rung is "
                          f"{ladder.strongest.name!r}")
-    if isinstance(judged, bool):
-        judged, reason = exact(judged, reason or "see measured"), ""
     judged = _judgement_of(id, judged)
-    why = "; ".join(r for r in (reason, judged.reason) if r)
     return Claim(id, "precondition", _statement(id, statement), "(regime check, not a paper claim)", measured,
-                 judged.verdict, why, (), judged.rule, judged.unit, judged.n, judged.plan, judged.cause, against,
+                 judged.verdict, judged.reason, (), judged.rule, judged.unit, judged.n, judged.plan, judged.cause, against,
                  ladder)
 
 
