@@ -199,8 +199,8 @@ def bad_inputs() -> list[tuple[str, list[str], dict, int, str | None, bool]]:
         ("verify scp_delta on another paper's table", ["verify", "scp_delta", str(foreign)], real, 1,
          "REFUSED certificate.json: missing", False),
         ("verify with a budget of 0", ["verify", "a2rbench", str(greedy), "--budget", "0"], real, 2, "--budget", True),
-        ("verify --budget where the re-check has none", ["verify", "pepmirror", str(garbage), "--budget", "1"], real,
-         2, "takes no --budget", True),
+        ("verify pepmirror within a budget on garbage", ["verify", "pepmirror", str(garbage), "--budget", "1"], real,
+         1, "REFUSED", False),
     ]
     repo_params = (ROOT / "params.yaml").read_text()
     cases += [

@@ -16,7 +16,6 @@ re-check with UNDECIDED once ``--budget`` units are spent; while it runs, a thre
 
 from __future__ import annotations
 
-import inspect
 import sys
 import threading
 import time
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 PROGRESS_EVERY_S = 5.0
@@ -128,19 +127,6 @@ def _first_line(e: BaseException) -> str:
     return (str(e).strip().splitlines() or [""])[0][:200]
 
 
-def _takes_work(fn: Callable[..., Any]) -> bool:
-    """Whether a paper's re-check takes the ``Work`` (the older form is a function of the folder alone returning
-    ``(ok, message)``, read as VERIFIED or REFUTED, with no budget)."""
-    return len(inspect.signature(fn).parameters) >= 2
-
-
-def _call(fn: Callable[..., Any], folder: Path, work: Work) -> Result:
-    if _takes_work(fn):
-        return fn(folder, work)
-    ok, message = fn(folder)
-    return Result(Outcome.VERIFIED if ok else Outcome.REFUTED, str(message))
-
-
 def reverify(slug: str, folder: Path, budget: int | None = None,
              echo: Callable[[str], None] | None = None) -> Result:
     """Re-check ``folder`` with paper ``slug``'s declared ``reverify`` function under ``budget`` units of work.
@@ -150,7 +136,7 @@ def reverify(slug: str, folder: Path, budget: int | None = None,
     """
     from paperdag.dag import get_pipeline
     from paperdag.engine import resolve_fn
-    from paperdag.errors import PaperdagError, UsageError
+    from paperdag.errors import PaperdagError
     from paperdag.extras import require_extra
 
     pipeline = get_pipeline(slug)
@@ -158,12 +144,10 @@ def reverify(slug: str, folder: Path, budget: int | None = None,
         raise PaperdagError(f"paper {slug!r} has no certificate to re-verify")
     require_extra(slug)
     fn = resolve_fn(pipeline.package, pipeline.reverify)
-    if budget is not None and not _takes_work(fn):
-        raise UsageError(f"paper {slug!r}'s re-check takes no --budget")
     with Work(f"{slug} verify", budget, echo=echo) as work, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return _call(fn, Path(folder), work)
+            return fn(Path(folder), work)
         except Refused as e:
             return Result(Outcome.REFUSED, f"{e.field}: {e.why} ({folder} is no certificate of this {slug} problem; "
                                            f"nothing was verified)")

@@ -27,7 +27,9 @@ from paperdag.papers.pepmirror.fullatom import FullAtomResult
 from paperdag.papers.pepmirror.model import Denoiser, cross_channels, frame_gram, side_hand
 from paperdag.papers.pepmirror.package import Candidate, build_package, check_pdb_chirality, recheck_package
 from paperdag.papers.pepmirror.params import CertificateParams, ClaimParams, FullAtomParams, Plans
-from paperdag.papers.pepmirror.reverify import VERIFIED_FILE, reverify
+from paperdag.papers.pepmirror.reverify import VERIFIED_FILE
+from paperdag.verification import Outcome
+from paperdag.verification import reverify as verify_folder
 
 torch.set_num_threads(1)
 BONDS = (1.2, 1.8)
@@ -566,7 +568,8 @@ def test_smoke_run_designs_certifies_and_exports(smoke_runs, tmp_path: Path) -> 
     m = metrics["metrics"]
     assert m["export_n_exported"] >= 1 and m["export_n_pass"] == m["export_n_exported"]
     assert m["polar_design_mirror_deviation_A"] < 1e-9  # polar designs on a mirrored target are exact mirror images
-    assert reverify(runs["verify"])[0] and reverify(runs["export"])[0]
+    assert verify_folder("pepmirror", runs["verify"]).outcome is Outcome.VERIFIED
+    assert verify_folder("pepmirror", runs["export"]).outcome is Outcome.VERIFIED
     assert m["fullatom_n"] == m["export_n_exported"] and m["fullatom_max_mirror_energy_rel_diff"] < 1e-9
     manifest = json.loads((runs["export"] / "candidate_manifest.json").read_text())
     for entry in manifest["candidates"]:  # every chiral CA in the exported full-atom files is D
@@ -577,7 +580,8 @@ def test_smoke_run_designs_certifies_and_exports(smoke_runs, tmp_path: Path) -> 
     export = shutil.copytree(runs["export"], tmp_path / "export")
     sdf = next((export / "sdf").iterdir())
     sdf.write_text(sdf.read_text().replace("D", "L", 1))
-    assert reverify(export) == (False, f"checksum mismatch: sdf/{sdf.name}")
+    tampered = verify_folder("pepmirror", export)
+    assert tampered.outcome is Outcome.REFUTED and tampered.message.startswith(f"checksum mismatch: sdf/{sdf.name}")
     verify = shutil.copytree(runs["verify"], tmp_path / "verify")
     table = pq.read_table(verify / VERIFIED_FILE)
     hands = table["residue_hands"].to_pylist()
@@ -585,4 +589,6 @@ def test_smoke_run_designs_certifies_and_exports(smoke_runs, tmp_path: Path) -> 
     hands[i] = hands[i].replace("L", "D", 1)  # one residue recorded with the wrong hand
     column = table.schema.get_field_index("residue_hands")
     pq.write_table(table.set_column(column, "residue_hands", pa.array(hands)), verify / VERIFIED_FILE)
-    assert not reverify(verify)[0]
+    assert verify_folder("pepmirror", verify).outcome is Outcome.REFUTED
+    assert verify_folder("pepmirror", tmp_path).outcome is Outcome.REFUSED  # neither an export nor a verify folder
+    assert verify_folder("pepmirror", runs["verify"], budget=1).outcome is Outcome.UNDECIDED

@@ -243,9 +243,3 @@ def recheck_package(folder: Path) -> dict[str, int]:
         ok += int(seq.islower() and pdb_ok and key == row["inchikey"] == Chem.MolToInchiKey(smiles_mol)
                   and key != key_l and not chem.stereo_problems(chem.peptide_mol(seq.upper(), "D"), seq.upper(), "D"))
     return {"n_exported": len(sheet), "n_pass": ok}
-
-
-def checksum_mismatches(folder: Path) -> list[str]:
-    """Files whose SHA-256 differs from the one candidate_manifest.json records."""
-    sums = json.loads((folder / MANIFEST_FILE).read_text())["sha256"]
-    return [k for k, v in sums.items() if hashlib.sha256((folder / k).read_bytes()).hexdigest() != v]
