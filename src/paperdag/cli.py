@@ -93,6 +93,7 @@ def run(
                                    "paper's profiles.replicate: seed keys only); verdicts in metrics/profiles/replicate/."),
 ) -> None:
     """Run papers' pipelines: cached stages are reused, stale ones run on Ray under a Prefect flow."""
+    from paperdag.extras import require_orchestration
     from paperdag.params import REPLICATE_PROFILE
     from paperdag.runs import Execution, LocalExecutor, drive, tracking_enabled
 
@@ -108,9 +109,11 @@ def run(
         ray_address = resolve_address(ray_address)
     execution = Execution.open(papers, profile=profile, force=force, only=only or (), track=False)
     if tracking_enabled():
+        require_orchestration(["mlflow"], "MLflow tracking", "set PAPERDAG_TRACKING=off")
         execution.start_tracking()  # validates PAPERDAG_TRACKING_TIMEOUT_S; opens nothing yet
     pending = execution.pending()
     if pending and not local:
+        require_orchestration(["prefect", "ray"], "paperdag run without --local", "run with --local")
         from flows.papers import check_configured_api
 
         check_configured_api()  # a PREFECT_API_URL that is not a Prefect API: one line, nothing written

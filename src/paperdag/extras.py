@@ -1,12 +1,14 @@
 """Each paper's third-party stack is an optional extra of the paperdag distribution (``pip install
 'paperdag[<slug>]'``, ``[all]`` for the catalogue), declared once in pyproject.toml and read back from the installed
-metadata here, so a paper whose extra is missing fails in one line naming it before any stage runs."""
+metadata here, so a paper whose extra is missing fails in one line naming it before any stage runs. So does a
+command that needs the extra ``orchestration`` (Prefect, Ray, MLflow, DVC) where only the core is installed."""
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Sequence
 from functools import cache
 from importlib import metadata
-
 from typing import TYPE_CHECKING
 
 from paperdag.errors import PaperdagError
@@ -55,3 +57,19 @@ def require_extra(slug: str) -> None:
     if missing:
         raise MissingExtra(f"paper {slug!r} needs its optional dependencies ({', '.join(missing)} missing): "
                            f"pip install 'paperdag[{slug}]'")
+
+
+def require_orchestration(modules: Sequence[str], needed_by: str, instead: str) -> None:
+    """Raise ``MissingExtra`` (one line) when any of ``modules`` (parts of the extra ``orchestration``) cannot be
+    imported; ``needed_by`` names what needs them and ``instead`` how to do without. Nothing is imported."""
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except ImportError:  # a finder that refuses the name
+            found = False
+        if not found:
+            missing.append(name)
+    if missing:
+        raise MissingExtra(f"{needed_by} needs {', '.join(missing)} (the extra 'orchestration'): "
+                           f"pip install 'paperdag[orchestration]', or {instead}")
