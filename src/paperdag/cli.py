@@ -333,6 +333,38 @@ def serve(config: Path = typer.Option(Path("schedules.yaml"), help="Deployments 
     serve_deployments(config)
 
 
+@app.command()
+def wheelhouse(folder: Path = typer.Argument(..., help="Folder to fill with wheels (created if missing)."),
+               papers: Optional[list[str]] = typer.Argument(None, help="Papers whose extras it holds too (`all`: "
+                                                                         "every paper's)."),
+               python: str = typer.Option(f"{sys.version_info[0]}.{sys.version_info[1]}", "--python",
+                                          help="The node's CPython version, MAJOR.MINOR."),
+               platform: str = typer.Option("manylinux_2_28_x86_64", "--platform",
+                                            help="The node's wheel platform tag."),
+               exclude: Optional[list[str]] = typer.Option(None, "--exclude", help="Packages the node already has "
+                                                           "(repeatable or comma-separated): not downloaded."),
+               dry_run: bool = typer.Option(False, "--dry-run", help="List the requirements it would hold; "
+                                                                     "resolve and download nothing.")) -> None:
+    """Download the wheels of the core and the papers' extras for a node without a package index, never torch,
+    and build paperdag's own: copied there, `pip install --no-index --find-links FOLDER 'paperdag[<paper>]'`."""
+    from paperdag import wheelhouse as wh
+
+    names = [n.strip() for item in exclude or [] for n in item.split(",") if n.strip()]
+    selection = wh.requirements(papers or [], python, platform, names)
+    target = f"CPython {python} on {platform}"
+    if dry_run:
+        out.print(f"wheelhouse {folder} for {target} (dry run: nothing resolved or downloaded)", soft_wrap=True)
+        lines = wh.plan_lines(selection)
+    else:
+        console.print(f"[bold]paperdag wheelhouse[/bold] {folder} [dim]({target}: resolving, then downloading)[/dim]")
+        lines = wh.summary_lines(wh.build(folder, selection), selection)
+        extras = ",".join(group for group in selection.groups if group != "core")
+        lines.append(f"on the node: pip install --no-index --find-links {folder} "
+                     f"'paperdag{f'[{extras}]' if extras else ''}'")
+    for line in lines:
+        out.print(line, soft_wrap=True, highlight=False, markup=False)
+
+
 def _click_errors() -> tuple[type[BaseException], ...]:
     """Click's usage-error base class, as bundled by Typer (``typer._click``) and as the standalone package."""
     found = {c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"}
