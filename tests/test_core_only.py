@@ -82,12 +82,14 @@ def test_local_run_imports_no_orchestrator(tmp_path, monkeypatch, slug):
     assert (project / "reports" / "index.html").is_file()
 
 
-@pytest.mark.parametrize("args, tracking, words", [
-    (["run", "toy", "-p", "smoke"], "off", "paperdag run without --local needs prefect, ray (the extra "
-                                           "'orchestration'): pip install 'paperdag[orchestration]', or run with --local"),
-    (["run", "toy", "--local", "-p", "smoke"], "on", "MLflow tracking needs mlflow (the extra 'orchestration'): "
-                                                     "pip install 'paperdag[orchestration]', or set PAPERDAG_TRACKING=off"),
-])
+NEEDS_RAY = ("paperdag run without --local needs prefect, ray (the extra 'orchestration'): "
+             "pip install 'paperdag[orchestration]', or run with --local")
+NEEDS_MLFLOW = ("MLflow tracking needs mlflow (the extra 'orchestration'): pip install 'paperdag[orchestration]', "
+                "or set PAPERDAG_TRACKING=off")
+
+
+@pytest.mark.parametrize("args, tracking, words", [(["run", "toy", "-p", "smoke"], "off", NEEDS_RAY),
+                                                   (["run", "toy", "--local", "-p", "smoke"], "on", NEEDS_MLFLOW)])
 def test_what_needs_the_orchestration_extra_says_so_in_one_line(tmp_path, toy_project, args, tracking, words):
     """Where only the core is installed, a run that needs Prefect and Ray or MLflow stops before any stage, exit 2."""
     result, _ = _core_only(tmp_path, toy_project.root, [*PAPERDAG, *args], tracking=tracking)

@@ -26,7 +26,7 @@ def test_report_lists_claims_with_verdicts(toy_project):
     assert "Regime reached: all 1 preconditions hold." in page and "<svg" in page
     summary = (toy_project.root / "reports/summary.md").read_text()
     assert "| holds | `ratio` b is twice a | 2 | 2 | exact |" in summary
-    assert "| toy | 1 / 0 / 0 | - | 0/0 | 1/1 | yes | - | default |" in summary
+    assert "| toy | 1 / 0 / 0 | - | 0/0 | 1/1 | yes | - | no gpu run committed yet | default |" in summary
     assert (toy_project.root / "reports/plots/verdicts.svg").read_text().startswith("<svg")
 
 
@@ -43,7 +43,8 @@ def test_report_shows_inconclusive_evidence_with_the_failed_precondition(toy_pro
     page = (toy_project.root / "reports/index.html").read_text()
     assert "<span class='inconclusive'>inconclusive</span>" in page and "Regime not reached: a_is_nonzero fails" in page
     summary = (toy_project.root / "reports/summary.md").read_text()
-    assert "| toy | 0 / 0 / 1 | 1 precondition | 0/0 | 0/1 | no: 0/1 hold (a_is_nonzero) | - | default |" in summary
+    assert ("| toy | 0 / 0 / 1 | 1 precondition | 0/0 | 0/1 | no: 0/1 hold (a_is_nonzero) | - | no gpu run committed "
+            "yet | default |") in summary
     assert "| _inconclusive_ | `ratio` b is twice a — precondition a_is_nonzero fails |" in summary
 
 
@@ -65,7 +66,33 @@ def test_report_shows_units_plans_ladders_and_whether_each_verdict_replicated(to
     assert "| holds (replicated: no (replicate: inconclusive)) | `ratio` b is twice a | 2 | 2 | " \
            "10 seeds (plan 10, budget; 2 looks) |" in summary
     assert "(vs KN 4-gram 1.42; next KN 3-gram 1.84)" in summary and "holds (replicated: yes)" in summary
-    assert "| yes | 1/2 | default |" in summary  # the summary row counts the replicated verdicts
+    assert "| yes | 1/2 | no gpu run committed yet | default |" in summary  # the row counts the replicated verdicts
+
+
+def test_report_shows_the_gpu_verdicts_beside_the_default_ones(toy_project):
+    """metrics/profiles/gpu/<paper>.json, where committed, is a column of the summary and a line per paper: evidence,
+    preconditions, regime and device; elsewhere the column says no gpu run is committed yet."""
+    drive(Execution.open(["toy"], track=False))
+    gpu = toy_project.metrics_path("toy", "gpu")
+    gpu.parent.mkdir(parents=True)
+    doc = json.loads(toy_project.metrics_path("toy").read_text())
+    gpu.write_text(json.dumps(doc | {"profile": "gpu", "evidence_holding": 0, "evidence_inconclusive": 1,
+                                     "preconditions_holding": 0, "environment": {"device": "NVIDIA H200"}}))
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    summary = (toy_project.root / "reports/summary.md").read_text()
+    shown = "evidence 0 / 0 / 1; preconditions 0/1, regime not reached; device NVIDIA H200"
+    assert f"| toy | 1 / 0 / 0 | - | 0/0 | 1/1 | yes | - | {shown} | default |" in summary
+    assert f"GPU profile: {shown}." in summary and f"GPU profile: {shown}." in (
+        toy_project.root / "reports/index.html").read_text()
+    assert "| toy_cluster | - | - | - | - | - | - | no gpu run committed yet |" in summary
+    gpu.write_text(json.dumps(doc | {"environment": {"device": {"train": "NVIDIA H200", "evaluate": "cpu"}}}))
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    assert "preconditions 1/1, regime reached; device NVIDIA H200, cpu |" in (
+        toy_project.root / "reports/summary.md").read_text()
+    gpu.write_text("[1, 2]")
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    assert "metrics/profiles/gpu/toy.json is unreadable (AttributeError): paperdag run toy -p gpu |" in (
+        toy_project.root / "reports/summary.md").read_text()
 
 
 def test_report_shows_the_plots_of_the_published_run_after_a_smoke_run(toy_project):
@@ -98,7 +125,8 @@ def test_report_of_a_fresh_clone_keeps_the_facts_of_the_same_metrics(toy_project
     metrics = json.loads(toy_project.metrics_path("toy").read_text())
     toy_project.metrics_path("toy").write_text(json.dumps(metrics | {"key": "0" * 64}))
     assert paperdag("report", cwd=toy_project.root).returncode == 0
-    assert "| toy | 1 / 0 / 0 | - | 0/0 | 1/1 | yes | - | default | - | - |" in summary.read_text()
+    assert "| toy | 1 / 0 / 0 | - | 0/0 | 1/1 | yes | - | no gpu run committed yet | default | - | - |" \
+        in summary.read_text()
 
 
 def test_report_survives_a_corrupt_metrics_file(toy_project):

@@ -18,6 +18,7 @@ from paperdag.errors import ParamsError, UsageError
 PROFILES_KEY = "profiles"
 DEFAULT_PROFILE = "default"
 REPLICATE_PROFILE = "replicate"  # fresh seeds, same sizes: its overlay may set only seed keys (``seed_keys_only``)
+GPU_PROFILE = "gpu"  # sized for one GPU node; its committed verdicts (metrics/profiles/gpu/) are reported beside
 SEED_KEY = re.compile(r"(.*_)?seeds?(_offset)?")
 
 

@@ -2,16 +2,18 @@
 reports/index.html (static, offline: plots are embedded) and reports/summary.md (plots copied to reports/plots/, so
 the folder stands alone).
 
-The page opens with a summary table (paper; evidence holding / failing / inconclusive; why the inconclusive ones are,
-grouped by cause: underpowered, range, no interval, at the boundary, precondition; checks passing; preconditions
-holding; whether the regime was reached, i.e. every precondition holds; how many verdicts the replicate run on fresh
-seeds reproduced; profile; commit, provenance (``clean`` or the inputs that differed from the commit) and date of
-the metrics stage's run) and a chart of the three evidence verdicts
-per paper (reports/plots/verdicts.svg). Then per paper: a line naming the preconditions that failed (with their
-numbers), and its claims grouped by kind, preconditions first, then evidence, then checks, each with its statement,
-the paper's value, ours in short rounded form (a precondition's ladder of trivial baselines beside it), what it was
-judged on (n units against the plan's n and basis) and the verdict in three colours, with the reason where it does
-not hold and whether the replicate reproduced it; then its metrics and its figures with captions.
+The page opens with a summary table (paper; evidence holding / failing / inconclusive; why the inconclusive ones
+are, grouped by cause: underpowered, range, no interval, at the boundary, precondition; checks passing;
+preconditions holding; whether the regime was reached, i.e. every precondition holds; how many verdicts the
+replicate run on fresh seeds reproduced; the gpu profile's verdicts from ``metrics/profiles/gpu/<paper>.json``
+(evidence, preconditions, regime, device), or that no gpu run is committed yet; profile; commit, provenance
+(``clean`` or the inputs that differed from the commit) and date of the metrics stage's run) and a chart of the
+three evidence verdicts per paper (reports/plots/verdicts.svg). Then per paper: a line naming the preconditions that
+failed (with their numbers), a line with its gpu verdicts, and its claims grouped by kind, preconditions first, then
+evidence, then checks, each with its statement, the paper's value, ours in short rounded form (a precondition's
+ladder of trivial baselines beside it), what it was judged on (n units against the plan's n and basis) and the
+verdict in three colours, with the reason where it does not hold and whether the replicate reproduced it; then its
+metrics and its figures with captions.
 
 Run facts and plots come from the artifact store; reports/runs.json remembers them per paper with the metrics' cache
 key, so a report written on a machine that has not computed a paper (a fresh clone: metrics committed, store empty)
@@ -34,7 +36,7 @@ from typing import Any
 
 from paperdag.dag import Pipeline, registry
 from paperdag.io import write_text_atomic
-from paperdag.params import REPLICATE_PROFILE
+from paperdag.params import GPU_PROFILE, REPLICATE_PROFILE
 from paperdag.project import Project
 from paperdag.provenance import describe
 from paperdag.store import MANIFEST, Store
@@ -77,6 +79,9 @@ def fmt(value: Any) -> str:
     return f"{left}{text}{right}"
 
 
+NO_GPU_RUN = "no gpu run committed yet"
+
+
 @dataclass
 class PaperResult:
     """What the report shows of one paper: its metrics file (or why there is none usable), run facts and plots."""
@@ -88,6 +93,7 @@ class PaperResult:
     plots: list[tuple[str, str, Path]]  # (caption, declared file name, file)
     replicate: dict[str, str] = field(default_factory=dict)  # claim id -> verdict of the replicate run on fresh seeds
     warning: str = ""  # an unreadable or pre-v2 metrics file and the command that regenerates it
+    gpu: str = NO_GPU_RUN  # the gpu profile's verdicts, one line (``gpu_verdicts``)
 
     def count(self, key: str) -> int:
         """One of the published verdict counts (``evidence_holding``, ``checks_total``, ...), 0 if absent."""
@@ -179,7 +185,8 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
             file = next((place for place in places if place.is_file()), None)
             if file is not None:
                 plots.append((f"{s.name}: {name}", name, file))
-    return PaperResult(pipeline, metrics, problem, run, plots, _replicate_verdicts(project, pipeline.slug), warning)
+    return PaperResult(pipeline, metrics, problem, run, plots, _replicate_verdicts(project, pipeline.slug), warning,
+                       gpu_verdicts(project, pipeline.slug))
 
 
 def _replicate_verdicts(project: Project, slug: str) -> dict[str, str]:
@@ -189,6 +196,33 @@ def _replicate_verdicts(project: Project, slug: str) -> dict[str, str]:
         return {str(c["id"]): str(c["verdict"]) for c in doc["claims"]}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
+
+
+def gpu_verdicts(project: Project, slug: str) -> str:
+    """The gpu profile's verdicts from ``metrics/profiles/gpu/<slug>.json``: ``evidence 3 / 0 / 4; preconditions
+    7/7, regime reached; device NVIDIA H200``, or ``NO_GPU_RUN`` where there is no such file."""
+    path = project.metrics_path(slug, GPU_PROFILE)
+    if not path.is_file():
+        return NO_GPU_RUN
+    try:
+        doc = json.loads(path.read_text())
+        n = {k: int(doc.get(k, 0)) for k in ("evidence_holding", "evidence_failing", "evidence_inconclusive",
+                                             "preconditions_holding", "preconditions_total")}
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        return f"{_shown(project, path)} is unreadable ({type(e).__name__}): paperdag run {slug} -p {GPU_PROFILE}"
+    held, total = n["preconditions_holding"], n["preconditions_total"]
+    regime = "regime reached" if held == total else "regime not reached"
+    return (f"evidence {n['evidence_holding']} / {n['evidence_failing']} / {n['evidence_inconclusive']}; "
+            f"preconditions {held}/{total}, {regime}; {_device(doc)}")
+
+
+def _device(doc: dict[str, Any]) -> str:
+    """``device <name>`` from a metrics file's environment block (one name, or each stage's where they differ)."""
+    environment = doc.get("environment")
+    device = environment.get("device") if isinstance(environment, dict) else None
+    if isinstance(device, dict):
+        device = ", ".join(sorted({str(v) for v in device.values()}))
+    return f"device {device}" if device else "device not recorded"
 
 
 def _view_manifest(view: Path) -> dict[str, Any]:
@@ -238,14 +272,14 @@ def _summary_rows(rows: list[PaperResult]) -> list[list[str]]:
     for r in rows:
         paper = f"{r.pipeline.slug} (warning: {r.warning})" if r.warning else r.pipeline.slug
         if r.metrics is None:
-            out.append([paper, "-", "-", "-", "-", "-", "-", "-", _commit_cell(r.run), r.run.get("date", "-")])
+            out.append([paper, "-", "-", "-", "-", "-", "-", r.gpu, "-", _commit_cell(r.run), r.run.get("date", "-")])
             continue
         evidence = " / ".join(str(r.count(f"evidence_{k}")) for k in ("holding", "failing", "inconclusive"))
         failed = r.failed_preconditions()
         out.append([paper, evidence, causes(r.claims) or "-",
                     f"{r.count('checks_passing')}/{r.count('checks_total')}",
                     f"{r.count('preconditions_holding')}/{r.count('preconditions_total')}",
-                    "yes" if not failed else _not_reached(r, failed), r.replication(),
+                    "yes" if not failed else _not_reached(r, failed), r.replication(), r.gpu,
                     str(r.metrics.get("profile", "-")), _commit_cell(r.run), r.run.get("date", "-")])
     return out
 
@@ -257,7 +291,8 @@ def _not_reached(r: PaperResult, failed: list[dict[str, Any]]) -> str:
 
 
 SUMMARY_HEAD = ["paper", "evidence holds / fails / inconclusive", "inconclusive because", "checks passing",
-                "preconditions holding", "regime reached", "replicated", "profile", "commit", "date (UTC)"]
+                "preconditions holding", "regime reached", "replicated",
+                "gpu profile: evidence h / f / i; preconditions; device", "profile", "commit", "date (UTC)"]
 CHART_FILE = "verdicts.svg"
 
 
@@ -350,12 +385,13 @@ def render_html(rows: list[PaperResult], chart: str) -> str:
         p = r.pipeline
         parts.append(f"<h2 id={p.slug}>{html.escape(p.title)} <code>{p.slug}</code></h2>")
         if r.metrics is None:
-            parts.append(f"<p>{html.escape(r.problem)}</p>")
+            parts.append(f"<p>{html.escape(r.problem)}</p><p>GPU profile: {html.escape(r.gpu)}.</p>")
             continue
         ok = " ok" if not r.failed_preconditions() else ""
         parts.append(f"<p>Profile <b>{html.escape(str(r.metrics.get('profile')))}</b>: "
                      f"{html.escape(str(r.metrics.get('headline', '')))}.</p>"
-                     f"<p class='regime{ok}'>{html.escape(_regime_line(r))}</p>")
+                     f"<p class='regime{ok}'>{html.escape(_regime_line(r))}</p>"
+                     f"<p>GPU profile: {html.escape(r.gpu)}.</p>")
         for kind, claims in _by_kind(r.claims):
             parts.append(f"<h3>{html.escape(KIND_TITLES.get(kind, kind))}</h3><table class=claims>"
                          "<col class=v><col class=s><col class=p><col><col class=n>"
@@ -396,9 +432,10 @@ def render_markdown(rows: list[PaperResult]) -> str:
     for r in rows:
         lines += [f"## {r.pipeline.title} (`{r.pipeline.slug}`)", ""]
         if r.metrics is None:
-            lines += [r.problem, ""]
+            lines += [r.problem, "", f"GPU profile: {r.gpu}.", ""]
             continue
-        lines += [f"Profile **{r.metrics.get('profile')}**: {r.metrics.get('headline', '')}.", "", _regime_line(r), ""]
+        lines += [f"Profile **{r.metrics.get('profile')}**: {r.metrics.get('headline', '')}.", "", _regime_line(r), "",
+                  f"GPU profile: {r.gpu}.", ""]
         for kind, claims in _by_kind(r.claims):
             lines += [f"### {KIND_TITLES.get(kind, kind)}", "",
                       _md_row(["verdict", "claim", "paper", "measured", "judged on"]), _md_row(["---"] * 5)]
