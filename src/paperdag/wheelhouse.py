@@ -9,13 +9,14 @@ torch is never downloaded (the node brings its own build, CUDA included), nor wh
 It takes three pip calls: ``pip install --dry-run --report`` resolves the requirements for the target, with a
 dependency-free stand-in wheel for torch so that no torch (and no CUDA wheel) is ever fetched or resolved;
 ``pip download --no-deps`` fetches the pinned wheels the kept packages need; ``pip wheel --no-deps`` builds
-paperdag's. ``requirements`` alone (``--dry-run``) reads pyproject.toml and needs no index.
+paperdag's from a copy of the checkout's packaged files. ``requirements`` alone (``--dry-run``) reads pyproject.toml and needs no index.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -220,6 +221,24 @@ def closure(roots: Iterable[Requirement], resolved: dict[str, Resolved], selecti
     return kept
 
 
+PACKAGED = ("pyproject.toml", "README.md", "src", "flows", "tasks")  # what pyproject.toml builds paperdag from
+
+
+def _build_paperdag(root: Path, work: Path) -> Path:
+    """paperdag's wheel, built from a copy of the checkout's packaged files (so no stale ``build/`` of an earlier
+    build leaks into it and nothing is written into the checkout); returns its path in ``work``."""
+    source = work / "source"
+    for name in PACKAGED:
+        if (root / name).is_dir():
+            shutil.copytree(root / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        elif (root / name).is_file():
+            source.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, source / name)
+    _pip(["wheel", "--no-deps", "--no-build-isolation", "--quiet", "--wheel-dir", str(work), str(source)],
+         "build paperdag's wheel")
+    return next(work.glob("paperdag-*.whl"))
+
+
 def build(folder: Path, selection: Selection, root: Path = SOURCE_ROOT) -> Wheelhouse:
     """Download the selection's wheels into ``folder`` (kept wheels already there are reused) and build
     paperdag's; returns what each group added."""
@@ -232,9 +251,8 @@ def build(folder: Path, selection: Selection, root: Path = SOURCE_ROOT) -> Wheel
         folder.mkdir(parents=True, exist_ok=True)
         _pip(["download", "--no-deps", "--quiet", "--dest", str(folder), *_target(selection), *pins],
              f"download the wheelhouse's {len(pins)} wheels")
-        _pip(["wheel", "--no-deps", "--no-build-isolation", "--quiet", "--wheel-dir", tmp, str(root)],
-             "build paperdag's wheel")
-        wheels = {"paperdag": [path.replace(folder / path.name) for path in Path(tmp).glob("paperdag-*.whl")]}
+        built = _build_paperdag(root, Path(tmp))
+        wheels = {"paperdag": [built.replace(folder / built.name)]}
     for group, names in groups.items():
         wheels[group] = [path for path in sorted(folder.glob("*.whl"))
                          if (w := parse_wheel_filename(path.name))[0] in names
