@@ -39,15 +39,17 @@ def evaluate(ctx: StageContext[Params], settings: list[str], planar: list[str], 
         steps = read_json(ctx.input(f"train_{s}", STEADY_FILE))["stepsizes"]
         samples[s] = [(st["alpha"], states[f"y_{i}"].double().numpy()) for i, st in enumerate(steps)]
     m = measure(dist, tails, checks, problems, exact, probes, samples, p.analysis.projections, p.analysis.floor_ratio,
-                p.fit.min_points, p.fit.lack_of_fit_level, p.analysis.bootstrap, ctx.rng)
+                p.fit.min_points, p.claims.tail_low, p.claims.tail_high, p.analysis.bootstrap, ctx.rng)
     fits = {s: t for s, t in m.two_term.items() if t is not None}
     write_table(ctx.output("rates.parquet"), pa.Table.from_pylist(
         [dict(setting=s, fit="loglog", estimate=r.mean, lo=r.lo, hi=r.hi, points=r.n)
          for s, r in [*m.rates.items(), ("quartic_var_x", m.quartic_var_rate)]]
-        + [dict(setting=s, fit=f"loglog_{r.n}_smallest", estimate=r.mean, lo=r.lo, hi=r.hi, points=r.n)
+        + [dict(setting=s, fit="loglog_window", estimate=r.mean, lo=r.lo, hi=r.hi, points=r.n)
            for s, r in m.local.items()]
+        + [dict(setting=s, fit="loglog_w1_over_bound", estimate=r.mean, lo=r.lo, hi=r.hi, points=r.n)
+           for s, r in m.bound_ratio.items()]
         + [dict(setting=s, fit=name, estimate=c.mean, lo=c.lo, hi=c.hi, points=t.points)
-           for s, t in fits.items() for name, c in (("c_half", t.c_half), ("c_one", t.c_one))]))
+           for s, t in fits.items() for name, c in (("c_half", t.c_half), ("c_one", t.c_one), ("lead", t.lead))]))
     write_table(ctx.output("bound.parquet"), pa.Table.from_pylist(
         [dict(setting=s, alpha=b.alpha, w1=b.w1.mean, w1_lo=b.w1.lo, w1_hi=b.w1.hi, bound=b.bound, trivial=b.trivial,
               t1=b.terms[0], t2=b.terms[1], t3=b.terms[2]) for s, rows in m.bounds.items() for b in rows]))
@@ -59,7 +61,8 @@ def evaluate(ctx: StageContext[Params], settings: list[str], planar: list[str], 
     save_figure(plot_quartic(y[:, 0], alpha, raw[QUARTIC]["coef"]["sigma"], float(best["scale"][-1]),
                              target_rows(dist, QUARTIC, "gibbs"), best), ctx.output("quartic.png"))
     metrics = {f"slope_{s}": r.mean for s, r in m.rates.items()} | {
-        f"slope_{r.n}_smallest_alpha_{s}": r.mean for s, r in m.local.items()} | {
+        f"slope_window_{s}": r.mean for s, r in m.local.items()} | {
+        f"slope_w1_over_bound_{s}": r.mean for s, r in m.bound_ratio.items()} | {
         f"c_half_{s}": t.c_half.mean for s, t in fits.items()} | {
         f"crossover_alpha_{s}": t.crossover for s, t in fits.items()} | {
         "min_bound_slack": min(b.bound / b.w1.mean for rows in m.bounds.values() for b in rows

@@ -49,10 +49,12 @@ class ProblemParams(ParamsModel):
 class SimParams(ParamsModel):
     """The vectorised simulation to stationarity."""
 
-    alphas: Alphas
+    alphas: Alphas = Field(description="constant stepsizes alpha of the 2-D settings, decreasing")
+    alphas_1d: Alphas = Field(description="constant stepsizes alpha of the 1-D Gaussian-limit settings, decreasing "
+                              "(a 1-D step is cheap: the sweep reaches lower)")
     quartic_alphas: Alphas
     chains_1d: int = Field(ge=1000, le=10_000_000, description="independent chains per stepsize, 1-D settings")
-    chains_2d: int = Field(ge=1000, le=10_000_000, description="independent chains per stepsize, 2-D settings")
+    chains_2d: int = Field(ge=1000, le=100_000_000, description="independent chains per stepsize, 2-D settings")
     chains_quartic: int = Field(ge=1000, le=10_000_000, description="independent chains per stepsize, x^4 setting")
     burn_in_nats: float = Field(ge=1.0, le=50.0, description="burn-in T = nats / (alpha mu), mu the contraction rate")
     start_offset: float = Field(ge=0.0, le=10.0, description="chains start at x* + offset (1, ..., 1)")
@@ -70,7 +72,7 @@ class AnalysisParams(ParamsModel):
 class TransportParams(ParamsModel):
     """Exact W1 in 2-D on subsamples (exact stages, transport.py)."""
 
-    subsample: int = Field(ge=50, le=5000, description="points per subsample of the steady state and of the limit "
+    subsample: int = Field(ge=50, le=20_000, description="points per subsample of the steady state and of the limit "
                                                        "law in each exact OT problem (cost ~ n^3)")
     repeats: int = Field(ge=3, le=100, description="independent subsample pairs per stepsize (their t-interval)")
 
@@ -83,11 +85,10 @@ class ProbeParams(ParamsModel):
 
 
 class FitParams(ParamsModel):
-    """The two-term rate model W1 = c_h alpha^(1/2) + c_1 alpha (rates.two_term)."""
+    """The rate fits (rates.py): every fit uses its declared window, every resolved stepsize of the sweep."""
 
-    min_points: int = Field(ge=3, le=20, description="fewest stepsizes a fit may use (2 coefficients + 1 dof)")
-    lack_of_fit_level: float = Field(gt=0.0, lt=1.0, description="the window is the largest set of smallest usable "
-                                     "stepsizes whose lack-of-fit chi^2 p-value is >= this level")
+    min_points: int = Field(ge=3, le=20, description="fewest resolved stepsizes a fit needs (the two-term model: 2 "
+                            "coefficients + min_points - 2 degrees of freedom for its lack-of-fit test)")
 
 
 class ClaimParams(ParamsModel):
@@ -100,6 +101,11 @@ class ClaimParams(ParamsModel):
                                   "(the 95% CI of the W1 ratio above it)")
     stationarity_tol: float = Field(gt=0.0, le=1.0, description="allowed relative drift of E|y|^2 over the last "
                                                                 "quarter of burn-in, and covariance error")
+    ratio_slope_margin: float = Field(gt=0.0, le=1.0, description="W1 / bound is non-increasing as alpha falls if "
+                                      "the 95% fit interval of its log-log slope lies above -margin (noninferiority)")
+    tail_low: list[float] = Field(min_length=1, description="the low deviation levels t of the decay-in-t claim")
+    tail_high: list[float] = Field(min_length=1, description="the high levels t: their tail error lies below every "
+                                   "low level's at the smallest stepsize")
 
 
 class Plans(ParamsModel):
@@ -113,7 +119,8 @@ class Plans(ParamsModel):
                                        "in kilochains")
     probe_chains: SamplePlan = Field(description="intervals over the chains of a bound probe, in kilochains")
     subsamples: SamplePlan = Field(description="t-intervals over the subsample pairs of the exact 2-D W1")
-    stepsizes: SamplePlan = Field(description="fits over the sweep's stepsizes (rates, two-term model)")
+    stepsizes: SamplePlan = Field(description="fits over the 2-D sweep's stepsizes (rates, two-term model)")
+    stepsizes_1d: SamplePlan = Field(description="fits over the 1-D sweep's stepsizes (rates, two-term model)")
     quartic_stepsizes: SamplePlan = Field(description="fits over the x^4 setting's stepsizes")
     floor_draws: SamplePlan = Field(description="t-intervals over the MC floor's draws, one per stepsize")
 
@@ -133,11 +140,11 @@ class Params(ParamsModel):
 
     @model_validator(mode="after")
     def _design(self) -> Params:
-        for name in ("alphas", "quartic_alphas"):
+        for name in ("alphas", "alphas_1d", "quartic_alphas"):
             a = getattr(self.sim, name)
             if any(x <= y for x, y in zip(a, a[1:])):
                 raise ValueError(f"sim.{name} must be strictly decreasing")
-        if self.sim.alphas[0] * (self.problems.curvature + 1e-12) >= 2.0:
+        if max(self.sim.alphas[0], self.sim.alphas_1d[0]) * (self.problems.curvature + 1e-12) >= 2.0:
             raise ValueError("alpha * a must stay below 2 (stability of SGD on the quadratic)")
         chains = (self.sim.chains_1d, self.sim.chains_2d, self.sim.chains_quartic, self.probe.chains)
         if any(n % 1000 for n in chains):
@@ -145,8 +152,15 @@ class Params(ParamsModel):
         design = {"chains_1d": self.sim.chains_1d // 1000, "chains_2d": self.sim.chains_2d // 1000,
                   "chains_quartic": self.sim.chains_quartic // 1000, "probe_chains": self.probe.chains // 1000,
                   "subsamples": self.transport.repeats, "stepsizes": len(self.sim.alphas),
+                  "stepsizes_1d": len(self.sim.alphas_1d),
                   "quartic_stepsizes": len(self.sim.quartic_alphas), "floor_draws": len(self.sim.alphas)}
         drift = {k: (getattr(self.plans, k).n, n) for k, n in design.items() if getattr(self.plans, k).n != n}
         if drift:
             raise ValueError(f"plans.<name>.n must be the design's count (planned, design): {drift}")
+        if self.fit.min_points > min(len(self.sim.alphas), len(self.sim.alphas_1d)):
+            raise ValueError("fit.min_points exceeds a sweep's stepsizes: no fit could ever be made")
+        levels = set(self.analysis.tail_levels)
+        if not set(self.claims.tail_low) | set(self.claims.tail_high) <= levels or \
+                max(self.claims.tail_low) >= min(self.claims.tail_high):
+            raise ValueError("claims.tail_low and tail_high must be analysis.tail_levels, every low below every high")
         return self

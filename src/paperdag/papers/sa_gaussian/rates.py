@@ -14,14 +14,15 @@ Two-term model (the expansion of W1 in powers of alpha^(1/2) to the first two or
     W1(alpha) = c_h alpha^(1/2) + c_1 alpha,
 weighted least squares with weights 1 / sd_i^2 (sd_i the bootstrap sd of W1 at stepsize i). c_h > 0 is a rate-1/2
 term, the leading one for alpha below the crossover alpha_c = (c_h / c_1)^2, where the two terms are equal; with
-c_h = 0 the error is O(alpha). The neglected orders (alpha^(3/2), alpha^2, ...) bend the curve at the largest
-stepsizes, so the model is fitted on the window of the m smallest usable stepsizes with the largest m >= ``min_points``
-whose lack-of-fit statistic chi^2 = sum_i (r_i / sd_i)^2 (r_i the residuals, m - 2 degrees of freedom) has a p-value
->= ``level`` (the ``min_points`` smallest when none passes). Lack of fit then widens the coefficients' intervals by
-the Birge ratio sqrt(max(1, chi^2 / (m - 2))) (the scale factor of the Particle Data Group's averages): a window the
-test rejects still gives c_h an interval, as wide as its misfit makes it. The MC floor is not subtracted: the
-empirical W1 of two samples is not the true W1 plus the floor (at our smallest Gaussian-quadratic stepsize the
-closed-form W1 is 0.00254, the measured 0.00256, the floor 0.00056); stepsizes near it are excluded instead.
+c_h = 0 the error is O(alpha). The window is declared, not chosen by the fit: every usable stepsize of the sweep, and
+no fit with fewer than ``min_points`` of them (>= 5: >= 3 degrees of freedom for the lack-of-fit test). The lack of
+fit chi^2 = sum_i (r_i / sd_i)^2 (r_i the residuals, m - 2 degrees of freedom) is reported with its p-value and widens
+the coefficients' intervals by the Birge ratio sqrt(max(1, chi^2 / (m - 2))) (the scale factor of the Particle Data
+Group's averages): the neglected orders (alpha^(3/2), ...) that bend the largest stepsizes cost precision, never the
+window. Whether the alpha^(1/2) term leads at the smallest stepsize a_min of the window (a_min <= alpha_c) is the sign
+of the lead c_h - a_min^(1/2) c_1, with its own bootstrap fit interval (``TwoTerm.lead``). The MC floor is not
+subtracted: the empirical W1 of two samples is not the true W1 plus the floor (at our smallest Gaussian-quadratic
+stepsize the closed-form W1 is 0.00254, the measured 0.00256, the floor 0.00056); stepsizes near it are excluded.
 """
 
 from __future__ import annotations
@@ -68,12 +69,14 @@ def loglog_rate(alphas: np.ndarray, values: np.ndarray, boots: np.ndarray, floor
 
 @dataclass(frozen=True)
 class TwoTerm:
-    """W1 = c_h alpha^(1/2) + c_1 alpha fitted on ``alphas`` (the window): coefficients with their bootstrap fit
-    intervals (widened by the Birge ratio), the crossover (c_h / c_1)^2 (NaN unless both are > 0), and the lack-of-fit
-    chi^2 with its p-value (m - 2 dof)."""
+    """W1 = c_h alpha^(1/2) + c_1 alpha fitted on ``alphas`` (the window: every usable stepsize): coefficients with
+    their bootstrap fit intervals (widened by the Birge ratio), the lead c_h - a_min^(1/2) c_1 at the window's
+    smallest stepsize a_min (its interval the same way), the crossover (c_h / c_1)^2 (inf when c_1 <= 0 < c_h, NaN
+    when c_h <= 0), and the lack-of-fit chi^2 with its p-value (m - 2 dof)."""
 
     c_half: Interval
     c_one: Interval
+    lead: Interval
     crossover: float
     alphas: tuple[float, ...]
     chi2: float
@@ -106,22 +109,28 @@ def birge_ratio(chi2_value: float, points: int) -> float:
     return math.sqrt(max(1.0, chi2_value / (points - 2))) if points > 2 else 1.0
 
 
+def crossover(c_half: float, c_one: float) -> float:
+    """alpha_c = (c_h / c_1)^2, below which c_h alpha^(1/2) exceeds c_1 alpha: inf when c_1 <= 0 < c_h (the
+    alpha^(1/2) term leads everywhere), NaN when c_h <= 0 (it never does)."""
+    if c_half <= 0:
+        return math.nan
+    return (c_half / c_one) ** 2 if c_one > 0 else math.inf
+
+
 def two_term(alphas: np.ndarray, values: np.ndarray, boots: np.ndarray, floors: np.ndarray, floor_ratio: float,
-             min_points: int, level: float) -> TwoTerm | None:
-    """The two-term fit on the largest window of smallest usable stepsizes (alphas decreasing) that passes the
-    lack-of-fit test at ``level``; the ``min_points`` smallest when none does; None with fewer usable stepsizes."""
-    use = np.flatnonzero(values >= floor_ratio * floors)
-    if len(use) < min_points:
+             min_points: int) -> TwoTerm | None:
+    """The two-term fit on every usable stepsize (alphas decreasing; module docstring); None with fewer than
+    ``min_points`` of them."""
+    i = np.flatnonzero(values >= floor_ratio * floors)
+    if len(i) < min_points:
         return None
+    m = len(i)
     sd = np.std(boots, axis=1, ddof=1)
-    for m in range(len(use), min_points - 1, -1):
-        i = use[-m:]
-        coef, stat = _wls(alphas[i], values[i], sd[i])
-        p = float(chi2.sf(stat, m - 2)) if m > 2 else 1.0
-        if p >= level or m == min_points:
-            break
+    coef, stat = _wls(alphas[i], values[i], sd[i])
+    p = float(chi2.sf(stat, m - 2)) if m > 2 else 1.0
     reps = _wls(alphas[i], boots[i], sd[i])[0]
     scale, root = birge_ratio(stat, m), np.sqrt(alphas[i])
     c_h, c_1 = (fit_interval(coef[j, 0], reps[j], root, scale) for j in (0, 1))
-    cross = (c_h.mean / c_1.mean) ** 2 if c_h.mean > 0 and c_1.mean > 0 else math.nan
-    return TwoTerm(c_h, c_1, cross, tuple(float(a) for a in alphas[i]), stat, p)
+    smallest = math.sqrt(float(alphas[i].min()))
+    lead = fit_interval(coef[0, 0] - smallest * coef[1, 0], reps[0] - smallest * reps[1], root, scale)
+    return TwoTerm(c_h, c_1, lead, crossover(c_h.mean, c_1.mean), tuple(float(a) for a in alphas[i]), stat, p)

@@ -62,9 +62,24 @@ def rate_of(rows: dict[str, np.ndarray], floor_ratio: float) -> Interval:
 
 
 def local_rate(rows: dict[str, np.ndarray], floor_ratio: float, points: int) -> Interval:
-    """The slope over the ``points`` smallest usable stepsizes only (usable: W1 >= floor_ratio x floor)."""
-    use = np.flatnonzero(rows["w1"] >= floor_ratio * rows["floor"])[-points:]
+    """The slope over the declared window, every usable stepsize (W1 >= floor_ratio x floor); no interval (NaN,
+    n = the usable stepsizes) with fewer than ``points`` of them."""
+    use = np.flatnonzero(rows["w1"] >= floor_ratio * rows["floor"])
+    if len(use) < points:
+        return Interval(math.nan, math.nan, math.nan, len(use), 0.95, "stepsize", "fit")
     return loglog_rate(rows["alpha"][use], rows["w1"][use], rows["boot"][use], rows["floor"][use], floor_ratio)
+
+
+def bound_ratio_rate(pr: Problem, rows: dict[str, np.ndarray], floor_ratio: float, points: int) -> Interval:
+    """Log-log slope of W1 / bound over the declared window (every usable stepsize where the bound is finite), the
+    bound a constant per stepsize (bound.py), so the replicates are W1's divided by it; NaN with fewer than
+    ``points`` stepsizes."""
+    b = np.array([evaluate_bound(constants(pr), float(a)).value for a in rows["alpha"]])
+    use = np.isfinite(b) & (rows["w1"] >= floor_ratio * rows["floor"])
+    if use.sum() < points:
+        return Interval(math.nan, math.nan, math.nan, int(use.sum()), 0.95, "stepsize", "fit")
+    return loglog_rate(rows["alpha"][use], rows["w1"][use] / b[use], rows["boot"][use] / b[use, None],
+                       rows["floor"][use] / b[use], floor_ratio)
 
 
 def gaussian_w1(s1: np.ndarray, s2: np.ndarray, proj: np.ndarray) -> float:
@@ -111,6 +126,24 @@ def tail_errors(tails: pa.Table) -> dict[str, tuple[float, float]]:
     return out
 
 
+def tail_decay(tails: pa.Table, chains: int, low: list[float], high: list[float]) -> dict[str, Interval]:
+    """At the smallest stepsize, per pair (t_lo in ``low``, t_hi in ``high``): the tail error at t_lo minus at t_hi,
+    |P_hat - P_G|, with the normal MC 95% interval from the two levels' standard errors, over ``chains`` chains."""
+    a = tails["alpha"].to_numpy()
+    at = a == a.min()
+    t = tails["t"].to_numpy()[at]
+    err = np.abs(tails["empirical"].to_numpy() - tails["gaussian"].to_numpy())[at]
+    se = tails["se"].to_numpy()[at]
+    level = {float(x): i for i, x in enumerate(t)}
+    out = {}
+    for lo in low:
+        for hi in high:
+            i, j = level[float(lo)], level[float(hi)]
+            d, half = float(err[i] - err[j]), Z95 * float(np.hypot(se[i], se[j]))
+            out[f"t={lo:g} vs t={hi:g}"] = over_chains(d, d - half, d + half, chains, "given")
+    return out
+
+
 def tail_intervals(tails: pa.Table, chains: int) -> tuple[Interval, Interval]:
     """The tail error at the largest stepsize and its drop to the smallest stepsize, with MC 95% intervals over
     ``chains`` chains."""
@@ -127,12 +160,12 @@ def limit_gap(pr: Problem, projections: int) -> float:
     return gaussian_w1(np.array(pr.sigma), marginal, directions(pr.dim, projections))
 
 
-def exact_intervals(exact: pa.Table) -> list[Interval]:
-    """The exact subsample W1 with its t-interval over the subsample pairs per stepsize of an exact stage's table,
-    alphas decreasing."""
+def exact_intervals(exact: pa.Table, key: str = "w1") -> list[Interval]:
+    """The exact subsample W1 (``key`` "floor": its floor) with its t-interval over the subsample pairs per stepsize
+    of an exact stage's table, alphas decreasing."""
     e = exact.sort_by([("alpha", "descending")])
     return [Interval(w, lo, hi, int(n), 0.95, "subsample") for w, lo, hi, n in
-            zip(*(e[k].to_pylist() for k in ("w1", "w1_lo", "w1_hi", "repeats")), strict=True)]
+            zip(*(e[k].to_pylist() for k in (key, f"{key}_lo", f"{key}_hi", "repeats")), strict=True)]
 
 
 def bounds(problems: dict[str, Problem], rows: dict[str, dict[str, np.ndarray]], exact: dict[str, pa.Table],
@@ -217,11 +250,12 @@ def stationarity(checks: pa.Table, problems: dict[str, Problem], samples: dict[s
 
 def measure(dist: pa.Table, tails: dict[str, pa.Table], checks: pa.Table, problems: dict[str, Problem],
             exact: dict[str, pa.Table], probes: dict[str, dict], samples: dict[str, list[tuple[float, np.ndarray]]],
-            projections: int, floor_ratio: float, min_points: int, level: float, reps: int,
-            rng: np.random.Generator) -> Measured:
+            projections: int, floor_ratio: float, min_points: int, tail_low: list[float], tail_high: list[float],
+            reps: int, rng: np.random.Generator) -> Measured:
     """The claims' inputs from the concatenated distances and checks, the per-setting tail tables, the problems
     (limits and constants), the 2-D settings' exact subsample W1 tables, the bound probes and the final states of
-    every setting's chains per stepsize (``samples``); ``reps`` bootstrap replicates from ``rng``."""
+    every setting's chains per stepsize (``samples``); ``tail_low`` / ``tail_high``: the levels of the decay-in-t
+    comparison; ``reps`` bootstrap replicates from ``rng``."""
     settings = list(dict.fromkeys(dist["setting"].to_pylist()))
     chains = {s: len(samples[s][0][1]) for s in settings}
     rows = {s: target_rows(dist, s, PRIMARY["quartic"] if s == QUARTIC else "gaussian") for s in settings}
@@ -231,13 +265,15 @@ def measure(dist: pa.Table, tails: dict[str, pa.Table], checks: pa.Table, proble
     q = checks.filter(pc.equal(checks["setting"], QUARTIC)).sort_by([("alpha", "descending")])
     tail = {s: tail_intervals(t, chains[s]) for s, t in tails.items() if t.num_rows}
     local = {s: local_rate(rows[s], floor_ratio, min_points) for s in GAUSSIAN_LINEAR}
-    usable = {s: rows[s]["alpha"][rows[s]["w1"] >= floor_ratio * rows[s]["floor"]][-min_points:]
-              for s in GAUSSIAN_LINEAR}
+    usable = {s: rows[s]["alpha"][rows[s]["w1"] >= floor_ratio * rows[s]["floor"]] for s in GAUSSIAN_LINEAR}
     bounded, content = bounds(problems, rows, exact, probes, chains)
-    sliced = {s: list(zip(rows[s]["alpha"].tolist(), rows[s]["w1"].tolist(), exact_intervals(t), strict=True))
+    sliced = {s: list(zip(rows[s]["alpha"].tolist(), rows[s]["w1"].tolist(),
+                          (floor_ratio * rows[s]["floor"]).tolist(), exact_intervals(t),
+                          (floor_ratio * f.mean for f in exact_intervals(t, "floor")), strict=True))
               for s, t in exact.items()}
-    fits = {s: two_term(rows[s]["alpha"], rows[s]["w1"], rows[s]["boot"], rows[s]["floor"], floor_ratio, min_points,
-                        level) for _, group in HALF_RATE.values() for s in group}
+    fits = {s: two_term(rows[s]["alpha"], rows[s]["w1"], rows[s]["boot"], rows[s]["floor"], floor_ratio, min_points)
+            for _, group in HALF_RATE.values() for s in group}
+    exact_1d = [s for s in gaussian if problems[s].dim == 1 and problems[s].noise in ("gaussian", "skewed")]
     window = {s: [(float(a), boot_interval(v, b, chains[s]), floor_ratio * float(f))
                   for a, v, b, f in zip(rows[s]["alpha"], rows[s]["w1"], rows[s]["boot"], rows[s]["floor"],
                                         strict=True) if a in t.alphas] for s, t in fits.items() if t is not None}
@@ -252,6 +288,8 @@ def measure(dist: pa.Table, tails: dict[str, pa.Table], checks: pa.Table, proble
         smallest_w1={s: boot_interval(rows[s]["w1"][-1], rows[s]["boot"][-1], chains[s]) for s in gaussian},
         resolution={s: floor_ratio * float(rows[s]["floor"][-1]) for s in gaussian},
         bounds=bounded, content_from=content, sliced_vs_exact=sliced,
+        bound_ratio={s: bound_ratio_rate(problems[s], rows[s], floor_ratio, min_points) for s in exact_1d},
+        tail_decay={s: tail_decay(t, chains[s], tail_low, tail_high) for s, t in tails.items() if t.num_rows},
         tail_largest={s: t[0] for s, t in tail.items()},
         tail_gap={s: t[1] for s, t in tail.items()},
         markov_ratio=ratio_interval(mk["marginal"]["w1"][-1], mk["marginal"]["boot"][-1], mk["gaussian"]["w1"][-1],

@@ -20,7 +20,7 @@ def train(ctx: StageContext[Params], setting: str) -> dict[str, float]:
     """samples.safetensors ({"y_i": n x d float32 per stepsize i}) and steady.json (alphas, steps, E|y|^2 drift)."""
     s = ctx.params.sim
     pr = Problem.from_json(read_json(ctx.input("prepare", SETTINGS_FILE))[setting])
-    alphas = s.quartic_alphas if pr.drift == "quartic" else s.alphas
+    alphas = s.quartic_alphas if pr.drift == "quartic" else (s.alphas_1d if pr.dim == 1 else s.alphas)
     n = s.chains_quartic if pr.drift == "quartic" else (s.chains_1d if pr.dim == 1 else s.chains_2d)
     gen = torch.Generator(device=ctx.device).manual_seed(int(ctx.rng.integers(2**62)))
     samples, steady = {}, []
