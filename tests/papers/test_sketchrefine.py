@@ -27,8 +27,9 @@ from paperdag.papers.sketchrefine.checker import (
     Checker,
     check_step,
 )
-from paperdag.papers.sketchrefine.claims import FIRST, Measured, claims
-from paperdag.papers.sketchrefine.params import ClaimParams, Plans
+from paperdag.papers.sketchrefine.claims import FIRST, Measured, claims, grid_reading
+from paperdag.papers.sketchrefine.grid import POINTS, grid_theorems, point_rates
+from paperdag.papers.sketchrefine.params import ClaimParams, GridParams, Plans, RateParams
 from paperdag.papers.sketchrefine.proofcheck import verify_proof
 from paperdag.papers.sketchrefine.proposer import ErrorRates, Feedback, Proposer
 from paperdag.papers.sketchrefine.reverify import (
@@ -254,25 +255,33 @@ def test_refine_repairs_errors_with_local_edits_and_its_proofs_verify():
         assert runs["sketchrefine"].preserved <= runs["sketchrefine"].proved_before
 
 
-PARAMS = ClaimParams(budget=100, pass_tol=0.05, min_reuse=0.9)
+PARAMS = ClaimParams(budget=100, emitted_budget=50, pass_tol=0.05, min_reuse=0.9)
 PLANS = Plans(**{name: SamplePlan(unit=unit, n=n, basis="design", effect=None, power=None, pilot_n=0, pilot_sd=None,
                                   looks=1, spending="none", why=f"the {n} {unit}s of the test inputs")
-                 for name, unit, n in (("seeds", "seed", 3), ("runs", "run", 100))})
+                 for name, unit, n in (("seeds", "seed", 3), ("runs", "run", 100), ("grid", "seed", 3))})
 REUSE = {"sketchrefine": [0.5, 0.52, 0.48], "hilbert": [0.6, 0.62, 0.58], "immutable": [0.0, 0.0, 0.0]}
 METHODS = ("sketchrefine", "hilbert", "immutable", "whole_proof")
+COUNTS = ("emitted", "total")
+PASS_CLAIMS = ("pass_rate_ge_immutable", "pass_rate_comparable_to_hilbert", "beats_whole_proof_sampling")
+TOKEN_CLAIMS = ("fewer_tokens_than_immutable", "fewer_tokens_than_hilbert")
 
 
 def _measured(refine: list[float], refine_tokens: list[float], first_fails: int = 90,
               reuse: dict[str, list[float]] = REUSE, rejected: int = 1,
-              first: tuple[float, ...] = (0.1, 0.12, 0.08)) -> Measured:
+              first: tuple[float, ...] = (0.1, 0.12, 0.08), emitted: dict[str, list[float]] | None = None,
+              emitted_tokens: list[float] | None = None) -> Measured:
     """Hilbert and immutable at 0.68-0.72 on every per-seed rate, whole-proof sampling at 0.6-0.64, 100 +- 10 tokens,
-    the first sketch unrevised at ``first``; SketchRefine as given."""
+    the first sketch unrevised at ``first``; SketchRefine as given; ``emitted`` overrides methods' emitted-count
+    rates, ``emitted_tokens`` SketchRefine's emitted tokens."""
     rates = {"sketchrefine": np.array(refine), **{m: np.array([0.68, 0.7, 0.72]) for m in METHODS[1:3]},
              "whole_proof": np.array([0.6, 0.64, 0.61])}
-    pairs = (np.array(refine_tokens), np.array([100.0, 110, 90]))
-    return Measured(at_budget=rates, auc={c: rates for c in ("emitted", "total")}, at_cap=rates,
-                    tokens={c: {m: pairs for m in METHODS[1:]} for c in ("emitted", "total")},
-                    first_sketch=np.array(first), first_sketch_fails=(first_fails, 100),
+    by_count = {"total": rates, "emitted": rates | {m: np.array(v) for m, v in (emitted or {}).items()}}
+    base = np.array([100.0, 110, 90])
+    pairs = {"total": (np.array(refine_tokens), base),
+             "emitted": (np.array(emitted_tokens if emitted_tokens is not None else refine_tokens), base)}
+    return Measured(at_budget=by_count, auc=by_count, at_cap=rates,
+                    tokens={c: {m: pairs[c] for m in METHODS[1:]} for c in COUNTS},
+                    first_sketch={c: np.array(first) for c in COUNTS}, first_sketch_fails=(first_fails, 100),
                     reuse={m: np.array(v) for m, v in reuse.items()}, rejected_proofs=rejected)
 
 
@@ -280,16 +289,26 @@ def _claims(m: Measured) -> dict[str, object]:
     return {c.id: c for c in resolve(claims(m, PARAMS, PLANS))}
 
 
+def test_every_pass_claim_is_judged_in_both_counts_and_token_claims_in_both():
+    out = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45]))
+    for cid in PASS_CLAIMS:
+        assert {cid, cid + "_emitted"} <= set(out)
+        assert "emitted tokens" in out[cid + "_emitted"].statement and "total tokens" in out[cid].statement
+    for c in out.values():
+        if c.kind == "evidence" or c.id.startswith(("methods_beat", "beats_first")):
+            assert "a seeded error model, not an LLM" in c.statement
+    assert set(out["fewer_tokens_than_hilbert"].measured) == set(COUNTS)
+
+
 def test_claims_fail_when_refine_is_worse_and_costs_more():
     """Regime reached (inside (0, 1), repair no worse than sampling, revisions needed): a worse, costlier
-    SketchRefine fails every evidence claim; the checks fail on bad reuse and a rejected proof."""
+    SketchRefine fails every evidence claim in both counts; the checks fail on bad reuse and a rejected proof."""
     out = _claims(_measured([0.47, 0.5, 0.52], [200.0, 215, 190]))
     assert all(c.holds for c in out.values() if c.kind == "precondition")
-    for cid in ("pass_rate_ge_immutable", "pass_rate_comparable_to_hilbert", "beats_whole_proof_sampling",
-                "fewer_tokens_than_immutable", "fewer_tokens_than_hilbert"):
-        assert out[cid].verdict == "fails", (cid, out[cid].reason)
-    assert "total tokens" in out["fewer_tokens_than_hilbert"].reason
-    assert set(out["fewer_tokens_than_hilbert"].measured) == {"emitted", "total"}
+    evidence = [c for c in out.values() if c.kind == "evidence"]
+    assert len(evidence) == 8
+    for c in evidence:
+        assert c.verdict == "fails", (c.id, c.reason)
     assert out["subgoal_reuse"].verdict == out["reported_proofs_verify"].verdict == "fails"
 
 
@@ -299,31 +318,82 @@ def test_claims_hold_when_refine_is_better_and_cheaper():
     assert all(c.holds for c in out.values()), [(c.id, c.reason) for c in out.values() if not c.holds]
 
 
+def test_a_token_claim_cheaper_in_one_count_only_does_not_hold():
+    """Cheaper in total tokens, costlier in emitted ones: the token claims are not "holds" (all_of over the counts)."""
+    out = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45], emitted_tokens=[200.0, 215, 190]))
+    for cid in TOKEN_CLAIMS:
+        assert out[cid].verdict == "fails" and "emitted tokens" in out[cid].reason
+
+
 def test_a_saturated_benchmark_leaves_the_pass_rate_claims_inconclusive():
     """SketchRefine at 1.0 on every seed: its interval [1, 1] has no width, so the benchmark is not shown to be
     unsaturated and "better" is not judged; the token claims do not need an unsaturated pass rate and are still
     judged. First sketches that all prove: nothing is judged."""
     out = _claims(_measured([1.0, 1.0, 1.0], [50.0, 55, 45]))
-    saturated = out["benchmark_not_saturated"]
-    assert saturated.verdict == "inconclusive" and "sketchrefine pass rate 1 [1, 1]" in saturated.reason
-    for cid in ("pass_rate_ge_immutable", "pass_rate_comparable_to_hilbert", "beats_whole_proof_sampling"):
-        assert out[cid].verdict == "inconclusive" and "benchmark_not_saturated" in out[cid].reason
+    for suffix in ("", "_emitted"):
+        saturated = out["benchmark_not_saturated" + suffix]
+        assert saturated.verdict == "inconclusive" and "sketchrefine pass rate at" in saturated.reason
+        for cid in PASS_CLAIMS:
+            assert out[cid + suffix].verdict == "inconclusive"
+            assert "benchmark_not_saturated" + suffix in out[cid + suffix].reason
     assert out["fewer_tokens_than_immutable"].holds
     out = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45], first_fails=0))
     assert out["revisions_needed"].verdict != "holds"
     assert all(c.verdict == "inconclusive" for c in out.values() if c.kind == "evidence")
 
 
-def test_competence_is_judged_against_the_first_sketch_unrevised():
-    """The ladder: the first sketch unrevised above z3 alone (0); methods below the first sketch fail the competence
-    precondition (SketchRefine, level with it, is left inconclusive: paperdag.common.verdicts.all_of divides by zero
-    when every part fails), and every evidence claim is inconclusive."""
+def test_saturation_in_emitted_tokens_only_gates_only_the_emitted_claims():
+    """SketchRefine at 1.0 in emitted tokens (the reviewer's finding at the old cap), inside (0, 1) in total: the
+    emitted pass-rate claims are inconclusive, the total-token ones are judged."""
+    out = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45], emitted={"sketchrefine": [1.0, 1.0, 1.0]}))
+    assert out["benchmark_not_saturated"].holds and out["benchmark_not_saturated_emitted"].verdict != "holds"
+    for cid in PASS_CLAIMS:
+        assert out[cid].holds and out[cid + "_emitted"].verdict == "inconclusive"
+
+
+def test_competence_is_judged_against_the_first_sketch_unrevised_per_method_in_emitted_tokens():
+    """The ladder: the first sketch unrevised above z3 alone (0), whole-proof sampling beside. Methods below the
+    first sketch fail the competence precondition and every evidence claim is inconclusive. In emitted tokens a
+    baseline at its first sketch's rate gates only the comparison that uses it."""
     row = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45]))["methods_beat_trivial_provers"].row()
     assert row["verdict"] == "holds" and row["baseline"] == FIRST
     assert [r["baseline"] for r in row["ladder"]][0] == FIRST and row["ladder"][1]["value"] == 0.0
+    assert "whole-proof sampling" in next(iter(row["measured"]["beside"]))
     out = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45], first=(0.9, 0.92, 0.88)))
     assert out["methods_beat_trivial_provers"].verdict == "fails"
     assert all(c.verdict == "inconclusive" for c in out.values() if c.kind == "evidence")
+    out = _claims(_measured([0.87, 0.9, 0.92], [50.0, 55, 45], emitted={"whole_proof": [0.1, 0.12, 0.08]}))
+    assert out["beats_first_sketch_emitted_whole_proof"].verdict != "holds"
+    assert out["beats_whole_proof_sampling_emitted"].verdict == "inconclusive"
+    assert out["pass_rate_comparable_to_hilbert_emitted"].holds and out["beats_whole_proof_sampling"].holds
+
+
+def test_grid_verdicts_are_recorded_and_a_flip_reads_sensitive():
+    assert grid_reading({"a": "holds", "b": "holds"}) == "holds at every point"
+    assert grid_reading({"a": "holds", "b": "fails", "c": "inconclusive"}).startswith("sensitive: holds at a")
+    assert grid_reading({"a": "holds", "b": "inconclusive"}) == "holds where decided, inconclusive at b"
+    m = _measured([0.87, 0.9, 0.92], [50.0, 55, 45])
+    plain = claims(m, PARAMS, PLANS)
+    grid = {"x": {c.id: "holds" for c in plain}, "y": {c.id: "fails" for c in plain}}
+    for c in claims(m, PARAMS, PLANS, grid=grid):
+        assert c.measured["error_grid"] == {"x": "holds", "y": "fails"}
+        assert c.measured["error_grid_reading"].startswith("sensitive")
+
+
+def test_grid_points_scale_one_rate_and_take_the_first_theorems_of_each_level():
+    rates = RateParams(p_wrong=0.15, p_skip=0.35, p_spurious=0.6, p_skip_after_coarse=0.1, tighten=[0.5])
+    grid = GridParams(low=0.5, high=2.0, per_level=2, seeds=3)
+    assert set(POINTS) == {f"{r}_{s}" for r in ("p_wrong", "p_skip", "p_spurious") for s in ("low", "high")}
+    assert point_rates(rates, grid, "p_wrong_high") == ErrorRates(0.3, 0.35, 0.6, 0.1, (0.5,))
+    assert point_rates(rates, grid, "p_spurious_high").p_spurious == 1.0  # capped
+    low = point_rates(rates, grid, "p_skip_low")
+    assert low.p_skip == 0.175 and low.p_skip_after_coarse == 0.1
+    assert point_rates(rates, GridParams(low=0.1, high=2.0, per_level=1, seeds=2), "p_skip_low"
+                       ).p_skip_after_coarse == pytest.approx(0.035)  # never above p_skip
+    with pytest.raises(ValueError):
+        point_rates(rates, grid, "tighten_high")
+    ts = [Theorem(f"t{i}", CHAIN.inputs, CHAIN.defs[: 2 + i % 2]) for i in range(6)]
+    assert [j for j, _ in grid_theorems(ts, 2)] == [0, 1, 2, 3]
 
 
 def test_first_sketch_rates_and_reuse_per_seed_match_a_loop_over_runs():
@@ -352,6 +422,13 @@ def test_smoke_pipeline_reports_only_verified_proofs(smoke_runs):
     assert metrics["rejected_proofs"] == 0 and 0 < metrics["pass_rate_cap_sketchrefine"] <= 1
     assert metrics["subgoal_reuse_immutable"] == 0.0
     assert metrics["theorems"] >= 2
+    assert {"pass_rate_L3_emitted_sketchrefine", "pass_rate_L4_total_whole_proof"} <= set(metrics)
+    claims_ = runs.metrics()["claims"]
+    points = {"default_x1", *POINTS}
+    assert all(set(c["measured"]["error_grid"]) == points for c in claims_)
+    grid_rows = read_table(runs[f"grid_{POINTS[0]}"] / "runs.parquet").to_pylist()
+    assert {r["method"] for r in grid_rows} == set(METHODS) and all(r["reported"] or not r["solved"]
+                                                                      for r in grid_rows)
 
 
 def test_smoke_certificate_reverifies_and_tampered_copies_are_refuted(smoke_runs, tmp_path):
@@ -391,3 +468,19 @@ def test_smoke_certificate_reverifies_and_tampered_copies_are_refuted(smoke_runs
     assert result.outcome is Outcome.REFUSED and result.message.startswith(CERTIFICATE_FILE), result
     result = verify_folder(SLUG, folder, budget=1)
     assert result.outcome is Outcome.UNDECIDED and result.message.startswith("--budget 1 spent: 1 of "), result
+
+
+def test_runs_subset_is_the_default_share_of_a_grid_point():
+    """Runs.subset keeps exactly the runs on the named theorems with proposer seeds below the grid's count."""
+    rng = np.random.default_rng(2)
+    n, seeds = 6, 4
+    runs = Runs(seed=np.repeat(np.arange(seeds), n), theorem=np.tile(np.array([f"t{i}" for i in range(n)]), seeds),
+                lemmas=np.full(seeds * n, 3), tokens=rng.integers(10, 400, seeds * n),
+                read=rng.integers(0, 900, seeds * n), solved=rng.random(seeds * n) < 0.7,
+                rounds=rng.integers(0, 3, seeds * n), proved_before=rng.integers(0, 5, seeds * n),
+                preserved=rng.integers(0, 3, seeds * n))
+    sub = runs.subset({"t1", "t4"}, 2)
+    rows = [i for i in range(seeds * n) if runs.theorem[i] in ("t1", "t4") and runs.seed[i] < 2]
+    assert list(sub.tokens) == [runs.tokens[i] for i in rows] and set(sub.seeds()) == {0, 1}
+    assert sub.pass_rates(1e9, "total") == pytest.approx([runs.solved[[i for i in rows if runs.seed[i] == s]].mean()
+                                                          for s in (0, 1)])

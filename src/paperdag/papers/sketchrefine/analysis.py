@@ -23,6 +23,8 @@ import pyarrow as pa
 
 from paperdag.common.stats import Interval, mean_ci
 
+from .claims import Measured
+
 Count = Literal["emitted", "total"]
 COUNTS: tuple[Count, ...] = ("emitted", "total")
 
@@ -46,11 +48,21 @@ class Runs:
         """A run counts as solved only if its proof passed ``verify``."""
         ok = {(t, s) for t, s, v in zip(*(verified[c].to_pylist() for c in ("theorem", "seed", "ok")), strict=True)
               if v}
-        rows = sorted(runs.to_pylist(), key=lambda r: (r["seed"], r["theorem"]))
+        return cls.from_rows([r | {"solved": bool(r["solved"]) and (r["theorem"], r["seed"]) in ok}
+                              for r in runs.to_pylist()])
+
+    @classmethod
+    def from_rows(cls, rows: list[dict[str, object]]) -> Runs:
+        """Runs from rows whose ``solved`` already means solved and re-verified (grid.py)."""
+        rows = sorted(rows, key=lambda r: (r["seed"], r["theorem"]))
         col = {k: np.array([r[k] for r in rows]) for k in rows[0]}
-        solved = np.array([r["solved"] and (r["theorem"], r["seed"]) in ok for r in rows], dtype=bool)
-        return cls(col["seed"], col["theorem"], col["lemmas"], col["tokens"], col["read"], solved, col["rounds"],
-                   col["proved_before"], col["preserved"])
+        return cls(col["seed"], col["theorem"], col["lemmas"], col["tokens"], col["read"],
+                   col["solved"].astype(bool), col["rounds"], col["proved_before"], col["preserved"])
+
+    def subset(self, theorems: set[str], seeds: int) -> Runs:
+        """The runs on ``theorems`` with proposer seeds below ``seeds`` (the default's share of a grid point)."""
+        keep = np.isin(self.theorem, list(theorems)) & (self.seed < seeds)
+        return Runs(*(getattr(self, f)[keep] for f in self.__dataclass_fields__))
 
     def seeds(self) -> np.ndarray:
         return np.unique(self.seed)
@@ -105,8 +117,31 @@ def token_means(a: Runs, b: Runs, count: Count) -> tuple[np.ndarray, np.ndarray]
     return np.array(out_a), np.array(out_b)
 
 
+def pass_by_level(runs: Runs, budget: float, count: Count) -> dict[int, float]:
+    """Pass rate within ``budget`` at each difficulty (number of hidden lemmas), over every run of the level."""
+    ok = runs.solved & (runs.cost(count) <= budget)
+    return {int(k): float(ok[runs.lemmas == k].mean()) for k in np.unique(runs.lemmas)}
+
+
 def tokens_by_level(runs: Runs, count: Count) -> dict[int, float]:
     """Mean cost of the solved runs at each difficulty (number of hidden lemmas)."""
     cost = runs.cost(count)
     return {int(k): float(cost[runs.solved & (runs.lemmas == k)].mean())
             for k in np.unique(runs.lemmas) if (runs.solved & (runs.lemmas == k)).any()}
+
+
+def measure(runs: dict[str, Runs], emitted_budget: int, budget: int, cap: int, rejected: int,
+            ref: str = "sketchrefine") -> Measured:
+    """The per-seed values the claims judge (claims.Measured): pass rates and areas at E emitted and B total
+    tokens, pass rates at the searches' cap (emitted), tokens per solved theorem in both counts (paired with
+    SketchRefine's), the first sketch unrevised, subgoal reuse and the count of rejected proofs."""
+    at = {"emitted": emitted_budget, "total": budget}
+    return Measured(
+        at_budget={c: {m: r.pass_rates(at[c], c) for m, r in runs.items()} for c in COUNTS},
+        auc={c: {m: r.auc(at[c], c) for m, r in runs.items()} for c in COUNTS},
+        at_cap={m: r.pass_rates(cap, "emitted") for m, r in runs.items()},
+        tokens={c: {m: token_means(runs[ref], runs[m], c) for m in runs if m != ref} for c in COUNTS},
+        first_sketch={c: runs[ref].first_sketch_pass_rates(at[c], c) for c in COUNTS},
+        first_sketch_fails=runs[ref].first_sketch_fails(),
+        reuse={m: runs[m].reuse_per_seed() for m in runs if m != "whole_proof"},
+        rejected_proofs=rejected)

@@ -47,11 +47,27 @@ class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
     budget: int = Field(ge=1, description="B: the equal budget per theorem in total tokens (emitted + read) at which "
-                                          "saturation is checked and up to which the area under pass-vs-budget is "
-                                          "taken (<= max_budget, so every run solved within B is seen)")
+                                          "saturation and competence are checked and up to which the total-token "
+                                          "area under pass-vs-budget is taken (<= max_budget, so every run solved "
+                                          "within B is seen)")
+    emitted_budget: int = Field(ge=1, description="E: the same in emitted tokens (the paper's unit): pass rates, "
+                                                  "saturation and competence at E, the emitted-token area up to E "
+                                                  "(<= max_budget: a run at E is the prefix of the run at the cap)")
     pass_tol: float = Field(ge=0.0, le=1.0, description="'comparable' pass rate: the 95% CI of the difference "
                                                         "stays above -pass_tol")
     min_reuse: Prob = Field(description="share of proved subgoals SketchRefine must keep across edits")
+
+
+class GridParams(ParamsModel):
+    """The error-rate grid (one rate at a time): each of p_wrong, p_skip, p_spurious scaled by ``low`` and by ``high``
+    with the others at their default; every claim is re-judged at each point (grid.py, evaluate.py)."""
+
+    low: float = Field(gt=0.0, lt=1.0, description="the lower factor of a rate (x low)")
+    high: float = Field(gt=1.0, le=4.0, description="the higher factor of a rate (x high; a rate is capped at 1)")
+    per_level: int = Field(ge=1, le=200, description="theorems per level at a grid point: the first per_level of "
+                                                     "each level of the benchmark")
+    seeds: int = Field(ge=2, le=50, description="proposer seeds per theorem at a grid point (0 .. seeds - 1: the "
+                                                "default's streams, so the x1 point is the default's subset)")
 
 
 class Plans(ParamsModel):
@@ -59,10 +75,11 @@ class Plans(ParamsModel):
 
     seeds: SamplePlan = Field(description="every interval over proposer seeds (pass rates, areas, tokens, reuse)")
     runs: SamplePlan = Field(description="the share of runs (theorem x proposer seed) whose first sketch fails")
+    grid: SamplePlan = Field(description="every interval over proposer seeds at an error-rate grid point")
 
 
 class Params(ParamsModel):
-    """Seed, benchmark, checker budget, proposer, search budget, claim thresholds and sample-size plans."""
+    """Seed, benchmark, checker budget, proposer, search budget, claim thresholds, error grid and sample-size plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     theorems: TheoremParams
@@ -71,6 +88,7 @@ class Params(ParamsModel):
     seeds: int = Field(ge=1, le=50, description="proposer seeds per theorem and method")
     max_budget: int = Field(ge=1, description="the searches' cap: emitted tokens per theorem of every search run")
     claims: ClaimParams
+    grid: GridParams
     plans: Plans
 
     @model_validator(mode="after")
@@ -78,6 +96,12 @@ class Params(ParamsModel):
         if self.claims.budget > self.max_budget:
             raise ValueError("claims.budget must not exceed max_budget (total >= emitted tokens: runs solved within "
                              "a total budget <= the emitted cap are all seen)")
+        if self.claims.emitted_budget > self.max_budget:
+            raise ValueError("claims.emitted_budget must not exceed max_budget (the searches' cap)")
+        if self.grid.per_level > self.theorems.per_level or self.grid.seeds > self.seeds:
+            raise ValueError("the grid uses a subset of the benchmark and of the proposer seeds")
+        if self.plans.grid.n != self.grid.seeds:
+            raise ValueError("plans.grid.n must be grid.seeds (every proposer seed is one unit)")
         if self.plans.seeds.n != self.seeds:
             raise ValueError("plans.seeds.n must be seeds (every proposer seed is one unit)")
         if self.plans.runs.n != len(self.theorems.lemma_counts) * self.theorems.per_level * self.seeds:

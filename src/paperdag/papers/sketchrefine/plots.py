@@ -13,7 +13,7 @@ LABELS = {"emitted": "tokens emitted", "total": "total tokens (emitted + read)"}
 
 
 def plot_pass_vs_budget(budgets: np.ndarray, curves: dict[str, dict[str, list[Interval]]],
-                        claim_budget: int) -> Figure:
+                        claim_budget: dict[str, int]) -> Figure:
     """Pass rate (mean over proposer seeds, 95% CI band) against the budget per theorem, one panel per token count
     (``curves``: count -> method -> intervals), one line per method."""
     fig, axes = new_figure(11.0, 4.0, ncols=len(curves))
@@ -23,8 +23,8 @@ def plot_pass_vs_budget(budgets: np.ndarray, curves: dict[str, dict[str, list[In
             ax.plot(budgets, mean, color=COLORS.get(method), label=method, lw=2 if method == "sketchrefine" else 1.2)
             ax.fill_between(budgets, np.clip(lo, 0, 1), np.clip(hi, 0, 1), color=COLORS.get(method), alpha=0.15,
                             lw=0)
-        if count == "total":
-            ax.axvline(claim_budget, color="k", ls=":", lw=1, label=f"claims' budget B ({claim_budget})")
+        name = "E" if count == "emitted" else "B"
+        ax.axvline(claim_budget[count], color="k", ls=":", lw=1, label=f"claims' budget {name} ({claim_budget[count]})")
         ax.set_xlabel(f"budget per theorem ({LABELS[count]})")
         ax.set_ylabel("pass rate (re-verified proofs)")
         ax.set_ylim(0, 1.02)
@@ -51,4 +51,24 @@ def plot_cost(by_level: dict[str, dict[str, dict[int, float]]], reuse: dict[str,
     right.set_ylim(0, 1.1)
     right.set_ylabel("proved subgoals kept through an edit round")
     right.set_title("subgoal reuse", fontsize=9)
+    return fig
+
+
+VERDICT_CODE = {"holds": 1.0, "inconclusive": 0.0, "fails": -1.0}
+
+
+def plot_grid(grid: dict[str, dict[str, str]]) -> Figure:
+    """Verdict of every claim (rows) at every error-rate grid point (columns): green holds, grey inconclusive, red
+    fails."""
+    points = list(grid)
+    ids = list(next(iter(grid.values())))
+    codes = np.array([[VERDICT_CODE[grid[g][c]] for g in points] for c in ids])
+    fig, ax = new_figure(3.0 + 0.9 * len(points), 1.2 + 0.32 * len(ids))
+    ax.imshow(codes, cmap="RdYlGn", vmin=-1.5, vmax=1.5, aspect="auto")
+    ax.set_xticks(range(len(points)), points, rotation=40, ha="right", fontsize=7)
+    ax.set_yticks(range(len(ids)), ids, fontsize=7)
+    for i, c in enumerate(ids):
+        for j, g in enumerate(points):
+            ax.text(j, i, grid[g][c][0], ha="center", va="center", fontsize=7)
+    ax.set_title("verdict per error-rate grid point (h holds, i inconclusive, f fails)", fontsize=9)
     return fig
