@@ -173,13 +173,15 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
 
     The manifest is a function of the key (what was computed, file hashes, summary); the facts of this run (time,
     host, device, profile, provenance, its environment and its upstream stages' from their run.json) go to the
-    entry's ``run.json`` and come back as ``manifest["run"]``.
+    entry's ``run.json`` and come back as ``manifest["run"]``. On CUDA the stage runs with deterministic kernels where
+    torch has them (``device.deterministic``); its environment names the ops that had none.
 
     Holds the output's lock throughout and re-checks the store first, so a concurrent run that finished the same
     output meanwhile turns this call into a cache hit.
     """
     from threadpoolctl import threadpool_limits
 
+    from paperdag.device import DEFAULT_PRECISION, deterministic
     from paperdag.environment import capture
     from paperdag.stage import StageContext
     from paperdag.store import hash_folder
@@ -200,9 +202,11 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
             )
             started, t0 = datetime.now(timezone.utc).isoformat(timespec="seconds"), time.perf_counter()
             with threadpool_limits(limits=max(1, int(stage.resources.cpus))):  # BLAS/OpenMP threads as on Ray, so
-                summary = fn(ctx, **stage.args) or {}  # sums reduce in the same order on every machine and executor
-                seconds = time.perf_counter() - t0
-                environment = capture(plan.paper)
+                with deterministic(device) as nondeterministic:  # sums reduce in the same order on every machine
+                    summary = fn(ctx, **stage.args) or {}
+                    seconds = time.perf_counter() - t0
+                environment = capture(plan.paper, device, str(plan.params.get("precision", DEFAULT_PRECISION)),
+                                      seconds, nondeterministic)
             missing = [o for o in stage.outputs if not (scratch / o).exists()]
             if missing:
                 raise RuntimeError(f"stage did not write its declared outputs {missing}")

@@ -1,12 +1,15 @@
 """The environment a stage ran in: what can make a recompute with the same key give other bytes.
 
-``capture`` runs in the process that ran the stage, right after it (inside its thread limits): the versions of the
-numerical stack and of the paper's own extra, the CPU model and the ISA extensions numerical kernels dispatch on,
-the BLAS libraries loaded (library, version, kernel architecture, threads), and, where the stage used torch, its
-CPU kernel level, BLAS and threads. A store entry's run.json holds its stage's environment and those of the stages
-upstream of it, so the metrics stage's run.json describes every stage behind a result; ``summarise`` folds them into
-the block ``metrics/<slug>.json`` carries (one value per field, or one per stage where stages differ) and
-``differences`` names the fields in which two environments differ (``paperdag compare``).
+``capture`` runs in the process that ran the stage, right after it (inside its thread limits): the device it ran on
+(the GPU's name on CUDA, else the CPU model), the precision its params declare (fp32 where none) and its wall time, the
+versions of the numerical stack and of the paper's own extra, the CPU model and the ISA extensions numerical kernels
+dispatch on, the BLAS libraries loaded (library, version, kernel architecture, threads), and, where the stage used
+torch, its CPU kernel level, BLAS, threads and CUDA version (on CUDA also cuDNN's, and ``nondeterministic``: the ops
+torch warned ran without a deterministic kernel, ``[]`` when none did). A store entry's run.json holds its stage's
+environment and those of the stages upstream of it, so the metrics stage's run.json describes every stage behind a
+result; ``summarise`` folds them into the block ``metrics/<slug>.json`` carries (one value per field, or one per
+stage where stages differ; wall time always per stage) and ``differences`` names the fields other than wall time in
+which two environments differ (``paperdag compare``).
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ from __future__ import annotations
 import json
 import platform
 import sys
+from collections.abc import Sequence
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 STACK = ("paperdag", "numpy", "scipy", "torch", "pyarrow", "pandas", "scikit-learn")  # every paper's numerics
+PER_STAGE = ("wall_s",)  # fields that describe one run, never folded into one value nor compared
 ISA = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",
        "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve", "sve2")
 
@@ -47,15 +52,28 @@ def _blas() -> list[str]:
                    for i in threadpool_info() if i.get("user_api") == "blas"})
 
 
-def _torch() -> dict[str, Any] | None:
-    """torch's CPU kernel level, BLAS and threads, if the stage imported torch."""
+def _torch(device: str) -> dict[str, Any] | None:
+    """torch's CPU kernel level, BLAS, threads and CUDA version (on CUDA also cuDNN's), if the stage imported torch."""
     torch = sys.modules.get("torch")
     if torch is None:
         return None
     config = torch.__config__.show()
     blas = next((part.split("=", 1)[1] for part in config.replace(",", " ").split() if part.startswith("BLAS_INFO=")),
                 "?")
-    return {"capability": torch.backends.cpu.get_cpu_capability(), "blas": blas, "threads": torch.get_num_threads()}
+    found = {"capability": torch.backends.cpu.get_cpu_capability(), "blas": blas, "threads": torch.get_num_threads(),
+             "cuda": torch.version.cuda}
+    if device.startswith("cuda"):
+        found["cudnn"] = torch.backends.cudnn.version()
+    return found
+
+
+def _device_name(device: str, cpu: dict[str, Any]) -> str:
+    """The GPU's name on CUDA (``torch.cuda.get_device_name``), else the CPU model."""
+    if device.startswith("cuda"):
+        import torch
+
+        return str(torch.cuda.get_device_name(torch.device(device)))
+    return str(cpu["model"])
 
 
 def _version(name: str) -> str | None:
@@ -75,13 +93,21 @@ def _packages(slug: str) -> tuple[tuple[str, str], ...]:
     return tuple((n, v) for n in names if (v := _version(n)) is not None)
 
 
-def capture(slug: str) -> dict[str, Any]:
-    """This process's environment (module docstring): call it where the stage ran, right after it ran."""
-    env: dict[str, Any] = {"python": platform.python_version(), "packages": dict(_packages(slug)), "cpu": _cpu(),
+def capture(slug: str, device: str = "cpu", precision: str = "fp32", wall_s: float | None = None,
+            nondeterministic: Sequence[str] | None = None) -> dict[str, Any]:
+    """This process's environment (module docstring): call it where the stage ran, right after it ran on ``device``
+    at ``precision`` in ``wall_s`` seconds; ``nondeterministic``: the ops ``device.deterministic`` collected."""
+    cpu = _cpu()
+    env: dict[str, Any] = {"device": _device_name(device, cpu), "precision": precision,
+                           "python": platform.python_version(), "packages": dict(_packages(slug)), "cpu": cpu,
                            "blas": _blas()}
-    torch = _torch()
+    if wall_s is not None:
+        env["wall_s"] = round(wall_s, 3)
+    torch = _torch(device)
     if torch is not None:
         env["torch"] = torch
+    if nondeterministic or device.startswith("cuda"):
+        env["nondeterministic"] = sorted(nondeterministic or ())
     return env
 
 
@@ -104,18 +130,18 @@ def summarise(environments: dict[str, dict[str, Any]]) -> dict[str, Any]:
     for key in sorted({k for f in flat.values() for k in f}):
         values = {stage: f[key] for stage, f in flat.items() if key in f}
         distinct = {json.dumps(v, sort_keys=True) for v in values.values()}
-        block[key] = next(iter(values.values())) if len(distinct) == 1 else values
+        block[key] = next(iter(values.values())) if len(distinct) == 1 and key not in PER_STAGE else values
     return block
 
 
 def differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
-    """The fields in which two environments differ, one short note each (``packages.numpy 2.3.1 -> 2.3.2``,
-    ``cpu.isa +avx512f``); ``["environment not recorded"]`` when either is missing."""
+    """The fields in which two environments differ (wall time left out), one short note each (``packages.numpy
+    2.3.1 -> 2.3.2``, ``cpu.isa +avx512f``); ``["environment not recorded"]`` when either is missing."""
     if not mine or not theirs:
         return ["environment not recorded"]
     a, b = flatten(mine), flatten(theirs)
     notes = []
-    for key in sorted(a.keys() | b.keys()):
+    for key in sorted((a.keys() | b.keys()) - set(PER_STAGE)):
         x, y = a.get(key), b.get(key)
         if x == y:
             continue

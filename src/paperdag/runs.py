@@ -278,15 +278,6 @@ class Execution:
             raise StageFailed(f"stage {first} failed: {error}{more}{skip}")
 
 
-def local_device(plan: StagePlan) -> str:
-    """"cuda" for a stage that asks for a GPU when this machine has one, else "cpu"."""
-    if plan.resources.gpus <= 0:
-        return "cpu"
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 class Executor(Protocol):
     """Where stages run: ``submit`` starts one stage and returns a future of ``(manifest, cache_hit)``. An executor
     may also have ``fits(plan, running) -> bool``: whether the stage can start now beside the running ones (the loop
@@ -296,12 +287,15 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """Runs each stage in this process when it is submitted (the future is already settled)."""
+    """Runs each stage in this process when it is submitted (the future is already settled), on ``cuda`` whenever
+    this machine has a GPU (``device.visible``)."""
 
     def submit(self, execution: Execution, plan: StagePlan) -> Future[tuple[dict, bool]]:
+        from paperdag.device import visible
+
         future: Future[tuple[dict, bool]] = Future()
         try:
-            future.set_result(execute_stage(execution.store, plan, execution.inputs(plan), local_device(plan)))
+            future.set_result(execute_stage(execution.store, plan, execution.inputs(plan), visible()))
         except Exception as e:  # noqa: BLE001 - the stage's error, handled by drive()
             future.set_exception(e)
         return future

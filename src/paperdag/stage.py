@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ContextManager, Generic, TypeVar
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,7 +33,8 @@ class StageContext(Generic[P]):
         a sub-model as ``ctx.params.cegis``); reading an undeclared key raises AttributeError.
     out: an empty folder; everything written here becomes the stage's versioned output (use ``ctx.output``).
     rng: numpy Generator seeded from (seed, stage name); torch's global RNG is seeded the same way.
-    device: "cuda" when the executor gave the stage a GPU, else "cpu".
+    device: "cuda" when the stage's process sees a GPU (``--local``, ``paperdag stage``) or Ray gave it one, else
+        "cpu"; on CUDA kernels are deterministic where torch has them (``paperdag.device``).
     Upstream outputs are read with ``ctx.input(stage, name)``, which checks the upstream declaration.
     """
 
@@ -67,6 +68,13 @@ class StageContext(Generic[P]):
         if name.split("/", 1)[0] not in self.outputs:
             raise KeyError(f"{self.label} writes {name!r}, which is not among its declared outputs {list(self.outputs)}")
         return self.out / name
+
+    def autocast(self) -> ContextManager[Any]:
+        """``with ctx.autocast(): loss = model(x)``: bf16 autocast on the stage's device where the paper declares
+        ``precision: bf16`` (a ``paperdag.device.Precision`` param the stage declares), else nothing (fp32)."""
+        from paperdag.device import autocast, declared_precision
+
+        return autocast(self.device, declared_precision(self.params))
 
     def log_metric(self, name: str, value: float, step: int | None = None, run: str | None = None,
                    params: dict[str, Any] | None = None) -> None:
