@@ -378,6 +378,10 @@ def test_grid_verdicts_are_recorded_and_a_flip_reads_sensitive():
     for c in claims(m, PARAMS, PLANS, grid=grid):
         assert c.measured["error_grid"] == {"x": "holds", "y": "fails"}
         assert c.measured["error_grid_reading"].startswith("sensitive")
+    alone = {"x": {c.id: "holds" for c in plain}, "y": {c.id: "holds" for c in plain}}
+    for c in claims(m, PARAMS, PLANS, grid=grid, alone=alone):
+        assert c.measured["error_grid_reading"].startswith("sensitive")
+        assert (c.measured.get("error_grid_judged_alone_reading") == "holds at every point") == (c.kind == "evidence")
 
 
 def test_grid_points_scale_one_rate_and_take_the_first_theorems_of_each_level():

@@ -23,7 +23,9 @@ the mechanism compared, happen (a Clopper-Pearson interval over runs, plan ``run
 invariant of the edit operations, judged over seeds) and that every reported proof re-verifies (z3, from scratch).
 
 Error-rate grid (grid.py): every claim is re-judged at each point with the ``grid`` plan; a claim whose verdicts
-over the points (the default included) contain both holds and fails is reported as sensitive.
+over the points (the default's share included) contain both holds and fails is reported as sensitive, read twice
+for evidence: as published (preconditions gating) and judged alone (its own rule), so that a point where the regime
+is not shown still says which way the comparison goes.
 """
 
 from __future__ import annotations
@@ -202,11 +204,12 @@ def _reuse(m: Measured, p: ClaimParams, plan: SamplePlan) -> tuple[dict[str, obj
         "hilbert vs immutable": superiority(over["immutable"], what="Hilbert - immutable reuse", plan=plan)})
 
 
-def claims(m: Measured, p: ClaimParams, plans: Plans,
-           grid: Mapping[str, Mapping[str, str]] | None = None) -> list[Claim]:
+def claims(m: Measured, p: ClaimParams, plans: Plans, grid: Mapping[str, Mapping[str, str]] | None = None,
+           alone: Mapping[str, Mapping[str, str]] | None = None) -> list[Claim]:
     """The preconditions, the evidence claims (three pass-rate claims per count, two token claims judged in both
     counts) and the two checks (see the module docstring); ``grid``: point -> claim id -> verdict over the error-rate
-    grid, recorded beside each claim with how it reads."""
+    grid (preconditions applied), recorded beside each claim with how it reads; ``alone``: the same before the
+    preconditions gate the evidence (each evidence claim's own rule at the point), recorded beside evidence."""
     plan, at = plans.seeds, _budgets(p)
     regime = ["repair_not_worse_than_fresh_attempt", "revisions_needed"]
     gates = {"total": lambda base: ["methods_beat_trivial_provers", "benchmark_not_saturated", *regime],
@@ -254,5 +257,11 @@ def claims(m: Measured, p: ClaimParams, plans: Plans,
     if grid is None:
         return out
     at_points = {c.id: {k: v[c.id] for k, v in grid.items()} for c in out}
-    return [replace(c, measured=c.measured | {"error_grid": at_points[c.id],
-                                              "error_grid_reading": grid_reading(at_points[c.id])}) for c in out]
+    if alone is None:
+        return [replace(c, measured=c.measured | {"error_grid": at_points[c.id],
+                                                  "error_grid_reading": grid_reading(at_points[c.id])}) for c in out]
+    own = {c.id: {k: v[c.id] for k, v in alone.items()} for c in out}
+    return [replace(c, measured=c.measured | {
+        "error_grid": at_points[c.id], "error_grid_reading": grid_reading(at_points[c.id])} | ({
+            "error_grid_judged_alone": own[c.id], "error_grid_judged_alone_reading": grid_reading(own[c.id])}
+            if c.kind == "evidence" else {})) for c in out]

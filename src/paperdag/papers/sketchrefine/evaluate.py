@@ -44,9 +44,11 @@ def evaluate(ctx: StageContext[Params], methods: list[str], points: list[str]) -
     for g in points:
         rows = read_table(ctx.input(f"grid_{g}", GRID_FILE)).to_pylist()
         point_runs[g] = {m: Runs.from_rows([r for r in rows if r["method"] == m]) for m in methods}
-    verdicts = {g: {c.id: c.verdict for c in resolve(claims(measure(
-        r, at["emitted"], at["total"], p.max_budget, 0), p.claims, plans))} for g, r in point_runs.items()}
-    published = claims(measured, p.claims, p.plans, grid=verdicts)
+    judged = {g: claims(measure(r, at["emitted"], at["total"], p.max_budget, 0), p.claims, plans)
+              for g, r in point_runs.items()}
+    verdicts = {g: {c.id: c.verdict for c in resolve(cs)} for g, cs in judged.items()}
+    alone = {g: {c.id: c.verdict for c in cs} for g, cs in judged.items()}
+    published = claims(measured, p.claims, p.plans, grid=verdicts, alone=alone)
     main = {c.id: c.verdict for c in resolve(published)}
     grid = {"default (full size)": main} | verdicts
     drawn = json.loads(ctx.input("prepare", "provenance.json").read_text())["rejected_draws"]
@@ -69,7 +71,9 @@ def evaluate(ctx: StageContext[Params], methods: list[str], points: list[str]) -
                 "pass_rate_first_sketch": float(measured.first_sketch["total"].mean()),
                 "pass_rate_emitted_first_sketch": float(measured.first_sketch["emitted"].mean()),
                 "grid_sensitive_claims": float(sum(len({v[c] for v in verdicts.values()} & {"holds", "fails"}) == 2
-                                                   for c in main))}
+                                                   for c in main)),
+                "grid_sensitive_claims_judged_alone": float(sum(
+                    len({v[c] for v in alone.values()} & {"holds", "fails"}) == 2 for c in main))}
     write_metrics(ctx.out, metrics, published)
     budgets = np.linspace(0, p.max_budget, 101)
     curves = {c: {m: pass_curve(r, budgets, c) for m, r in runs.items()} for c in COUNTS}
