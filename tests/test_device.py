@@ -1,11 +1,12 @@
 """Device runs: the device a stage gets, deterministic kernels on CUDA and the nondeterministic ones recorded, the
-declared precision, and each stage's provenance (device, versions, precision, wall time) in run.json and the
-metrics. CUDA is mocked: these tests run on the CPU."""
+declared precision, each stage's provenance (device, versions, precision, wall time) in run.json and the metrics,
+and a GPU node's store folder brought back and pulled. CUDA is mocked: these tests run on the CPU."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import warnings
 
@@ -13,6 +14,7 @@ import pytest
 import torch
 from torch._prims_common import alert_not_deterministic
 
+from conftest import TOY_PARAMS, executions, paperdag
 from paperdag import device
 from paperdag.device import Precision
 from paperdag.engine import restrict
@@ -139,3 +141,47 @@ def test_autocast_refuses_a_precision_the_stage_does_not_declare(tmp_path):
         _ctx(_Declares(seed=0, precision="bf16"), ["seed"], tmp_path).autocast()
     with pytest.raises(ValueError, match="'fp16' is not one of fp32, bf16"):
         device.autocast("cpu", "fp16")
+
+
+def test_pull_from_a_gpu_nodes_store_folder_publishes_the_gpu_profile(toy_project, mocked_gpu, tmp_path,
+                                                                      monkeypatch):
+    params = TOY_PARAMS.replace("    smoke:\n      n: 10\n", "    smoke:\n      n: 10\n    gpu:\n      n: 12\n")
+    toy_project.params_path.write_text(params)
+    node = tmp_path / "node-root"
+    monkeypatch.setenv("PAPERDAG_ARTIFACT_ROOT", f"file://{node}")
+    _run("gpu")  # the GPU node: its entries collect in the folder
+    monkeypatch.delenv("PAPERDAG_ARTIFACT_ROOT")
+    brought = tmp_path / "brought-back"
+    shutil.copytree(node, brought)
+    shutil.rmtree(node)
+
+    from paperdag.testing import make_project
+
+    clone = make_project(tmp_path / "clone", params)
+    log = tmp_path / "log"
+    ran = {s: executions(log, s) for s in ("prepare", "train_a", "evaluate")}
+    env = {"PAPERDAG_ARTIFACT_ROOT": f"file://{brought}"}
+    pulled = paperdag("pull", "toy", "-p", "gpu", cwd=clone.root, env=env)
+    assert pulled.returncode == 0, pulled.stderr
+    assert "toy: 4 pulled" in pulled.stdout + pulled.stderr
+    doc = json.loads(clone.metrics_path("toy", "gpu").read_text())
+    assert doc["profile"] == "gpu" and doc["environment"]["device"] == GPU_NAME
+    again = paperdag("pull", "toy", "-p", "gpu", cwd=clone.root, env=env)
+    assert "toy: 0 pulled (0.0 MB), 4 already there" in again.stdout + again.stderr
+
+    shutil.rmtree(brought)  # the entries were copied into the clone's own store
+    monkeypatch.chdir(clone.root)
+    assert all(p.cached for p in Execution.open(["toy"], profile="gpu", track=False).plans)
+    _run("gpu")
+    assert {s: executions(log, s) for s in ran} == ran
+    from paperdag.report import gpu_verdicts
+
+    assert gpu_verdicts(clone, "toy").endswith(f"device {GPU_NAME}")
+
+
+def test_pull_from_a_folder_without_a_store_is_one_line(toy_project, tmp_path):
+    missing = paperdag("pull", "toy", cwd=toy_project.root,
+                       env={"PAPERDAG_ARTIFACT_ROOT": f"file://{tmp_path / 'nowhere'}"})
+    assert missing.returncode == 2 and "holds no store" in missing.stderr
+    unset = paperdag("pull", "toy", cwd=toy_project.root, env={"PAPERDAG_ARTIFACT_ROOT": ""})
+    assert unset.returncode == 2 and "file:///path" in unset.stderr

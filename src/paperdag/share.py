@@ -2,15 +2,18 @@
 the local store's entries the shared root lacks, and ``compare`` the local store with the shared root key by key.
 
 The shared root is ``PAPERDAG_ARTIFACT_ROOT`` (``s3://bucket/prefix?endpoint_override=...``); the local store is the
-project's own ``artifacts/.store``, where runs compute when no shared root is set. Keys are the ones ``run`` would
-use (same papers, ``--profile`` and ``--only`` selection), so a pulled project is fully cached for ``run`` and clean
-for ``dvc status``.
+project's own ``artifacts/.store``, where runs compute when no shared root is set. ``pull`` also reads a folder root
+(``file:///path``, e.g. the one a GPU node without network collected its entries in, brought back): its entries are
+copied into the local store, so the project stays cached once the folder is gone. Keys are the ones ``run`` would use
+(same papers, ``--profile`` and ``--only`` selection), so a pulled project is fully cached for ``run`` and clean for
+``dvc status``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -87,13 +90,20 @@ def selection(project: Project, papers: Sequence[str], profile: str, only: Seque
     return out
 
 
-def shared_store(project: Project, command: str) -> Store:
-    """The configured shared root (a URI), probed; a one-line UsageError when none is set."""
+def shared_store(project: Project, command: str, folder: bool = False) -> Store:
+    """The configured shared root (a URI), probed, or with ``folder`` also a store folder other than the project's
+    own; a one-line UsageError when none is set or the folder holds no store."""
     store = project.store()
-    if not store.remote:
-        raise UsageError(f"paperdag {command} needs the shared root: set PAPERDAG_ARTIFACT_ROOT=s3://bucket/prefix "
-                         "(see README, \"Running it for a team\")")
-    store.prepare()
+    if store.remote:
+        store.prepare()
+        return store
+    if not folder or store.base == local_store(project).base:
+        also = ", or file:///path for a store folder brought back from another machine" if folder else ""
+        raise UsageError(f"paperdag {command} needs the shared root: set PAPERDAG_ARTIFACT_ROOT=s3://bucket/prefix"
+                         f"{also} (see README, \"Running it for a team\")")
+    if not Path(store.base).is_dir():
+        raise UsageError(f"artifact root {store.root!r} (PAPERDAG_ARTIFACT_ROOT) holds no store: expected {store.base} "
+                         "(the folder a run with PAPERDAG_ARTIFACT_ROOT=file:///... filled)")
     return store
 
 
@@ -104,8 +114,9 @@ def local_store(project: Project) -> Store:
 
 def pull(project: Project, papers: Sequence[str], profile: str, only: Sequence[str]) -> list[PaperTransfer]:
     """Materialise the shared root's outputs for the current keys into ``artifacts/<paper>/<stage>`` (downloading
-    what the local cache lacks) and publish each paper's metrics as ``run`` would; stages the root lacks are listed."""
-    store = shared_store(project, "pull")
+    what the local cache lacks; from a folder root, copying its entries into the local store) and publish each paper's
+    metrics as ``run`` would; stages the root lacks are listed."""
+    store, local = shared_store(project, "pull", folder=True), local_store(project)
     done = []
     for plans in selection(project, papers, profile, only, store):
         t = PaperTransfer(plans[0].paper if plans else "")
@@ -115,9 +126,12 @@ def pull(project: Project, papers: Sequence[str], profile: str, only: Sequence[s
                 continue
             files = plan.manifest["files"]
             total = sum(m["bytes"] for m in files.values())
-            fresh = not (store.local_dir / DOWNLOADS / plan.paper / plan.name / plan.key / MANIFEST).is_file()
-            entry = store.local_path(plan.paper, plan.name, plan.key, _Progress(plan.label, "pulled", total))
             with store.lock(plan.paper, plan.name, plan.key):
+                if store.remote:
+                    fresh = not (store.local_dir / DOWNLOADS / plan.paper / plan.name / plan.key / MANIFEST).is_file()
+                    entry = store.local_path(plan.paper, plan.name, plan.key, _Progress(plan.label, "pulled", total))
+                else:
+                    entry, fresh = _import(store, local, plan)
                 materialize(entry, project.view(plan.paper, plan.name), files)
             if plan.name == plan.pipeline.metrics_stage:
                 publish_metrics(project, plan.pipeline, entry, profile, plan.key)
@@ -125,6 +139,23 @@ def pull(project: Project, papers: Sequence[str], profile: str, only: Sequence[s
             t.bytes += total if fresh else 0
         done.append(t)
     return done
+
+
+def _import(folder: Store, local: Store, plan: StagePlan) -> tuple[Path, bool]:
+    """The local store's entry of a plan the folder root holds, copied from there unless the local store already
+    holds it (the caller holds the output's lock); returns (entry, whether it was copied)."""
+    if local.lookup(plan.paper, plan.name, plan.key, outputs=plan.stage.outputs) is not None:
+        return local.local_path(plan.paper, plan.name, plan.key), False
+    source = folder.local_path(plan.paper, plan.name, plan.key)
+    scratch = local.scratch(plan.paper, plan.name, plan.key)
+    try:
+        for rel in plan.manifest["files"]:
+            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / rel, scratch / rel)
+        local.commit(scratch, {k: v for k, v in plan.manifest.items() if k != "run"}, plan.manifest.get("run") or None)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return local.local_path(plan.paper, plan.name, plan.key), True
 
 
 def push(project: Project, papers: Sequence[str], profile: str, only: Sequence[str]) -> list[PaperTransfer]:
