@@ -35,7 +35,7 @@ from paperdag.papers.sa_gaussian.problems import (Problem, build_problems, contr
 from paperdag.papers.sa_gaussian.rates import TwoTerm, crossover, loglog_rate, two_term
 from paperdag.papers.sa_gaussian.stationarity import covariance_error, covariance_interval, drift_interval, moment_se
 from paperdag.papers.sa_gaussian.summary import (RUNGS, bound_ratio_rate, gaussian_w1, limit_gap, moment_matched,
-                                                 ratio_interval, tail_decay, tail_intervals)
+                                                 ratio_interval, tail_decay, tail_intervals, window_edge)
 from paperdag.papers.sa_gaussian.tails import tail_table
 from paperdag.papers.sa_gaussian.transport import exact_w1, subsample_w1
 from paperdag.papers.sa_gaussian.verify import DISTANCES_FILE
@@ -475,6 +475,7 @@ def _measured(**change) -> Measured:
                 two_term={s: _fit(_rate(0.15, 0.1, 0.2, 5)) for s in HALF}, window={s: _window(ok) for s in HALF},
                 local={s: _rate(1.0, 0.95, 1.05, 3) for s in LINEAR}, exact_local={s: 1.05 for s in LINEAR},
                 smallest_w1={s: ok for s in NAMES}, resolution={s: 0.01 for s in NAMES},
+                resolved_alpha={s: 0.00625 for s in NAMES},
                 bounds={s: _bounded(0.02) for s in IID}, content_from={s: 0.01 for s in IID},
                 sliced_vs_exact={"linear_gaussian": [(0.1, 0.05, 0.01, _ci(0.08, 0.07, 0.09, "subsample", 8), 0.06),
                                                      (0.05, 0.03, 0.01, _ci(0.05, 0.04, 0.06, "subsample", 8), 0.06)]},
@@ -608,6 +609,13 @@ def test_tail_decay_and_bound_ratio_against_direct_computation() -> None:
     b = np.array([evaluate_bound(constants(pr), a).value for a in alphas[:5]])
     assert r.n == 5 and abs(r.mean - np.polyfit(np.log(alphas[:5]), np.log(w[:5] / b), 1)[0]) < 1e-10
     assert np.isnan(bound_ratio_rate(pr, rows, 3.0, 6).mean)
+
+
+def test_window_edge_is_the_smallest_resolved_stepsize() -> None:
+    """The resolution precondition looks at the window's smallest stepsize: the last W1 >= floor_ratio x floor (an
+    O(alpha) W1 that sinks to its floor below the window leaves it there); the sweep's smallest when none is."""
+    rows = {"w1": np.array([0.1, 0.05, 0.02, 0.004, 0.001]), "floor": np.full(5, 0.001)}
+    assert window_edge(rows, 3.0) == 3 and window_edge(rows, 200.0) == 4
 
 
 def test_every_profile_loads_and_the_gpu_profile_carries_the_regime_sizes() -> None:

@@ -70,6 +70,13 @@ def local_rate(rows: dict[str, np.ndarray], floor_ratio: float, points: int) -> 
     return loglog_rate(rows["alpha"][use], rows["w1"][use], rows["boot"][use], rows["floor"][use], floor_ratio)
 
 
+def window_edge(rows: dict[str, np.ndarray], floor_ratio: float) -> int:
+    """The index of the smallest stepsize of the declared window (the last with W1 >= floor_ratio x floor; the
+    sweep's smallest when none is)."""
+    use = np.flatnonzero(rows["w1"] >= floor_ratio * rows["floor"])
+    return int(use[-1]) if len(use) else len(rows["w1"]) - 1
+
+
 def bound_ratio_rate(pr: Problem, rows: dict[str, np.ndarray], floor_ratio: float, points: int) -> Interval:
     """Log-log slope of W1 / bound over the declared window (every usable stepsize where the bound is finite), the
     bound a constant per stepsize (bound.py), so the replicates are W1's divided by it; NaN with fewer than
@@ -274,6 +281,7 @@ def measure(dist: pa.Table, tails: dict[str, pa.Table], checks: pa.Table, proble
     fits = {s: two_term(rows[s]["alpha"], rows[s]["w1"], rows[s]["boot"], rows[s]["floor"], floor_ratio, min_points)
             for _, group in HALF_RATE.values() for s in group}
     exact_1d = [s for s in gaussian if problems[s].dim == 1 and problems[s].noise in ("gaussian", "skewed")]
+    edge = {s: window_edge(rows[s], floor_ratio) for s in gaussian}
     window = {s: [(float(a), boot_interval(v, b, chains[s]), floor_ratio * float(f))
                   for a, v, b, f in zip(rows[s]["alpha"], rows[s]["w1"], rows[s]["boot"], rows[s]["floor"],
                                         strict=True) if a in t.alphas] for s, t in fits.items() if t is not None}
@@ -285,8 +293,9 @@ def measure(dist: pa.Table, tails: dict[str, pa.Table], checks: pa.Table, proble
         two_term=fits, window=window,
         local=local,
         exact_local={s: closed_form_slope(problems[s], usable[s], projections) for s in GAUSSIAN_LINEAR},
-        smallest_w1={s: boot_interval(rows[s]["w1"][-1], rows[s]["boot"][-1], chains[s]) for s in gaussian},
-        resolution={s: floor_ratio * float(rows[s]["floor"][-1]) for s in gaussian},
+        smallest_w1={s: boot_interval(rows[s]["w1"][k], rows[s]["boot"][k], chains[s]) for s, k in edge.items()},
+        resolution={s: floor_ratio * float(rows[s]["floor"][k]) for s, k in edge.items()},
+        resolved_alpha={s: float(rows[s]["alpha"][k]) for s, k in edge.items()},
         bounds=bounded, content_from=content, sliced_vs_exact=sliced,
         bound_ratio={s: bound_ratio_rate(problems[s], rows[s], floor_ratio, min_points) for s in exact_1d},
         tail_decay={s: tail_decay(t, chains[s], tail_low, tail_high) for s, t in tails.items() if t.num_rows},
