@@ -426,7 +426,8 @@ def test_smoke_pipeline_reports_only_verified_proofs(smoke_runs):
     assert metrics["rejected_proofs"] == 0 and 0 < metrics["pass_rate_cap_sketchrefine"] <= 1
     assert metrics["subgoal_reuse_immutable"] == 0.0
     assert metrics["theorems"] >= 2
-    assert {"pass_rate_L3_emitted_sketchrefine", "pass_rate_L4_total_whole_proof"} <= set(metrics)
+    assert {"pass_rate_L3_emitted_sketchrefine", "pass_rate_L4_total_whole_proof",
+            f"grid_{POINTS[0]}_pass_rate_emitted_hilbert", "grid_default_x1_auc_total_diff_immutable"} <= set(metrics)
     claims_ = runs.metrics()["claims"]
     points = {"default_x1", *POINTS}
     assert all(set(c["measured"]["error_grid"]) == points for c in claims_)

@@ -44,8 +44,8 @@ def evaluate(ctx: StageContext[Params], methods: list[str], points: list[str]) -
     for g in points:
         rows = read_table(ctx.input(f"grid_{g}", GRID_FILE)).to_pylist()
         point_runs[g] = {m: Runs.from_rows([r for r in rows if r["method"] == m]) for m in methods}
-    judged = {g: claims(measure(r, at["emitted"], at["total"], p.max_budget, 0), p.claims, plans)
-              for g, r in point_runs.items()}
+    at_points = {g: measure(r, at["emitted"], at["total"], p.max_budget, 0) for g, r in point_runs.items()}
+    judged = {g: claims(m, p.claims, plans) for g, m in at_points.items()}
     verdicts = {g: {c.id: c.verdict for c in resolve(cs)} for g, cs in judged.items()}
     alone = {g: {c.id: c.verdict for c in cs} for g, cs in judged.items()}
     published = claims(measured, p.claims, p.plans, grid=verdicts, alone=alone)
@@ -60,6 +60,10 @@ def evaluate(ctx: StageContext[Params], methods: list[str], points: list[str]) -
                 for k, v in pass_by_level(r, at[c], c).items()}
     metrics |= {f"tokens_per_solved_{m}": float(r.cost("total")[r.solved].mean()) for m, r in runs.items()}
     metrics |= {f"emitted_per_solved_{m}": float(r.tokens[r.solved].mean()) for m, r in runs.items()}
+    metrics |= {f"grid_{g}_pass_rate_{c}_{k}": float(v.mean()) for g, m in at_points.items() for c in COUNTS
+                for k, v in m.at_budget[c].items()}
+    metrics |= {f"grid_{g}_auc_{c}_diff_{k}": float((m.auc[c][REF] - v).mean()) for g, m in at_points.items()
+                for c in COUNTS for k, v in m.auc[c].items() if k != REF}
     reuse = {m: runs[m].reuse() for m in measured.reuse}
     metrics |= {f"subgoal_reuse_{m}": v for m, v in reuse.items()}
     kept, direct = len(np.unique(runs[REF].theorem)), sum(v["proved_without_sketch"] for v in drawn.values())
