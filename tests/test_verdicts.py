@@ -105,6 +105,9 @@ def test_the_t_power_message_is_the_smallest_n_whose_interval_resolves_the_mean(
     half = lambda k: stats.t.ppf(0.975, k - 1) * s / math.sqrt(k)  # noqa: E731
     assert half(m) < x.mean <= half(m - 1)
     assert f"~{m} seeds at the observed spread" in superiority(x).reason
+    below = mean_ci(-values, unit="seed")  # the same data claimed in the other direction needs the same seeds
+    assert f"~{m} seeds at the observed spread" in superiority(below, direction="below").reason
+    assert f"~{m} seeds at the observed spread" in noninferiority(below, margin=0.0).reason
     assert units_needed(Interval(1.0, 1.0, 1.0, 1), lambda lo, hi: lo > 0.5) is None
 
 

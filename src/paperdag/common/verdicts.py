@@ -230,8 +230,9 @@ def _one_sided(x: Interval, direction: Direction, reference: float, bound: float
     if mean_q == bound:
         return _judgement("inconclusive", f"{what} {_ci(y)}: its estimate sits on {_g(at)}", rule, y, plan, redo,
                           "at the boundary")
-    cause, words = _resolving(y, (lambda lo, hi: sign * (lo - reference) > bound) if mean_q > bound
-                              else (lambda lo, hi: sign * (hi - reference) < bound))
+    oriented = lambda lo, hi: sorted((sign * (lo - reference), sign * (hi - reference)))  # noqa: E731
+    cause, words = _resolving(y, (lambda lo, hi: oriented(lo, hi)[0] > bound) if mean_q > bound
+                              else (lambda lo, hi: oriented(lo, hi)[1] < bound))
     return _judgement("inconclusive", f"{what} {_ci(y)} straddles {_g(at)} ({words})", rule, y, plan, redo, cause)
 
 
