@@ -16,6 +16,7 @@ import pytest
 
 from conftest import REPO
 from paperdag.dag import get_pipeline, paper_slugs
+from paperdag.environment import flatten
 from paperdag.params import GPU_PROFILE, PROFILES_KEY, load_params, read_params_file
 
 PARAMS_FILE = REPO / "params.yaml"
@@ -53,16 +54,6 @@ def _data() -> dict[str, Any]:
 
 def _profiles(slug: str) -> dict[str, Any]:
     return _data()[slug].get(PROFILES_KEY) or {}
-
-
-def _leaves(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out = {}
-    for key, value in d.items():
-        if isinstance(value, dict):
-            out.update(_leaves(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
 
 
 def _regime_reached(slug: str) -> bool | None:
@@ -105,8 +96,8 @@ def test_gpu_overlay_validates(slug):
 def test_gpu_overlay_runs_the_smoke_code_path(slug):
     profiles = _profiles(slug)
     assert "smoke" in profiles, f"{slug}: no smoke overlay to run the gpu overlay's code path"
-    gpu, smoke = _leaves(profiles[GPU_PROFILE]), _leaves(profiles["smoke"])
-    base = _leaves({k: v for k, v in _data()[slug].items() if k != PROFILES_KEY})
+    gpu, smoke = flatten(profiles[GPU_PROFILE]), flatten(profiles["smoke"])
+    base = flatten({k: v for k, v in _data()[slug].items() if k != PROFILES_KEY})
     extra = EXTRA_SIZE_KEYS.get(slug, set())
     assert extra <= set(gpu), f"{slug}: named extra keys the gpu overlay does not set: {sorted(extra - set(gpu))}"
     for key, value in gpu.items():
