@@ -75,7 +75,8 @@ def test_device_provenance_reaches_the_published_metrics(toy_project, mocked_gpu
     block = json.loads(toy_project.metrics_path("toy", "smoke").read_text())["environment"]
     assert block["device"] == GPU_NAME and block["precision"] == "fp32"
     assert block["nondeterministic"] == {"evaluate": [], "prepare": [], "train_a": [OP], "train_b": [OP]}
-    assert set(block["wall_s"]) == {"evaluate", "prepare", "train_a", "train_b"}
+    assert "wall_s" not in block  # a run's wall time stays in its run.json: the metrics are a function of the keys
+    assert _run_json(toy_project, "train_a")["environment"]["wall_s"] >= 0
 
 
 def test_a_cpu_run_records_the_cpu_model_as_its_device(toy_project):
@@ -86,8 +87,7 @@ def test_a_cpu_run_records_the_cpu_model_as_its_device(toy_project):
 
 def test_wall_time_is_per_stage_and_no_environment_difference():
     same = {"device": "cpu x", "wall_s": 1.0}
-    assert summarise({"a": same, "b": same}) == {"stages": ["a", "b"], "device": "cpu x",
-                                                 "wall_s": {"a": 1.0, "b": 1.0}}
+    assert summarise({"a": same, "b": {**same, "wall_s": 2.0}}) == {"stages": ["a", "b"], "device": "cpu x"}
     assert differences(same, {**same, "wall_s": 9.0}) == []
     assert differences(same, {"device": GPU_NAME, "wall_s": 1.0}) == [f"device cpu x -> {GPU_NAME}"]
 

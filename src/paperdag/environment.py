@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 STACK = ("paperdag", "numpy", "scipy", "torch", "pyarrow", "pandas", "scikit-learn")  # every paper's numerics
-PER_STAGE = ("wall_s",)  # fields that describe one run, never folded into one value nor compared
+PER_STAGE = ("wall_s",)  # fields that describe one run: in its run.json only, never in a result nor compared
 ISA = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",
        "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve", "sve2")
 
@@ -124,13 +124,15 @@ def flatten(env: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def summarise(environments: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The environment block of a result from its stages' environments (stage -> ``capture``): each field once
-    where every stage that has it agrees, else ``{stage: value}``; ``stages`` lists the stages described."""
+    where every stage that has it agrees, else ``{stage: value}``; ``stages`` lists the stages described. The
+    per-run fields (``PER_STAGE``: wall time) stay in each stage's run.json: a result is a function of its keys, so a
+    recompute of the same keys on the same machine publishes the same bytes."""
     flat = {stage: flatten(env) for stage, env in sorted(environments.items())}
     block: dict[str, Any] = {"stages": list(flat)}
-    for key in sorted({k for f in flat.values() for k in f}):
+    for key in sorted({k for f in flat.values() for k in f} - set(PER_STAGE)):
         values = {stage: f[key] for stage, f in flat.items() if key in f}
         distinct = {json.dumps(v, sort_keys=True) for v in values.values()}
-        block[key] = next(iter(values.values())) if len(distinct) == 1 and key not in PER_STAGE else values
+        block[key] = next(iter(values.values())) if len(distinct) == 1 else values
     return block
 
 
