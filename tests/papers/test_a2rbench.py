@@ -24,7 +24,8 @@ from paperdag.papers.a2rbench.llm import parse_grid, prompt
 from paperdag.papers.a2rbench.params import ClaimParams, DslParams, Plans, SolveParams
 from paperdag.papers.a2rbench.primitives import DIMS, names, registry
 from paperdag.papers.a2rbench.programs import decode, enumerate_levels, inverse, run
-from paperdag.papers.a2rbench.scoring import accuracy, equal_coverage_budgets, program_space, score, search_coverage
+from paperdag.papers.a2rbench.scoring import (accuracy, blind_success, density_budgets, equal_coverage_budgets,
+                                              ladder_steps, program_space, score, search_coverage)
 from paperdag.papers.a2rbench.solvers import correct, relabelings, solve
 from paperdag.papers.a2rbench.tasks import Task, from_row, make_task, remap, to_row
 from paperdag.verification import Outcome
@@ -199,6 +200,37 @@ def test_accuracy_at_a_smaller_budget_equals_a_search_with_that_budget():
     for b in (10, 100, 400):
         again = [correct(solve(t, "search", registry(2, K), names(2, K), [], 3, b, K, "cpu")[0], t) for t in tasks]
         assert accuracy(rows, 1, max_cost=b)[0] == pytest.approx(np.mean(again)), b
+    # the row at the declared budget, derived from the unbounded search, is what a search with that budget returns
+    small = SolveParams(budget=100, llm_endpoint="", llm_model="")
+    for r, t in zip([r for r in score(tasks, (np.arange(K) for _ in tasks), dsl, small, "cpu")
+                     if r["solver"] == "search" and r["phase"] == "P0"], tasks):
+        answer, cost = solve(t, "search", registry(2, K), names(2, K), [], 3, 100, K, "cpu")
+        assert (r["correct"], r["cost"]) == (correct(answer, t), cost)
+    budgets = {f"t{i}": (5, 50, 500)[i % 3] for i in range(12)}
+    per_task = [r["correct_full"] and r["cost_full"] <= budgets[r["task_id"]] for r in rows]
+    assert accuracy(rows, 1, max_cost=budgets)[0] == pytest.approx(np.mean(per_task))
+
+
+def test_density_budget_is_the_blind_search_expected_cost_to_the_first_solution():
+    """(N + 1)/(c + 1) and the hypergeometric success probability against brute force over every placement of the
+    c consistent programs among N (a uniform random order puts them at a uniformly random c-subset of positions)."""
+    for n, c in ((6, 1), (7, 2), (8, 3), (5, 5)):
+        firsts = [min(pos) + 1 for pos in itertools.combinations(range(n), c)]
+        assert (n + 1) / (c + 1) == pytest.approx(np.mean(firsts)), (n, c)
+        for b in (1, 2, 3, n):
+            assert blind_success(n, c, b) == pytest.approx(np.mean([f <= b for f in firsts])), (n, c, b)
+    got = density_budgets({"a": 1, "b": 9}, {"a": 1, "b": 3}, K, 3)
+    assert got == {"a": (program_space(1, K, 3) + 1) / 2, "b": (program_space(3, K, 3) + 1) / 10}
+
+
+def test_ladder_steps_against_a_hand_count():
+    """Per bench, the mean over rules of log|C| at the next m minus at this m."""
+    rows = [{"bench": b, "dim": 1, "rule": r, "m": m, "consistent": c}
+            for b, r, m, c in ((0, "x", 2, 8), (0, "x", 4, 2), (0, "y", 2, 4), (0, "y", 4, 4),
+                               (1, "x", 2, 3), (1, "x", 4, 3))]
+    steps = ladder_steps(rows, 2)
+    assert list(steps) == ["2->4"]
+    assert steps["2->4"] == pytest.approx([np.log(2 / 8) / 2, 0.0])
 
 
 def _measured(**change: object) -> Measured:
@@ -206,11 +238,15 @@ def _measured(**change: object) -> Measured:
     base = dict(acceptance={"forward": {"lossy": 1.0, "invertible": 1.0}, "single": {"lossy": 0.2, "invertible": 1.0},
                             "cycle": {"lossy": 0.0, "invertible": 1.0}},
                 rechecked=100, recheck_failed=0,
-                ambiguity={"cycle_valid": {"original": 10, "adversarial": 10},
-                           "ambiguous": {"original": 0, "adversarial": 0}, "counterexamples": {},
+                ambiguity={"cycle_valid": {"original": 10, "larger": 10, "edge": 10, "adversarial": 10},
+                           "ambiguous": {"original": 0, "larger": 0, "edge": 0, "adversarial": 0}, "counterexamples": {},
                            "rule_enumerated": True},
                 multi_program={"original": 0.9, "ladder": 0.8}, spaces={1: 820, 2: 2380, 3: 3616}, budget=1200,
                 budgets={1: 272, 2: 790, 3: 1200},
+                density={"budget_gmean": {"1d": 100.0, "2d": 150.0, "3d": 110.0},
+                         "consistent_gmean": {"1d": 7.0, "2d": 14.0, "3d": 32.0},
+                         "blind_success": {"1d": 0.6, "2d": 0.6, "3d": 0.6}, "originals": {"1d": 40, "2d": 40, "3d": 40},
+                         "programs": {"1d": 820, "2d": 2380, "3d": 3616}, "variant_mix": {}, "within_space": True},
                 rho=np.array([-0.2, -0.3, -0.25, -0.2]), rho_pooled=np.array([-0.2, -0.3, -0.2, -0.3]),
                 ladder_gmean={"1d": {2: 7.0, 8: 6.5}},
                 acc={"search": {"P0": good, "P1": good - 0.3}, "search_relabel": {"P0": good, "P1": good},
@@ -218,13 +254,15 @@ def _measured(**change: object) -> Measured:
                      "llm": {"P0": np.array([0.38, 0.41, 0.40, 0.39]), "P1": 0.3 * ones}},
                 acc_dim={1: ones, 2: good, 3: good - 0.2},
                 acc_dim_equal={1: good, 2: good, 3: good - np.array([0.2, 0.25, 0.15, 0.3])},
+                acc_dim_density={1: good, 2: good, 3: good - np.array([0.2, 0.25, 0.15, 0.3])},
+                rho_steps={"2->4": np.array([-0.1, -0.12, -0.09, -0.11]), "4->8": np.zeros(4)},
                 trivial_dim={"relabel": {d: 0.1 * ones for d in DIMS}, "identity": {d: 0 * ones for d in DIMS}},
                 complexity={1: 2.0 * ones, 2: np.array([1.9, 2.0, 2.1, 2.0]), 3: 1.5 * ones},
                 rule_depth={d: 2.0 * ones for d in DIMS})
     return Measured(**(base | change))
 
 
-P = ClaimParams(min_drop=0.0, human_accuracy=0.685, min_rho=0.1)
+P = ClaimParams(min_drop=0.0, human_accuracy=0.685, min_rho=0.1, rho_reported=[0.05, 0.1, 0.15])
 PLANS = Plans(benches=SamplePlan(unit="benchmark", n=4, basis="design", effect=None, power=None, pilot_n=0,
                                  pilot_sd=None, looks=1, spending="none",
                                  why="the four benchmarks of the hand-made numbers"))
@@ -250,7 +288,7 @@ def test_claims_hold_and_fail_with_the_numbers():
                          "relabel": {"P0": np.zeros(4), "P1": np.zeros(4)},
                          "identity": {"P0": np.zeros(4), "P1": np.zeros(4)},
                          "llm": {"P0": np.array([0.8, 0.85, 0.9, 0.82]), "P1": np.zeros(4)}},
-                    acc_dim_equal={1: np.array([0.5, 0.6, 0.55, 0.5]), 2: np.ones(4), 3: np.ones(4)})
+                    acc_dim_density={1: np.array([0.5, 0.6, 0.55, 0.5]), 2: np.ones(4), 3: np.ones(4)})
     out = {c.id: c for c in resolve(claims(bad, P, PLANS))}
     # v2: the search solves every 2D and 3D task of every benchmark while the relabel heuristic solves 0.1 of each,
     # so the 2D and 3D gains are 0.9 on all four benchmarks: identical values give a zero-width interval, which
@@ -258,8 +296,8 @@ def test_claims_hold_and_fail_with_the_numbers():
     # and the 3D claim that requires it with it (judged alone it fails: 1D is the hardest here).
     competence = out["search_beats_trivial_baseline"]
     assert competence.verdict == "inconclusive" and competence.cause == "no interval"
-    assert "2d, 790 programs" in competence.reason and "zero-width interval" in competence.reason
-    three_d = out["three_d_tasks_are_hardest_at_equal_coverage"]
+    assert "2d originals, equal density" in competence.reason and "zero-width interval" in competence.reason
+    three_d = out["three_d_tasks_are_hardest_at_equal_solution_density"]
     assert three_d.verdict == "inconclusive" and three_d.cause == "precondition"
     assert "judged alone: fails" in three_d.reason
     # v2: the P0 - P1 drop is +-0.4, +-0.3 around exactly 0: its interval straddles the bar, so the check says
@@ -267,20 +305,25 @@ def test_claims_hold_and_fail_with_the_numbers():
     drop = out["accuracy_drops_under_symbol_remapping"]
     assert drop.verdict == "inconclusive" and "its estimate sits on 0" in drop.reason
     assert {k: c.verdict for k, c in out.items() if c.verdict != "fails"} == {
-        "search_beats_trivial_baseline": "inconclusive", "search_budget_covers_dims_equally": "holds",
+        "search_beats_trivial_baseline": "inconclusive", "search_budgets_equalise_solution_density": "holds",
         "programs_are_ambiguous": "holds", "rule_inside_the_enumeration": "holds",
         "llm_solver_beats_trivial_baseline": "holds", "llm_generated_3d_tasks_are_simpler": "inconclusive",
-        "three_d_tasks_are_hardest_at_equal_coverage": "inconclusive",
+        "three_d_tasks_are_hardest_at_equal_solution_density": "inconclusive",
+        "cycle_consistency_implies_uniqueness_natural": "holds",
+        "cycle_consistency_implies_uniqueness_edge": "inconclusive",
         "accuracy_drops_under_symbol_remapping": "inconclusive"}
+    # the theorem fails only where its variant says so: the adversarial mirrored demos here, natural inputs hold
+    assert out["cycle_consistency_implies_uniqueness_adversarial"].verdict == "fails"
+    assert "9 of 10" in out["cycle_consistency_implies_uniqueness_adversarial"].reason
     # With a spread over benchmarks in the 2D and 3D accuracies and P1 above P0 on every benchmark, the same
     # numbers decide: competence holds, 1D is the hardest (the 3D claim fails), renaming raises accuracy (fails).
-    spread = replace(bad, acc_dim_equal={1: np.array([0.5, 0.6, 0.55, 0.5]), 2: np.array([1.0, 0.95, 1.0, 0.9]),
+    spread = replace(bad, acc_dim_density={1: np.array([0.5, 0.6, 0.55, 0.5]), 2: np.array([1.0, 0.95, 1.0, 0.9]),
                                          3: np.array([0.95, 1.0, 0.9, 1.0])},
                      acc=bad.acc | {"search": {"P0": np.array([0.9, 0.5, 0.9, 0.6]),
                                                "P1": np.array([0.95, 0.6, 0.95, 0.7])}})
     verdicts = _verdicts(spread)
     assert verdicts["search_beats_trivial_baseline"] == "holds"
-    assert verdicts["three_d_tasks_are_hardest_at_equal_coverage"] == "fails"
+    assert verdicts["three_d_tasks_are_hardest_at_equal_solution_density"] == "fails"
     assert verdicts["accuracy_drops_under_symbol_remapping"] == "fails"
 
 
@@ -296,7 +339,7 @@ def test_competence_is_judged_against_the_strongest_trivial_solver():
     assert competence.against == "the identity (copy the query)" == competence.ladder.strongest.name
     assert [r.name for r in competence.ladder.rungs] == ["the identity (copy the query)", "the relabel heuristic s(q)"]
     assert competence.verdict == "fails" and "search - the identity (copy the query) accuracy" in competence.reason
-    assert out["three_d_tasks_are_hardest_at_equal_coverage"].cause == "precondition"
+    assert out["three_d_tasks_are_hardest_at_equal_solution_density"].cause == "precondition"
     default = {c.id: c for c in resolve(claims(_measured(), P, PLANS))}["search_beats_trivial_baseline"]
     assert default.against == "the relabel heuristic s(q)" and default.verdict == "holds"
 
@@ -312,13 +355,39 @@ def test_llm_findings_are_inconclusive_without_an_llm():
     assert "judged alone: holds" in out["llm_generated_3d_tasks_are_simpler"].reason
 
 
-def test_equal_coverage_is_required_before_accuracy_by_dimension_is_judged():
-    """Budgets that reach all 1D programs but a third of the 3D ones: the 3D gap is not judged, whatever it is."""
-    out = {c.id: c for c in resolve(claims(_measured(budgets={1: 820, 2: 1200, 3: 1200}), P, PLANS))}
-    assert out["search_budget_covers_dims_equally"].verdict == "fails"
-    assert out["three_d_tasks_are_hardest_at_equal_coverage"].verdict == "inconclusive"
-    assert "search_budget_covers_dims_equally" in out["three_d_tasks_are_hardest_at_equal_coverage"].reason
-    assert out["cycle_consistency_implies_uniqueness"].verdict == "holds"
+def test_equal_density_is_required_before_accuracy_by_dimension_is_judged():
+    """A task without a consistent program (its budget undefined): the 3D gap is not judged, whatever it is."""
+    density = _measured().density | {"within_space": False}
+    out = {c.id: c for c in resolve(claims(_measured(density=density), P, PLANS))}
+    assert out["search_budgets_equalise_solution_density"].verdict == "fails"
+    claim = out["three_d_tasks_are_hardest_at_equal_solution_density"]
+    assert claim.verdict == "inconclusive" and "search_budgets_equalise_solution_density" in claim.reason
+
+
+def test_uniqueness_is_judged_per_variant_with_a_counterexample():
+    """Natural inputs hold with 0 ambiguous, edge and adversarial fail with their own counts and counterexample; no
+    variant's failure leaks into another's verdict."""
+    example = {"task_id": "b0-1d-000/edge", "rule": ["rev"], "rival_program": ["shl"], "demos_in": "[[1, 1]]",
+               "demos_out": "[[1, 1]]", "query": "[1, 2]", "answer": "[2, 1]", "rival_answer": "[2, 1]"}
+    amb = {"cycle_valid": {"original": 10, "larger": 10, "edge": 10, "adversarial": 10},
+           "ambiguous": {"original": 0, "larger": 0, "edge": 1, "adversarial": 8},
+           "counterexamples": {"edge": example}, "rule_enumerated": True}
+    out = {c.id: c for c in resolve(claims(_measured(ambiguity=amb), P, PLANS))}
+    natural, edge = out["cycle_consistency_implies_uniqueness_natural"], out["cycle_consistency_implies_uniqueness_edge"]
+    assert natural.verdict == "holds" and "0 of 20" in natural.reason
+    assert edge.verdict == "fails" and "1 of 10" in edge.reason and "b0-1d-000/edge" in edge.reason
+    assert edge.measured["counterexample"] == example
+    adversarial = out["cycle_consistency_implies_uniqueness_adversarial"]
+    assert adversarial.verdict == "fails" and "8 of 10" in adversarial.reason
+
+
+def test_rho_verdicts_are_reported_at_each_smallest_correlation():
+    """rho around -0.12: holds at 0.05 and 0.1, inconclusive or fails at 0.15; the judged verdict is min_rho's."""
+    rho = np.array([-0.12, -0.125, -0.115, -0.12])
+    out = {c.id: c for c in resolve(claims(_measured(rho=rho), P, PLANS))}
+    within = out["information_simplifies_reasoning_within_rule"]
+    assert within.measured["verdict_at_min_rho"] == {"0.05": "holds", "0.1": "holds", "0.15": "fails"}
+    assert within.verdict == "holds" and set(within.measured["log_consistent_change_by_m_step"]) == {"2->4", "4->8"}
 
 
 def test_information_claims_fail_below_the_smallest_correlation_of_interest():

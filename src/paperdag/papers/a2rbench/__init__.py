@@ -9,7 +9,8 @@ inconclusive). Rules are depth 1-3 compositions of invertible primitives over 1D
 Verification (certificate.py): cycle consistency on demos, query, every 4-cell grid and seeded random grids, plus
 uniqueness by enumerating every DSL program up to depth 3; injected lossy rules measure it against a forward-only and a
 single-sample check; ``paperdag verify`` redoes every certificate (recheck.py). Evaluation (solvers.py, scoring.py):
-budgeted breadth-first program search (also at equal coverage of each dimension's program space), a symbol-agnostic
+budgeted breadth-first program search (also at equal solution density: each task's budget a blind search's expected
+cost to its first consistent program), a symbol-agnostic
 relabelling search, a relabel heuristic and the identity on original (P0) and symbol-renamed (P1) tasks; an optional
 LLM solver over an OpenAI-compatible endpoint (llm.py, finding (1)) is off unless configured. Analysis (analysis.py):
 an information ladder (each rule re-posed over m symbols) for consistent-program counts against input entropy.

@@ -9,17 +9,20 @@ Findings (1) and (2) of the abstract are about LLMs: (1) an LLM solver against t
 LLM solver (llm.py); (2) the complexity of the tasks an LLM *generator* writes in 3D. Their preconditions need an LLM
 (an endpoint for the solver; an LLM generator, which this package does not have: a program sampler stands in), so
 offline both are inconclusive with that reason. Finding (2) read as solver difficulty is kept as its own claim at
-equal coverage: each dimension's search gets the same fraction of its program space, so accuracy by dimension is no
-longer the budget's coverage. Finding (3) is judged within a rule (the information ladder) and pooled over tasks,
-against the smallest correlation of interest ``min_rho``. The theorem's strong form (cycle consistency implies a
-unique answer) is judged on every cycle-valid task, with its counterexamples printed.
+equal solution density: each original task's search budget is a blind search's expected cost to its first consistent
+program, (N_d + 1) / (c + 1) (scoring.density_budgets), so accuracy by dimension is neither the budget's coverage of
+the program space nor the number of solutions in it. Finding (3) is judged within a rule (the information ladder) and
+pooled over tasks, against the smallest correlation of interest ``min_rho`` (Cohen's conventional "small" r = 0.1),
+with the verdicts at the reported neighbours beside it and the effect by symbol-count step. The theorem's strong form
+(cycle consistency implies a unique answer) is judged per variant: natural inputs (original and larger), binary edge
+inputs, and the adversarial mirrored demos built to break it, each with its first counterexample printed.
 
 Preconditions (the regime): the search beats the strongest trivial solver of the ladder (the relabel heuristic s(q)
-and the identity, copying the query; the stronger one judged, the other beside it) at the one budget and at every
-dimension's equal-coverage budget; the budgets cover the dimensions equally; the demos leave more than one consistent
-program on some tasks; every cycle-valid task's rule lies inside the enumeration; an LLM solver ran and beats the
-trivial solvers; the tasks come from an LLM generator. Checks (true by construction): the full cycle check rejects
-lossy rules, accepted tasks are unique, renaming symbols breaks symbolic primitives.
+and the identity, copying the query; the stronger one judged, the other beside it) at the one budget and in every
+dimension at the equal-density budgets; the budgets equalise the expected cost to the first solution; the demos
+leave more than one consistent program on some tasks; every cycle-valid task's rule lies inside the enumeration; an
+LLM solver ran and beats the trivial solvers; the tasks come from an LLM generator. Checks (true by construction):
+the full cycle check rejects lossy rules, accepted tasks are unique, renaming symbols breaks symbolic primitives.
 """
 
 from __future__ import annotations
@@ -54,14 +57,17 @@ class Measured:
     multi_program: dict[str, float]  # scoring.multi_program_share
     spaces: dict[int, int]  # dim -> programs of its DSL up to the rule depth
     budget: int  # the one search budget
-    budgets: dict[int, int]  # dim -> its equal-coverage budget (scoring.equal_coverage_budgets)
+    budgets: dict[int, int]  # dim -> its equal-coverage budget (scoring.equal_coverage_budgets), reported beside
+    density: dict[str, object]  # the equal-density design (evaluate): budgets, counts, blind success, variant mix
     rho: np.ndarray  # within-rule (information ladder)
     rho_pooled: np.ndarray  # across tasks, confounded by rule redundancy
     ladder_gmean: dict[str, dict[int, float]]  # dim -> m -> geometric mean of #consistent (effect size)
     acc: dict[str, dict[str, np.ndarray]]  # includes "llm" when an endpoint is configured
     acc_dim: dict[int, np.ndarray]  # search, P0, at the one budget
-    acc_dim_equal: dict[int, np.ndarray]  # search, P0, at the dimension's equal-coverage budget
-    trivial_dim: dict[str, dict[int, np.ndarray]]  # TRIVIAL solver -> dim -> P0 accuracy (depth 0: every budget)
+    acc_dim_equal: dict[int, np.ndarray]  # search, P0, original tasks, at the dimension's equal-coverage budget
+    acc_dim_density: dict[int, np.ndarray]  # search, P0, original tasks, each at its equal-density budget
+    trivial_dim: dict[str, dict[int, np.ndarray]]  # TRIVIAL solver -> dim -> P0 accuracy on the original tasks
+    rho_steps: dict[str, np.ndarray]  # ladder step "m->m'" -> per bench mean change of log|C| (scoring.ladder_steps)
     complexity: dict[int, np.ndarray]  # minimal description depth of the validated generated rules
     rule_depth: dict[int, np.ndarray]  # their depth as generated
 
@@ -82,8 +88,8 @@ def _gain(solver: np.ndarray, ladder: Ladder, acc: dict[str, np.ndarray], plan: 
 
 
 def _competence(m: Measured, plan: SamplePlan) -> Claim:
-    """The search against the strongest trivial solver at the one budget and at each dimension's equal-coverage
-    budget (each dimension against its own strongest rung)."""
+    """The search against the strongest trivial solver at the one budget and, on each dimension's original tasks, at
+    the equal-density budgets (each dimension against its own strongest rung)."""
     overall = {s: m.acc[s]["P0"] for s in TRIVIAL}
     ladder = _ladder(overall, plan)
     gains = {f"all dims, {m.budget} programs": _gain(m.acc["search"]["P0"], ladder, overall, plan)}
@@ -91,12 +97,12 @@ def _competence(m: Measured, plan: SamplePlan) -> Claim:
     for d in sorted(m.budgets):
         at_d = {s: m.trivial_dim[s][d] for s in TRIVIAL}
         rung = _ladder(at_d, plan)
-        gains[f"{d}d, {m.budgets[d]} programs"] = _gain(m.acc_dim_equal[d], rung, at_d, plan)
-        against[f"{d}d, {m.budgets[d]} programs"] = rung.strongest.name
+        gains[f"{d}d originals, equal density"] = _gain(m.acc_dim_density[d], rung, at_d, plan)
+        against[f"{d}d originals, equal density"] = rung.strongest.name
     return precondition(
         "search_beats_trivial_baseline", "enumerative search solves more P0 tasks than the strongest trivial solver "
-        "of the ladder (the relabel heuristic s(q), the identity), at the one budget and in every dimension at its "
-        f"equal-coverage budget ({plan.confidence:.1%} CI over benchmarks of each paired gain above 0)",
+        "of the ladder (the relabel heuristic s(q), the identity), at the one budget and on every dimension's original "
+        f"tasks at the equal-density budgets ({plan.confidence:.1%} CI over benchmarks of each paired gain above 0)",
         ladder.strongest.name,
         {"gain": {k: g.rounded() for k, g in gains.items()}, "against": against,
          "search_P0": _ci(m.acc["search"]["P0"], plan).rounded(),
@@ -121,22 +127,22 @@ def _llm_competence(m: Measured, plan: SamplePlan) -> Claim:
 
 def _preconditions(m: Measured, plan: SamplePlan) -> list[Claim]:
     """Search competence, equal coverage, ambiguity to remove, the rule inside the enumeration, the LLMs."""
-    f = {d: m.budgets[d] / n for d, n in m.spaces.items()}
-    equal = max(f.values()) - min(f.values()) <= max(1 / n for n in m.spaces.values())
-    one = {f"{d}d": round(min(1.0, m.budget / n), 4) for d, n in m.spaces.items()}
+    dens = m.density
+    ok = bool(dens["within_space"])
     multi = m.multi_program
     enumerated = bool(m.ambiguity["rule_enumerated"])
     return [
         _competence(m, plan),
-        precondition("search_budget_covers_dims_equally", "each dimension's search budget reaches the same fraction "
-                     "of its program space up to the rule depth (to within one program)",
-                     "each dimension's whole search space (every DSL rule up to the depth)",
-                     {"budgets": {f"{d}d": b for d, b in m.budgets.items()},
-                      "coverage": {f"{d}d": round(v, 4) for d, v in f.items()},
-                      "programs": {f"{d}d": n for d, n in m.spaces.items()}, "coverage_of_one_budget": one},
-                     exact(equal, f"the budgets {m.budgets} reach {', '.join(f'{d}d {v:.1%}' for d, v in f.items())} "
-                           f"of the programs (one budget of {m.budget} would reach "
-                           f"{', '.join(f'{k} {v:.0%}' for k, v in one.items())})", basis="closed form")),
+        precondition("search_budgets_equalise_solution_density", "each original task's search budget is a blind "
+                     "(uniform-order) search's expected cost to its first consistent program, (N_d + 1) / (c + 1) for "
+                     "c consistent of the N_d programs of its dimension, every task has c >= 1 and every budget lies "
+                     "within its program space", "each dimension's whole search space (every DSL rule up to the depth)",
+                     {k: dens[k] for k in ("budget_gmean", "consistent_gmean", "blind_success", "originals",
+                                           "programs", "variant_mix")},
+                     exact(ok, f"budgets (N_d + 1)/(c + 1), geometric mean by dimension {dens['budget_gmean']}, "
+                           f"consistent programs {dens['consistent_gmean']}: "
+                           + ("every task has c >= 1 and a budget within its space" if ok else
+                              "a task has no consistent program or a budget beyond its space"), basis="closed form")),
         precondition("programs_are_ambiguous", "on some tasks the demos leave more than one consistent DSL program "
                      "(ambiguity that more informative inputs could remove)", "one consistent DSL rule per task",
                      {"share_multi_program": {k: round(v, 4) for k, v in multi.items()}},
@@ -159,11 +165,15 @@ def _preconditions(m: Measured, plan: SamplePlan) -> list[Claim]:
 
 
 def _findings(m: Measured, p: ClaimParams, plan: SamplePlan) -> list[Claim]:
-    """Findings (1) and (2) of the abstract as written, and (2) read as solver difficulty at equal coverage."""
+    """Findings (1) and (2) of the abstract as written, and (2) read as solver difficulty at equal solution
+    density (the equal-coverage and one-budget accuracies beside it)."""
     c = plan.confidence
     llm = _ci(m.acc["llm"]["P0"], plan) if "llm" in m.acc else None
     simpler = paired_diff_ci(np.minimum(m.complexity[1], m.complexity[2]), m.complexity[3], c, unit=plan.unit)
-    gap3 = paired_diff_ci(np.minimum(m.acc_dim_equal[1], m.acc_dim_equal[2]), m.acc_dim_equal[3], c, unit=plan.unit)
+    gap3 = paired_diff_ci(np.minimum(m.acc_dim_density[1], m.acc_dim_density[2]), m.acc_dim_density[3], c,
+                          unit=plan.unit)
+    coverage = paired_diff_ci(np.minimum(m.acc_dim_equal[1], m.acc_dim_equal[2]), m.acc_dim_equal[3], c,
+                              unit=plan.unit)
     return [
         evidence("llm_below_humans", f"the LLM solver's P0 accuracy lies below the human rate {p.human_accuracy:.1%} "
                  f"({c:.1%} CI over benchmarks)", "finding (1): top LLMs 39.8% vs humans 68.5% on a representative "
@@ -180,52 +190,83 @@ def _findings(m: Measured, p: ClaimParams, plan: SamplePlan) -> list[Claim]:
                   "min_depth_by_dim": {f"{d}d": _ci(v, plan).rounded() for d, v in m.complexity.items()}},
                  superiority(simpler, what="min(1D, 2D) - 3D minimal depth", plan=plan),
                  requires=["tasks_generated_by_an_llm"]),
-        evidence("three_d_tasks_are_hardest_at_equal_coverage",
-                 f"the enumerative solver (not an LLM) solves 3D tasks less often than the easier of 1D and 2D when "
-                 f"each dimension's search covers the same fraction of its program space ({c:.1%} CI over benchmarks "
-                 "of the paired gap above 0)",
+        evidence("three_d_tasks_are_hardest_at_equal_solution_density",
+                 f"the enumerative solver (not an LLM) solves original 3D tasks less often than the easier of 1D and "
+                 f"2D when each task's budget is a blind search's expected cost to its first consistent program, "
+                 f"(N_d + 1) / (c + 1) ({c:.1%} CI over benchmarks of the paired gap min(1D, 2D) - 3D above 0)",
                  "finding (2) read as solver difficulty: LLMs are weakest on 3D tasks (qualitative)",
-                 {"gap": gap3.rounded(), **{f"acc_{d}d": _ci(v, plan).rounded() for d, v in m.acc_dim_equal.items()},
-                  "budgets": {f"{d}d": b for d, b in m.budgets.items()},
+                 {"gap": gap3.rounded(),
+                  **{f"acc_{d}d": _ci(v, plan).rounded() for d, v in m.acc_dim_density.items()},
+                  "budget_gmean": m.density["budget_gmean"], "consistent_gmean": m.density["consistent_gmean"],
+                  "blind_success": m.density["blind_success"], "originals": m.density["originals"],
+                  "variant_mix": m.density["variant_mix"],
+                  "at_equal_coverage": {"gap": coverage.rounded(), "budgets": {f"{d}d": b for d, b in
+                                                                               m.budgets.items()},
+                                        **{f"acc_{d}d": _ci(v, plan).rounded() for d, v in m.acc_dim_equal.items()}},
                   "at_one_budget": {f"acc_{d}d": _ci(v, plan).rounded() for d, v in m.acc_dim.items()}},
-                 superiority(gap3, what="min(1D, 2D) - 3D accuracy at equal coverage", plan=plan),
-                 requires=["search_beats_trivial_baseline", "search_budget_covers_dims_equally"]),
+                 superiority(gap3, what="min(1D, 2D) - 3D accuracy at equal solution density", plan=plan),
+                 requires=["search_beats_trivial_baseline", "search_budgets_equalise_solution_density"]),
     ]
 
 
-def _theorem_and_information(m: Measured, p: ClaimParams, plan: SamplePlan) -> list[Claim]:
-    """The theorem's strong form and finding (3), pooled and within a rule."""
-    r = p.min_rho
-    rho, pooled = _ci(m.rho, plan), _ci(m.rho_pooled, plan)
-    amb = m.ambiguity
-    n_amb, n_valid = sum(amb["ambiguous"].values()), sum(amb["cycle_valid"].values())
-    shown = next(iter(amb["counterexamples"].values()), None)
+# the theorem's strong form, judged per kind of input: variants -> what their inputs are
+UNIQUENESS_GROUPS = {
+    "natural": (("original", "larger"), "natural inputs (the original tasks and their larger-grid expansion)"),
+    "edge": (("edge",), "binary edge-case inputs (two symbols)"),
+    "adversarial": (("adversarial",), "the adversarial mirrored demos (palindromic along the last axis, built so "
+                                      "that a rule and its composition with a flip agree on every demo)"),
+}
+
+
+def _uniqueness(group: str, variants: tuple[str, ...], what: str, amb: dict) -> Claim:
+    """The theorem's strong form on the cycle-valid tasks of ``variants``, with the first counterexample printed."""
+    valid = {v: amb["cycle_valid"].get(v, 0) for v in variants}
+    ambiguous = {v: amb["ambiguous"].get(v, 0) for v in variants}
+    shown = next((amb["counterexamples"][v] for v in variants if v in amb["counterexamples"]), None)
     example = (f"; e.g. {shown['task_id']}: rule {shown['rule']} and {shown.get('rival_program')} both reproduce "
                f"the demos {shown['demos_in']} -> {shown['demos_out']} but answer the query {shown['query']} with "
                f"{shown['answer']} and {shown.get('rival_answer')}" if shown else "")
+    n_amb, n_valid = sum(ambiguous.values()), sum(valid.values())
+    return evidence(f"cycle_consistency_implies_uniqueness_{group}",
+                    f"the theorem's strong form on {what}: every cycle-valid task (its rule's inverse round-trips "
+                    "every checked input) has exactly one answer among the DSL programs consistent with its demos",
+                    "theorem: cycle consistency guarantees a unique solution",
+                    {"ambiguous": ambiguous, "cycle_valid": valid, "counterexample": shown},
+                    exact(n_amb == 0, f"{n_amb} of {n_valid} cycle-valid tasks with {what} have more than one "
+                          f"answer (by variant: {ambiguous} of {valid}){example}", basis="enumeration") if n_valid
+                    else Judgement("inconclusive", f"no cycle-valid task with {what}", "exact", cause="no interval"),
+                    requires=["rule_inside_the_enumeration"])
+
+
+def _at_margins(x: Interval, p: ClaimParams, plan: SamplePlan) -> dict[str, str]:
+    """The rho claim's verdict at each reported smallest correlation of interest (the judged one is min_rho)."""
+    return {f"{r:g}": superiority(x, direction="below", margin=r, what="Spearman rho", plan=plan).verdict
+            for r in p.rho_reported}
+
+
+def _theorem_and_information(m: Measured, p: ClaimParams, plan: SamplePlan) -> list[Claim]:
+    """The theorem's strong form by kind of input and finding (3), pooled and within a rule."""
+    r = p.min_rho
+    rho, pooled = _ci(m.rho, plan), _ci(m.rho_pooled, plan)
+    amb = m.ambiguity
     rho_rule = (f"{plan.confidence:.1%} CI over benchmarks below -{r:g} (holds) or entirely above it (fails: no "
                 "effect of that size)")
     return [
-        evidence("cycle_consistency_implies_uniqueness", "the theorem's strong form: every cycle-valid task (its "
-                 "rule's inverse round-trips every checked input) has exactly one answer among the DSL programs "
-                 "consistent with its demos", "theorem: cycle consistency guarantees a unique solution",
-                 {"ambiguous": amb["ambiguous"], "cycle_valid": amb["cycle_valid"],
-                  "counterexamples": amb["counterexamples"]},
-                 exact(n_amb == 0, f"{n_amb} of {n_valid} cycle-valid tasks have more than one answer (by variant: "
-                       f"{amb['ambiguous']} of {amb['cycle_valid']}){example}", basis="enumeration"),
-                 requires=["rule_inside_the_enumeration"]),
+        *[_uniqueness(group, variants, what, amb) for group, (variants, what) in UNIQUENESS_GROUPS.items()],
         evidence("information_simplifies_reasoning_pooled",
                  f"across tasks, inputs with more information (sum |x| H(x) bits) admit fewer consistent programs: "
                  f"Spearman rho (bits, log #consistent) over the original tasks, {rho_rule}",
                  "finding (3): higher information complexity can simplify reasoning (qualitative)",
-                 {"rho": pooled.rounded(), "note": POOLED_NOTE},
+                 {"rho": pooled.rounded(), "note": POOLED_NOTE, "verdict_at_min_rho": _at_margins(pooled, p, plan)},
                  superiority(pooled, direction="below", margin=r, what="pooled Spearman rho", plan=plan),
                  requires=["programs_are_ambiguous"]),
         evidence("information_simplifies_reasoning_within_rule",
                  f"for a fixed rule, inputs with more information admit fewer consistent programs: Spearman rho of the "
                  f"within-rule centred (bits, log #consistent) over each validated rule re-posed with m symbols, "
                  f"{rho_rule}", "finding (3): higher information complexity can simplify reasoning (qualitative)",
-                 {"rho": rho.rounded(), "gmean_consistent_by_dim_and_m": {
+                 {"rho": rho.rounded(), "verdict_at_min_rho": _at_margins(rho, p, plan),
+                  "log_consistent_change_by_m_step": {k: _ci(v, plan).rounded() for k, v in m.rho_steps.items()},
+                  "gmean_consistent_by_dim_and_m": {
                      d: {sym: round(v, 3) for sym, v in by_m.items()} for d, by_m in m.ladder_gmean.items()}},
                  superiority(rho, direction="below", margin=r, what="within-rule Spearman rho", plan=plan),
                  requires=["programs_are_ambiguous"]),

@@ -16,9 +16,10 @@ from .params import Params
 from .plots import plot_information, plot_solvers, plot_verifiers
 from .primitives import DIMS
 from .recheck import refutations
-from .scoring import (PHASES, VERIFIERS, acceptance, accuracy, cycle_valid_ambiguity, equal_coverage_budgets,
-                      generated_complexity, information_ladders, ladder_gmean, ladder_rho, mean_cost,
-                      multi_program_share, pooled_rho, program_space, score, search_coverage, solvers_used)
+from .scoring import (PHASES, VERIFIERS, acceptance, accuracy, blind_success, cycle_valid_ambiguity,
+                      density_budgets, equal_coverage_budgets, generated_complexity, information_ladders,
+                      ladder_gmean, ladder_rho, ladder_steps, mean_cost, multi_program_share, pooled_rho,
+                      program_space, score, search_coverage, solvers_used, variant_mix)
 from .tasks import VARIANTS, from_row
 from .verify import CERTIFICATES_FILE
 
@@ -42,19 +43,25 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     solvers = solvers_used(p.solve.llm_endpoint)
     acc = {s: {ph: accuracy(rows, benches, solver=s, phase=ph) for ph in PHASES} for s in solvers}
     acc_dims = {s: {d: accuracy(rows, benches, solver=s, phase="P0", dim=d) for d in DIMS} for s in solvers}
+    orig = {s: {d: accuracy(rows, benches, solver=s, phase="P0", dim=d, variant="original") for d in DIMS}
+            for s in solvers}
     budgets = equal_coverage_budgets(k, p.dsl.max_depth, p.solve.budget)
     complexity = generated_complexity(certs, benches)
+    density = _density(published, k, p.dsl.max_depth)
     m = Measured(
         acceptance={v: {"lossy": acceptance(certs, v, True), "invertible": acceptance(certs, v, False)}
                     for v in VERIFIERS},
         rechecked=len(tasks), recheck_failed=failed, ambiguity=cycle_valid_ambiguity(certs),
         multi_program=multi_program_share(certs, ladders),
         spaces={d: program_space(d, k, p.dsl.max_depth) for d in DIMS}, budget=p.solve.budget, budgets=budgets,
-        rho=ladder_rho(ladders, benches), rho_pooled=pooled_rho(certs, benches), ladder_gmean=ladder_gmean(ladders),
-        acc=acc, acc_dim=acc_dims["search"],
-        acc_dim_equal={d: accuracy(rows, benches, max_cost=budgets[d], solver="search", phase="P0", dim=d)
-                       for d in DIMS},
-        trivial_dim={s: acc_dims[s] for s in TRIVIAL}, complexity=complexity["min_depth"],
+        density=density, rho=ladder_rho(ladders, benches), rho_pooled=pooled_rho(certs, benches),
+        ladder_gmean=ladder_gmean(ladders), acc=acc, acc_dim=orig["search"],
+        acc_dim_equal={d: accuracy(rows, benches, max_cost=budgets[d], solver="search", phase="P0", dim=d,
+                                   variant="original") for d in DIMS},
+        acc_dim_density={d: accuracy(rows, benches, max_cost=density["budgets"], solver="search", phase="P0", dim=d,
+                                     variant="original") for d in DIMS},
+        rho_steps=ladder_steps(ladders, benches), trivial_dim={s: orig[s] for s in TRIVIAL},
+        complexity=complexity["min_depth"],
         rule_depth=complexity["depth"])
     metrics = {"tasks_generated": len(certs), "tasks_exported": len(tasks), "recheck_failed": failed,
                "info_rho_within": float(m.rho.mean()),
@@ -64,6 +71,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     metrics |= {f"acc_{s}_{ph}": float(np.nanmean(acc[s][ph])) for s in solvers for ph in PHASES}
     metrics |= {f"acc_search_{d}d": float(np.nanmean(acc_dims["search"][d])) for d in DIMS}
     metrics |= {f"acc_search_equal_{d}d": float(np.nanmean(m.acc_dim_equal[d])) for d in DIMS}
+    metrics |= {f"acc_search_density_{d}d": float(np.nanmean(m.acc_dim_density[d])) for d in DIMS}
     metrics |= {f"cost_search_{d}d": mean_cost(rows, solver="search", phase="P0", dim=d) for d in DIMS}
     metrics |= {f"search_coverage_{d}d": v for d, v in search_coverage(k, p.dsl.max_depth, p.solve.budget).items()}
     metrics |= {f"budget_equal_{d}d": b for d, b in budgets.items()}
@@ -73,6 +81,29 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
 
     save_figure(plot_verifiers(m.acceptance), ctx.output("verifiers.png"))
     save_figure(plot_information(ladders, float(m.rho.mean())), ctx.output("information.png"))
-    save_figure(plot_solvers(acc, {"search, one budget": acc_dims["search"], "search, equal coverage":
-                                   m.acc_dim_equal, "relabel s(q)": acc_dims["relabel"]}), ctx.output("solvers.png"))
+    save_figure(plot_solvers(acc, {"search, one budget": m.acc_dim, "search, equal coverage": m.acc_dim_equal,
+                                   "search, equal density": m.acc_dim_density, "relabel s(q)": orig["relabel"]}),
+                ctx.output("solvers.png"))
     return {key: float(v) for key, v in metrics.items()}
+
+
+def _density(published: list[dict], alphabet: int, max_depth: int) -> dict[str, object]:
+    """The equal-density design over the original exported tasks: each task's budget (N_d + 1)/(c + 1), and by
+    dimension the geometric means of budget and c, a blind search's mean success probability at those budgets, the
+    counts, and the variant mix of everything exported."""
+    originals = [r for r in published if r["variant"] == "original"]
+    budgets = density_budgets({r["task_id"]: r["consistent"] for r in originals},
+                              {r["task_id"]: r["dim"] for r in originals}, alphabet, max_depth)
+    by_dim = {d: [r for r in originals if r["dim"] == d] for d in DIMS}
+    gmean = lambda v: round(float(np.exp(np.mean(np.log(v)))), 3) if len(v) else float("nan")  # noqa: E731
+    spaces = {d: program_space(d, alphabet, max_depth) for d in DIMS}
+    return {"budgets": budgets,
+            "budget_gmean": {f"{d}d": gmean([budgets[r["task_id"]] for r in rs]) for d, rs in by_dim.items()},
+            "consistent_gmean": {f"{d}d": gmean([r["consistent"] for r in rs]) for d, rs in by_dim.items()},
+            "blind_success": {f"{d}d": round(float(np.mean([blind_success(spaces[d], r["consistent"],
+                                                                           budgets[r["task_id"]]) for r in rs])), 4)
+                              for d, rs in by_dim.items() if rs},
+            "originals": {f"{d}d": len(rs) for d, rs in by_dim.items()},
+            "programs": {f"{d}d": n for d, n in spaces.items()}, "variant_mix": variant_mix(published),
+            "within_space": all(r["consistent"] >= 1 and 1 <= budgets[r["task_id"]] <= spaces[r["dim"]]
+                                for r in originals)}

@@ -68,8 +68,13 @@ class ClaimParams(ParamsModel):
     human_accuracy: float = Field(gt=0.0, lt=1.0, description="human accuracy on the paper's representative "
                                   "subset (68.5%, finding 1): an LLM solver's P0 accuracy interval must lie below it")
     min_rho: float = Field(ge=0.0, lt=1.0, description="smallest |Spearman rho| of interest for the information "
-                           "claims (Cohen's 'small' correlation, 0.1): holds if the interval lies beyond -min_rho, "
-                           "fails if it lies above it (no effect of that size)")
+                           "claims: the conventional 'small' correlation r = 0.1 (Cohen 1988, Statistical Power "
+                           "Analysis for the Behavioral Sciences, 2nd ed., ch. 3: r = .10 / .30 / .50 small / medium "
+                           "/ large); holds if the interval lies beyond -min_rho, fails if it lies above it (no "
+                           "effect of that size)")
+    rho_reported: list[Annotated[float, Field(ge=0.0, lt=1.0)]] = Field(
+        min_length=1, description="smallest correlations of interest whose verdicts are reported beside min_rho's "
+        "(a sensitivity read-out, not judged)")
 
 
 class Plans(ParamsModel):

@@ -2,16 +2,25 @@
 alphabet (P1), and the per-benchmark summaries the claims use.
 
 acc(solver, phase, bench) = (1/|T_b|) sum_{t in T_b} [solver(t) = answer(t)]; the P0 - P1 drop is paired by bench.
-Accuracy at a smaller budget b needs no second search: breadth-first search examines programs in a fixed order, so
-with budget b it returns the same answer as with B >= b when it found one after cost <= b programs, else nothing.
+Accuracy at another budget b needs no second search: breadth-first search examines programs in a fixed order, so
+with budget b it returns the same answer as the unbounded search when that found one after cost <= b programs, else
+nothing. Each search therefore runs once over the whole program space (``cost_full``, ``correct_full``) and the row at
+the declared budget B is derived from it (correct = correct_full and cost_full <= B, cost = min(cost_full, B)).
+
+Equal solution density (``density_budgets``): a task whose demos leave c of the N_d programs of its dimension's DSL
+consistent costs a blind search (uniform random order) (N_d + 1) / (c + 1) programs in expectation to its first
+consistent program (the expected minimum of c draws without replacement from 1..N_d); giving each task that budget
+equalises the expected cost to the first solution across tasks and dimensions, so accuracy by dimension measures
+where the breadth-first order meets a solution, not how many solutions there are.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+from scipy.special import gammaln
 
 from .analysis import information_bits, ladder, spearman, within_rule_rho
 from .certificate import rival
@@ -32,27 +41,38 @@ def solvers_used(llm_endpoint: str) -> tuple[str, ...]:
 
 def score(tasks: Iterable[Task], perms: Iterable[np.ndarray], dsl: DslParams, s: SolveParams,
           device: str) -> list[dict]:
-    """One row per (task, phase, solver): bench, dim, variant, correct, cost (programs examined; LLM: queries)."""
+    """One row per (task, phase, solver): bench, dim, variant, correct and cost (programs examined; LLM: queries) at
+    the declared budget, and correct_full and cost_full of the same solver over the whole program space."""
     rows = []
     for task, perm in zip(tasks, perms):
         prims = registry(task.dim, dsl.alphabet)
         full, structural = names(task.dim, dsl.alphabet), names(task.dim, dsl.alphabet, ("structural",))
+        space = program_space(task.dim, dsl.alphabet, dsl.max_depth)
         for phase, t in zip(PHASES, (task, remap(task, perm))):
             for solver in solvers_used(s.llm_endpoint):
                 answer, cost = (llm_solve(t, s.llm_endpoint, s.llm_model) if solver == "llm" else solve(
-                    t, solver, prims, full, structural, dsl.max_depth, s.budget, dsl.alphabet, device))
+                    t, solver, prims, full, structural, dsl.max_depth, space, dsl.alphabet, device))
+                ok = correct(answer, t)
                 rows.append({"task_id": task.task_id, "bench": task.bench, "dim": task.dim, "variant": task.variant,
-                             "phase": phase, "solver": solver, "correct": correct(answer, t), "cost": cost})
+                             "phase": phase, "solver": solver, "correct": ok and cost <= s.budget,
+                             "cost": min(cost, s.budget), "correct_full": ok, "cost_full": cost})
     return rows
 
 
-def accuracy(rows: Sequence[dict], benches: int, max_cost: float = np.inf, **where: object) -> np.ndarray:
-    """Per-bench accuracy over the rows matching ``where`` (NaN for a bench with none); with ``max_cost``, a row
-    counts as solved only if it was solved within that many programs (a search under a smaller budget)."""
+def accuracy(rows: Sequence[dict], benches: int, max_cost: float | Mapping[str, float] | None = None,
+             **where: object) -> np.ndarray:
+    """Per-bench accuracy over the rows matching ``where`` (NaN for a bench with none), at the declared budget; with
+    ``max_cost`` (one budget, or a budget per task_id), a row counts as solved only if its unbounded search solved it
+    within that many programs (a search under that budget)."""
+    def solved(r: dict) -> bool:
+        if max_cost is None:
+            return r["correct"]
+        b = max_cost[r["task_id"]] if isinstance(max_cost, Mapping) else max_cost
+        return r["correct_full"] and r["cost_full"] <= b
+
     acc = np.full(benches, np.nan)
     for b in range(benches):
-        hits = [r["correct"] and r["cost"] <= max_cost for r in rows
-                if r["bench"] == b and all(r[k] == v for k, v in where.items())]
+        hits = [solved(r) for r in rows if r["bench"] == b and all(r[k] == v for k, v in where.items())]
         if hits:
             acc[b] = float(np.mean(hits))
     return acc
@@ -130,6 +150,47 @@ def equal_coverage_budgets(alphabet: int, max_depth: int, budget: int) -> dict[i
     spaces = {dim: program_space(dim, alphabet, max_depth) for dim in DIMS}
     f = min(1.0, budget / max(spaces.values()))
     return {dim: max(1, round(f * n)) for dim, n in spaces.items()}
+
+
+def density_budgets(consistent: Mapping[str, int], dims: Mapping[str, int], alphabet: int,
+                    max_depth: int) -> dict[str, float]:
+    """Per task_id, the expected cost of a blind (uniform random order) search to its first consistent program,
+    (N_d + 1) / (c + 1), with c its count of consistent DSL programs and N_d its dimension's program space."""
+    return {t: (program_space(dims[t], alphabet, max_depth) + 1) / (c + 1) for t, c in consistent.items()}
+
+
+def blind_success(n: int, c: int, budget: float) -> float:
+    """P(a uniform random order over n programs, c of them consistent, meets one among its first floor(budget)):
+    1 - C(n - c, b) / C(n, b) (hypergeometric, exact)."""
+    b = min(int(budget), n)
+    if c <= 0 or b <= 0:
+        return 0.0
+    if b > n - c:
+        return 1.0
+    log_miss = gammaln(n - c + 1) - gammaln(n - c - b + 1) - gammaln(n + 1) + gammaln(n - b + 1)
+    return float(1.0 - np.exp(log_miss))
+
+
+def variant_mix(tasks: Iterable[dict]) -> dict[str, dict[str, int]]:
+    """Exported tasks per dimension and variant (the 3D claim uses the original ones only)."""
+    mix: dict[str, dict[str, int]] = {}
+    for t in tasks:
+        by = mix.setdefault(f"{t['dim']}d", {})
+        by[t["variant"]] = by.get(t["variant"], 0) + 1
+    return {d: dict(sorted(v.items())) for d, v in sorted(mix.items())}
+
+
+def ladder_steps(rows: Sequence[dict], benches: int) -> dict[str, np.ndarray]:
+    """The information ladder's effect by symbol-count step m -> m': per bench, the mean over its rules (all
+    dimensions) of log|C|(m') - log|C|(m)."""
+    levels = sorted({r["m"] for r in rows})
+    logc = {(r["bench"], r["dim"], r["rule"], r["m"]): np.log(max(r["consistent"], 1)) for r in rows}
+    rules = sorted({k[:3] for k in logc})
+    out = {}
+    for m0, m1 in zip(levels, levels[1:]):
+        out[f"{m0}->{m1}"] = np.array([np.mean([logc[(*k, m1)] - logc[(*k, m0)] for k in rules if k[0] == b])
+                                       for b in range(benches)])
+    return out
 
 
 def generated_complexity(certs: Sequence[dict], benches: int) -> dict[str, dict[int, np.ndarray]]:
