@@ -31,9 +31,6 @@ NO_GPU_OVERLAY = {
     "vector_lyapunov": "no GPU size helps: the failed preconditions are structural (no platoon certificate can exist "
                        "at gain 1; the LMI's quadratic class) or exact-solver outcomes (the monolithic check returns "
                        "unknown), and the exact verifier runs on the host",
-    "daif": "no GPU size helps: small RL environments stepped one transition at a time in host code (deepsea, "
-            "cartpole; 64-unit networks, batch 32) with ~41-206 seeds asked: GPU-bound work is a small part of it, "
-            "and DAIF-NIG's competence fails outright",
     "powerflow": "no size named resolves it: the one failed precondition is self-certainty's competence (accuracy "
                  "0.22 vs 0.74, the interval entirely below), a method failure at this scale, not power",
     "hamn": "reaches its regime on 2 cores; its underpowered comparisons (~20-33 seeds) are Poincare embeddings "

@@ -1,11 +1,15 @@
 """The environments: DeepSea (procedural hard exploration, Osband et al. 2020, bsuite) and the dense-reward
 CartPole that ships with gymnasium; nothing is downloaded.
 
-DeepSea of size N: state (row r, column c), start (0, 0); each step the agent moves one column left or right and
-one row down, so an episode lasts exactly N steps. Which of the two actions means "right" is drawn once per cell
-(``right_action[r, c] ~ Bernoulli(1/2)``, fixed by the environment seed). Moving right costs 0.01 / N; ending the
-episode in column N - 1 pays +1. A uniformly random policy reaches the reward with probability ~2^-(N-1), and every
-myopic learner is pushed left by the cost: the hard exploration case of the paper.
+DeepSea of size N, deterministic, as bsuite's ``bsuite/environments/deep_sea.py`` (github.com/google-deepmind/bsuite,
+class DeepSea, deterministic=True, unscaled_move_cost=0.01, randomize_actions=True): state (row r, column c), start
+(0, 0); each step the agent moves one column left or right (clipped to 0..N-1) and one row down, so an episode lasts
+exactly N steps. Which of the two actions means "right" is drawn once per cell as bsuite draws it
+(``np.random.RandomState(mapping_seed).binomial(1, 0.5, [N, N])``; right iff action == mapping[r, c]). Moving right
+costs 0.01 / N; "right" taken in column N - 1 pays +1 (bsuite's ``_step``: column N - 1 is reachable only at row
+N - 1, so only "right" at (N - 1, N - 1) pays, i.e. only the episode that moves right N times). The optimal return is
+1 - 0.01 = 0.99; a uniformly random policy earns the +1 with probability 2^-N (reach.py), and every myopic learner
+is pushed left by the cost: the hard exploration case of the paper.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ class DeepSea(gym.Env):
 
     def __init__(self, size: int, mapping_seed: int) -> None:
         self.size = size
-        self.right_action = np.random.default_rng(mapping_seed).integers(0, 2, size=(size, size))
+        self.right_action = np.random.RandomState(mapping_seed).binomial(1, 0.5, [size, size])  # bsuite's draw
         self.observation_space = gym.spaces.Discrete(size * size)
         self.action_space = gym.spaces.Discrete(2)
         self._row, self._col = 0, 0
@@ -36,15 +40,18 @@ class DeepSea(gym.Env):
         return 0, {}
 
     def step(self, action: int) -> tuple[int, float, bool, bool, dict]:
-        """c <- min(c + 1, N - 1) at cost 0.01 / N if ``action`` is this cell's right action, else max(c - 1, 0);
-        r <- r + 1; at r = N the episode ends with +1 if c = N - 1."""
+        """bsuite's deterministic ``_step``: +1 if c = N - 1 and ``action`` is this cell's right action; then
+        c <- min(c + 1, N - 1) at cost 0.01 / N if it is, else max(c - 1, 0); r <- r + 1; the episode ends at r = N
+        (the observation after the last step is a placeholder: bsuite's is the all-zero grid)."""
         right = int(action) == self.right_action[self._row, self._col]
-        reward = -0.01 / self.size if right else 0.0
-        self._col = min(self._col + 1, self.size - 1) if right else max(self._col - 1, 0)
+        reward = 1.0 if right and self._col == self.size - 1 else 0.0
+        if right:
+            self._col = min(self._col + 1, self.size - 1)
+            reward -= 0.01 / self.size
+        else:
+            self._col = max(self._col - 1, 0)
         self._row += 1
         done = self._row == self.size
-        if done and self._col == self.size - 1:
-            reward += 1.0
         obs = min(self._row, self.size - 1) * self.size + self._col
         return obs, reward, done, False, {}
 
@@ -88,14 +95,16 @@ def encode(env: gym.Env, obs: np.ndarray | int) -> np.ndarray:
 
 def optimal_return(env: gym.Env, max_steps: int) -> float:
     """The best achievable undiscounted return within ``max_steps`` from the start state, by backward induction
-    V_t(s) = max_a [r(s, a) + V_{t+1}(s')] over DeepSea's exact model; for CartPole (balanced indefinitely by a
+    V_r(c) = max(1[c = N - 1] - 0.01 / N + V_{r+1}(min(c + 1, N - 1)), V_{r+1}(max(c - 1, 0))), V_N = 0, over
+    DeepSea's exact model (1 - 0.01 = 0.99, bsuite's ``_optimal_return``); for CartPole (balanced indefinitely by a
     known controller) it is the episode cap."""
     base = env.unwrapped
     if isinstance(base, DeepSea):
         n, cols = base.size, np.arange(base.size)
-        value = np.where(cols == n - 1, 1.0, 0.0)  # after the last row: +1 in column N - 1
+        value = np.zeros(n)  # V_N: after the last row
         for _ in range(n):
-            value = np.maximum(value[np.minimum(cols + 1, n - 1)] - 0.01 / n, value[np.maximum(cols - 1, 0)])
+            value = np.maximum(np.where(cols == n - 1, 1.0, 0.0) - 0.01 / n + value[np.minimum(cols + 1, n - 1)],
+                               value[np.maximum(cols - 1, 0)])
         return float(value[0])
     return float(max_steps)
 

@@ -13,7 +13,7 @@ from paperdag.claims import write_metrics
 from paperdag.io import read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .baselines import BASELINES_FILE, RUNGS
+from .baselines import BASELINES_FILE, EXPLORATION, RUNGS
 from .claims import claims
 from .curves import binned_curve, normalise
 from .params import Params
@@ -21,6 +21,7 @@ from .plots import plot_aulc, plot_learning_curves
 from .prepare import TASKS_FILE
 from .reach import first_success, reach_summary, solve_episode
 from .train import EPISODES_FILE, EVALUATION_FILE
+from .train_nig import GRID_FILE, GRID_STAGE
 
 PAIRED_TASKS = ("deepsea", "cartpole")  # tasks whose per-seed scores claims.py pairs across agents
 
@@ -38,12 +39,27 @@ def ladder_scores(info: dict, table: dict, learned: dict[str, dict[str, np.ndarr
     agent's seeds in order (an agent's seeds are a prefix of the rung's)."""
     out = {}
     for task, row in table.items():
+        if task == EXPLORATION:
+            continue
         t = info["tasks"][task]
         for agent, own in seeds[task].items():
             if row["seeds"][:len(own)] != own or len(own) != len(learned[task][agent]):
                 raise ValueError(f"the ladder's seeds on {task} do not cover {agent}'s {own}")
         out[task] = {RUNGS[k]: normalise(row[k], t["trivial_return"]["best"], t["optimal_return"]) for k in RUNGS}
     return out
+
+
+def exploration_ladder(info: dict, row: dict, seeds: list[int], bins: int) -> dict[str, np.ndarray]:
+    """The hard DeepSea's trivial rungs as normalised per-seed AULC on the shared ``seeds``: the uniform random policy
+    (a flat curve at its mean return) and explore-then-commit (its training episodes' curve, binned like an agent's)."""
+    t = info["tasks"][row["task"]]
+    if row["seeds"] != seeds:
+        raise ValueError(f"the exploration ladder ran seeds {row['seeds']}, not the shared {seeds}")
+    floor, top, n = t["trivial_return"]["best"], t["optimal_return"], t["max_steps"]
+    etc = np.stack([binned_curve(n * np.arange(1, len(r) + 1), np.asarray(r), t["steps"], bins, floor)
+                    for r in row["explore_then_commit"]])
+    return {"uniform random policy": normalise(np.asarray(row["random"]), floor, top),
+            "explore-then-commit": normalise(etc, floor, top).mean(axis=1)}
 
 
 def evaluate(ctx: StageContext[Params], agents: dict[str, list[str]]) -> dict[str, float]:
@@ -84,10 +100,23 @@ def evaluate(ctx: StageContext[Params], agents: dict[str, list[str]]) -> dict[st
     write_table(ctx.output("aulc.parquet"), {k: [r[k] for r in rows] for k in rows[0]})
     write_table(ctx.output("curves.parquet"), table)
     steps = {task: info["tasks"][task]["steps"] for task in agents}
-    rungs = ladder_scores(info, json.loads(ctx.input("baselines", BASELINES_FILE).read_text()), learned, own_seeds)
+    table = json.loads(ctx.input("baselines", BASELINES_FILE).read_text())
+    rungs = ladder_scores(info, table, learned, own_seeds)
+    explore = exploration_ladder(info, table[EXPLORATION], seeds, bins)
     metrics |= {f"{task}_ladder_{name.replace(' ', '_').replace('-', '_')}": float(v.mean())
-                for task, by_rung in rungs.items() for name, v in by_rung.items()}
-    write_metrics(ctx.out, metrics, claims(aulc, learned, reach, steps, rungs, p.claims, p.plans))
+                for task, by_rung in (*rungs.items(), ("deepsea_aulc", explore)) for name, v in by_rung.items()}
+    metrics["deepsea_etc_commit_after"] = table[EXPLORATION]["commit_after"]
+    nig = {task: json.loads(ctx.input(f"train_daif_nig_{task}", EVALUATION_FILE).read_text())
+           for task in ("deepsea_small", "deepsea")}
+    information = {"grid": json.loads(ctx.input(GRID_STAGE, GRID_FILE).read_text()),
+                   **{task: {k: e[k] for k in ("variance_ratio", "variance_unvisited", "variance_visited",
+                                                "pairs_unvisited")} for task, e in nig.items()}}
+    for task in ("deepsea_small", "deepsea"):
+        ratio = np.log(information[task]["variance_ratio"])
+        metrics[f"{task}_nig_variance_ratio_geomean"] = float(np.exp(ratio.mean()))
+    metrics["nig_reg"] = information["grid"]["reg"]
+    write_metrics(ctx.out, metrics, claims(aulc, learned, reach, steps, rungs, explore, information, p.claims,
+                                           p.nig.variance_factor, p.plans))
     save_figure(plot_learning_curves(curves, steps, p.claims.confidence), ctx.output("learning_curves.png"))
     save_figure(plot_aulc(aulc, p.claims.confidence), ctx.output("aulc.png"))
     return {k: v for k, v in metrics.items() if k.startswith("deepsea_aulc")}

@@ -10,6 +10,13 @@ scored per environment seed with the agents' own greedy-evaluation protocol (tra
     cube loses nothing); the budget is the agents' environment steps (the last candidate is cut at the budget).
   - DeepSea (deterministic, one start state): open-loop action sequences a_1..a_N, uniform over {0, 1}^N; the budget
     is the agents' episodes. Replaying the kept sequence is deterministic, so its evaluation is its return.
+
+The exploration ladder on the hard DeepSea (scored by the agents' own learning-curve AULC, evaluate.py): the uniform
+random policy, then explore-then-commit (the strongest rung that costs only counting): the uniform random policy for
+E episodes (E from the reach formula, reach.commit_episodes), then greedy on its visit-count Q, the tabular
+action values of the counted transitions, Q(s, a) = rbar(s, a) + max_{a' seen at s'} Q(s', a') for every counted
+(s, a) (DeepSea is deterministic: one count fixes s' and r), actions never tried not taken. It earns ~0.99 per
+episode after E iff one random episode earned the +1 (else it commits to the cheapest counted path, return ~0).
 """
 
 from __future__ import annotations
@@ -76,3 +83,42 @@ def tuned_controller(kind: str, size: int, max_steps: int, budget_steps: int, ev
     cap = size if kind == "deepsea" else max_steps
     returns = [_episode(env, act, EVAL_RESET + 100 * seed + ep, cap)[0] for ep in range(eval_episodes)]
     return float(np.mean(returns))
+
+
+def visit_count_q(counts: np.ndarray, reward_sum: np.ndarray, successor: np.ndarray, size: int) -> np.ndarray:
+    """Q[s, a] of the counted transitions of DeepSea (states r N + c; ``counts``, ``reward_sum`` [N^2, 2],
+    ``successor`` [N^2, 2] the observed next state, -1 at the last row): rbar(s, a) + max over the counted actions
+    at s' of Q(s', a'), by rows from the last; -inf where (s, a) was never counted."""
+    q = np.full((size * size, 2), -np.inf)
+    for row in range(size - 1, -1, -1):
+        for s in range(row * size, (row + 1) * size):
+            for a in (0, 1):
+                if counts[s, a] == 0:
+                    continue
+                nxt = successor[s, a]
+                future = float(q[nxt].max()) if nxt >= 0 and np.isfinite(q[nxt]).any() else 0.0
+                q[s, a] = reward_sum[s, a] / counts[s, a] + future
+    return q
+
+
+def explore_then_commit(size: int, episodes: int, explore: int, seed: int) -> list[float]:
+    """Returns of the ``episodes`` training episodes of explore-then-commit on DeepSea instance ``seed``: uniform
+    random actions (rng([seed, 29])) for the first ``explore`` episodes, counted; then greedy on visit_count_q."""
+    env, rng = make_env("deepsea", size, size, seed), np.random.default_rng([seed, 29])
+    counts, reward_sum = np.zeros((size * size, 2)), np.zeros((size * size, 2))
+    successor = np.full((size * size, 2), -1, dtype=int)
+    out, q = [], None
+    for ep in range(episodes):
+        obs, total, done = env.reset(seed=ep)[0], 0.0, False
+        if ep == explore:
+            q = visit_count_q(counts, reward_sum, successor, size)
+        while not done:
+            a = int(rng.integers(2)) if q is None else int(np.argmax(q[obs]))
+            nxt, r, done, _, _ = env.step(a)
+            if q is None:
+                counts[obs, a] += 1
+                reward_sum[obs, a] += r
+                successor[obs, a] = -1 if done else nxt
+            obs, total = nxt, total + r
+        out.append(total)
+    return out

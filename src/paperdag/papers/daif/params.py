@@ -76,11 +76,23 @@ class BayesParams(ParamsModel):
 
 class NIGParams(ParamsModel):
     """The NIG (evidential) quantile critic of ``daif_nig`` (nig.py); its quantiles, lambda and sigma_0^2 are
-    ``bayes``'s."""
+    ``bayes``'s. Its regulariser weight is picked from ``reg_grid`` by the information-gain precondition alone
+    (nig_grid.py)."""
 
-    reg: float = Field(ge=0.0, le=10.0, description="weight of the evidence regulariser |y - gamma| (2 nu + alpha) "
-                       "in the evidential loss (Amini et al. 2020, deep evidential regression: 0.01 in their "
-                       "benchmarks)")
+    reg_grid: list[float] = Field(min_length=1, max_length=8, description="weights of the evidence regulariser "
+                                  "|y - gamma| (2 nu + alpha) in the evidential loss to pick from (Amini et al. 2020, "
+                                  "deep evidential regression: 0.01 in their benchmarks)")
+    grid_seeds: int = Field(ge=2, le=64, description="seeds per grid weight (their own, disjoint from every judged "
+                            "seed: nig_grid.grid_seeds)")
+    variance_factor: float = Field(gt=1.0, le=1000.0, description="information-gain precondition: the critic's "
+                                   "epistemic variance at never-taken (s, a) over taken ones must exceed this factor "
+                                   "(interval of the mean log ratio over seeds above its log)")
+
+    @model_validator(mode="after")
+    def _grid(self) -> NIGParams:
+        if any(not 0.0 <= r <= 10.0 for r in self.reg_grid) or len(set(self.reg_grid)) != len(self.reg_grid):
+            raise ValueError("nig.reg_grid: distinct weights in [0, 10]")
+        return self
 
 
 class EvalParams(ParamsModel):
@@ -101,10 +113,16 @@ class ClaimParams(ParamsModel):
     gain_margin: float = Field(ge=0.0, le=1.0, description="a sample-efficiency gain worth the name: the normalised-"
                                "AULC difference must exceed this (superiority margin: an interval wholly below it "
                                "fails)")
+    gain_margins_shown: list[float] = Field(min_length=1, max_length=6, description="gain_margin has no published "
+                                            "source: each exploration claim also reports its verdict at each of "
+                                            "these margins (declared before the run), beside the one judged")
     learned_min: float = Field(gt=0.0, le=1.0, description="competence precondition: the fraction of the way from the "
                                "strongest baseline rung r to the optimum that an agent's normalised greedy score s must "
                                "close, per seed s - r - learned_min (1 - r) > 0 (with r = 0, the best state-ignoring "
                                "policy: s > learned_min)")
+    match_fraction: float = Field(gt=0.0, lt=1.0, description="competence where the strongest rung is optimal on every "
+                                  "seed (nothing can beat it): the fraction of seeds on which the agent matches it "
+                                  "within 1 - learned_min must exceed this (Clopper-Pearson interval)")
 
 
 class Plans(ParamsModel):
@@ -139,6 +157,8 @@ class Params(ParamsModel):
                              "judged interval has the units its plan declares)")
         if self.bayes.members % 2:
             raise ValueError("bayes.members must be even (antithetic prior pairs)")
+        if self.nig_competence_seeds > 500:
+            raise ValueError("nig_competence_seeds must stay below the grid's seed offset (500: nig_grid.py)")
         if self.nig_competence_seeds < self.seeds:
             raise ValueError("nig_competence_seeds must not be below seeds (it extends the shared seeds)")
         if self.learning.eps_end > self.learning.eps_start:

@@ -24,10 +24,12 @@ def train(ctx: StageContext[Params], agent: str, task: str) -> dict[str, float]:
     t = info["tasks"][task]
     spec = EnvSpec(task, t["kind"], t["size"], t["obs_dim"], t["n_actions"], t["max_steps"], t["optimal_return"])
     b = p.bayes
-    hyper = Hyper(**p.learning.model_dump(), noise_floor=b.noise_floor)
     scale = (p.tasks.deepsea if t["kind"] == "deepsea" else p.tasks.cartpole).reward_scale
-    out = train_agent(spec, agent_spec(agent, b.quantiles, b.members, b.prior_scale, b.lam), hyper, info["seeds"],
-                      t["steps"], p.evaluation.eval_episodes, ctx.device, scale,
+    # lambda (per reward) and sigma_0^2 (per reward^2) are per unscaled reward: the critic learns r * scale, so in its
+    # units G = -E[Z] - (lambda scale) IG with sigma_0^2 scale^2, = scale x G on unscaled rewards (same argmin)
+    hyper = Hyper(**p.learning.model_dump(), noise_floor=b.noise_floor * scale**2)
+    spec_a = agent_spec(agent, b.quantiles, b.members, b.prior_scale, b.lam * scale)
+    out = train_agent(spec, spec_a, hyper, info["seeds"], t["steps"], p.evaluation.eval_episodes, ctx.device, scale,
                       report=lambda done, total: ctx.report("steps", done, total))
     return write_outcome(ctx, out, info["seeds"], agent, task)
 
@@ -37,6 +39,6 @@ def write_outcome(ctx: StageContext[Params], out: Outcome, seeds: list[int], age
     greedy return per seed), weights; returns the stage summary."""
     write_table(ctx.output(EPISODES_FILE), {"seed": out.seed, "episode": out.episode, "end_step": out.end_step,
                                             "return": out.ret})
-    write_json(ctx.output(EVALUATION_FILE), {"seeds": seeds, "eval_return": out.eval_return})
+    write_json(ctx.output(EVALUATION_FILE), {"seeds": seeds, "eval_return": out.eval_return, **out.extra})
     save_tensors(ctx.output("weights.safetensors"), out.weights, metadata={"agent": agent, "task": task})
     return {"episodes": float(len(out.ret)), "eval_return_mean": sum(out.eval_return) / len(out.eval_return)}

@@ -1,5 +1,8 @@
 """Stage ``train_daif_nig_<task>``: DAIF with the paper's NIG quantile critic on one task for every seed
-(vectorised over seeds), then its greedy evaluation; the same outputs as ``train``."""
+(vectorised over seeds), then its greedy evaluation; the same outputs as ``train``. Its evidence-regulariser weight is
+the one the ``nig_reg_grid`` stage picked; lambda is per unscaled reward (the critic learns r * reward_scale, so G
+weighs IG by lambda * reward_scale, and sigma_0^2 is sigma_0^2 reward_scale^2: the decision argmin_a G is the one on
+unscaled rewards)."""
 
 from __future__ import annotations
 
@@ -20,14 +23,31 @@ def train(ctx: StageContext[Params], task: str) -> dict[str, float]:
     return train_on(ctx, task, json.loads(ctx.input("prepare", TASKS_FILE).read_text())["seeds"])
 
 
+GRID_STAGE, GRID_FILE = "nig_reg_grid", "grid.json"  # the stage that picks the regulariser weight (nig_grid.py)
+
+
+def reg_of(ctx: StageContext[Params]) -> float:
+    """The regulariser weight the grid stage picked."""
+    return float(json.loads(ctx.input(GRID_STAGE, GRID_FILE).read_text())["reg"])
+
+
+def spec_of_task(task: str, t: dict) -> EnvSpec:
+    """The EnvSpec of ``task`` from its tasks.json entry ``t``."""
+    return EnvSpec(task, t["kind"], t["size"], t["obs_dim"], t["n_actions"], t["max_steps"], t["optimal_return"])
+
+
+def hyper_of(p: Params, scale: float) -> Hyper:
+    """The shared learning hyper-parameters on a task whose rewards are learnt as r * ``scale``: sigma_0^2 is per
+    unscaled reward^2, so the critic's units carry it as sigma_0^2 scale^2 (with lambda scale, G = scale G_unscaled)."""
+    return Hyper(**p.learning.model_dump(), noise_floor=p.bayes.noise_floor * scale**2)
+
+
 def train_on(ctx: StageContext[Params], task: str, seeds: list[int]) -> dict[str, float]:
     """NIG-DAIF on ``task`` over ``seeds``: trained, evaluated greedily and written as ``train.write_outcome``."""
     p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
     t = info["tasks"][task]
-    spec = EnvSpec(task, t["kind"], t["size"], t["obs_dim"], t["n_actions"], t["max_steps"], t["optimal_return"])
-    hyper = Hyper(**p.learning.model_dump(), noise_floor=p.bayes.noise_floor)
     scale = (p.tasks.deepsea if t["kind"] == "deepsea" else p.tasks.cartpole).reward_scale
-    out = train_nig_agent(spec, hyper, p.bayes.quantiles, p.bayes.lam, p.nig.reg, seeds, t["steps"],
-                          p.evaluation.eval_episodes, ctx.device, scale,
+    out = train_nig_agent(spec_of_task(task, t), hyper_of(p, scale), p.bayes.quantiles, p.bayes.lam * scale,
+                          reg_of(ctx), seeds, t["steps"], p.evaluation.eval_episodes, ctx.device, scale,
                           report=lambda done, total: ctx.report("steps", done, total))
     return write_outcome(ctx, out, seeds, "daif_nig", task)

@@ -8,7 +8,7 @@ training episodes are the learning curve (online performance: what sample effici
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gymnasium as gym
 import numpy as np
@@ -47,6 +47,7 @@ class Outcome:
     ret: list[float]
     eval_return: list[float]
     weights: dict[str, torch.Tensor]
+    extra: dict = field(default_factory=dict)  # stage-specific measurements written to evaluation.json
 
 
 class Replay:
