@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from .cell import Config
 from .distill import Schedule
-from .params import CompareParams, DataParams, DistillParams, GridParams, NetworkParams
+from .params import ClaimParams, CompareParams, DataParams, DistillParams, GridParams, NetworkParams
 
 CellKey = tuple[int, int, int, int]  # (seed, d, r, L)
 
 
 def grid_cells(seed: int, grid: GridParams) -> list[CellKey]:
-    """Every (d, r, L) of the scaling grid with r <= d, at seeds seed, ..., seed + grid.seeds - 1."""
-    return [(seed + s, d, r, L) for d in grid.d for r in grid.r for L in grid.widths for s in range(grid.seeds)
-            if r <= d]
+    """Every (d, r, L) of the scaling grid (the product d x r x widths with r <= d, and the L sweep's (d, r) cells at
+    every sweep width), sorted without repeats, at seeds seed, ..., seed + grid.seeds - 1."""
+    cells = {(d, r, L) for d in grid.d for r in grid.r for L in grid.widths if r <= d}
+    cells |= {(d, r, L) for d, r in grid.sweep.cells for L in grid.sweep.widths}
+    return [(seed + s, d, r, L) for d, r, L in sorted(cells) for s in range(grid.seeds)]
 
 
 def compare_cells(seed: int, compare: CompareParams) -> list[CellKey]:
@@ -23,6 +25,18 @@ def compare_cells(seed: int, compare: CompareParams) -> list[CellKey]:
 def all_cells(seed: int, grid: GridParams, compare: CompareParams) -> list[CellKey]:
     """The union of both experiments' cells, sorted, without repeats."""
     return sorted(set(grid_cells(seed, grid)) | set(compare_cells(seed, compare)))
+
+
+def target_excess(claims: ClaimParams, e_ref: float) -> dict[str, float]:
+    """The allowed excess over e_ref of each named target: loose ``tol``; near max(tol_near, near_factor x e_ref)."""
+    return {"loose": claims.tol, "near": max(claims.tol_near, claims.near_factor * e_ref)}
+
+
+def target_name(claims: ClaimParams, name: str) -> str:
+    """A target's formula, for statements."""
+    if name == "loose":
+        return f"e_ref + {claims.tol:g}"
+    return f"e_ref + max({claims.tol_near:g}, {claims.near_factor:g} e_ref)"
 
 
 def config(data: DataParams, network: NetworkParams, distill: DistillParams | None = None) -> Config:

@@ -41,13 +41,13 @@ def plot_error_vs_memory(runs: list[dict], e_ref: float, e_rf: float, tol: float
     return fig
 
 
-def plot_memory_scaling(rows: list[dict], fit: PowerFit | None) -> Figure:
-    """Left: memory-to-target vs r^2 d + L per grid cell (colour: r, marker: L), log-log, with the fitted power law
-    and a slope-1 guide through the data's geometric mean. Right: where the memory goes, the phase-1 and phase-2
+def plot_memory_scaling(rows: list[dict], fit: PowerFit | None, target: str) -> Figure:
+    """Left: memory-to-``target`` vs r^2 d + L per grid run (colour: r, marker: L), log-log, with the fitted power
+    law and a slope-1 guide through the data's geometric mean. Right: where the memory goes, the phase-1 and phase-2
     point counts M1*, M2* against r (jittered by L)."""
     fig, (ax, bx) = new_figure(9.6, 3.8, ncols=2)
     widths = sorted({r["width"] for r in rows})
-    markers = dict(zip(widths, "osD^v"))
+    markers = dict(zip(widths, "osD^vP*X"))
     colors = dict(zip(sorted({r["r"] for r in rows}), ["tab:blue", "tab:orange", "tab:green", "tab:red"]))
     for row in rows:
         x = row["r"] ** 2 * row["d"] + row["width"]
@@ -66,7 +66,7 @@ def plot_memory_scaling(rows: list[dict], fit: PowerFit | None) -> Figure:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("r^2 d + L")
-    ax.set_ylabel("memory to reach full-data error + tol")
+    ax.set_ylabel(f"memory (numbers) to reach {target}")
     ax.legend(fontsize=7)
     for row in rows:
         jitter = 0.08 * (widths.index(row["width"]) - (len(widths) - 1) / 2)

@@ -62,3 +62,37 @@ def loglinear_fit(y: np.ndarray, regressors: dict[str, np.ndarray], level: float
                           df=float(n - cols), span=float(np.ptp(Z[:, i]))) for i, k in enumerate(names, start=1)}
     r2 = 1.0 - float(resid @ resid) / float(((ly - ly.mean()) ** 2).sum())
     return LogLinearFit({k: fitted.get(k, nan) for k in regressors}, r2)
+
+
+@dataclass(frozen=True)
+class ScalingFits:
+    """The memory laws' fits on an M* table (rows with d, r, width, m1 = M1*, m2 = M2*; only runs that reached):
+    ``composite``: memory* = (M1* + M2*)(d + 1) on r^2 d + L (None under 3 runs); ``bookkeeping``: the exponent the
+    same fit gives to d + 1 alone (memory if M1* + M2* were constant); ``phase1_r``: the exponent of M1* (points) on r
+    and ``phase2_L`` of M2* (d + 1) (numbers) on L, each from a log-linear fit on log r, log d, log L (the other
+    factors held fixed); ``decades_L``: log10 of the fitted runs' range of L."""
+
+    composite: PowerFit | None
+    bookkeeping: float | None
+    phase1_r: Interval
+    phase2_L: Interval
+    runs: int
+    decades_L: float
+
+
+def scaling_fits(rows: list[dict]) -> ScalingFits:
+    """The fits of ``ScalingFits`` on the runs of ``rows`` (every row must have reached: m1 and m2 not None)."""
+    d = np.array([r["d"] for r in rows], float)
+    r_ = np.array([r["r"] for r in rows], float)
+    L = np.array([r["width"] for r in rows], float)
+    m1 = np.array([r["m1"] for r in rows], float)
+    m2 = np.array([r["m2"] for r in rows], float)
+    x = r_**2 * d + L
+    ok = len(rows) >= 3 and len(np.unique(x)) > 1
+    composite = power_fit(x, (m1 + m2) * (d + 1)) if ok else None
+    bookkeeping = power_fit(x, d + 1).slope.mean if ok else None
+    factors = {"r": r_, "d": d, "L": L}
+    phase1 = loglinear_fit(m1, factors).exponents["r"]
+    phase2 = loglinear_fit(m2 * (d + 1), factors).exponents["L"]
+    decades = float(np.log10(L.max() / L.min())) if len(rows) else 0.0
+    return ScalingFits(composite, bookkeeping, phase1, phase2, len(rows), decades)
