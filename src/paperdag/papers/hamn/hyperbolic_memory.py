@@ -1,7 +1,7 @@
 """HAMN: modern associative memory on the Poincare ball B_c = {x : c ||x||^2 < 1} (curvature -c).
 
-Queries and memories are Euclidean (tangent) vectors mapped onto the ball by the exponential map at the origin,
-exp_0(v) = tanh(sqrt c ||v||) v / (sqrt c ||v||). The energy is built on the Minkowski inner product
+Queries and memories are points of the ball (the Poincare embedding itself; queries.py draws a query as a wrapped
+normal around a stored point). The energy is built on the Minkowski inner product
 <X, Y>_L = -X_0 Y_0 + sum_k X_k Y_k of the hyperboloid images
     L(x) = (1 + c ||x||^2, 2 sqrt c x) / (sqrt c (1 - c ||x||^2)),   <L(x), L(x)>_L = -1/c,
 for which c <L(x), L(y)>_L = -cosh(sqrt c d_c(x, y)). With O = L(0) the origin, the regularised energy is
@@ -17,7 +17,8 @@ E(xi_new) <= E(xi) - armijo t ||grad_R E||_xi^2 holds (a query with no admissibl
 decreases the energy. The iterates are formed without geoopt's projection onto the ball, so that the on-manifold
 check (sqrt c ||xi|| < 1 for every iterate) can fail. The retrieved memory is the one nearest to the
 final state in the hyperbolic distance, i.e. the largest c <L(p_i), L(xi)>_L = -cosh(sqrt c d) (geoopt's dist clamps
-artanh at 1 - 1e-7 and saturates near d = 16 / sqrt c, too close for leaves near the boundary).
+artanh at 1 - 1e-7 and saturates near d = 16 / sqrt c, too close for leaves near the boundary). Descent stops early
+once no state moves by more than STILL in a step (every later step would move it less: the readout is final).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 
 import geoopt
 import torch
+
+STILL = 1e-12  # largest coordinate move of any state in a step below which the descent has converged
 
 
 def poincare_ball(c: float) -> geoopt.PoincareBall:
@@ -103,12 +106,15 @@ def hamn_step(ball: geoopt.PoincareBall, xi: torch.Tensor, memories: torch.Tenso
 
 def hamn_retrieve(queries: torch.Tensor, memories: torch.Tensor, beta: float, lam: float, c: float, steps: int,
                   step_size: float, armijo: float, backtracks: int) -> Retrieval:
-    """Map tangent queries and memories by exp_0, descend E for ``steps`` steps, read out the nearest memory."""
+    """Descend E from the queries (points of the ball) for at most ``steps`` steps, read out the nearest memory."""
     ball = poincare_ball(c)
-    mem = ball.expmap0(memories, project=False)
-    xi = ball.expmap0(queries, project=False)
+    xi = queries
     max_norm = c**0.5 * xi.norm(dim=1)
     for _ in range(steps):
-        xi = hamn_step(ball, xi, mem, beta, lam, step_size, armijo, backtracks)
+        new = hamn_step(ball, xi, memories, beta, lam, step_size, armijo, backtracks)
+        moved = float((new - xi).abs().max()) if len(xi) else 0.0
+        xi = new
         max_norm = torch.maximum(max_norm, c**0.5 * xi.norm(dim=1))
-    return Retrieval(xi, energy_terms(xi, mem, c)[0].argmax(dim=1), max_norm)
+        if moved <= STILL:
+            break
+    return Retrieval(xi, energy_terms(xi, memories, c)[0].argmax(dim=1), max_norm)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -34,34 +34,44 @@ class EmbeddingParams(ParamsModel):
 
 
 class RetrievalParams(ParamsModel):
-    """Queries (noisy leaf embeddings) and the depth-2 noise calibration."""
+    """Queries (noisy leaf points, noise.py), the finite-temperature beta rule and the depth-2 noise calibration."""
 
-    queries_per_cell: int = Field(ge=10, le=1_000_000, description="noisy leaf queries per evaluation cell (at least "
-                                  "one per leaf; leaves cycled so each is queried equally often)")
-    calibration_queries: int = Field(ge=10, le=100_000, description="noisy leaf queries of the calibration tree")
-    target_accuracy: float = Field(gt=0.0, lt=1.0, description="leaf accuracy both models are calibrated to at D=2")
+    queries_per_cell: int = Field(ge=10, le=1_000_000, description="noisy leaf queries per evaluation cell at the "
+                                  "calibrated rho (at least one per leaf; leaves cycled so each is queried equally "
+                                  "often)")
+    tolerance_levels: Annotated[list[Annotated[float, Field(gt=0.0, le=100.0)]], Field(min_length=2)] = Field(
+        description="rho multipliers (besides 1) of the extra queries whose psychometric curve gives each cell's "
+                    "noise tolerance rho_50 (analysis.tolerance)")
+    tolerance_queries: int = Field(ge=1, le=100_000, description="noisy leaf queries per cell at each tolerance level")
+    calibration_queries: int = Field(ge=10, le=100_000, description="noisy leaf queries of each calibration tree")
+    target_accuracy: float = Field(gt=0.0, lt=1.0, description="leaf accuracy every model is calibrated to at D=2")
+    hamn_noise: Literal["tangent", "wrapped"] = Field(description=(
+        "HAMN's query noise (noise.py): Gaussian in the space before its map exp_0 (tangent), or a wrapped normal "
+        "at the stored point (wrapped)"))
     rho_max: float = Field(gt=0.0, le=100.0, description="upper end of the bisection on the noise ratio rho")
     bisections: int = Field(ge=1, le=40, description="bisection steps of the noise calibration")
-    storage_weight: float = Field(gt=0.5, lt=1.0, description=(
-        "least softmax weight a stored pattern queried with itself keeps on itself; sets each cell's beta "
-        "(queries.storage_beta; 0.99 to match the storage precondition's 0.99)"))
+    clean_target: float = Field(gt=0.5, le=1.0, description="noise-free accuracy the beta rule asks of the smallest "
+                                "beta, pooled over the calibration seeds of each (b, D) (queries.calibrate_beta)")
+    beta_min: float = Field(gt=0.0, le=1e3, description="lower end of the bisection on log beta")
+    beta_max: float = Field(gt=0.0, le=1e12, description="upper end of the bisection on log beta")
+    beta_bisections: int = Field(ge=1, le=40, description="bisection steps of the beta rule")
+    beta_queries: int = Field(ge=4, le=100_000, description="most stored leaves the beta rule queries per "
+                              "calibration cell (evenly spaced; all of them in smaller trees)")
     chunk: int = Field(ge=16, le=1_000_000, description="queries retrieved per batch (memory bound only)")
 
 
 class MHNParams(ParamsModel):
     """The Euclidean memories (modern_hopfield.py: Ramsauer's MHN on the embedding scaled to unit RMS norm, on
-    L2-normalised patterns, and the distance softmax): one beta and step count for all three."""
+    L2-normalised patterns, and the distance softmax): one step count for all three (beta: the rule)."""
 
-    beta: float = Field(gt=0.0, le=1e6, description="inverse temperature beta")
     steps: int = Field(ge=1, le=100, description="CCCP updates xi <- M^T softmax(beta M xi)")
 
 
 class HAMNParams(ParamsModel):
-    """HAMN on the Poincare ball (hyperbolic_memory.py)."""
+    """HAMN on the Poincare ball (hyperbolic_memory.py); beta: the rule (queries.calibrate_beta)."""
 
-    beta: float = Field(gt=0.0, le=1e6, description="inverse temperature beta on c <P_i, Xi>_L = -cosh(sqrt c d)")
     reg: float = Field(ge=0.0, le=1.0, description="lam, weight of the regulariser cosh(sqrt c d(0, xi)) - 1")
-    steps: int = Field(ge=1, le=500, description="Riemannian gradient steps")
+    steps: int = Field(ge=1, le=500, description="most Riemannian gradient steps (fewer once every state is still)")
     step_size: float = Field(gt=0.0, le=10.0, description="initial step in units of 1 / local curvature")
     armijo: float = Field(gt=0.0, lt=1.0, description="sufficient-decrease constant of the backtracking")
     backtracks: int = Field(ge=1, le=60, description="halvings tried before a query stays put for a step")
@@ -74,8 +84,12 @@ class ClaimParams(ParamsModel):
     min_map_gain: float = Field(ge=0.0, le=1.0,
                                 description="least (MAP - untrained MAP) / (tree-metric MAP - untrained MAP)")
     min_clean_accuracy: float = Field(gt=0.0, le=1.0, description=(
-        "least noise-free retrieval accuracy of a memory's own stored leaves in every cell a claim uses (issue 41: "
-        "0.99, a memory must return a stored pattern from the pattern itself before its noisy retrieval is compared)"))
+        "least noise-free retrieval accuracy (mean over evaluation seeds) of a memory's own stored leaves in every "
+        "(b, D) a claim uses: a memory must return a stored pattern from the pattern itself before its noisy "
+        "retrieval is compared"))
+    min_dynamics_share: float = Field(ge=0.0, lt=1.0, description=(
+        "least share of noisy queries (at the calibrated rho) a memory's dynamics must decode to another leaf than "
+        "its nearest-neighbour decoder before a claim reads them as the memory's (95% CI over cells above it)"))
 
 
 class Plans(ParamsModel):
@@ -108,6 +122,8 @@ class Params(ParamsModel):
     def _design(self) -> Params:
         if 2 not in self.trees.depths:
             raise ValueError("trees.depths must include 2: the noise is calibrated at depth 2")
+        if self.retrieval.beta_min >= self.retrieval.beta_max:
+            raise ValueError("retrieval.beta_min must lie below retrieval.beta_max")
         if set(self.calibration_seeds) & set(self.seeds):
             raise ValueError("calibration_seeds must differ from the evaluation seeds (held out)")
         if len(set(self.seeds)) != len(self.seeds):

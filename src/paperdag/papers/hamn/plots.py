@@ -20,6 +20,15 @@ def _panels(n: int, height: float = 3.6) -> tuple[Figure, list]:
     return fig, list(np.atleast_1d(axes))
 
 
+def _band(ax, sub: pd.DataFrame, column: str, model: str) -> None:
+    """``column``'s mean over seeds and its 95% CI band against depth, in the model's style."""
+    color, marker, label = STYLE[model]
+    depths = sorted(sub["depth"].unique())
+    ci = [mean_ci(sub[sub["depth"] == d][column].to_numpy()) for d in depths]
+    ax.plot(depths, [c.mean for c in ci], marker=marker, color=color, label=label)
+    ax.fill_between(depths, [c.lo for c in ci], [c.hi for c in ci], color=color, alpha=0.2)
+
+
 def plot_accuracy_vs_depth(cells: pd.DataFrame, clean: pd.DataFrame, leaves: dict[tuple[int, int], int]) -> Figure:
     """Leaf-retrieval accuracy of noisy queries (mean and 95% CI over seeds) against tree depth, one panel per
     branching b; dashed: noise-free queries (storage); dotted: chance, 1 / #leaves."""
@@ -27,11 +36,7 @@ def plot_accuracy_vs_depth(cells: pd.DataFrame, clean: pd.DataFrame, leaves: dic
     fig, axes = _panels(len(bs))
     for ax, b in zip(axes, bs, strict=True):
         for model, (color, marker, label) in STYLE.items():
-            sub = cells[(cells["branching"] == b) & (cells["model"] == model)]
-            depths = sorted(sub["depth"].unique())
-            ci = [mean_ci(sub[sub["depth"] == d]["accuracy"].to_numpy()) for d in depths]
-            ax.plot(depths, [c.mean for c in ci], marker=marker, color=color, label=label)
-            ax.fill_between(depths, [c.lo for c in ci], [c.hi for c in ci], color=color, alpha=0.2)
+            _band(ax, cells[(cells["branching"] == b) & (cells["model"] == model)], "accuracy", model)
             kept = clean[(clean["branching"] == b) & (clean["model"] == model)].groupby("depth")["accuracy"].mean()
             ax.plot(kept.index, kept.to_numpy(), "--", color=color, lw=1, label=f"{label}, noise-free")
         depths = sorted(cells[cells["branching"] == b]["depth"].unique())
@@ -78,5 +83,21 @@ def plot_error_lca(cells: pd.DataFrame) -> Figure:
         ax.set_ylabel("LCA level / D on wrong retrievals")
         ax.set_ylim(0, 1)
         ax.set_title(f"b={b}: how close in the tree the wrong memory is", fontsize=8)
+        ax.legend(fontsize=7)
+    return fig
+
+
+def plot_tolerance_vs_depth(cells: pd.DataFrame) -> Figure:
+    """Noise tolerance rho_50 (the query noise at which a memory retrieves half its queries; mean of log rho_50 and
+    its 95% CI over seeds) against tree depth, one panel per branching b."""
+    bs = sorted(cells["branching"].unique())
+    fig, axes = _panels(len(bs))
+    for ax, b in zip(axes, bs, strict=True):
+        for model in STYLE:
+            _band(ax, cells[(cells["branching"] == b) & (cells["model"] == model)], "log_rho50", model)
+        ax.set_xticks(sorted(cells["depth"].unique()))
+        ax.set_xlabel("tree depth D")
+        ax.set_ylabel("log rho_50 (noise at 50% retrieval)")
+        ax.set_title(f"b={b}: noise tolerance against depth", fontsize=8)
         ax.legend(fontsize=7)
     return fig

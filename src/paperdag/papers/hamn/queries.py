@@ -1,22 +1,23 @@
-"""Noisy queries, the retrieval models behind one interface, and the noise calibration at depth 2.
+"""The retrieval models behind one interface, their inverse temperature and query-noise calibrations, and the
+decoders of the retrieval ladder.
 
 Each model reads memories in its own input space: the Euclidean networks read the Euclidean embedding scaled to
-unit RMS norm (``mhn_normed``: each row scaled to unit norm), HAMN reads the tangent vectors v = log_0(p) of the
-Poincare embedding (mapped back onto the ball by exp_0 inside HAMN). A query for node i is
-    q = x_i + rho * s * z / sqrt(dim),   z ~ N(0, I_dim),
-with s the RMS norm of the memories in that input space (s = 1 for the scaled Euclidean embedding), so rho is the
-noise-to-signal ratio of the query. The noise level rho of each model is calibrated once, at depth 2, on
-embedding seeds and noise draws held out from the evaluation: bisection on rho in [0, rho_max] for the leaf
-accuracy of that model, pooled over the calibration seeds, to cross ``target``; all models then score about equally
-at depth 2 by construction.
+unit RMS norm (``mhn_normed``: each row scaled to unit norm), HAMN reads the points of the Poincare embedding. Noisy
+queries (noise.py) are Gaussian around a Euclidean memory, and for HAMN Gaussian in the space before its map
+(``tangent``: around log_0(p), then exp_0) or a wrapped normal around the point of the ball (``wrapped``), at a
+noise-to-signal ratio rho.
 
-Inverse temperature, one rule for every memory (``storage_beta``): with s_j(xi) the memory's score of pattern j
-(dot product m_j . xi; -||xi - m_j||^2 / 2; HAMN c <L(p_j), L(xi)>_L = -cosh(sqrt c d)), the storage gap of a cell is
-    Delta = min_i [s_i(m_i) - max_(j != i) s_j(m_i)],
-and beta = max(beta_model, log((N - 1) w / (1 - w)) / Delta) is the least beta (not below the model's own) at which
-a stored pattern queried with itself keeps at least the softmax weight w on itself, whatever the other N - 1 scores.
-Where Delta <= 0 (Ramsauer's MHN on patterns of unequal norm: a longer pattern outscores a stored one at its own
-position) no beta stores the cell and beta_model is kept.
+Finite temperature, one rule for every memory (``calibrate_beta``): in each (b, D) the memory's beta is the smallest
+beta in [beta_min, beta_max] (bisection on log beta; noise-free accuracy taken to grow with beta) at which
+noise-free retrieval (each stored leaf queried with itself, the memory's dynamics run, the nearest memory read out)
+reaches ``target`` pooled over the calibration seeds' embeddings of that (b, D), which no evaluation reuses. At
+beta -> infinity every memory is its nearest-neighbour decoder; this beta keeps retrieval at finite temperature.
+
+Query noise (``calibrate_noise``): rho of each model and branching is set once at depth 2, on the calibration
+seeds, by bisection in [0, rho_max] for the pooled leaf accuracy to cross ``target``.
+
+Decoders: ``nearest_leaf`` (the stored pattern nearest to the query in the memory's geometry, no update: the memory's
+zero-temperature, zero-step limit) and ``ml_leaf`` (the noise's maximum-likelihood leaf, noise.log_likelihood).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from .hyperbolic_memory import energy_terms, hamn_retrieve, poincare_ball
+from .hyperbolic_memory import energy_terms, hamn_retrieve
 from .modern_hopfield import EUCLIDEAN_MEMORIES, mhn_retrieve
+from .noise import log_likelihood, noise_sigma, noisy_queries
 
 MODELS = (*EUCLIDEAN_MEMORIES, "hamn")
 GEOMETRY = {**dict.fromkeys(EUCLIDEAN_MEMORIES, "euclidean"), "hamn": "poincare"}
@@ -35,10 +37,11 @@ GEOMETRY = {**dict.fromkeys(EUCLIDEAN_MEMORIES, "euclidean"), "hamn": "poincare"
 
 @dataclass(frozen=True)
 class Retriever:
-    """One model and its settings (the Euclidean memories: beta, steps; HAMN: also reg, step_size, armijo,
-    backtracks)."""
+    """One model, its query noise (noise.MODES) and its settings (the Euclidean memories: beta, steps; HAMN: also
+    reg, step_size, armijo, backtracks)."""
 
     model: str
+    noise: str
     curvature: float
     beta: float
     steps: int
@@ -57,40 +60,29 @@ class Retriever:
         return out.retrieved, out.max_norm
 
 
-def input_space(model: str, embedding: torch.Tensor, curvature: float) -> torch.Tensor:
+def input_space(model: str, embedding: torch.Tensor) -> torch.Tensor:
     """The memories a model reads: Euclidean embedding / its RMS norm (mhn, mhn_distance), each row / its norm
-    (mhn_normed), or log_0 of the Poincare one (HAMN), log_0(p) = artanh(sqrt c ||p||) p / (sqrt c ||p||)."""
+    (mhn_normed), or the points of the Poincare embedding (HAMN)."""
     if model == "mhn_normed":
         return embedding / embedding.norm(dim=1, keepdim=True)
     if model in EUCLIDEAN_MEMORIES:
         return embedding / embedding.norm(dim=1).pow(2).mean().sqrt()
-    return poincare_ball(curvature).logmap0(embedding)
+    return embedding
 
 
-def scores(model: str, xi: torch.Tensor, memories: torch.Tensor, curvature: float) -> torch.Tensor:
-    """s_j(xi) for all (state, memory) pairs: the logits the memory's softmax multiplies by beta."""
-    if model == "mhn_distance":
-        return -torch.cdist(xi, memories) ** 2 / 2
+def nearest_leaf(model: str, queries: torch.Tensor, memories: torch.Tensor, curvature: float) -> torch.Tensor:
+    """Index of the stored pattern nearest to each query in the memory's own geometry (no update): the Euclidean
+    distance, or the Poincare distance (the largest c <L(p_i), L(q)>_L = -cosh(sqrt c d))."""
     if model in EUCLIDEAN_MEMORIES:
-        return xi @ memories.T
-    ball = poincare_ball(curvature)
-    return energy_terms(ball.expmap0(xi, project=False), ball.expmap0(memories, project=False), curvature)[0]
+        return torch.cdist(queries, memories).argmin(dim=1)
+    return energy_terms(queries, memories, curvature)[0].argmax(dim=1)
 
 
-def storage_gap(model: str, memories: torch.Tensor, curvature: float) -> float:
-    """Delta = min_i [s_i(m_i) - max_(j != i) s_j(m_i)] over the stored patterns (tangent vectors for HAMN)."""
-    s = scores(model, memories, memories, curvature)
-    own = s.diagonal().clone()
-    return float((own - s.fill_diagonal_(-math.inf).max(dim=1).values).min())
-
-
-def storage_beta(retriever: Retriever, memories: torch.Tensor, weight: float) -> Retriever:
-    """The retriever with beta = max(beta, log((N - 1) w / (1 - w)) / Delta) (unchanged where Delta <= 0)."""
-    gap = storage_gap(retriever.model, memories, retriever.curvature)
-    if gap <= 0:
-        return retriever
-    need = math.log((len(memories) - 1) * weight / (1 - weight)) / gap
-    return replace(retriever, beta=max(retriever.beta, need))
+def ml_leaf(noise: str, queries: torch.Tensor, memories: torch.Tensor, rho: torch.Tensor | float,
+            curvature: float) -> torch.Tensor:
+    """The maximum-likelihood leaf of each query under the noise ``noise`` at ratio rho (equally likely leaves)."""
+    sigma = noise_sigma(memories, rho, noise, curvature)
+    return log_likelihood(queries, memories, sigma, noise, curvature).argmax(dim=1)
 
 
 def leaf_queries(n_leaves: int, n_queries: int, dim: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -99,24 +91,72 @@ def leaf_queries(n_leaves: int, n_queries: int, dim: int, gen: torch.Generator) 
     return torch.arange(n_queries) % n_leaves, torch.randn(n_queries, dim, generator=gen, dtype=torch.float64)
 
 
-def noisy_queries(memories: torch.Tensor, nodes: torch.Tensor, rho: float, z: torch.Tensor) -> torch.Tensor:
-    """q_j = x_(nodes_j) + rho * s * z_j / sqrt(dim), s the RMS norm of the memories."""
-    s = memories.norm(dim=1).pow(2).mean().sqrt()
-    return memories[nodes] + rho * s * z / memories.shape[1] ** 0.5
+@dataclass(frozen=True)
+class Decoded:
+    """Per query: the memory's retrieved leaf, the largest iterate norm (HAMN), the nearest and the ML leaf."""
+
+    retrieved: torch.Tensor
+    max_norm: torch.Tensor
+    nearest: torch.Tensor
+    ml: torch.Tensor
 
 
-def retrieve_all(retriever: Retriever, memories: torch.Tensor, nodes: torch.Tensor, rho: float, z: torch.Tensor,
-                 chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Retrieve every noisy query, ``chunk`` at a time: (retrieved memory, largest iterate norm) per query."""
-    parts = [retriever.retrieve(noisy_queries(memories, nodes[lo:lo + chunk], rho, z[lo:lo + chunk]), memories)
-             for lo in range(0, len(nodes), chunk)]
-    return torch.cat([a for a, _ in parts]), torch.cat([m for _, m in parts])
+def decode_all(retriever: Retriever, memories: torch.Tensor, nodes: torch.Tensor, rho: torch.Tensor | float,
+               z: torch.Tensor, chunk: int) -> Decoded:
+    """Draw every noisy query (noise.noisy_queries) and decode it by the memory and by both decoders, ``chunk``
+    queries at a time."""
+    rho = torch.as_tensor(rho, dtype=z.dtype, device=z.device).expand(len(nodes))
+    c, parts = retriever.curvature, []
+    for lo in range(0, len(nodes), chunk):
+        sl = slice(lo, lo + chunk)
+        q = noisy_queries(memories, nodes[sl], rho[sl], z[sl], retriever.noise, c)
+        parts.append((*retriever.retrieve(q, memories), nearest_leaf(retriever.model, q, memories, c),
+                      ml_leaf(retriever.noise, q, memories, rho[sl], c)))
+    return Decoded(*(torch.cat(col) for col in zip(*parts, strict=True)))
 
 
 def accuracy(retriever: Retriever, memories: torch.Tensor, nodes: torch.Tensor, rho: float, z: torch.Tensor,
              chunk: int) -> float:
-    """Fraction of queries whose retrieved memory is their source leaf."""
-    return float((retrieve_all(retriever, memories, nodes, rho, z, chunk)[0] == nodes).double().mean())
+    """Fraction of noisy queries whose retrieved memory is their source leaf."""
+    rho_t = torch.full((len(nodes),), rho, dtype=z.dtype, device=z.device)
+    hits = [retriever.retrieve(noisy_queries(memories, nodes[lo:lo + chunk], rho_t[lo:lo + chunk], z[lo:lo + chunk],
+                                             retriever.noise, retriever.curvature), memories)[0]
+            == nodes[lo:lo + chunk] for lo in range(0, len(nodes), chunk)]
+    return float(torch.cat(hits).double().mean())
+
+
+def clean_accuracy(retriever: Retriever, memories: torch.Tensor, stored: torch.Tensor, chunk: int) -> float:
+    """Fraction of the stored leaves ``stored`` that the memory retrieves from the stored pattern itself."""
+    hits = [retriever.retrieve(memories[stored[lo:lo + chunk]], memories)[0] == stored[lo:lo + chunk]
+            for lo in range(0, len(stored), chunk)]
+    return float(torch.cat(hits).double().mean())
+
+
+def probe_leaves(n_leaves: int, most: int) -> torch.Tensor:
+    """The stored leaves the beta rule queries in one calibration cell: all of them, or ``most`` evenly spaced."""
+    if n_leaves <= most:
+        return torch.arange(n_leaves)
+    return torch.linspace(0, n_leaves - 1, most).round().long().unique()
+
+
+def calibrate_beta(retriever: Retriever, cells: list[tuple[torch.Tensor, torch.Tensor]], target: float,
+                   beta_min: float, beta_max: float, iterations: int, chunk: int) -> tuple[Retriever, float]:
+    """The retriever at the smallest beta in [beta_min, beta_max] (bisection on log beta) whose noise-free accuracy
+    pooled over ``cells`` ((memories, probed leaves) of the calibration seeds) reaches ``target``, and that accuracy
+    (below target only where beta_max does not reach it)."""
+    seen: dict[float, float] = {}
+
+    def pooled(beta: float) -> float:
+        if beta not in seen:
+            r = replace(retriever, beta=beta)
+            seen[beta] = sum(clean_accuracy(r, m, s, chunk) * len(s) for m, s in cells) / sum(len(s) for _, s in cells)
+        return seen[beta]
+
+    lo, hi = math.log(beta_min), math.log(beta_max)
+    for _ in range(iterations):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if pooled(math.exp(mid)) >= target else (mid, hi)
+    return replace(retriever, beta=math.exp(hi)), pooled(math.exp(hi))
 
 
 CalibrationSet = tuple[Retriever, torch.Tensor, torch.Tensor, torch.Tensor]

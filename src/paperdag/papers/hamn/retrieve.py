@@ -1,5 +1,10 @@
-"""Stage ``retrieve_<model>``: set the cell's beta by the storage rule, calibrate the model's query noise at depth
-2, then retrieve noisy leaf queries in every evaluation cell (queries.py); one row per query."""
+"""Stage ``retrieve_<model>``: set the memory's beta in every (b, D) by the finite-temperature rule and its query
+noise at depth 2, both on the calibration seeds (queries.py), then decode noisy leaf queries in every evaluation
+cell by the memory, its nearest-neighbour decoder and its noise's ML decoder; one row per query.
+
+A cell's queries: ``queries_per_cell`` at the calibrated rho (level 1; the accuracies of the claims), then
+``tolerance_queries`` at each rho level * rho of ``tolerance_levels`` (with level 1, the psychometric curve whose
+50% point is the memory's noise tolerance, analysis.tolerance)."""
 
 from __future__ import annotations
 
@@ -10,61 +15,94 @@ from paperdag.stage import StageContext
 
 from .design import CALIBRATION_DEPTH, NOISE_STREAM, cells, generator
 from .embed import EMBEDDINGS_FILE
+from .noise import noisy_queries
 from .params import Params
 from .prepare import TREES_FILE
-from .queries import (GEOMETRY, CalibrationSet, Retriever, accuracy, calibrate_noise, input_space, leaf_queries,
-                      retrieve_all, storage_beta)
+from .queries import (GEOMETRY, CalibrationSet, Retriever, calibrate_beta, calibrate_noise, clean_accuracy,
+                      decode_all, input_space, leaf_queries, nearest_leaf, probe_leaves)
 from .store import load_embeddings, load_tree
 from .tree import ancestor_table, lca_level
 
 RETRIEVALS_FILE = "retrievals.parquet"
 CALIBRATION_FILE = "calibration.parquet"
 CLEAN_FILE = "clean.parquet"
+BETA_FILE = "beta.parquet"
+
+
+def query_levels(n_main: int, levels: list[float], per_level: int) -> torch.Tensor:
+    """The rho multiplier of each query of a cell: n_main at 1, then per_level at each of ``levels``."""
+    return torch.tensor([1.0] * n_main + [lvl for lvl in levels for _ in range(per_level)], dtype=torch.float64)
+
+
+def wrapped_floor(sets: list[CalibrationSet], rho: float) -> float:
+    """The hyperbolic nearest-leaf accuracy of wrapped-normal queries at noise ``rho`` (rho_max) pooled over the
+    calibration cells: the floor below which no rho takes a wrapped normal (noise.py)."""
+    hits = [nearest_leaf("hamn", noisy_queries(m, n, rho, z, "wrapped", r.curvature), m, r.curvature) == n
+            for r, m, n, z in sets]
+    return float(torch.cat(hits).double().mean())
 
 
 def retrieve(ctx: StageContext[Params], model: str) -> dict[str, float]:
-    """calibration.parquet (branching, rho, accuracy), retrievals.parquet (cell, query leaf, retrieved leaf, LCA
-    level, largest sqrt(c)||xi|| over the iterates) and clean.parquet (per cell, the accuracy of noise-free queries
-    of every leaf: can the memory store them at all? and the cell's beta)."""
+    """beta.parquet (b, D, beta, pooled noise-free calibration accuracy), calibration.parquet (branching, rho,
+    accuracy, and for HAMN the wrapped-normal floor), retrievals.parquet (cell, query leaf, rho level, retrieved / nearest / ML leaf, LCA level of the
+    retrieved leaf, largest sqrt(c)||xi|| over the iterates) and clean.parquet (per cell, the noise-free accuracy of
+    every stored leaf, and the beta)."""
     p, r, c, dev = ctx.params, ctx.params.retrieval, ctx.params.embedding.curvature, ctx.device
-    cfg = p.hamn if model == "hamn" else p.mhn  # one beta and step count for every Euclidean memory
-    model_retriever = Retriever(model, c, **cfg.model_dump())
-    embeddings = load_embeddings(ctx.input(f"embed_{GEOMETRY[model]}", EMBEDDINGS_FILE))
+    cfg = (p.hamn if model == "hamn" else p.mhn).model_dump()
+    noise = r.hamn_noise if model == "hamn" else "euclidean"
+    base = Retriever(model, noise, c, beta=1.0, **cfg)  # beta set per (b, D) below
+    g = GEOMETRY[model]
+    embeddings = load_embeddings(ctx.input(f"embed_{g}", EMBEDDINGS_FILE))
+    embeddings |= load_embeddings(ctx.input(f"embed_calibration_{g}", EMBEDDINGS_FILE))
     trees = {(b, d): load_tree(ctx.input("prepare", TREES_FILE), b, d)
              for b in p.trees.branchings for d in p.trees.depths}
-    rho, calib = {}, {"branching": [], "rho": [], "accuracy": []}
-    held_out: dict[int, list[CalibrationSet]] = {b: [] for b in p.trees.branchings}
+
+    def memories_of(cell: tuple[int, int, int]) -> torch.Tensor:
+        return input_space(model, embeddings[cell][torch.as_tensor(trees[cell[:2]].leaves)]).to(dev)
+
+    retriever, betas = {}, {k: [] for k in ("branching", "depth", "beta", "clean_accuracy")}
+    for b, d in ctx.progress(list(trees), desc=f"{model} beta"):
+        probes = probe_leaves(len(trees[b, d].leaves), r.beta_queries).to(dev)
+        retriever[b, d], acc = calibrate_beta(base, [(memories_of((b, d, s)), probes) for s in p.calibration_seeds],
+                                              r.clean_target, r.beta_min, r.beta_max, r.beta_bisections, r.chunk)
+        for key, value in zip(betas, (b, d, retriever[b, d].beta, acc), strict=True):
+            betas[key].append(value)
+    rho, calib = {}, {"branching": [], "rho": [], "accuracy": [], "wrapped_floor": []}
+    for b in p.trees.branchings:
+        sets: list[CalibrationSet] = []
+        for s in p.calibration_seeds:
+            cell = (b, CALIBRATION_DEPTH, s)
+            nodes, z = (t.to(dev) for t in leaf_queries(len(trees[cell[:2]].leaves), r.calibration_queries,
+                                                        p.embedding.dim, generator(p.seed, cell, NOISE_STREAM)))
+            sets.append((retriever[b, CALIBRATION_DEPTH], memories_of(cell), nodes, z))
+        rho[b], acc = calibrate_noise(sets, r.target_accuracy, r.rho_max, r.bisections, r.chunk)
+        calib["branching"].append(b), calib["rho"].append(rho[b]), calib["accuracy"].append(acc)
+        calib["wrapped_floor"].append(wrapped_floor(sets, r.rho_max) if model == "hamn" else float("nan"))
     clean: dict[str, list] = {k: [] for k in ("branching", "depth", "seed", "accuracy", "beta")}
-    rows: dict[str, list] = {k: [] for k in ("branching", "depth", "seed", "leaf", "retrieved", "lca_level",
-                                             "max_norm")}
-    for cell in ctx.progress(cells(p.trees.branchings, p.trees.depths, p.seeds, p.calibration_seeds), desc=model):
-        b, d, s = cell
-        tree = trees[b, d]
-        memories = input_space(model, embeddings[cell][torch.as_tensor(tree.leaves)], c).to(dev)
-        retriever = storage_beta(model_retriever, memories, r.storage_weight)
-        calibrating = s in p.calibration_seeds and d == CALIBRATION_DEPTH
-        n_queries = r.calibration_queries if calibrating else max(r.queries_per_cell, len(tree.leaves))
-        nodes, z = (t.to(dev) for t in leaf_queries(len(tree.leaves), n_queries, memories.shape[1],
+    rows: dict[str, list] = {k: [] for k in ("branching", "depth", "seed", "leaf", "level", "retrieved", "nearest",
+                                             "ml", "lca_level", "max_norm")}
+    for cell in ctx.progress(cells(p.trees.branchings, p.trees.depths, p.seeds, []), desc=model):
+        b, d, _ = cell
+        tree, memories = trees[b, d], memories_of(cell)
+        levels = query_levels(max(r.queries_per_cell, len(tree.leaves)), r.tolerance_levels, r.tolerance_queries)
+        nodes, z = (t.to(dev) for t in leaf_queries(len(tree.leaves), len(levels), memories.shape[1],
                                                     generator(p.seed, cell, NOISE_STREAM)))
-        if calibrating:  # the calibration cells of every b come first (design.cells)
-            held_out[b].append((retriever, memories, nodes, z))
-            if len(held_out[b]) == len(p.calibration_seeds):
-                rho[b], acc = calibrate_noise(held_out[b], r.target_accuracy, r.rho_max, r.bisections, r.chunk)
-                calib["branching"].append(b), calib["rho"].append(rho[b]), calib["accuracy"].append(acc)
-            continue
-        retrieved, max_norm, nodes = (t.cpu() for t in
-                                      retrieve_all(retriever, memories, nodes, rho[b], z, r.chunk) + (nodes,))
+        out = decode_all(retriever[b, d], memories, nodes, levels.to(dev) * rho[b], z, r.chunk)
         stored = torch.arange(len(tree.leaves), device=dev)
-        for key, value in zip(("branching", "depth", "seed", "accuracy", "beta"), (*cell, accuracy(
-                retriever, memories, stored, 0.0, torch.zeros_like(memories), r.chunk), retriever.beta), strict=True):
+        for key, value in zip(clean, (*cell, clean_accuracy(retriever[b, d], memories, stored, r.chunk),
+                                      retriever[b, d].beta), strict=True):
             clean[key].append(value)
-        anc = ancestor_table(tree)
+        nodes, retrieved = nodes.cpu().numpy(), out.retrieved.cpu().numpy()
         for key, value in zip(("branching", "depth", "seed"), cell, strict=True):
             rows[key] += [value] * len(nodes)
         rows["leaf"] += nodes.tolist()
+        rows["level"] += levels.tolist()
         rows["retrieved"] += retrieved.tolist()
-        rows["lca_level"] += lca_level(anc, tree.leaves[nodes.numpy()], tree.leaves[retrieved.numpy()]).tolist()
-        rows["max_norm"] += max_norm.tolist()
+        rows["nearest"] += out.nearest.cpu().tolist()
+        rows["ml"] += out.ml.cpu().tolist()
+        rows["lca_level"] += lca_level(ancestor_table(tree), tree.leaves[nodes], tree.leaves[retrieved]).tolist()
+        rows["max_norm"] += out.max_norm.cpu().tolist()
+    write_table(ctx.output(BETA_FILE), betas)
     write_table(ctx.output(CALIBRATION_FILE), calib)
     write_table(ctx.output(RETRIEVALS_FILE), rows)
     write_table(ctx.output(CLEAN_FILE), clean)
