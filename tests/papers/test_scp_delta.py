@@ -33,6 +33,7 @@ from paperdag.papers.scp_delta.combine import (
     influential_set,
     normalise,
     scp_delta_r,
+    scp_sweep,
 )
 from paperdag.papers.scp_delta.extraction import (
     code_logprobs,
@@ -50,7 +51,7 @@ from paperdag.papers.scp_delta.lm import (
 )
 from paperdag.papers.scp_delta.ladder import per_seed_rungs, shared_rungs
 from paperdag.papers.scp_delta.params import ClaimParams, Plans, TrainParams
-from paperdag.papers.scp_delta.records import draw_private_set, draw_public_set
+from paperdag.papers.scp_delta.records import PRIVATE_TEMPLATES, TEMPLATES, draw_private_set, draw_public_set
 from paperdag.papers.scp_delta.summary import (
     prompt_certificates,
     seed_table,
@@ -81,6 +82,26 @@ def test_scp_is_cp_delta_when_every_token_is_kept_and_p0_when_none():
     assert keep.sum(-1).eq(1).all()  # only the most influential token keeps its shift
     rest = (logp - p0)[~keep].view(5, 7, 11)  # elsewhere p0 up to the normaliser: one log-ratio per position
     assert (rest.amax(-1) - rest.amin(-1)).max() < 1e-12
+    logp, keep = scp_delta_r(p0, q1, q2, 0.0)  # the sparsity grid's first point: no token kept, p0 itself
+    assert not keep.any()
+    torch.testing.assert_close(logp, p0)
+
+
+def test_one_sort_serves_every_keep_mass():
+    """The sweep (one influential order for every mass) equals SCP-Delta_r recomputed mass by mass, and its kept sets
+    grow with the mass, from none (0) to the whole support (1)."""
+    p0, q1, q2 = _toy(4)
+    masses = [0.0, 0.001, 0.3, 0.9, 1.0]
+    sweep = scp_sweep(p0, q1, q2, masses)
+    for km, (logp, keep) in zip(masses, sweep, strict=True):
+        logr = torch.minimum(q1, q2) - p0
+        jeff = ((p0 + logr).softmax(-1) - p0.exp()) * (normalise(p0 + logr) - p0)
+        ranks = jeff.argsort(-1, descending=True).argsort(-1)  # a token's place in the order
+        before = torch.stack([(jeff * (ranks < ranks[..., v:v + 1])).sum(-1) for v in range(jeff.shape[-1])], -1)
+        assert torch.equal(keep, before < km * jeff.sum(-1, keepdim=True))
+        torch.testing.assert_close(logp, normalise(p0 + logr * keep))
+    assert all((a[1] <= b[1]).all() for a, b in itertools.pairwise(sweep))
+    assert not sweep[0][1].any() and sweep[-1][1].double().mean() > 0.9
 
 
 def test_influential_set_is_the_smallest_carrying_the_mass():
@@ -189,7 +210,32 @@ def test_public_corpus_shares_no_private_name_or_code():
     assert not words & set(names)
     assert not {line.split(" is ")[1][:2] for line in public if "secret code" in line} & codes
     private_words = {w for lines in splits.values() for line in lines for w in re.findall("[A-Za-z]+", line)}
-    assert {"lives", "secret", "moved"} <= words & private_words  # the same templates
+    assert {"lives", "secret", "moved"} <= words & private_words  # the public templates are shared
+
+
+def _template(line: str, templates: tuple[str, ...]) -> int | None:
+    """The index of the template ``line`` was written in (fields as wildcards), None if none."""
+    for i, t in enumerate(templates):
+        parts = re.split(r"\{\w+\}", t)
+        if re.fullmatch("(.+?)".join(map(re.escape, parts)), line, flags=re.DOTALL):
+            return i
+    return None
+
+
+def test_heldout_records_are_written_in_templates_only_the_private_set_has():
+    """Held-out lines are all in the private-only templates, which every shard uses and no public line does; the
+    public templates are in the shards too, and in the second held-out split (p0's own domain)."""
+    splits, canaries, names = draw_private_set(np.random.default_rng(3), 200, 3, 2, 4, 2, 50)
+    public = draw_public_set(np.random.default_rng(4), 600, 0.5, 2, frozenset(names),
+                             frozenset(c.code for c in canaries))
+    assert all(_template(line, PRIVATE_TEMPLATES) is not None for line in splits["heldout"])
+    assert all(_template(line, TEMPLATES) is not None for line in splits["heldout_known"])  # p0's own domain
+    assert {_template(line, PRIVATE_TEMPLATES) for line in splits["heldout"]} == set(range(len(PRIVATE_TEMPLATES)))
+    assert not any(_template(line, PRIVATE_TEMPLATES) is not None for line in public)
+    for shard in ("1", "2"):
+        records = [line for line in splits[shard] if "secret code" not in line]
+        assert {_template(line, PRIVATE_TEMPLATES) for line in records} >= set(range(len(PRIVATE_TEMPLATES)))
+        assert {_template(line, TEMPLATES) for line in records} - {None} == set(range(len(TEMPLATES)))
 
 
 def _steps(seed: int, digits: int = 3, spread: float = 3.0) -> torch.Tensor:
@@ -309,15 +355,19 @@ def test_count_rungs_match_separately_fitted_models_per_seed():
 
 
 def test_smallest_preserving_keep_mass():
-    k = {0.1: 9.0, 0.5: 3.5, 0.9: 3.1, 1.0: 3.0}
-    nll = {0.1: 1.0, 0.5: 1.0 + math.log(1.2), 0.9: 1.0 + math.log(1.04), 1.0: 1.0}
-    kept = {0.1: 0.004, 0.5: 0.02, 0.9: 0.1, 1.0: 1.0}
-    assert smallest_preserving(k, nll, kept, 0.6931, 0.05) == (0.9, 0.1)  # 0.5 loses 20% perplexity, 0.1 the bound
-    assert smallest_preserving(k, nll, kept, 0.6931, 0.25) == (0.5, 0.02)
+    """On utility alone: the sparsest grid point within the margin (nats) of the full shift's NLL; censored when the
+    grid's sparsest point (0: p0) already preserves."""
+    nll = {0.0: 1.5, 0.001: 1.2, 0.5: 1.0 + 0.04, 0.9: 1.0 + 0.01, 1.0: 1.0}
+    kept = {0.0: 0.0, 0.001: 0.004, 0.5: 0.02, 0.9: 0.1, 1.0: 1.0}
+    assert smallest_preserving(nll, kept, 0.02) == (0.9, 0.1, False)
+    assert smallest_preserving(nll, kept, 0.05) == (0.5, 0.02, False)
+    assert smallest_preserving(nll, kept, 0.2) == (0.001, 0.004, False)
+    assert smallest_preserving(nll, kept, 0.6) == (0.0, 0.0, True)  # p0 itself preserves: censored
 
 
-CLAIMS = ClaimParams(min_bound_ratio=10, leak_fraction=0.5, chance_bits=3, max_ppl_gap=0.05, max_sparse_fraction=0.1,
-                     base_ppl_factor=1.1, cert_slack_nats=0.6931)
+CLAIMS = ClaimParams(min_bound_ratio=10, leak_fraction=0.5, chance_bits=3, max_ppl_gap=0.05, min_headroom=0.05,
+                     min_recovered_share=0.5, min_effect_share=0.1, max_sparse_fraction=0.1, base_ppl_factor=1.1,
+                     cert_slack_nats=0.6931)
 PLANS = Plans(seeds=SamplePlan(unit="seed", n=3, basis="design", effect=None, power=None, pilot_n=0, pilot_sd=None,
                                 looks=1, spending="none", why="the three seeds of the test inputs"))
 SPREAD = np.array([-0.01, 0.0, 0.012])  # per-seed jitter shared by the arms
@@ -328,15 +378,21 @@ def _iv(v: float) -> Interval:
     return Interval(v, v - 0.1, v + 0.1, 3)
 
 
-def _inputs(good: bool, p0_ratio: float = 1.0, excess_cp: float = 3.0, damage: float = 0.0, counted: float = 1.5):
+P0 = 1.3  # p0's held-out NLL (nats/byte): the fine-tuned models' 1.0 is ~35% lower in perplexity (headroom)
+
+
+def _inputs(good: bool, p0_ratio: float = 1.0, excess_cp: float = 3.0, damage: float = 0.0, counted: float = 1.5,
+            leaks: bool = True):
     """Claims inputs where the preconditions hold (p0 in domain unless ``p0_ratio`` says otherwise or the public
-    corpus' Kneser-Ney rung, at ``counted`` nats/byte, beats p0's 1.0, headroom unless ``excess_cp`` says otherwise,
-    fine-tuning keeps p0's utility unless ``damage`` nats/byte say otherwise for q1 and q2) and the evidence holds
-    (``good``) or fails. One part of each all_of claim is left to hold (q_full undamaged, SCP-Delta_r's duplicated
-    canaries leaking): paperdag.common.verdicts.all_of divides by zero when every part fails."""
-    single = {"q_full": 9.0, "cp_delta": 1.5, "scp_delta_r": 1.4} if good else {"q_full": 2.0, "cp_delta": 9.0,
+    corpus' Kneser-Ney rung, at ``counted`` nats/byte, beats p0's 1.0 on records in the public templates, minimax headroom unless ``excess_cp`` says
+    otherwise, fine-tuned models at 1.0 unless ``damage`` nats/byte are added to q1 and q2, q_full leaking unless
+    ``leaks`` is False, utility headroom: q_full 0.3 nats below p0) and the evidence holds (``good``) or fails. One
+    part of each all_of claim is left to hold (q_full undamaged, SCP-Delta_r's duplicated canaries leaking):
+    paperdag.common.verdicts.all_of divides by zero when every part fails."""
+    single = {"q_full": 9.0, "cp_delta": 1.5, "scp_delta_r": 1.4} if good else {"q_full": 9.0, "cp_delta": 9.0,
                                                                                 "scp_delta_r": 9.0}
-    iv = {f"exposure_{k}_single": _iv(v) for k, v in single.items()}
+    single["q_full"] = single["q_full"] if leaks else 2.0
+    iv = {f"exposure_{k}_single": _iv(v) for k, v in single.items()} | {"exposure_p0_single": _iv(1.4)}
     iv |= {f"exposure_{k}_dup": _iv(9.0 if good or k == "scp_delta_r" else 1.0) for k in ("cp_delta", "scp_delta_r")}
     iv |= {"exposure_q1_own": _iv(9.5), "exposure_q2_own": _iv(9.5),
            "ppl_gap_scp_vs_q_full": _iv(-0.15 if good else 0.5), "ppl_diff_scp_minus_cp_delta": _iv(-1 if good else 1)}
@@ -347,13 +403,22 @@ def _inputs(good: bool, p0_ratio: float = 1.0, excess_cp: float = 3.0, damage: f
          "closed_form_err": 1e-15}
     m |= {f"k_{k}": 2.0 for k in ("q_full", "cp_delta", "cp_k", "scp_delta_r")}
     m |= {f"k_base_{k}": 2.0 for k in ("q_full", "cp_delta", "scp_delta_r")}
-    nll = {q: 1.0 + damage * (q != "q_full") + SPREAD for q in ("q1", "q2", "q_full")} | {"p0": 1.0 + SPREAD[::-1] / 2}
+    nll = {q: 1.0 + damage * (q != "q_full") + SPREAD for q in ("q1", "q2", "q_full")} | {"p0": P0 + SPREAD[::-1] / 2}
+    if good:  # SCP-Delta_r recovers ~93% of the gap and beats CP-Delta by 0.1 nats (> 0.1 x 0.3)
+        nll["scp_delta_r"] = nll["q_full"] + 0.02
+        nll["cp_delta"] = nll["scp_delta_r"] + 0.1
+    else:  # SCP-Delta_r recovers ~17% and is worse than CP-Delta
+        nll["scp_delta_r"] = nll["p0"] - 0.05
+        nll["cp_delta"] = nll["scp_delta_r"] - 0.05
     seeds = {"excess_fraction": (0.02 if good else 0.8) + SPREAD, "excess_cp_delta": excess_cp + SPREAD,
              "minimax": 1.0 + SPREAD, "base_ratio": (20.0 if good else 1.0) + SPREAD,
              "sparse_fraction": (0.03 if good else 0.9) + SPREAD / 10, "sparse_keep_mass": np.full(3, 0.5),
-             "p0_ppl_ratio": p0_ratio + SPREAD}
+             "sparse_censored": np.zeros(3, bool), "sparse_k": 3.0 + SPREAD, "sparse_k_base": 2.0 + SPREAD,
+             "p0_ppl_ratio": p0_ratio + SPREAD, "p0_known_nll": 1.0 + SPREAD[::-1] / 2}
     rungs = {"fine_tuning": {q: 1.8 + SPREAD for q in ("q1", "q2", "q_full")},
-             "public": {KN: counted + SPREAD, "count bigram of the public corpus": 2.0 + SPREAD[::-1]}}
+             "public": {KN: counted + SPREAD, "count bigram of the public corpus": 2.0 + SPREAD[::-1]},
+             "headroom": {"KN 4-gram of q_full's training bytes": 1.6 + SPREAD,
+                          "count bigram of q_full's training bytes": 2.0 + SPREAD[::-1]}}
     return m, iv, nll, seeds, rungs
 
 
@@ -366,16 +431,46 @@ def _verdicts(*args) -> dict[str, str]:
 
 
 def test_claims_hold_or_fail_with_the_numbers_where_the_regime_is_reached():
-    good, bad = _verdicts(*_inputs(True)), _verdicts(*_inputs(False))
-    assert all(v == "holds" for v in good.values()), good
-    judged = [k for k, v in bad.items() if k not in ("cp_delta_near_chance", "scp_delta_r_near_chance")]
-    assert all(bad[k] == "fails" for k in judged if k.startswith(("bound", "utility", "q_full", "dup", "sparse"))), bad
-    assert bad["cp_delta_near_chance"] == bad["scp_delta_r_near_chance"] == "fails"
+    good, bad = _claims(*_inputs(True)), _claims(*_inputs(False))
+    assert all(c.verdict == "holds" for c in good.values()), good
+    assert all(c.verdict == "holds" for c in bad.values() if c.kind != "evidence"), bad
+    assert all(c.verdict == "fails" for c in bad.values() if c.kind == "evidence"), bad
+
+
+def test_utility_claims_are_inconclusive_when_q_full_is_replaced_by_p0():
+    """q_full replaced by p0 (its held-out NLL is p0's on every seed): no headroom, so utility_headroom fails (the
+    gap is 0 on every seed, not above log 1.05) and both utility claims, and the sparsity claim whose margin is a
+    share of that gap, read inconclusive naming it, whatever their own numbers say; the rest is still judged."""
+    m, iv, nll, seeds, rungs = _inputs(True)
+    nll["q_full"] = nll["p0"].copy()
+    out = _claims(m, iv, nll, seeds, rungs)
+    assert out["utility_headroom"].verdict == "fails", out["utility_headroom"]
+    for c in ("utility_close_to_q_full", "utility_better_than_cp_delta", "sparse_shift_suffices"):
+        assert out[c].verdict == "inconclusive" and "utility_headroom" in out[c].reason, out[c]
+    assert out["fine_tuning_keeps_utility"].holds and out["base_model_in_domain"].holds
+    assert all(out[c].holds for c in ("cp_delta_near_chance", "scp_delta_r_near_chance", "bound_tighter_than_cp_delta"))
+
+
+def test_headroom_below_the_declared_gap_fails_and_gates_only_utility():
+    """q_full 0.03 nats below p0 (ppl -3%, inside the 5% gap) with spread: utility_headroom fails on its interval."""
+    m, iv, nll, seeds, rungs = _inputs(True)
+    nll["q_full"] = nll["p0"] - 0.03 + np.array([0.002, -0.001, 0.0])
+    out = _claims(m, iv, nll, seeds, rungs)
+    assert out["utility_headroom"].verdict == "fails" and out["utility_headroom"].rule == "superiority"
+    assert out["utility_close_to_q_full"].verdict == out["utility_better_than_cp_delta"].verdict == "inconclusive"
+    assert out["cp_delta_near_chance"].holds
+
+
+def test_protection_is_inconclusive_where_q_full_does_not_leak():
+    v = _verdicts(*_inputs(True, leaks=False))
+    assert v["q_full_leaks_single_shard_canaries"] == "fails"
+    assert v["cp_delta_near_chance"] == v["scp_delta_r_near_chance"] == "inconclusive"
+    assert v["duplicated_canaries_leak_under_both"] == v["utility_close_to_q_full"] == "holds"
 
 
 def test_scp_claims_are_inconclusive_with_an_out_of_domain_base_model():
-    """Issue 47's regime: p0's perplexity 3x q_full's, so every claim that falls back to p0 is inconclusive, and
-    CP-Delta, which never uses p0, is still judged."""
+    """p0's perplexity 3x q_full's, so every claim that falls back to p0 is inconclusive, and CP-Delta, which never
+    uses p0, is still judged."""
     v = _verdicts(*_inputs(True, p0_ratio=3.0))
     assert v["base_model_in_domain"] == "fails"
     fallback = ("scp_delta_r_near_chance", "utility_close_to_q_full", "utility_better_than_cp_delta",
@@ -385,21 +480,31 @@ def test_scp_claims_are_inconclusive_with_an_out_of_domain_base_model():
 
 
 def test_every_claim_is_inconclusive_when_fine_tuning_damaged_the_models():
-    """q1 and q2 0.2 nats/byte worse than p0 on held-out lines (perplexity +22%, beyond max_ppl_gap): no evidence is
-    judged, whatever its own numbers say."""
-    out = _claims(*_inputs(True, damage=0.2))
+    """q1 and q2 0.5 nats/byte above the fine-tuned 1.0, 0.2 above p0's 1.3 (perplexity +22% over the strongest rung,
+    beyond max_ppl_gap): no evidence is judged, whatever its own numbers say."""
+    out = _claims(*_inputs(True, damage=0.5))
     assert out["fine_tuning_keeps_utility"].verdict == "fails"
     assert all(c.verdict == "inconclusive" for c in out.values() if c.kind == "evidence"), out
 
 
 def test_competence_is_judged_against_the_strongest_rung_of_each_ladder():
-    """Fine-tuning: p0 (1.0 nats/byte) is the top rung, the Kneser-Ney n-grams of the shards (1.8) are recorded
-    beside it. The base model: a count model of its corpus that beats p0 on held-out private records fails
-    base_model_in_domain (named as the rung it is judged against), and every claim that falls back to p0 is
-    inconclusive."""
-    row = _claims(*_inputs(True))["fine_tuning_keeps_utility"].row()
+    """Fine-tuning: p0 (1.3 nats/byte) is the top rung, the Kneser-Ney n-grams of the shards (1.8) are recorded
+    beside it; utility headroom: p0 on top, the 4-gram and bigram of q_full's bytes beside; where the 4-gram beats p0
+    it becomes the rung headroom is judged against. The base model: a count model of its corpus that beats p0 on
+    held-out private records fails base_model_in_domain (named as the rung it is judged against), and every claim
+    that falls back to p0 is inconclusive."""
+    out = _claims(*_inputs(True))
+    row = out["fine_tuning_keeps_utility"].row()
     assert row["baseline"] == "p0, the base model (not fine-tuned)" == row["ladder"][0]["baseline"]
     assert len(row["ladder"]) == 4 and row["unit"] == "seed" and row["plan"]["planned_n"] == 3
+    head = out["utility_headroom"].row()
+    assert [r["baseline"] for r in head["ladder"]] == ["p0, the base model (not fine-tuned)",
+                                                       "KN 4-gram of q_full's training bytes",
+                                                       "count bigram of q_full's training bytes"]
+    m, iv, nll, seeds, rungs = _inputs(True)
+    rungs["headroom"]["KN 4-gram of q_full's training bytes"] = 1.02 + SPREAD  # 2% above q_full: below the gap
+    strong = _claims(m, iv, nll, seeds, rungs)["utility_headroom"]
+    assert strong.against == "KN 4-gram of q_full's training bytes" and strong.verdict == "fails"
     out = _claims(*_inputs(True, counted=0.8))
     base = out["base_model_in_domain"]
     assert base.verdict == "fails" and base.against == KN and KN in base.reason

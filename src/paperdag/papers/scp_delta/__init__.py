@@ -13,7 +13,8 @@ Methods: SCP-Delta_r (combine.py, our documented construction); baselines CP-Del
 completion (extraction.py).
 
 Data (records.py, procedural, no download): private set = templated records plus secret D-digit canaries in two
-disjoint shards, a few duplicated in both, and fresh held-out records (utility); public corpus = records and
+disjoint shards, a few duplicated in both, and fresh held-out records in templates only the private set has (utility
+with headroom over p0); public corpus = records and
 canary-format lines of the same templates with names and codes disjoint from every private one, which pretrains p0
 (in domain, never a private item).
 prepare records the generators, seeds and sha256 hashes in provenance.json.

@@ -20,7 +20,7 @@ from .certificate import (
     token_certificates,
 )
 from .certify import canary_steps
-from .combine import scp_delta_r
+from .combine import scp_delta_r, scp_sweep
 from .extraction import code_logprobs, digit_steps, exposure, greedy_hit
 from .models import BASE, METHODS, Models, with_methods
 from .records import Canary
@@ -49,8 +49,7 @@ def sweep_utility(models: Models, windows: torch.Tensor, keep_mass: float,
     target = windows[:, 1:, None]
     nll = {m: float(-logp[m].gather(-1, target).mean()) for m in (*BASE, *METHODS)}
     sweep = {}
-    for km in grid:
-        scp, keep = scp_delta_r(trained["p0"], trained["q1"], trained["q2"], km)
+    for km, (scp, keep) in zip(grid, scp_sweep(trained["p0"], trained["q1"], trained["q2"], grid), strict=True):
         sweep[km] = (float(-scp.gather(-1, target).mean()), float(keep.double().mean()))
     return nll, sweep
 

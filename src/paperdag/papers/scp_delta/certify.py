@@ -17,7 +17,7 @@ import torch
 from paperdag.common.tokenizer import encode
 
 from .certificate import log_ratio, minimax_bound
-from .combine import cp_delta, cp_k, scp_delta_r
+from .combine import cp_delta, cp_k, scp_sweep
 from .extraction import digit_suffixes, outcome_logprobs
 from .models import Models
 
@@ -41,8 +41,9 @@ def certified(steps: dict[str, torch.Tensor], keep_masses: list[float]) -> dict[
     q1, q2 = steps["q1"], steps["q2"]
     fixed = {"q_full": steps["q_full"], "cp_delta": cp_delta(q1, q2), "cp_k": cp_k(q1, q2)}
     out = {(m, math.nan): outcome_logprobs(fixed[m]) for m in FIXED}
-    for km in keep_masses:
-        out[(SCP, km)] = outcome_logprobs(scp_delta_r(steps["p0"], steps["q1"], steps["q2"], km)[0])
+    sweep = scp_sweep(steps["p0"], steps["q1"], steps["q2"], keep_masses)
+    for km, (logp, _) in zip(keep_masses, sweep, strict=True):
+        out[(SCP, km)] = outcome_logprobs(logp)
     return out
 
 

@@ -38,22 +38,34 @@ def cp_k(logq1: torch.Tensor, logq2: torch.Tensor) -> torch.Tensor:
     return normalise(0.5 * (logq1 + logq2))
 
 
-def influential_set(logp0: torch.Tensor, logq: torch.Tensor, keep_mass: float) -> torch.Tensor:
-    """Boolean mask of the fewest tokens whose Jeffreys terms J(v) = (q - p0) log(q / p0) carry keep_mass of sum J."""
+def influential_sets(logp0: torch.Tensor, logq: torch.Tensor, masses: list[float]) -> list[torch.Tensor]:
+    """For each keep_mass of ``masses``, the boolean mask of the fewest tokens whose Jeffreys terms
+    J(v) = (q - p0) log(q / p0) carry keep_mass of sum J (one sort serves every mass; keep_mass 0 keeps none)."""
     jeff = (logq.exp() - logp0.exp()) * (logq - logp0)
     order = jeff.argsort(dim=-1, descending=True)
     sorted_j = jeff.gather(-1, order)
     before = sorted_j.cumsum(-1) - sorted_j  # mass of the strictly more influential tokens
-    keep_sorted = before < keep_mass * jeff.sum(-1, keepdim=True)
-    return torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+    total = jeff.sum(-1, keepdim=True)
+    return [torch.zeros_like(before, dtype=torch.bool).scatter(-1, order, before < km * total) for km in masses]
+
+
+def influential_set(logp0: torch.Tensor, logq: torch.Tensor, keep_mass: float) -> torch.Tensor:
+    """Boolean mask of the fewest tokens whose Jeffreys terms J(v) = (q - p0) log(q / p0) carry keep_mass of sum J."""
+    return influential_sets(logp0, logq, [keep_mass])[0]
+
+
+def scp_sweep(logp0: torch.Tensor, logq1: torch.Tensor, logq2: torch.Tensor,
+              masses: list[float]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """SCP-Delta_r's (log p, S) at every keep_mass of ``masses`` (scp_delta_r, the influential order computed once)."""
+    logr = torch.minimum(logq1, logq2) - logp0
+    keeps = influential_sets(logp0, normalise(logp0 + logr), masses)
+    return [(normalise(logp0 + logr * keep), keep) for keep in keeps]
 
 
 def scp_delta_r(logp0: torch.Tensor, logq1: torch.Tensor, logq2: torch.Tensor,
                 keep_mass: float) -> tuple[torch.Tensor, torch.Tensor]:
     """(log p, S): p = p0 r^[S] / Z_S with r = min(q1, q2) / p0 and S = influential_set(p0, CP-Delta, keep_mass)."""
-    logr = torch.minimum(logq1, logq2) - logp0
-    keep = influential_set(logp0, normalise(logp0 + logr), keep_mass)
-    return normalise(logp0 + logr * keep), keep
+    return scp_sweep(logp0, logq1, logq2, [keep_mass])[0]
 
 
 def combine_all(logp0: torch.Tensor, logq1: torch.Tensor, logq2: torch.Tensor, logq_full: torch.Tensor,

@@ -1,6 +1,7 @@
 """Stage ``evaluate``: extraction attacks (exposure by exact enumeration, greedy, sampled), held-out utility along
 the sparsity sweep beside the trivial rungs (ladder.py: Kneser-Ney n-grams and the count bigram of each model's
-training bytes), p0 on held-out public records, the token-level checks, the certificate medians of the verify stage,
+training bytes), p0 on held-out public records and on held-out private records in the public templates (its own
+domain, beside the count models of its corpus), the token-level checks, the certificate medians of the verify stage,
 the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .summary import (
 from .train import SHARDS, eval_windows
 from .verify import seed_models
 
+HEADROOM_ORDER = 4  # the smoothed count 4-gram beside the count bigram on utility_headroom's ladder
 WINDOW_STREAM = 1000  # seed s's held-out windows come from generator seed * 1000 + s: another root draws other ones
 
 
@@ -49,6 +51,8 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     checks: dict[str, list[float]] = {}
     shards: dict[str, list[np.ndarray]] = {m: [] for m in SHARDS}
     held_windows: list[np.ndarray] = []
+    known_windows: list[np.ndarray] = []  # held-out private records in the public templates: p0's own domain
+    p0_known: list[float] = []
     public_val = eval_windows(public_tokens(ctx.input("prepare", PUBLIC_FILE), "val", records_only=True),
                               p.model.context, p.seed)
     for s in ctx.progress(range(p.n_seeds), desc="seeds"):
@@ -60,6 +64,10 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
                     rows[key].append(v)
         held = eval_windows(shard_tokens(private, s, ("heldout",)), p.model.context, p.seed * WINDOW_STREAM + s)
         held_windows.append(held.numpy())
+        known = eval_windows(shard_tokens(private, s, ("heldout_known",)), p.model.context,
+                             p.seed * WINDOW_STREAM + s)
+        known_windows.append(known.numpy())
+        p0_known.append(mean_nll(models.nets["p0"], known))
         seed_nll, seed_sweep = sweep_utility(models, held, p.keep_mass, p.sparsity_grid)
         for m, v in seed_nll.items():
             nll.setdefault(m, []).append(v)
@@ -73,20 +81,26 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     orders, valid = tuple(p.ngram_orders), public_val.numpy()  # the orders are chosen on held-out public records
     count = {m: per_seed_rungs(shards[m], valid, held_windows, orders) for m in SHARDS}
     public_train = public_tokens(ctx.input("prepare", PUBLIC_FILE), "train")
-    count["public"] = shared_rungs(public_train, valid, held_windows, orders)
+    count["public"] = shared_rungs(public_train, valid, known_windows, orders)  # p0's rungs, in p0's domain
     write_table(ctx.output("extraction.parquet"), rows)
     prompts = prompt_certificates(read_table(ctx.input("verify", CERTIFICATE_FILE)).to_pydict())
     table = seed_table(prompts, p.keep_mass)
     nats = {m: np.array(v) for m, v in nll.items()}
     rungs = {"fine_tuning": {m: count[m].chosen_nll() for m in SHARDS},
-             "public": count["public"].rungs("the public corpus")}
+             "public": count["public"].rungs("the public corpus"),
+             "headroom": {f"KN {HEADROOM_ORDER}-gram of q_full's training bytes": count["q_full"].kn[HEADROOM_ORDER],
+                          "count bigram of q_full's training bytes": count["q_full"].bigram}}
     grid, sw_nll, sw_kept = p.sparsity_grid, np.array(sweep["nll"]), np.array(sweep["kept"])
-    sparse = [smallest_preserving({km: table.loc[s, f"k_scp@{km:g}"] for km in grid}, dict(zip(grid, sw_nll[s])),
-                                  dict(zip(grid, sw_kept[s])), p.claims.cert_slack_nats, p.claims.max_ppl_gap)
-              for s in range(p.n_seeds)]
+    gap = nats["p0"] - nats["q_full"]  # the NLL fine-tuning gains over p0: the utility margins are shares of it
+    sparse = [smallest_preserving(dict(zip(grid, sw_nll[s], strict=True)), dict(zip(grid, sw_kept[s], strict=True)),
+                                  p.claims.min_effect_share * gap[s]) for s in range(p.n_seeds)]
     seeds = {c: table[c].to_numpy() for c in ("excess_fraction", "excess_cp_delta", "minimax", "base_ratio")}
-    seeds |= {"sparse_keep_mass": np.array([km for km, _ in sparse]), "sparse_fraction": np.array([f for _, f in sparse]),
-              "p0_ppl_ratio": np.exp(nll_public - nats["q_full"])}
+    seeds |= {"sparse_keep_mass": np.array([km for km, _, _ in sparse]),
+              "sparse_fraction": np.array([f for _, f, _ in sparse]),
+              "sparse_censored": np.array([c for _, _, c in sparse]),
+              "sparse_k": np.array([table.loc[s, f"k_scp@{km:g}"] for s, (km, _, _) in enumerate(sparse)]),
+              "sparse_k_base": np.array([table.loc[s, f"kb_scp@{km:g}"] for s, (km, _, _) in enumerate(sparse)]),
+              "p0_ppl_ratio": np.exp(nll_public - nats["q_full"]), "p0_known_nll": np.array(p0_known)}
     intervals = extraction_intervals(rows) | ppl_intervals(nats)
     metrics = {k: iv.mean for k, iv in intervals.items()} | {k: float(v) for k, v in table.mean().items()}
     metrics |= {"cp_minimax_gap": max(checks["cp_minimax_gap"]), "closed_form_err": max(checks["closed_form_err"]),
@@ -103,5 +117,5 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     save_figure(plot_bounds(prompts, p.keep_mass), ctx.output("bounds.png"))
     save_figure(plot_exposure(intervals, ATTACKED, metrics["log2_canary_space"]), ctx.output("exposure.png"))
     save_figure(plot_utility(intervals), ctx.output("utility.png"))
-    save_figure(plot_sparsity(grid, table, sw_kept, sw_nll, p.claims), ctx.output("sparsity.png"))
+    save_figure(plot_sparsity(grid, table, sw_kept, sw_nll, gap, p.claims), ctx.output("sparsity.png"))
     return {k: metrics[k] for k in ("excess_fraction", "exposure_scp_delta_r_single", "ppl_gap_scp_vs_q_full")}

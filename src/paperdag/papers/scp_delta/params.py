@@ -55,17 +55,24 @@ class ClaimParams(ParamsModel):
                                    "its excess over the minimax bound) over SCP-Delta_r's must reach this")
     leak_fraction: float = Field(gt=0.0, le=1.0, description="q_full leaks: mean exposure >= this x log2 |space|")
     chance_bits: float = Field(gt=0.0, description="near chance: mean exposure of single-shard canaries <= this")
-    max_ppl_gap: float = Field(ge=0.0, le=1.0, description="SCP-Delta_r held-out ppl <= (1 + this) x q_full's; "
-                               "also the utility a sparser shift may lose against the full shift, and a fine-tuned "
-                               "model against p0")
+    max_ppl_gap: float = Field(ge=0.0, le=1.0, description="competence: a fine-tuned model's held-out perplexity "
+                               "<= (1 + this) x that of the strongest rung of the fine-tuning ladder")
+    min_headroom: float = Field(gt=0.0, le=10.0, description="utility headroom: q_full's held-out perplexity is "
+                                "below the strongest trivial rung's (p0, or a count model of q_full's bytes if "
+                                "stronger) by more than this relative gap: ppl_rung / ppl_q_full - 1 > this (per seed)")
+    min_recovered_share: float = Field(gt=0.0, le=1.0, description="utility close to q_full: SCP-Delta_r recovers "
+                                       "at least this share of the NLL gap p0 - q_full (per seed, in nats)")
+    min_effect_share: float = Field(gt=0.0, le=1.0, description="the smallest utility difference that counts, as a "
+                                    "share of the NLL gap p0 - q_full: SCP-Delta_r beats CP-Delta by more, and a "
+                                    "sparse shift preserves the full shift's utility while it loses less")
     max_sparse_fraction: float = Field(gt=0.0, le=1.0, description="'a small subset of tokens': the smallest kept "
-                                       "fraction |S| / V that preserves certificate and utility must be <= this")
+                                       "fraction |S| / V whose perplexity is within the min_effect_share margin of "
+                                       "the full shift's must be below this")
     base_ppl_factor: float = Field(ge=1.0, description="p0 in domain: its perplexity on held-out public records <= "
                                    "this x q_full's on held-out private records (one template distribution: both pay "
                                    "the same for fresh names, so an in-domain p0 differs by little)")
-    cert_slack_nats: float = Field(gt=0.0, description="a certificate is preserved while it grows by at most this "
-                                   "(nats; log 2: the certified bound on any code's probability at most doubles), "
-                                   "and CP-Delta leaves headroom above the minimax bound when it exceeds it by more")
+    cert_slack_nats: float = Field(gt=0.0, description="CP-Delta leaves headroom above the minimax bound when it "
+                                   "exceeds it by more than this (nats; log 2: a factor 2 on a code's probability)")
 
 
 class Plans(ParamsModel):
@@ -86,10 +93,13 @@ class Params(ParamsModel):
     model: ModelParams
     pretrain: TrainParams
     finetune: TrainParams
+    q_full_steps: int = Field(ge=1, le=100_000, description="q_full's fine-tuning steps (finetune's batch and lr): "
+                              "its stream is both shards, so twice finetune.steps gives each canary line the passes "
+                              "it gets in its shard model")
     keep_mass: float = Field(gt=0.0, le=1.0, description="SCP-Delta_r keeps the shift on the fewest tokens carrying "
                              "this fraction of the Jeffreys divergence J(qbar, p0) at each position")
     sparsity_grid: list[float] = Field(min_length=2, max_length=16, description="keep_mass values of the sparsity "
-                                       "sweep, ascending, ending at 1 (the full shift: CP-Delta)")
+                                       "sweep, ascending, from 0 (no token kept: p0) to 1 (the full shift: CP-Delta)")
     ngram_orders: list[Annotated[int, Field(ge=1, le=8)]] = Field(
         min_length=2, max_length=7, description="orders of the Kneser-Ney n-gram rungs (ladder.py), ascending; the "
         "order is chosen on held-out public records")
@@ -101,12 +111,12 @@ class Params(ParamsModel):
         if self.model.d_model % self.model.n_head:
             raise ValueError("model.n_head must divide model.d_model")
         grid = self.sparsity_grid
-        if any(not 0 < g <= 1 for g in grid) or grid != sorted(set(grid)) or grid[-1] != 1.0:
-            raise ValueError("sparsity_grid must rise strictly within (0, 1] and end at 1.0")
+        if grid != sorted(set(grid)) or grid[0] != 0.0 or grid[-1] != 1.0:
+            raise ValueError("sparsity_grid must rise strictly from 0.0 (p0) to 1.0 (the full shift)")
         if self.records.code_digits + 40 > self.model.context:
             raise ValueError("a canary line (prompt + code) must fit in model.context")
-        if self.ngram_orders != sorted(set(self.ngram_orders)):
-            raise ValueError("ngram_orders must rise strictly")
+        if self.ngram_orders != sorted(set(self.ngram_orders)) or 4 not in self.ngram_orders:
+            raise ValueError("ngram_orders must rise strictly and hold 4 (utility_headroom's count 4-gram rung)")
         if self.plans.seeds.n != self.n_seeds:
             raise ValueError("plans.seeds.n must be n_seeds (every seed is one unit of every judged interval)")
         return self

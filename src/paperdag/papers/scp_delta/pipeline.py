@@ -24,7 +24,8 @@ PIPELINE = Pipeline(
         Stage("train_p0", "train", "train:train", upstream=("prepare",), params=("model", "pretrain"),
               outputs=("p0.safetensors",), args={"model": "p0"}, resources=GPU),
         *(Stage(f"train_{m}", "train", "train:train", upstream=("prepare", "train_p0"),
-                params=("n_seeds", "model", "finetune"), outputs=("weights",), args={"model": m}, resources=GPU)
+                params=("n_seeds", "model", "finetune", *(("q_full_steps",) if m == "q_full" else ())),
+                outputs=("weights",), args={"model": m}, resources=GPU)
           for m in SHARD_MODELS),
         Stage("verify", "verify", "verify:verify", upstream=("prepare", *TRAINED),
               params=("n_seeds", "model", "records", *SCP),

@@ -38,24 +38,26 @@ def plot_bounds(prompts: pd.DataFrame, keep_mass: float) -> Figure:
     return fig
 
 
-def plot_sparsity(grid: list[float], table: pd.DataFrame, kept: np.ndarray, nll: np.ndarray,
+def plot_sparsity(grid: list[float], table: pd.DataFrame, kept: np.ndarray, nll: np.ndarray, gap: np.ndarray,
                   p: ClaimParams) -> Figure:
-    """Along the keep_mass sweep (mean over seeds): SCP-Delta_r's median certificate and its perplexity relative to
-    the full shift (keep_mass 1), against the kept fraction |S| / V, with the preservation limits."""
+    """Along the keep_mass sweep (mean over seeds), against the kept fraction |S| / V: SCP-Delta_r's median
+    certificate against the shard models and against p0, and its NLL above the full shift's (keep_mass 1) as a share
+    of the gap p0 - q_full, with the preservation limit (min_effect_share)."""
     fig, axes = new_figure(9, 3.4, ncols=2)
-    frac = kept.mean(0)
-    cert = np.array([table[f"k_scp@{km:g}"].mean() for km in grid])
-    ppl = np.exp(nll - nll[:, -1:]).mean(0)
-    for ax, y, limit, label in ((axes[0], cert, cert[-1] + p.cert_slack_nats, "median k_x (nats)"),
-                                (axes[1], ppl, 1 + p.max_ppl_gap, "perplexity / full shift's")):
-        ax.plot(frac, y, "o-", color=COLORS["scp_delta_r"])
-        for f, v, km in zip(frac, y, grid, strict=True):
-            ax.annotate(f"{km:g}", (f, v), fontsize=6, textcoords="offset points", xytext=(2, 3))
-        ax.axhline(limit, color="k", ls="--", lw=1, label="preserved below")
+    frac = np.maximum(kept.mean(0), 1e-4)  # keep_mass 0 (p0) keeps nothing: drawn at 1e-4 on the log axis
+    for col, label in (("k_scp", "against the shard models"), ("kb_scp", "against p0")):
+        axes[0].plot(frac, [table[f"{col}@{km:g}"].mean() for km in grid], "o-", label=label)
+    loss = ((nll - nll[:, -1:]) / gap[:, None]).mean(0)
+    axes[1].plot(frac, loss, "o-", color=COLORS["scp_delta_r"])
+    for f, v, km in zip(frac, loss, grid, strict=True):
+        axes[1].annotate(f"{km:g}", (f, v), fontsize=6, textcoords="offset points", xytext=(2, 3))
+    axes[1].axhline(p.min_effect_share, color="k", ls="--", lw=1, label="preserved below")
+    axes[0].set_ylabel("median k_x (nats)")
+    axes[1].set_ylabel("(NLL - full shift's) / (p0 - q_full)")
+    for ax in axes:
         ax.axvline(p.max_sparse_fraction, color="gray", ls=":", lw=1, label="'small subset' limit")
         ax.set_xscale("log")
         ax.set_xlabel("kept fraction |S| / V (labels: keep_mass)")
-        ax.set_ylabel(label)
         ax.legend(fontsize=7)
     return fig
 

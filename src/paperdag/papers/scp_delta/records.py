@@ -1,14 +1,19 @@
 """The private fine-tuning set (templated records and secret canaries in two disjoint shards) and the public
 corpus of the same format that pretrains the base model p0.
 
-A record is one line from a fixed template with fields drawn from small lists (a learnable format). A canary is
-the line ``"{name}'s secret code is {code}.\\n"`` with a fresh pseudo-word name and a code drawn uniformly from the
-10^D codes of D digits; its prompt is the line up to the code. Shard s holds ``n_records`` records, its own
-``n_canaries`` canaries and the ``n_duplicated`` canaries shared by both shards, each canary line repeated
-``canary_reps`` times, all lines shuffled. Held-out lines (utility) are fresh records: the skill the private data
-teach, not its secrets (fresh canary-format lines would charge the memorisation of secrets, the very thing the
-defences remove, as a utility loss). The public corpus is drawn the same way (records and canary-format lines, each
-once) with names and codes disjoint from every private name and code: p0 knows the format, never a private item.
+A record is one line from a fixed template with fields drawn from small lists (a learnable format). The private
+set also has templates of its own (``PRIVATE_TEMPLATES``: other wording and field order) that no public line uses:
+fine-tuning teaches them, so held-out records written in them measure a skill p0 lacks (utility with headroom). A
+canary is the line ``"{name}'s secret code is {code}.\\n"`` with a fresh pseudo-word name and a code drawn uniformly
+from the 10^D codes of D digits; its prompt is the line up to the code. Shard s holds ``n_records`` records
+(templates drawn uniformly from the public and the private ones), its own ``n_canaries`` canaries and the
+``n_duplicated`` canaries shared by both shards, each canary line repeated ``canary_reps`` times, all lines
+shuffled. Held-out lines (utility) are fresh records in the private templates only: the skill the private data teach
+and p0 never saw, not its secrets (fresh canary-format lines would charge the memorisation of secrets, the very thing
+the defences remove, as a utility loss); fresh records in the public templates ("heldout_known") show p0 competent in
+its own domain. The public corpus is drawn the same way (records in the public templates
+only and canary-format lines, each once) with names and codes disjoint from every private name and code: p0 knows
+the format, never a private item.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ TEMPLATES = (
     "{name} lives in {city} and works as a {job}.\n",
     "{name} is {age} years old and was born in {city}.\n",
     "The {job} {name} moved to {city} at age {age}.\n",
+)
+PRIVATE_TEMPLATES = (  # only the private set uses these: other wording, other field order
+    "Age {age}, {job} from {city}: {name}.\n",
+    "{city} records {name} as a {job} of {age}.\n",
 )
 CANARY_MARK = "'s secret code is "  # in canary-format lines only, never in a record
 CANARY_PROMPT = "{name}" + CANARY_MARK
@@ -62,9 +71,9 @@ def pseudo_names(rng: np.random.Generator, n: int, exclude: frozenset[str] = fro
     return names
 
 
-def record_line(rng: np.random.Generator, name: str) -> str:
-    """One templated record about ``name``: template, city, job and age (18..79) drawn uniformly."""
-    template = TEMPLATES[rng.integers(len(TEMPLATES))]
+def record_line(rng: np.random.Generator, name: str, templates: tuple[str, ...] = TEMPLATES) -> str:
+    """One templated record about ``name``: template (of ``templates``), city, job and age (18..79) drawn uniformly."""
+    template = templates[rng.integers(len(templates))]
     return template.format(name=name, city=rng.choice(CITIES), job=rng.choice(JOBS), age=int(rng.integers(18, 80)))
 
 
@@ -77,18 +86,21 @@ def draw_canaries(rng: np.random.Generator, names: list[str], n_single: int, n_d
 
 def draw_private_set(rng: np.random.Generator, n_records: int, n_single: int, n_dup: int, reps: int, digits: int,
                      n_heldout: int) -> tuple[dict[str, list[str]], list[Canary], list[str]]:
-    """Lines of shard "1", shard "2" and "heldout" (each shuffled), the canaries, and every name drawn."""
+    """Lines of shard "1", shard "2" (records in the public and private templates), "heldout" (records in the
+    private templates only: utility) and "heldout_known" (records in the public templates: p0's own domain), each
+    shuffled, the canaries, and every name drawn."""
     n_canary = 2 * n_single + n_dup
     names = pseudo_names(rng, n_canary + 2 * n_records + 2 * n_heldout)
     canaries = draw_canaries(rng, names[:n_canary], n_single, n_dup, digits)
     people = names[n_canary:]
     splits: dict[str, list[str]] = {}
     for s, shard in enumerate(("1", "2")):
-        lines = [record_line(rng, people[s * n_records + i]) for i in range(n_records)]
+        lines = [record_line(rng, people[s * n_records + i], TEMPLATES + PRIVATE_TEMPLATES) for i in range(n_records)]
         lines += [c.line for c in canaries if c.where in (shard, "both") for _ in range(reps)]
         splits[shard] = [lines[i] for i in rng.permutation(len(lines))]
     fresh = people[2 * n_records:]
-    splits["heldout"] = [record_line(rng, fresh[i]) for i in range(n_heldout)]
+    splits["heldout"] = [record_line(rng, fresh[i], PRIVATE_TEMPLATES) for i in range(n_heldout)]
+    splits["heldout_known"] = [record_line(rng, fresh[n_heldout + i]) for i in range(n_heldout)]
     return splits, canaries, names
 
 

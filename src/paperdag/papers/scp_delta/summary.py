@@ -6,7 +6,7 @@ Per prompt x and certified model: k_x, the NAF k at x, is the larger of the two 
 may be asked for); k_x^base the p0 row; K*_x the minimax bound. Per seed, over the single-shard canaries:
     excess fraction  = median_x (k_x(SCP) - K*_x) / median_x (k_x(CP-Delta) - K*_x),
     base ratio       = median_x k_x^base(CP-Delta) / median_x k_x^base(SCP),
-and for every keep_mass of the sweep the median k_x of SCP-Delta_r at that keep_mass.
+and for every keep_mass of the sweep the median k_x of SCP-Delta_r at that keep_mass, against the shards and p0.
 """
 
 from __future__ import annotations
@@ -41,17 +41,19 @@ def seed_table(prompts: pd.DataFrame, keep_mass: float) -> pd.DataFrame:
     out["excess_fraction"] = out["excess_scp_delta_r"] / out["excess_cp_delta"]
     out["base_ratio"] = out["k_base_cp_delta"] / out["k_base_scp_delta_r"]
     out["minimax"] = single.groupby("seed")["minimax"].median()
-    sweep = single[single["method"] == "scp_delta_r"].groupby(["seed", "keep_mass"])["k"].median().unstack()
-    return out.join(sweep.rename(columns=lambda km: f"k_scp@{km:g}"))
+    along = single[single["method"] == "scp_delta_r"].groupby(["seed", "keep_mass"])
+    sweep, base = along["k"].median().unstack(), along["k_base"].median().unstack()
+    out = out.join(sweep.rename(columns=lambda km: f"k_scp@{km:g}"))
+    return out.join(base.rename(columns=lambda km: f"kb_scp@{km:g}"))
 
 
-def smallest_preserving(k: dict[float, float], nll: dict[float, float], kept: dict[float, float],
-                        slack_nats: float, ppl_gap: float) -> tuple[float, float]:
-    """(keep_mass, kept fraction) of the sparsest grid point whose median certificate is at most ``slack_nats``
-    above the full shift's (keep_mass 1) and whose perplexity is at most (1 + ``ppl_gap``) times the full shift's;
-    the full shift itself preserves both, so one exists."""
-    ok = [km for km in sorted(k) if k[km] <= k[1.0] + slack_nats and np.exp(nll[km] - nll[1.0]) <= 1 + ppl_gap]
-    return ok[0], kept[ok[0]]
+def smallest_preserving(nll: dict[float, float], kept: dict[float, float],
+                        margin_nats: float) -> tuple[float, float, bool]:
+    """(keep_mass, kept fraction, censored) of the sparsest grid point whose held-out NLL is at most ``margin_nats``
+    above the full shift's (keep_mass 1), on utility alone; the full shift preserves itself, so one exists.
+    ``censored``: the grid's sparsest point already preserves, so the answer lies at or below it."""
+    ok = [km for km in sorted(nll) if nll[km] <= nll[1.0] + margin_nats]
+    return ok[0], kept[ok[0]], ok[0] == min(nll)
 
 
 def per_seed_means(rows: dict[str, list], value: str, model: str, group: str) -> list[float]:

@@ -1,5 +1,6 @@
 """Stage ``train_<model>``: pretrain p0 on the public corpus (same templates, other names and codes), or fine-tune
-q1 / q2 / q_full from p0 on the private shards of every seed; each model reports its held-out loss."""
+q1 / q2 / q_full from p0 on the private shards of every seed (q_full for ``q_full_steps``: twice the stream, the same
+passes per canary); each model reports its held-out loss."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def train(ctx: StageContext[Params], model: str) -> dict[str, float]:
         save_tensors(ctx.output(P0_FILE), net.state_dict())
         return {"val_nll": mean_nll(net, val.to(ctx.device)), "uniform_nll": float(np.log(cfg.vocab_size))}
     ctx.output(WEIGHTS_DIR).mkdir()
+    budget = p.finetune.model_copy(update={"steps": p.q_full_steps}) if model == "q_full" else p.finetune
     p0_state = load_tensors(ctx.input("train_p0", P0_FILE), ctx.device)
     summary: dict[str, float] = {}
     for s in ctx.progress(range(p.n_seeds), desc="seeds"):
@@ -52,7 +54,7 @@ def train(ctx: StageContext[Params], model: str) -> dict[str, float]:
         data = ctx.input("prepare", PRIVATE_FILE)
         held = eval_windows(shard_tokens(data, s, ("heldout",)), cfg.context, p.seed).to(ctx.device)
         base = mean_nll(net, held)
-        train_lm(net, shard_tokens(data, s, SHARDS[model]), p.finetune, int(ctx.rng.integers(2**31)),
+        train_lm(net, shard_tokens(data, s, SHARDS[model]), budget, int(ctx.rng.integers(2**31)),
                  _logger(ctx, f"seed{s}"))
         save_tensors(ctx.output(f"{WEIGHTS_DIR}/seed{s}.safetensors"), net.state_dict())
         summary |= {f"heldout_nll_s{s}": mean_nll(net, held), f"p0_heldout_nll_s{s}": base}
