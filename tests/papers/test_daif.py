@@ -754,3 +754,47 @@ def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
                                                           "competent_cartpole_daif_nig",
                                                           "nig_information_gain_informative",
                                                           "exploration_aulc_beats_explore_then_commit"}
+
+
+def test_the_train_stages_pass_lambda_and_the_noise_floor_per_unscaled_reward(monkeypatch, tmp_path) -> None:
+    """The ensemble and NIG train stages hand the agents lambda * reward_scale and sigma_0^2 * reward_scale^2 (CartPole
+    at scale 0.01: lambda 0.01, sigma_0^2 1e-6; DeepSea at scale 1: unchanged), and the NIG stages the grid's pick."""
+    from types import SimpleNamespace
+
+    from paperdag.papers.daif import train as train_stage
+    from paperdag.papers.daif import train_nig as nig_stage
+
+    p = load_params(read_params_file(Path(__file__).parents[2] / "params.yaml"), SLUG, Params, "default",
+                    Path("params.yaml"))
+    spec = {"kind": "cartpole", "size": 0, "obs_dim": 4, "n_actions": 2, "max_steps": 200, "optimal_return": 200.0,
+            "steps": 10}
+    sea = spec | {"kind": "deepsea", "size": 6, "obs_dim": 36, "max_steps": 6, "optimal_return": 0.99}
+    (tmp_path / "tasks.json").write_text(json.dumps({"seeds": [0, 1], "tasks": {"cartpole": spec,
+                                                                                "deepsea_small": sea}}))
+    (tmp_path / "grid.json").write_text(json.dumps({"reg": 0.1}))
+    ctx = SimpleNamespace(params=p, device="cpu", input=lambda stage, name: tmp_path / name,
+                          report=lambda *a: None)
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def ensemble(task, agent, hyper, *args, **kwargs):
+        seen["ensemble"] = (agent.lam, hyper.noise_floor)
+        raise Stop
+
+    def nig(task, hyper, atoms, lam, reg, *args, **kwargs):
+        seen["nig"] = (lam, hyper.noise_floor, reg)
+        raise Stop
+
+    monkeypatch.setattr(train_stage, "train_agent", ensemble)
+    monkeypatch.setattr(nig_stage, "train_nig_agent", nig)
+    lam, floor = p.bayes.lam, p.bayes.noise_floor
+    for task, scale in (("cartpole", p.tasks.cartpole.reward_scale), ("deepsea_small", p.tasks.deepsea.reward_scale)):
+        with pytest.raises(Stop):
+            train_stage.train(ctx, "daif", task)
+        with pytest.raises(Stop):
+            nig_stage.train(ctx, task)
+        assert seen["ensemble"] == pytest.approx((lam * scale, floor * scale**2))
+        assert seen["nig"] == pytest.approx((lam * scale, floor * scale**2, 0.1))
+    assert scale == 1.0 and p.tasks.cartpole.reward_scale == 0.01
