@@ -4,6 +4,7 @@ tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 from dataclasses import asdict, replace
@@ -24,8 +25,11 @@ from paperdag.papers.a2rbench.llm import parse_grid, prompt
 from paperdag.papers.a2rbench.params import ClaimParams, DslParams, Plans, SolveParams
 from paperdag.papers.a2rbench.primitives import DIMS, names, registry
 from paperdag.papers.a2rbench.programs import decode, enumerate_levels, inverse, run
+from paperdag.extras import MissingExtra
+from paperdag.papers.a2rbench import smollm2
 from paperdag.papers.a2rbench.scoring import (accuracy, blind_success, density_budgets, equal_coverage_budgets,
-                                              ladder_steps, program_space, score, search_coverage)
+                                              ladder_steps, llm_rows, llm_subsample, program_space, score,
+                                              search_coverage)
 from paperdag.papers.a2rbench.solvers import correct, relabelings, solve
 from paperdag.papers.a2rbench.tasks import Task, from_row, make_task, remap, to_row
 from paperdag.verification import Outcome
@@ -192,7 +196,9 @@ def test_accuracy_at_a_smaller_budget_equals_a_search_with_that_budget():
     """Breadth-first search is monotone in its budget: the rows of one search at budget B, cut at cost <= b, score
     exactly what a second search with budget b scores (the oracle: solve run again with b)."""
     rng = np.random.default_rng(8)
-    dsl, solve_params = DslParams(alphabet=K, max_depth=3), SolveParams(budget=1200, llm_endpoint="", llm_model="")
+    dsl = DslParams(alphabet=K, max_depth=3)
+    solve_params = SolveParams(budget=1200, llm_backend="off", llm_endpoint="", llm_model="", llm_tasks=0,
+                               llm_extra_tokens=0, llm_batch=1)
     tasks = [make_task(rng, f"t{i}", 0, 2, tuple(rng.choice(names(2, K), size=3)), registry(2, K), (3, 4), K, 4, 3)
              for i in range(12)]
     rows = [r for r in score(tasks, (np.arange(K) for _ in tasks), dsl, solve_params, "cpu")
@@ -201,7 +207,7 @@ def test_accuracy_at_a_smaller_budget_equals_a_search_with_that_budget():
         again = [correct(solve(t, "search", registry(2, K), names(2, K), [], 3, b, K, "cpu")[0], t) for t in tasks]
         assert accuracy(rows, 1, max_cost=b)[0] == pytest.approx(np.mean(again)), b
     # the row at the declared budget, derived from the unbounded search, is what a search with that budget returns
-    small = SolveParams(budget=100, llm_endpoint="", llm_model="")
+    small = solve_params.model_copy(update={"budget": 100})
     for r, t in zip([r for r in score(tasks, (np.arange(K) for _ in tasks), dsl, small, "cpu")
                      if r["solver"] == "search" and r["phase"] == "P0"], tasks):
         answer, cost = solve(t, "search", registry(2, K), names(2, K), [], 3, 100, K, "cpu")
@@ -233,25 +239,34 @@ def test_ladder_steps_against_a_hand_count():
     assert steps["2->4"] == pytest.approx([np.log(2 / 8) / 2, 0.0])
 
 
+def _llm(p0: np.ndarray, trivial: np.ndarray | None = None) -> dict:
+    """An LLM's measured block (evaluate._llm) with the relabel rung at 0.1 and the identity at 0 on its tasks."""
+    rung = 0.1 * np.ones(4) if trivial is None else trivial
+    return {"P0": p0, "trivial": {"relabel": rung, "identity": np.zeros(4)}, "search": np.ones(4),
+            "by_dim": {d: p0 for d in DIMS}, "tasks": 12, "backend": "smollm2", "model": {"model": "m"}}
+
+
 def _measured(**change: object) -> Measured:
     ones, good = np.ones(4), np.array([0.9, 0.95, 0.92, 0.97])
     base = dict(acceptance={"forward": {"lossy": 1.0, "invertible": 1.0}, "single": {"lossy": 0.2, "invertible": 1.0},
                             "cycle": {"lossy": 0.0, "invertible": 1.0}},
                 rechecked=100, recheck_failed=0,
                 ambiguity={"cycle_valid": {"original": 10, "larger": 10, "edge": 10, "adversarial": 10},
-                           "ambiguous": {"original": 0, "larger": 0, "edge": 0, "adversarial": 0}, "counterexamples": {},
+                           "ambiguous": {"original": 0, "larger": 0, "edge": 0, "adversarial": 0},
+                           "counterexamples": {},
                            "rule_enumerated": True},
                 multi_program={"original": 0.9, "ladder": 0.8}, spaces={1: 820, 2: 2380, 3: 3616}, budget=1200,
                 budgets={1: 272, 2: 790, 3: 1200},
                 density={"budget_gmean": {"1d": 100.0, "2d": 150.0, "3d": 110.0},
                          "consistent_gmean": {"1d": 7.0, "2d": 14.0, "3d": 32.0},
-                         "blind_success": {"1d": 0.6, "2d": 0.6, "3d": 0.6}, "originals": {"1d": 40, "2d": 40, "3d": 40},
+                         "blind_success": {"1d": 0.6, "2d": 0.6, "3d": 0.6},
+                         "originals": {"1d": 40, "2d": 40, "3d": 40},
                          "programs": {"1d": 820, "2d": 2380, "3d": 3616}, "variant_mix": {}, "within_space": True},
                 rho=np.array([-0.2, -0.3, -0.25, -0.2]), rho_pooled=np.array([-0.2, -0.3, -0.2, -0.3]),
                 ladder_gmean={"1d": {2: 7.0, 8: 6.5}},
                 acc={"search": {"P0": good, "P1": good - 0.3}, "search_relabel": {"P0": good, "P1": good},
-                     "relabel": {"P0": 0.1 * ones, "P1": 0.1 * ones}, "identity": {"P0": 0 * ones, "P1": 0 * ones},
-                     "llm": {"P0": np.array([0.38, 0.41, 0.40, 0.39]), "P1": 0.3 * ones}},
+                     "relabel": {"P0": 0.1 * ones, "P1": 0.1 * ones}, "identity": {"P0": 0 * ones, "P1": 0 * ones}},
+                llm=_llm(np.array([0.38, 0.41, 0.40, 0.39])),
                 acc_dim={1: ones, 2: good, 3: good - 0.2},
                 acc_dim_equal={1: good, 2: good, 3: good - np.array([0.2, 0.25, 0.15, 0.3])},
                 acc_dim_density={1: good, 2: good, 3: good - np.array([0.2, 0.25, 0.15, 0.3])},
@@ -286,8 +301,8 @@ def test_claims_hold_and_fail_with_the_numbers():
                     acc={"search": {"P0": np.array([0.9, 0.5, 0.9, 0.6]), "P1": np.array([0.5, 0.9, 0.6, 0.9])},
                          "search_relabel": {"P0": np.ones(4), "P1": np.ones(4)},
                          "relabel": {"P0": np.zeros(4), "P1": np.zeros(4)},
-                         "identity": {"P0": np.zeros(4), "P1": np.zeros(4)},
-                         "llm": {"P0": np.array([0.8, 0.85, 0.9, 0.82]), "P1": np.zeros(4)}},
+                         "identity": {"P0": np.zeros(4), "P1": np.zeros(4)}},
+                    llm=_llm(np.array([0.8, 0.85, 0.9, 0.82]), trivial=np.zeros(4)),
                     acc_dim_density={1: np.array([0.5, 0.6, 0.55, 0.5]), 2: np.ones(4), 3: np.ones(4)})
     out = {c.id: c for c in resolve(claims(bad, P, PLANS))}
     # v2: the search solves every 2D and 3D task of every benchmark while the relabel heuristic solves 0.1 of each,
@@ -347,8 +362,7 @@ def test_competence_is_judged_against_the_strongest_trivial_solver():
 def test_llm_findings_are_inconclusive_without_an_llm():
     """No endpoint: the LLM's competence is not established and finding (1) is inconclusive, saying why; finding (2)
     as written is inconclusive whatever the stand-in generator's numbers, its precondition naming the generator."""
-    acc = {k: v for k, v in _measured().acc.items() if k != "llm"}
-    out = {c.id: c for c in resolve(claims(_measured(acc=acc), P, PLANS))}
+    out = {c.id: c for c in resolve(claims(_measured(llm=None), P, PLANS))}
     assert out["llm_solver_beats_trivial_baseline"].verdict == "inconclusive"
     assert out["llm_below_humans"].verdict == "inconclusive" and "no LLM solver ran" in out["llm_below_humans"].reason
     assert "tasks_generated_by_an_llm" in out["llm_generated_3d_tasks_are_simpler"].reason
@@ -373,7 +387,8 @@ def test_uniqueness_is_judged_per_variant_with_a_counterexample():
            "ambiguous": {"original": 0, "larger": 0, "edge": 1, "adversarial": 8},
            "counterexamples": {"edge": example}, "rule_enumerated": True}
     out = {c.id: c for c in resolve(claims(_measured(ambiguity=amb), P, PLANS))}
-    natural, edge = out["cycle_consistency_implies_uniqueness_natural"], out["cycle_consistency_implies_uniqueness_edge"]
+    natural = out["cycle_consistency_implies_uniqueness_natural"]
+    edge = out["cycle_consistency_implies_uniqueness_edge"]
     assert natural.verdict == "holds" and "0 of 20" in natural.reason
     assert edge.verdict == "fails" and "1 of 10" in edge.reason and "b0-1d-000/edge" in edge.reason
     assert edge.measured["counterexample"] == example
@@ -541,3 +556,59 @@ def test_torch_path_matches_numpy(dim):
 def _certify_on(task: Task, device: str) -> object:
     rand = np.random.default_rng(0).integers(0, K, size=(16, *task.query.shape)).astype(np.int16)
     return certify(task, registry(task.dim, K), names(task.dim, K), 3, exhaustive_grids(task.dim, K), rand, device)
+
+
+def test_llm_subsample_is_stratified_over_benchmark_and_dimension():
+    """Round-robin over (dimension, benchmark) cells: n = cells x k takes k from every cell, the first k of the
+    cell's sha256(task_id) order (a direct sort is the oracle); 0 or more than there are: every task."""
+    tasks = [Task(f"b{b}-{d}d-{i:03d}", b, d, "original", "", (), (), False, 2, *[np.zeros((1, 2))] * 2,
+                  np.zeros(2), np.zeros(2)) for b in range(3) for d in DIMS for i in range(5)]
+    picked = llm_subsample(tasks, 18)
+    assert len(picked) == 18 and len({t.task_id for t in picked}) == 18
+    for b, d in itertools.product(range(3), DIMS):
+        cell = sorted((t.task_id for t in tasks if (t.bench, t.dim) == (b, d)),
+                      key=lambda x: hashlib.sha256(x.encode()).hexdigest())
+        assert sorted(t.task_id for t in picked if (t.bench, t.dim) == (b, d)) == sorted(cell[:2])
+    assert llm_subsample(tasks, 0) == tasks and llm_subsample(tasks, 999) == tasks
+    assert [(t.bench, t.dim) for t in llm_subsample(tasks, 3)] == [(0, 1), (1, 1), (2, 1)]
+
+
+def test_smollm2_without_its_wheel_fails_in_one_line_naming_setup(tmp_path, monkeypatch):
+    monkeypatch.setenv(smollm2.WHEEL_ENV, str(tmp_path / smollm2.WHEEL))
+    with pytest.raises(MissingExtra, match="bash .ci/setup") as err:
+        smollm2.require_wheel()
+    assert "\n" not in str(err.value)
+    (tmp_path / smollm2.WHEEL).write_bytes(b"not the wheel")
+    with pytest.raises(MissingExtra, match="sha256"):
+        smollm2.require_wheel()
+
+
+@pytest.mark.skipif(not smollm2.wheel_path().is_file(), reason=f"the {smollm2.PACKAGE} {smollm2.VERSION} wheel is "
+                    f"absent at {smollm2.wheel_path()} (`bash .ci/setup` fetches it by its sha256)")
+def test_smollm2_loads_the_gguf_from_the_wheel_offline_and_answers_a_task(monkeypatch, request):
+    """With every socket connection refused, the GGUF is read out of the hash-checked wheel, the model is the
+    135M-parameter SmolLM2, and it answers a task with a reply capped at the query's tokens + extra; decoding one
+    prompt alone or left-padded in a batch with a longer one gives the same greedy reply."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise OSError("network is off in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    import torch
+
+    request.addfinalizer(lambda threads=torch.get_num_threads(): torch.set_num_threads(threads))
+    torch.set_num_threads(1)  # one core, as the evaluate stage runs it (2 threads on 2 shared cores: ~10x slower)
+    assert smollm2.provenance()["gguf_sha256"] == smollm2.GGUF_SHA256
+    tokenizer, model = smollm2.load("cpu")
+    assert 130e6 < sum(p.numel() for p in model.parameters()) < 140e6
+    short = make_task(np.random.default_rng(9), "t", 0, 1, ("rev",), registry(1, K), (4,), K, 4, 2)
+    longer = make_task(np.random.default_rng(10), "u", 0, 1, ("rev",), registry(1, K), (5,), K, 4, 2)
+    rows, replies = llm_rows([short], SolveParams(budget=1, llm_backend="smollm2", llm_endpoint="", llm_model="",
+                                                  llm_tasks=1, llm_extra_tokens=4, llm_batch=1), "cpu")
+    text, tokens = replies[0]["reply"], replies[0]["tokens"]
+    assert 0 < tokens <= len(tokenizer(json.dumps(short.query.tolist()))["input_ids"]) + 4 and text.strip()
+    assert rows[0]["correct"] == correct(parse_grid(text), short)
+    both = smollm2.generate(tokenizer, model, [prompt(longer), prompt(short)], [longer.query, short.query], 4, 2)
+    assert both[1] == (text, tokens)

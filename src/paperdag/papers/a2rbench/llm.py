@@ -1,6 +1,7 @@
-"""Optional LLM solver over an OpenAI-compatible chat-completions endpoint that the user configures
-(``solve.llm_endpoint`` / ``solve.llm_model`` in params.yaml; empty: off). Never required and never called in
-tests; with it on, evaluate's results also depend on the remote model (temperature 0 is asked, not guaranteed).
+"""The LLM solver's prompt and answer parsing (shared by both backends), and the optional OpenAI-compatible
+chat-completions endpoint a user configures (``solve.llm_backend: endpoint``, ``solve.llm_endpoint`` /
+``solve.llm_model``). The endpoint is never required nor called in tests; with it on, evaluate's results also depend
+on the remote model (temperature 0 is asked, not guaranteed). The in-process backend is smollm2.py.
 
 The prompt shows the demos as JSON grids and asks for the query's output as one JSON array; the answer is the
 last JSON array in the reply.
@@ -56,8 +57,3 @@ def ask(endpoint: str, model: str, content: str, timeout_s: float = 120.0) -> st
     request = urllib.request.Request(endpoint.rstrip("/") + "/chat/completions", body.encode(), headers)
     with urllib.request.urlopen(request, timeout=timeout_s) as response:
         return json.loads(response.read())["choices"][0]["message"]["content"]
-
-
-def llm_solve(task: Task, endpoint: str, model: str) -> tuple[np.ndarray | None, int]:
-    """(parsed answer or None, 1 query)."""
-    return parse_grid(ask(endpoint, model, prompt(task))), 1

