@@ -119,7 +119,8 @@ class Grid:
     energy of the distilled phase-1 sets at this target; ``headroom`` is e_random_features - (e_ref + the target's
     excess), per run) and ``reference_energy`` (of the full-data networks' W_1;
     ``compare_cell`` is the cell whose seeds are the comparison's); ``energy``: summaries reported; ``reported``: the
-    other target's fits, reported beside (not judged)."""
+    other target's fits, reported beside (not judged); ``censored``: the runs that did not reach it (and in which
+    phase's search)."""
 
     fits: ScalingFits
     reached: int
@@ -132,12 +133,13 @@ class Grid:
     target: str
     laws_at: str
     reported: dict[str, object]
+    censored: tuple[str, ...] = ()
 
 
 def fits_summary(f: ScalingFits) -> dict[str, object]:
     """Every exponent of ``f`` as a two-sided fit interval (measured facts), with its regressor's span."""
     return {"memory_exponent": _iv(f.composite.slope) if f.composite else None,
-            "bookkeeping_exponent": round(f.bookkeeping, 4) if f.bookkeeping is not None else None,
+            "bookkeeping_exponent": round(float(f.bookkeeping), 4) if f.bookkeeping is not None else None,
             "phase1_exponent_r": _iv(f.phase1_r), "phase2_exponent_L": _iv(f.phase2_L),
             "decades_L": round(f.decades_L, 4), "runs": f.runs}
 
@@ -145,7 +147,7 @@ def fits_summary(f: ScalingFits) -> dict[str, object]:
 def _iv(x: Interval) -> dict[str, float | int | list[float | None] | None]:
     """An interval for the metrics file (nan, e.g. an exponent the grid cannot fit, as null: JSON has no nan)."""
     def r(v: float) -> float | None:
-        return round(v, 4) if math.isfinite(v) else None
+        return round(float(v), 4) if math.isfinite(v) else None
 
     return {"mean": r(x.mean), "ci95": [r(x.lo), r(x.hi)], "n": x.n}
 
@@ -219,7 +221,7 @@ def preconditions(h: Headline, rs: Compression, p1: Compression, g: Grid, p: Cla
                                {g.compare_cell: seeds})),
         precondition("grid_cells_reach_target", f"every grid run reached the memory target that judges the laws "
                      f"({g.target}) within the searched sizes (no censored run)", "the grid's largest searched sizes",
-                     {"runs_reached": g.reached, "runs": g.total, "target": g.target},
+                     {"runs_reached": g.reached, "runs": g.total, "target": g.target, "censored": list(g.censored)},
                      exact(g.reached == g.total, f"{g.reached} of {g.total} runs reached {g.target}",
                            basis="fixed set")),
     ]
@@ -241,7 +243,7 @@ def preconditions(h: Headline, rs: Compression, p1: Compression, g: Grid, p: Cla
     else:
         out.append(precondition(
             "memory_fit_beats_bookkeeping", statement, "memory = const x (d + 1): bookkeeping alone",
-            {"exponent": _iv(fit.slope), "bookkeeping_exponent": round(g.fits.bookkeeping, 4)},
+            {"exponent": _iv(fit.slope), "bookkeeping_exponent": round(float(g.fits.bookkeeping), 4)},
             superiority(fit.slope, reference=g.fits.bookkeeping, what="memory exponent", plan=plans.grid_runs)))
     return out
 

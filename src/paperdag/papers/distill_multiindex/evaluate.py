@@ -93,7 +93,9 @@ def evaluate(ctx: StageContext[Params], shards: int) -> dict[str, float]:
                 "runs_reached": sum(r[f"memory_{other}"] is not None for r in raw), **fits_summary(beside)}
     grid = Grid(fits, len(reached), len(search), headroom, _per_cell(search, lambda r: r["energy_phase1"]),
                 _per_cell(refs, lambda r: r["energy_w1"]), _cell(c.d, c.r, c.width), energy,
-                target_name(p.claims, judged), judged, reported)
+                target_name(p.claims, judged), judged, reported,
+                tuple(f"seed {r['seed']} d {r['d']} r {r['r']} L {r['width']} (phase {1 if r['m1'] is None else 2})"
+                      for r in search if r["memory"] is None))
     fit = fits.composite
     verdicts = claims(headline, rs, p1, grid, p.claims, p.plans)
     save_figure(plot_error_vs_memory(runs, e_ref.mean(), float(np.mean(headline.e_rf)), tol,
