@@ -66,8 +66,9 @@ def plot_memory_scaling(rows: list[dict], fit: PowerFit | None, target: str) -> 
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("r^2 d + L")
-    ax.set_ylabel(f"memory (numbers) to reach {target}")
-    ax.legend(fontsize=7)
+    ax.set_ylabel("memory to target (numbers)")
+    ax.set_title(f"target {target}", fontsize=9)
+    ax.legend(fontsize=6, ncol=2, loc="upper left")
     for row in rows:
         jitter = 0.08 * (widths.index(row["width"]) - (len(widths) - 1) / 2)
         bx.scatter(row["r"] + jitter - 0.05, row["m1"], color="tab:blue", marker=markers[row["width"]], s=20)
