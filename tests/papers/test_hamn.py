@@ -18,7 +18,7 @@ from paperdag.common.plans import SamplePlan
 from paperdag.common.stats import Interval
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
-from paperdag.papers.hamn.analysis import clean_means, tolerance
+from paperdag.papers.hamn.analysis import SPAN, clean_means, tolerance
 from paperdag.papers.hamn.claims import (BASELINES, RANDOM_RANKING, UNTRAINED, Comparison, DecoderRung, EmbeddingRungs,
                                          Regime, claims)
 from paperdag.papers.hamn.embedding import (average_distortion, poincare_distance, reconstruction_map, train_embedding,
@@ -308,12 +308,15 @@ def test_ml_decoders_against_brute_force() -> None:
 
 def test_tolerance_recovers_the_generating_psychometric_curve() -> None:
     """Queries drawn from P(correct | rho) = g + (1 - g) sigmoid(k (log rho_50 - log rho)) at 11 levels (2,000
-    each): the fitted log rho_50 is within 0.05 of the generating one; a memory at chance everywhere below."""
+    each): the fitted log rho_50 is within 0.05 of the generating one; a curve that stays above 1/2 over every level
+    is held at most SPAN beyond the largest (it ran off to |log rho_50| ~ 1e5 unbounded)."""
     rng = np.random.default_rng(0)
     levels = np.repeat(np.exp(np.linspace(-3, 1, 11)), 2000)
     for x50, k, g in ((-1.0, 2.0, 1 / 64), (0.3, 4.0, 0.25)):
         p = g + (1 - g) / (1 + np.exp(-k * (x50 - np.log(levels))))
         assert tolerance(levels, rng.random(len(levels)) < p, g) == pytest.approx(x50, abs=0.05)
+    flat = rng.random(len(levels)) < 0.9  # never falls to 1/2 over the tested levels: held at the bound
+    assert np.log(levels).max() < tolerance(levels, flat, 0.25) <= np.log(levels).max() + SPAN + 1e-9
 
 
 def test_raw_dot_product_loses_a_short_pattern_the_fair_baselines_keep() -> None:

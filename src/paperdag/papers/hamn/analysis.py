@@ -19,11 +19,14 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 CELL = ["branching", "depth", "seed"]
+SPAN = 1.0  # log rho_50 may lie at most a factor e beyond the tested noise levels
 
 
 def tolerance(levels: np.ndarray, correct: np.ndarray, chance: float) -> float:
     """log rho_50 of the ML psychometric curve (module docstring) through (levels, correct) (levels: rho or its
-    multiplier), started at the level whose hit rate is nearest 1/2 and fitted by Nelder-Mead on (log rho_50, log k)."""
+    multiplier), started at the level whose hit rate is nearest 1/2 and fitted by Nelder-Mead on (log rho_50, log k),
+    log rho_50 bounded to SPAN beyond the tested levels (a curve that never crosses 1/2 there sits at the bound
+    instead of running off) and log k to [-3, 5]."""
     x, y = np.log(levels), correct.astype(float)
 
     def nll(theta: np.ndarray) -> float:
@@ -33,8 +36,9 @@ def tolerance(levels: np.ndarray, correct: np.ndarray, chance: float) -> float:
     grid = np.unique(x)
     rates = np.array([y[x == v].mean() for v in grid])
     start = np.array([grid[np.argmin(np.abs(rates - 0.5))], 1.0])
-    return float(minimize(nll, start, method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-9,
-                                                                     "maxiter": 4000}).x[0])
+    bounds = [(grid[0] - SPAN, grid[-1] + SPAN), (-3.0, 5.0)]
+    return float(minimize(nll, start, method="Nelder-Mead", bounds=bounds,
+                          options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 4000}).x[0])
 
 
 def cell_table(retrievals: dict[str, pd.DataFrame], rho: dict[str, dict[int, float]]) -> pd.DataFrame:
