@@ -19,7 +19,8 @@ the judged run never reuses). Preconditions, before a claim is judged:
 - headroom: CP-Delta's sequence-level certificate lies more than ``cert_slack_nats`` above the minimax bound K*_x,
   so a tighter method is possible at all (at the token level CP-Delta sits on the bound: analysis.py);
 - utility headroom: on held-out records in the private-only templates q_full's perplexity is below the strongest
-  trivial rung's (p0, then a Kneser-Ney 4-gram and the count bigram of q_full's bytes) by more than ``min_headroom``,
+  trivial rung's (p0, the Kneser-Ney n-gram of q_full's bytes of the order chosen on validation, a Kneser-Ney
+  4-gram and the count bigram of those bytes) by more than ``min_headroom``,
   so the utility claims can tell a method from p0; their margins are shares of the NLL gap g = p0 - q_full per seed
   (SCP-Delta_r recovers >= ``min_recovered_share`` g; it beats CP-Delta, and a sparse shift preserves the full
   shift, by ``min_effect_share`` g);
@@ -133,10 +134,10 @@ def preconditions(m: dict[str, float], iv: dict[str, Interval], nll: dict[str, n
                      | {"margin": p.max_ppl_gap},
                      all_of({q: _within(v, p.max_ppl_gap, f"{q} perplexity / {top}'s - 1", plan)
                              for q, v in vs_top_seeds.items()}), ladder=tuning_ladder),
-        precondition("base_model_in_domain", f"the base model p0 (SCP-Delta_r's fallback) is competent in its own "
-                     "domain: on held-out private records in the public templates it has a lower NLL than the strongest "
-                     "count model of its public corpus (Kneser-Ney n-grams, the order chosen on held-out public "
-                     "records, and the count bigram; paired over seeds), and its "
+        precondition("base_model_in_domain", "the base model p0 (SCP-Delta_r's fallback) is competent in its own "
+                     "domain: on held-out private records in the public templates it has a lower NLL than the "
+                     "strongest count model of its public corpus (Kneser-Ney n-grams, the order chosen on held-out "
+                     "public records, and the count bigram; paired over seeds), and its "
                      f"perplexity on held-out public records is at most {p.base_ppl_factor:g} x q_full's on held-out "
                      "private records (per seed)", counted,
                      {"p0_nll_public_templates": _nats(seeds["p0_known_nll"]),
@@ -184,8 +185,9 @@ def headroom_precondition(nll: dict[str, np.ndarray], counted: dict[str, np.ndar
     margin = float(np.log1p(p.min_headroom))
     return precondition(
         "utility_headroom", f"on held-out records in templates only the private set has, q_full's perplexity is "
-        f"below that of the strongest trivial rung (p0, the model every method falls back to or starts from; a "
-        f"Kneser-Ney 4-gram and the count bigram of q_full's training bytes beside it) by more than "
+        f"below that of the strongest trivial rung (p0, the model every method falls back to or starts from; the "
+        f"Kneser-Ney n-gram of q_full's training bytes, its order chosen on validation, a Kneser-Ney 4-gram and the "
+        f"count bigram of those bytes) by more than "
         f"{p.min_headroom:g} relative: rung NLL - q_full NLL > log(1 + {p.min_headroom:g}) = {margin:.4f} nats "
         "(per seed)", top,
         {"q_full_nll": _nats(nll["q_full"]), "p0_minus_q_full_nats": _nats(nll["p0"] - nll["q_full"]),

@@ -31,7 +31,8 @@ from .summary import (
 from .train import SHARDS, eval_windows
 from .verify import seed_models
 
-HEADROOM_ORDER = 4  # the smoothed count 4-gram beside the count bigram on utility_headroom's ladder
+HEADROOM_ORDER = 4  # the smoothed count 4-gram beside the count bigram (and the order chosen on validation) on
+# utility_headroom's ladder
 WINDOW_STREAM = 1000  # seed s's held-out windows come from generator seed * 1000 + s: another root draws other ones
 
 
@@ -88,7 +89,9 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     nats = {m: np.array(v) for m, v in nll.items()}
     rungs = {"fine_tuning": {m: count[m].chosen_nll() for m in SHARDS},
              "public": count["public"].rungs("the public corpus"),
-             "headroom": {f"KN {HEADROOM_ORDER}-gram of q_full's training bytes": count["q_full"].kn[HEADROOM_ORDER],
+             "headroom": {"KN n-gram of q_full's training bytes (order chosen on validation)":
+                          count["q_full"].chosen_nll(),
+                          f"KN {HEADROOM_ORDER}-gram of q_full's training bytes": count["q_full"].kn[HEADROOM_ORDER],
                           "count bigram of q_full's training bytes": count["q_full"].bigram}}
     grid, sw_nll, sw_kept = p.sparsity_grid, np.array(sweep["nll"]), np.array(sweep["kept"])
     gap = nats["p0"] - nats["q_full"]  # the NLL fine-tuning gains over p0: the utility margins are shares of it
