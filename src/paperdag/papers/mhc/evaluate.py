@@ -19,7 +19,7 @@ from paperdag.stage import StageContext
 from .analysis import Runs, comparison_metrics, mean_curve_rows, summarise
 from .baseline import unigram_cross_entropy
 from .benchmark import analytic_step_flops, connection_flop_share, flop_ladder, step_times
-from .claims import Overhead, claims
+from .claims import Manifold, Overhead, claims
 from .ladder import trivial_baselines
 from .params import Params
 from .plots import plot_gain, plot_grad_norms, plot_losses
@@ -53,10 +53,15 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
     windows = fixed_batches(val, p.train.eval_batches, p.train.batch_size, p.model.context, seed=p.seed)  # as train
     base = trivial_baselines(train, val, p.train.eval_batches, p.train.batch_size, p.model.context, p.seed,
                              heldout_seed=int(ctx.rng.integers(2**31)))  # on the same windows
-    manifold = read_table(ctx.input("verify", MANIFOLD_FILE))
-    mhc_rows = manifold.filter(pc.equal(manifold["connection"], "mhc"))
-    mhc_failed = mhc_rows.num_rows - pc.sum(mhc_rows["passed"].cast("int64")).as_py()
-    mhc_dev = max(pc.max(mhc_rows["max_row_dev"]).as_py(), pc.max(mhc_rows["max_col_dev"]).as_py())
+    table = read_table(ctx.input("verify", MANIFOLD_FILE))
+    mhc_rows = table.filter(pc.equal(table["connection"], "mhc"))
+
+    def worst(*cols: str) -> float:
+        return max(pc.max(mhc_rows[c]).as_py() for c in cols)
+
+    manifold = Manifold(mhc_rows.num_rows - pc.sum(mhc_rows["limit_passed"].cast("int64")).as_py(), mhc_rows.num_rows,
+                        worst("limit_max_row_dev", "limit_max_col_dev"), int(worst("limit_steps")),
+                        p.claims.sinkhorn_cap, worst("max_row_dev", "max_col_dev"), p.model.sinkhorn_iters)
 
     widths = (p.model.d_model, p.model.narrow_d_model)
     model_cfg, stream_cfg = model_configs(p.model)
@@ -76,8 +81,9 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
     save_figure(plot_grad_norms({k: {c: steps[k][c] for c in ("base", *sweep)} for k in KINDS}), ctx.output(PLOTS[2]))
     write_json(ctx.output(VAL_LOSS_TABLE), mean_curve_rows({k: evals[k]["base"] for k in KINDS}, "val_loss"))
 
-    metrics = {"unigram_val_loss": unigram, "mhc_manifold_failed_layers": mhc_failed,
-               "mhc_manifold_max_dev": mhc_dev, "mhc_flop_overhead_pct": cost.pct(p.model.d_model)}
+    metrics = {"unigram_val_loss": unigram, "mhc_manifold_failed_layers": manifold.failed_layers,
+               "mhc_manifold_max_dev": manifold.limit_dev, "mhc_manifold_max_steps": manifold.max_steps,
+               f"mhc_t{manifold.iters}_max_dev": manifold.used_dev, "mhc_flop_overhead_pct": cost.pct(p.model.d_model)}
     for w in ladder:
         metrics |= {f"{k}_flop_overhead_pct_w{w}": cost.pct(w, k) for k in ("hc", "mhc")}
         metrics[f"mhc_connection_flop_share_pct_w{w}"] = 100 * cost.share[w]
@@ -87,6 +93,6 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
     metrics |= comparison_metrics(runs)
     metrics |= base.metrics()
     metrics |= {f"bigram_{s}_val_split_loss": v for s, v in bigram_cross_entropies(train, val[:-1], val[1:]).items()}
-    write_metrics(ctx.out, metrics, claims(runs, sweep, base, mhc_failed, mhc_dev, cost, widths, p.claims, p.plans))
+    write_metrics(ctx.out, metrics, claims(runs, sweep, base, manifold, cost, widths, p.claims, p.plans))
     return {k: float(metrics[k]) for k in ("hc_peak_gain_max", "mhc_peak_gain_max", "mhc_base_final_val_loss_mean",
                                            "residual_base_final_val_loss_mean", "hc_base_final_val_loss_mean")}
