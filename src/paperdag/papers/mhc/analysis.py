@@ -51,6 +51,17 @@ def sweep_unstable(cells: dict[str, Runs], sweep: tuple[str, ...]) -> np.ndarray
     return sum(cells[c].unstable for c in sweep)
 
 
+def sweep_worst(cells: dict[str, Runs], sweep: tuple[str, ...], measure: str) -> np.ndarray:
+    """Per seed, the worst (largest) post-warm-up ``measure`` over the sweep's cells: ``loss_rise`` (nats/byte) or
+    ``log10_grad_ratio`` (log10 of the peak-to-median pre-clip gradient norm); inf where a run's curve was not
+    finite."""
+    def value(s: RunStability) -> float:
+        return s.loss_rise if measure == "loss_rise" else float(np.log10(s.grad_ratio))
+    if measure not in ("loss_rise", "log10_grad_ratio"):
+        raise ValueError(f"unknown stability measure {measure!r}")
+    return np.max([[value(s) for s in cells[c].stability] for c in sweep], axis=0)
+
+
 def sweep_peak_gain(cells: dict[str, Runs], sweep: tuple[str, ...]) -> np.ndarray:
     """Per seed, the peak composite gain over the sweep's cells (a blown-up run, gain nan, counts as inf)."""
     return np.max([np.nan_to_num(cells[c].peak_gain, nan=np.inf) for c in sweep], axis=0)

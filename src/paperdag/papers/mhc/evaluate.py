@@ -93,6 +93,6 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
     metrics |= comparison_metrics(runs)
     metrics |= base.metrics()
     metrics |= {f"bigram_{s}_val_split_loss": v for s, v in bigram_cross_entropies(train, val[:-1], val[1:]).items()}
-    write_metrics(ctx.out, metrics, claims(runs, sweep, base, manifold, cost, widths, p.claims, p.plans))
+    write_metrics(ctx.out, metrics, claims(runs, sweep, base, manifold, cost, widths, p.claims, p.plans, p.train.grad_clip))
     return {k: float(metrics[k]) for k in ("hc_peak_gain_max", "mhc_peak_gain_max", "mhc_base_final_val_loss_mean",
                                            "residual_base_final_val_loss_mean", "hc_base_final_val_loss_mean")}

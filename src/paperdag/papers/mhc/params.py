@@ -87,9 +87,18 @@ class ClaimParams(ParamsModel):
                                   "is on par with another connection's when the 95% CI of the paired per-seed "
                                   "difference lies inside +- this; half the paper's 27B gain over the baseline "
                                   "(0.021), so a match excludes an effect of the paper's size")
-    stability_margin: float = Field(ge=0.0, le=100.0, description="non-inferiority margin (unstable runs per seed "
-                                    "over the sweep): mHC is 'as stable as' the residual when the 95% CI of its "
-                                    "paired excess lies below this; 0.5, one extra unstable run in every second seed")
+    loss_rise_margin: float = Field(gt=0.0, le=10.0, description="non-inferiority margin (nats/byte) of mHC's "
+                                    "per-seed worst post-warm-up loss rise over the stress cells against the "
+                                    "residual's (paired by seed): 0.02, the ~0.02 noise of the 20-step moving average "
+                                    "the rise is read from (sweep.surge_nats's argument), so 'as stable as' excludes "
+                                    "an excess rise beyond the smoothed loss's own noise; set before any run judged "
+                                    "it")
+    grad_ratio_margin_log10: float = Field(gt=0.0, le=10.0, description="non-inferiority margin (decades) of mHC's "
+                                           "per-seed worst log10 peak-to-median pre-clip gradient norm over the stress "
+                                           "cells against the residual's (paired by seed): log10 2 = 0.301, mHC's "
+                                           "worst spike at most twice the residual's relative to its own median (the "
+                                           "old flag, sweep.grad_factor, needed a whole decade); set before any run "
+                                           "judged it")
     max_overhead_pct: float = Field(gt=0.0, le=1000.0, description="mHC's training-step matmul FLOPs over the "
                                     "residual's, at most (%), at the ladder widths where its connection costs at most "
                                     "this share of a sub-layer; the paper reports +6.7% step time at n = 4 with fused "
