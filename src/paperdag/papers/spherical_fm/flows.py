@@ -54,7 +54,7 @@ def eval_noise(n: int, dim: int, seed: int) -> torch.Tensor:
     """The evaluation noise: n rows z ~ N(0, I_dim) drawn on the CPU from seed + EVAL_STREAM alone (any device gets
     the same numbers). Every generator, training seed and budget samples from these z, and the fitted Gaussian maps the same z
     (common random numbers): FD's sampling noise from the draw is then shared, not added to seed-to-seed spread."""
-    return torch.randn(n, dim, generator=torch.Generator().manual_seed(seed))
+    return torch.randn(n, dim, generator=torch.Generator().manual_seed(seed + EVAL_STREAM))
 
 
 def pair(x0: torch.Tensor, x1: torch.Tensor, spec: FlowSpec) -> tuple[torch.Tensor, torch.Tensor]:
