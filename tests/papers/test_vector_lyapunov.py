@@ -20,7 +20,7 @@ from paperdag.common.plans import SamplePlan
 from paperdag.common.stats import mean_ci
 from paperdag.common.verdicts import resolve, superiority
 from paperdag.io import read_json
-from paperdag.papers.vector_lyapunov.claims import _any_of, network_claims
+from paperdag.papers.vector_lyapunov.claims import _any_of, network_claims, platoon_claims
 from paperdag.papers.vector_lyapunov.lyapunov import level_constants, norm_rows
 from paperdag.papers.vector_lyapunov.networks.cegis import quadratic_init
 from paperdag.papers.vector_lyapunov.networks.certificate import (NetworkCert, compile_network_query,
@@ -39,7 +39,7 @@ from paperdag.papers.vector_lyapunov.params import (BudgetParams, ClaimParams, N
                                                     NetworkCertificateParams, NetworkParams, Params, Plans,
                                                     PlatoonParams)
 from paperdag.papers.vector_lyapunov.platoon.certificate import Policy, VectorCert, compile_query, decrease
-from paperdag.papers.vector_lyapunov.platoon.evaluation import gain_one_equilibria
+from paperdag.papers.vector_lyapunov.platoon.evaluation import PlatoonResults, gain_one_equilibria
 from paperdag.papers.vector_lyapunov.platoon.model import make_platoon
 from paperdag.papers.vector_lyapunov.reverify import reverify
 from paperdag.papers.vector_lyapunov.stages.verify_network import VERIFIED_DIR
@@ -175,7 +175,7 @@ def test_certificate_is_positive_definite_and_homogeneous():
 def test_smoke_certificates_reverify_to_their_stored_verdicts(smoke_runs, tmp_path):
     """Every smoke certificate folder re-verifies to its stored verdict (VERIFIED where it is proved; REFUTED or,
     when the smoke budget leaves cells unknown, UNDECIDED where it is not); the platoon folder with a scaled w_bound
-    is REFUSED naming it (the network folders' outcomes are tested on their own below)."""
+    or a changed tau is REFUSED naming it (the network folders' outcomes are tested on their own below)."""
     runs = smoke_runs("vector_lyapunov")
     folders = [runs["verify"], *sorted((runs["verify_drones"] / VERIFIED_DIR).iterdir())]
     for folder in folders:
@@ -184,10 +184,12 @@ def test_smoke_certificates_reverify_to_their_stored_verdicts(smoke_runs, tmp_pa
         expected = {Outcome.VERIFIED} if proved else {Outcome.REFUTED, Outcome.UNDECIDED}
         assert result.outcome in expected and "differs" not in result.message, (folder.name, result)
         assert "not violations" not in result.message, result
-    shutil.copytree(runs["verify"], tmp_path / "platoon")
-    _tamper(tmp_path / "platoon", META_FILE, lambda m: m["platoon"].update(w_bound=10 * m["platoon"]["w_bound"]))
-    result = verify_folder("vector_lyapunov", tmp_path / "platoon")
-    assert result.outcome is Outcome.REFUSED and result.message.startswith("w_bound"), result
+    for field, change in (("w_bound", lambda p: p.update(w_bound=10 * p["w_bound"])),
+                          ("tau", lambda p: p.update(tau=p["tau"] + 1))):
+        shutil.copytree(runs["verify"], tmp_path / field)
+        _tamper(tmp_path / field, META_FILE, lambda m: change(m["platoon"]))
+        result = verify_folder("vector_lyapunov", tmp_path / field)
+        assert result.outcome is Outcome.REFUSED and result.message.startswith(field), result
 
 
 def _drones(n: int = 3, tau: int = 1):
@@ -420,6 +422,21 @@ def test_verify_outcomes_of_a_foreign_folder_and_a_budget_of_one(drone_folders, 
     assert spent.returncode == 1 and spent.stdout.splitlines()[-1].startswith("UNDECIDED --budget 1 spent: 1 of 3 "
                                                                                "subsystems"), spent.stdout
     assert verify_folder("vector_lyapunov", root / "reach", budget=3).outcome is Outcome.VERIFIED
+
+
+def test_paperdag_verify_is_undecided_not_refuted_when_the_stored_budget_cannot_re_prove(drone_folders, tmp_path):
+    """A proved folder whose stored verifier budget is cut to ``milp_nodes: 1`` (no MILP can close a cell the bounds
+    leave open) is UNDECIDED naming that budget, exit 1: a spent budget contradicts nothing (it was REFUTED, "verdict
+    differs", before); the same folder with its full budget is VERIFIED (the outcome is the budget's)."""
+    root, _ = drone_folders
+    folder = tmp_path / "reach"
+    shutil.copytree(root / "reach", folder)
+    _tamper(folder, META_FILE, lambda m: m["budget"].update(milp_nodes=1))
+    result = _paperdag_verify(folder)
+    last = result.stdout.splitlines()[-1]
+    assert result.returncode == 1 and last.startswith("UNDECIDED"), result.stdout + result.stderr
+    assert "milp_nodes 1" in last and "cells unknown" in last and "0 refuted cells" in last, last
+    assert "differs" not in last and "neither re-proved nor contradicted" in last, last
 
 
 def test_paperdag_verify_on_an_untouched_folder_prints_the_table_and_exits_0(drone_folders):
@@ -729,6 +746,38 @@ def test_a_certified_controller_that_is_the_tuned_one_gives_no_interval():
     claim = {c.id: c for c in network_claims(results, [4, 8], [1], 8, THRESHOLDS, PLANS)}["drones_competitive_control"]
     assert claim.verdict == "inconclusive" and claim.cause == "no interval"
     assert "zero-width interval" in claim.reason and "alpha 1" in claim.reason
+
+
+def _platoon_results(verified: bool, violations: int) -> PlatoonResults:
+    """A platoon of 4 followers whose reachability-constrained certificate is proved (``verified``: falsified with
+    ``violations`` found) or refuted (nothing verified, so nothing searched; the refuted one's 7 violations beside)."""
+    vehicle = {"verified": verified, "unknown_cells": 0, "refuted_cells": int(not verified)}
+    summary = {"verified": verified, "per_vehicle": [vehicle] * 4, "rho": 0.99}
+    scal = {"n": [4, 8], "bounds": [10, 20], "seconds": [1.0, 2.0], "verified": [verified, verified]}
+    sims = {name: {"rms_spacing": (r * UNCERTIFIED_J).tolist(), "string_ratio": (r * UNCERTIFIED_J).tolist()}
+            for name, r in (("nominal", 1.3), ("uncertified", 1.0), ("certified", 1.02))}
+    falsified = {"vector_reach": {"violations": violations}}
+    return PlatoonResults(reach=scal, full=scal | {"verified": [False, False]}, slope=1.0, reach_summary=summary,
+                          full_summary=summary | {"verified": False}, w_sim=0.1, control={}, scenarios=sims,
+                          falsified_verified=falsified if verified else {},
+                          falsified_refuted={} if verified else {"vector_reach": {"violations": 7}},
+                          gain_one=[False] * 4, equilibrium_c=0.75)
+
+
+@pytest.mark.parametrize(("verified", "violations", "verdict"),
+                         [(True, 0, "holds"), (True, 2, "fails"), (False, 0, "inconclusive")])
+def test_a_soundness_check_with_nothing_searched_is_vacuous_not_passed(verified, violations, verdict):
+    """The platoon's and the networks' soundness re-checks hold when the falsification of the verified certificates
+    finds no violation, fail when it finds one, and are inconclusive ("vacuous") when no certificate is verified, so
+    nothing was searched (they passed with nothing searched before)."""
+    claim = {c.id: c for c in platoon_claims(_platoon_results(verified, violations), THRESHOLDS,
+                                             PLANS)}["platoon_verified_certificates_hold"]
+    assert claim.verdict == verdict, claim
+    if verdict == "inconclusive":
+        assert claim.reason.startswith("vacuous") and claim.cause == "no interval", claim
+    network = _network_results(falsified={"drones_tau1_reach": {"violations": violations}} if verified else {},
+                               simulated={} if not verified else _network_results().simulated)
+    assert _verdicts(network)["network_certificates_hold"] == verdict
 
 
 def test_any_of_holds_on_one_part_at_bonferronis_level_and_fails_only_when_every_part_fails():

@@ -6,10 +6,12 @@ A network folder (meta.kind == "network", e.g. verify_drones' certificates/drone
 
 * REFUSED, naming the fields, when the problem data (meta.json) no longer match the digest summary.json records;
 * REFUTED when a stored constant is less conservative than its re-derivation (naming it), when the fresh branch
-  and bound finds a counterexample, or when the stored record disagrees with the fresh one (verdict, contraction of
-  the comparison rows, stored counterexamples that are not violations);
-* UNDECIDED when the stored verifier budget leaves cells unknown (naming it), or ``--budget`` subsystems or
-  followers are spent first;
+  and bound finds a counterexample or a stored counterexample is confirmed a violation, or when the stored record
+  disagrees with the decided fresh verification (verdict, contraction of the comparison rows, stored counterexamples
+  that are not violations);
+* UNDECIDED when the stored verifier budget leaves cells unknown and nothing is refuted (naming the budget: a proof
+  that a smaller budget, e.g. ``milp_nodes: 1``, cannot re-prove is undecided, not refuted), or ``--budget``
+  subsystems or followers are spent first;
 * VERIFIED otherwise: freshly proved on the re-derived domain, in agreement with the record.
 
 Before re-proving, ``show`` gets the stored-vs-re-derived table of the constants.
@@ -82,10 +84,14 @@ class Fresh:
 
 
 def _judge(message: str, fresh: Fresh, budget: BudgetParams) -> Result:
-    """REFUTED when the record disagrees with the fresh verification or a counterexample was found, UNDECIDED when
-    cells are left unknown under the stored budget, else VERIFIED."""
+    """REFUTED when the record disagrees with a decided fresh verification (proved, or a counterexample found), the
+    rows do not contract, a stored counterexample is no violation, or a counterexample was found; UNDECIDED when the
+    fresh verification is undecided (cells left unknown under the stored budget, none refuted), whatever the stored
+    verdict: a budget too small to re-prove a proof contradicts nothing; else VERIFIED."""
     problems = []
-    if fresh.verified != fresh.stored_verified:
+    refuted = fresh.refuted_cells > 0 or fresh.confirmed > 0
+    decided = fresh.verified or refuted
+    if decided and fresh.verified != fresh.stored_verified:
         problems.append(f"verdict differs from the stored one ({fresh.stored_verified})")
     if not fresh.contracts:
         problems.append("comparison rows do not contract")
@@ -94,13 +100,14 @@ def _judge(message: str, fresh: Fresh, budget: BudgetParams) -> Result:
     message += f"; {fresh.confirmed}/{fresh.stored_cex} stored counterexamples confirmed"
     if problems:
         return Result(Outcome.REFUTED, message + "; " + "; ".join(problems))
-    if fresh.refuted_cells:
+    if refuted:
         return Result(Outcome.REFUTED, message)
     if not fresh.verified:
+        stored = " (the stored proof is neither re-proved nor contradicted)" if fresh.stored_verified else ""
         return Result(Outcome.UNDECIDED, f"{message}; the verifier budget stored in meta.json (max_cells "
                                          f"{budget.max_cells}, max_depth {budget.max_depth}, max_milp "
                                          f"{budget.max_milp}, milp_nodes {budget.milp_nodes}) leaves "
-                                         f"{fresh.unknown_cells} cells unknown")
+                                         f"{fresh.unknown_cells} cells unknown{stored}")
     return Result(Outcome.VERIFIED, message)
 
 
