@@ -6,12 +6,14 @@ Newton-Schulz coefficients (3.4445, -4.7750, 2.0315) from that work. AdamW: Losh
 
 Method: Muon orthogonalizes the Nesterov momentum of each hidden weight matrix with a quintic Newton-Schulz
 iteration; NorMuon then divides each row (output neuron) of the orthogonalized update by the square root of an EMA
-of its mean square and rescales to the update's original Frobenius norm (``optim.py``). ``distributed.py`` shards
-the per-matrix work round-robin across ranks and all-gathers the updates.
+of its mean square and rescales to the update's original Frobenius norm (``optim.py``). The fused Q, K, V
+projection is one 3d x d matrix, orthogonalised as one block (not three). ``distributed.py`` shards the per-matrix
+work round-robin across ranks and all-gathers the updates.
 
 Experiment: a 2-layer byte-level transformer (``paperdag.common``) trained with AdamW (lr swept), Muon and NorMuon
 from the same initialisations on the same batches, several seeds; evaluate compares steps to AdamW's final
-validation loss, per-neuron update-norm uniformity, time per step and optimizer memory.
+validation loss, per-neuron update-norm uniformity (Muon's against random semi-orthogonal matrices, ``reference.py``),
+time per step and optimizer memory.
 
 Data: source files of a few CPython standard-library packages, read from the running interpreter (no download);
 the prepare stage records the Python version, the file list and a sha256 of the text.

@@ -1,6 +1,7 @@
 """Stage ``evaluate``: compare the optimizers' curves against AdamW (analysis.py) and against the trivial-baseline
 ladder on the same validation windows (Kneser-Ney n-grams, ladder.py, and the count bigrams, paperdag.common.ngram),
-time their steps alone (benchmark.py), and write the metrics, the claims (claims.py), timing.json and curves.png
+draw the structureless references of Muon's row-norm CV (reference.py), time their steps alone (benchmark.py), and
+write the metrics, the claims (claims.py), timing.json and curves.png
 (plots.py)."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .ladder import trivial_baselines
 from .params import Params
 from .plots import plot_curves
 from .prepare import CORPUS_FILE
+from .reference import REFERENCES, hidden_shapes, reference_row_cvs
 from .runs import mean_curve_rows, run_metrics, selected_curves, selected_record
 from .train import CURVES_FILE, RUNS_FILE
 from .training import adamw_config, model_config, muon_config
@@ -41,6 +43,8 @@ def evaluate(ctx: StageContext[Params], optimizers: list[str]) -> dict[str, floa
     windows = fixed_batches(val, p.train.eval_batches, p.train.batch_size, p.model.context, seed=p.seed)  # as train
     base = trivial_baselines(train, val, p.train.eval_batches, p.train.batch_size, p.model.context, p.seed,
                              heldout_seed=int(ctx.rng.integers(2**31)))  # the same windows as train's
+    shapes, ref_seed = hidden_shapes(model_config(p.model)), int(ctx.rng.integers(2**31))  # after heldout's draw
+    references = {k: reference_row_cvs(shapes, p.claims.reference_draws, ref_seed, k).tolist() for k in REFERENCES}
     batch = windows[0]
     adamw_lr = selected_record(records["adamw"])["lr"]
     configs = {n: adamw_config(p.train, p.adamw, adamw_lr, p.seed) if n == "adamw"
@@ -57,7 +61,9 @@ def evaluate(ctx: StageContext[Params], optimizers: list[str]) -> dict[str, floa
     metrics |= {f"{n}_{k}": v for n in optimizers for k, v in timing[n].items()}
     metrics |= {f"bigram_{s}_val_split_loss": v for s, v in bigram_cross_entropies(train, val[:-1], val[1:]).items()}
     metrics |= base.metrics()
-    write_metrics(ctx.out, metrics, claims(comparison, base, p.claims, p.plans))
+    metrics |= {f"reference_row_cv_{k.replace(' ', '_').replace('-', '_').lower()}_mean": float(sum(v) / len(v))
+                for k, v in references.items()}  # fmt: skip
+    write_metrics(ctx.out, metrics, claims(comparison, base, p.claims, p.plans, references))
     keys = ("normuon_step_reduction_vs_adamw_pct_mean", "muon_step_reduction_vs_adamw_pct_mean",
             "normuon_update_row_cv_mean", "muon_update_row_cv_mean")  # fmt: skip
     return {k: metrics[k] for k in keys if k in metrics}

@@ -76,6 +76,18 @@ class ClaimParams(ParamsModel):
         ge=0.0, le=1.0, description="superiority margin (nats/byte): NorMuon's final val loss minus AdamW's and minus "
         "Muon's (paired by seed) must lie below -this (0: any improvement)"
     )
+    paper_step_reduction_pct: float = Field(
+        ge=0.0, le=100.0, description="the paper's step reduction of NorMuon against AdamW (% at 1.1B): each "
+        "interval is also placed against it ('at our scale', reported in the metrics and reasons), never a margin"
+    )
+    paper_gain_over_muon_pp: float = Field(
+        ge=0.0, le=100.0, description="the paper's gain of NorMuon's step reduction over Muon's (pp at 1.1B): reported "
+        "against the interval like paper_step_reduction_pct, never a margin"
+    )
+    reference_draws: int = Field(
+        ge=2, le=10_000, description="seeded draws of each structureless reference (random semi-orthogonal, NS5 of a "
+        "Gaussian) whose row-norm CV Muon's is judged against (reference.py): the reference's own interval is over them"
+    )
 
 
 class Plans(ParamsModel):

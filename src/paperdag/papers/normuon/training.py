@@ -76,7 +76,8 @@ def muon_config(t: TrainParams, muon: MuonParams, optimizer: str, seed: int) -> 
 
 
 def make_optimizers(model: GPT, cfg: RunConfig) -> tuple[torch.optim.Optimizer, torch.optim.Optimizer]:
-    """(optimizer of the hidden matrices, AdamW of everything else). Weight decay only on hidden matrices."""
+    """(optimizer of the hidden matrices, AdamW of everything else). Weight decay only on hidden matrices. The
+    attention's fused Q, K, V projection is one 3d x d hidden matrix: Muon and NorMuon orthogonalise it as one block."""
     hidden = model.hidden_matrices()
     hidden_ids = {id(p) for p in hidden}
     rest = [p for p in model.parameters() if id(p) not in hidden_ids]
