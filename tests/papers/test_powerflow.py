@@ -2,8 +2,9 @@
 the mixture D against its own sampler, TB residuals vanishing exactly at each variant's target on a toy tree, the
 RLIF rewards on hand cases, the count model of D against hand counts and its large-sample limit, the length-aware
 residual against the paper's Eq. 5 written independently, maximum-likelihood pretraining against the closed-form
-optimum of the length-normalised loss, and the claims' verdicts (inconclusive where the regime is not reached). The platform contract is checked by
-tests/test_paper_contract.py.
+optimum of the length-normalised loss, the exact targets of D and temperature decoding against brute-force
+enumeration of their definitions, and the claims' verdicts (inconclusive where the regime is not reached). The
+platform contract is checked by tests/test_paper_contract.py.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import torch
 
 from paperdag.common.plans import SamplePlan
 from paperdag.common.verdicts import resolve
-from paperdag.papers.powerflow import exact
+from paperdag.papers.powerflow import anchors, exact
 from paperdag.papers.powerflow.aligned import policy_state
 from paperdag.papers.powerflow.baselines import count_model_log_probs, kl, power_ceiling
 from paperdag.papers.powerflow.claims import claims, paired
@@ -406,7 +407,8 @@ def _inputs(pf_acc: float, base_kl: float = 0.01, flat_acc: float = 0.88) -> tup
                  "acc_uniform": 0.2}
     ceiling = {"smallest_alpha_within_gap": 4.0, "largest_alpha": 64.0, "alpha": 4.0}
     aligned = {"seed": np.arange(3), "aligned_accuracy": seeds(0.9), "aligned_entropy": seeds(0.1),
-               "target_accuracy": seeds(flat_acc), "target_entropy": seeds(1.0),
+               "target_accuracy": 0.88 + np.array([-0.007, 0.001, 0.011]),
+               "target_entropy": 1.0 + np.array([0.01, -0.01, 0.0]),
                "accuracy": flat_acc + np.array([-0.008, 0.0, 0.013]), "entropy": 1.0 + np.array([-0.02, 0.01, 0.0]),
                "kl": seeds(0.02)}
     targets["tb_traj_sharpen"]["length"] = 0.8
@@ -415,7 +417,16 @@ def _inputs(pf_acc: float, base_kl: float = 0.01, flat_acc: float = 0.88) -> tup
                            "tb_length_sharpen": {"accuracy": 0.85, "length": 2.4}},
                "runs": {"tb_traj_sharpen": run(0.85, 0.4, 0.02) | {"length": seeds(1.0)},
                         "tb_length_sharpen": run(0.85, 2.0, 0.02) | {"length": seeds(2.4)}}}
-    return runs, base, targets, reference, ceiling, aligned, variant
+    point = lambda acc, ent, length: {"accuracy": acc, "entropy": ent, "length": length}
+    chain = {"start": point(0.3, 1.5, 1.0), "traj": point(0.5, 0.5, 0.8), "length": point(0.88, 1.0, 1.2)}
+    lengths = {"start": point(0.5, 3.0, 2.5), "traj": point(0.85, 0.4, 1.0), "length": point(0.85, 2.0, 2.4)}
+    ladder = {"the base model's sampled response": 0.3, "the base model's greedy response": 0.35,
+              "temperature-1/4 decoding of the base model": 0.4}
+    anchored = {"chain": {"data": chain, "base": dict(chain)}, "lengths": {"data": lengths, "base": dict(lengths)},
+                "aligned_data": {"start": point(1.0, 1.2, 2.8), "length": point(1.0, 3.0, 3.0)},
+                "sharpen_ladder": {"base": ladder, "data": {k.replace("the base model", "D"): v
+                                                            for k, v in ladder.items()}}}
+    return runs, base, targets, reference, ceiling, aligned, variant, anchored
 
 
 def _verdicts(*args) -> dict[str, str]:
@@ -477,18 +488,73 @@ def test_a_collapsed_baseline_is_not_reported_as_beaten():
 def test_length_claims_on_the_lengths_variant_are_judged_against_base_and_target():
     """A length-aware run 30% longer than the base while its exact target keeps length: the claim fails and the
     target check names the run; an exact target that itself moves the length 30% leaves the claim inconclusive."""
-    *rest, variant = _inputs(0.9)
+    *rest, variant, anchored = _inputs(0.9)
     variant["runs"]["tb_length_sharpen"]["length"] = np.array([3.24, 3.25, 3.26])
-    out = {c.id: c for c in resolve(claims(*rest, variant, RUNGS, P, PLANS))}
+    out = {c.id: c for c in resolve(claims(*rest, variant, anchored, RUNGS, P, PLANS))}
     assert out["lengths_length_aware_keeps_length"].verdict == "fails"
     assert out["lengths_traj_shortens"].verdict == "holds"
     assert out["length_tracks_exact_target"].verdict == "fails"
     assert "lengths/tb_length_sharpen" in out["length_tracks_exact_target"].reason
     variant["targets"]["tb_length_sharpen"]["length"] = 3.25
-    out = {c.id: c for c in resolve(claims(*rest, variant, RUNGS, P, PLANS))}
+    anchored["lengths"]["base"] = anchored["lengths"]["base"] | {"length": {"accuracy": 0.85, "entropy": 2.0,
+                                                                           "length": 3.25}}
+    out = {c.id: c for c in resolve(claims(*rest, variant, anchored, RUNGS, P, PLANS))}
     assert out["lengths_target_keeps_length"].verdict == "fails"
     assert out["lengths_length_aware_keeps_length"].verdict == "inconclusive"
     assert out["length_tracks_exact_target"].verdict == "holds"
+
+
+def test_a_property_the_target_has_only_from_the_learned_base_leaves_the_claim_inconclusive():
+    """The lengths variant's length-aware target keeps length from the learned base (2.4 vs 2.5) but not from D_len
+    (1.98 vs 2.5, -21%): the precondition fails naming D and the run at the base's length is not judged; a
+    trajectory-level target longer than its start (from D only) leaves the chain shortening claim inconclusive."""
+    *rest, variant, anchored = _inputs(0.9)
+    anchored["lengths"]["data"] = anchored["lengths"]["data"] | {"length": {"accuracy": 0.88, "entropy": 3.2,
+                                                                           "length": 1.98}}
+    anchored["chain"]["data"] = anchored["chain"]["data"] | {"traj": {"accuracy": 0.6, "entropy": 0.7,
+                                                                     "length": 1.1}}
+    out = {c.id: c for c in resolve(claims(*rest, variant, anchored, RUNGS, P, PLANS))}
+    assert out["lengths_target_keeps_length"].verdict == "fails" and "from data" in out[
+        "lengths_target_keeps_length"].reason
+    assert out["lengths_target_keeps_length"].measured["target_length"] == {"from_data": 1.98, "from_base": 2.4}
+    assert out["lengths_length_aware_keeps_length"].verdict == "inconclusive"
+    assert out["traj_target_shortens"].verdict == "fails"
+    assert out["traj_shortens_when_sharpening"].verdict == "inconclusive"
+    assert out["lengths_traj_shortens"].verdict == "holds"
+    assert out["length_aware_keeps_length"].kind == "check"
+
+
+def test_flattening_is_judged_only_where_its_exact_target_keeps_accuracy():
+    """Aligned models whose exact alpha < 1 targets lose 0.2 accuracy (while D conditioned on correctness keeps it):
+    flatten_target_is_pareto fails and the Pareto claim is inconclusive whatever the flattened runs measure."""
+    runs, base, targets, reference, ceiling, aligned, variant, anchored = _inputs(0.9)
+    aligned["target_accuracy"] = 0.7 + np.array([-0.007, 0.001, 0.011])
+    aligned["accuracy"] = 0.7 + np.array([-0.008, 0.0, 0.013])
+    out = {c.id: c for c in resolve(claims(runs, base, targets, reference, ceiling, aligned, variant, anchored,
+                                           RUNGS, P, PLANS))}
+    assert out["flatten_target_is_pareto"].verdict == "fails"
+    assert "aligned models: accuracy" in out["flatten_target_is_pareto"].reason
+    assert out["flatten_aligned_pareto"].verdict == "inconclusive"
+
+
+def test_headroom_and_ceilings_are_judged_against_the_strongest_sharpening_rung():
+    """A temperature-1/alpha decoding of the base at 0.9 above the target's 0.88: no headroom, so PowerFlow beating
+    the base is inconclusive; an RLIF baseline whose interval reaches the lower target (D's, 0.505) is not judged."""
+    *rest, anchored = _inputs(0.9)
+    anchored["sharpen_ladder"]["base"] = anchored["sharpen_ladder"]["base"] | {
+        "temperature-1/4 decoding of the base model": 0.9}
+    out = {c.id: c for c in resolve(claims(*rest, anchored, RUNGS, P, PLANS))}
+    head = out["sharpen_target_has_headroom"]
+    assert head.verdict == "fails" and head.against == "temperature-1/4 decoding of the base model"
+    assert [r.name for r in head.ladder.rungs][1] == "the base model's greedy response"
+    assert out["sharpen_beats_base"].verdict == "inconclusive"
+    *rest, anchored = _inputs(0.9)
+    anchored["chain"]["data"] = anchored["chain"]["data"] | {"length": {"accuracy": 0.505, "entropy": 1.0,
+                                                                       "length": 1.2}}
+    out = {c.id: c for c in resolve(claims(*rest, anchored, RUNGS, P, PLANS))}
+    assert out["sharpen_target_above_majority"].verdict == "inconclusive"
+    assert out["sharpen_beats_majority"].verdict == "inconclusive"
+    assert out["sharpen_target_has_headroom"].verdict == "holds"
 
 
 def test_chain_length_aware_claim_is_judged_against_its_exact_target():
@@ -574,3 +640,83 @@ def test_smoke_pipeline_end_to_end(smoke_runs):
     assert all(len(c["ladder"]) == 3 for c in runs.metrics()["claims"] if c["id"].startswith("competent_"))
     assert {"base_model_learned", "tb_matches_own_target", "sharpen_beats_majority", "length_aware_keeps_length",
             "lengths_length_aware_keeps_length", "length_tracks_exact_target"} <= ids
+
+
+def _brute_data(task: Task) -> dict[tuple[int, tuple[int, ...]], float]:
+    """D(y | q) of the chain variant written out response by response from the mixture's definition (task.py)."""
+    K, L, beta = task.modulus, task.max_len, task.guess_bias
+    out = {}
+    for q, (a, b) in enumerate(itertools.product(range(K), repeat=2)):
+        c = (a + b) % K
+        w_chain, w_guess, w_noise = task.weights[q]
+        for k in range(L + 1):
+            for y in itertools.product(range(K), repeat=k):
+                p = w_noise / (L + 1) / K**k
+                if k == 1:
+                    p += w_guess * ((1 - beta) / K + beta * (y[0] == (c + 1) % K))
+                if y in {(a, b, c), (b, a, c)}:
+                    p += w_chain / len({(a, b, c), (b, a, c)})
+                out[(q, y)] = p
+    return out
+
+
+@pytest.mark.parametrize("alpha", [0.5, 4.0])
+def test_exact_targets_of_d_match_brute_force_enumeration(alpha):
+    """anchors.power_anchor on D against the alpha-power targets written out over every (q, y) of a K = 3, L = 3
+    task: trajectory-level D^alpha and length-aware D^alpha exp(-(alpha - 1) h(q) n(y)), h(q) = E_D[log D] /
+    E_D[n], n = |y| + 1; their prompt-averaged accuracy, entropy and length; and D conditioned on correctness."""
+    task = _task()
+    d = _brute_data(task)
+    K, Q = task.modulus, task.modulus**2
+    want = {"traj": [], "length": [], "correct": []}
+    for q, (a, b) in enumerate(itertools.product(range(K), repeat=2)):
+        ys = [y for (qq, y) in d if qq == q]
+        p = np.array([d[(q, y)] for y in ys])
+        n = np.array([len(y) + 1 for y in ys])
+        ok = np.array([bool(y) and y[-1] == (a + b) % K for y in ys])
+        h = (p * np.log(p)).sum() / (p * n).sum()
+        for kind, u in (("traj", p**alpha), ("length", p**alpha * np.exp(-(alpha - 1) * h * n)), ("correct", p * ok)):
+            t = u / u.sum()
+            nz = t > 0
+            want[kind].append((float((t * ok).sum()), float(-(t[nz] * np.log(t[nz])).sum()),
+                               float((t * (n - 1)).sum())))
+    got = anchors.power_anchor(data_log_probs(task), task, alpha)
+    for kind in ("traj", "length"):
+        acc, ent, length = np.mean(want[kind], axis=0)
+        assert got[kind]["accuracy"] == pytest.approx(acc, abs=1e-10)
+        assert got[kind]["entropy"] == pytest.approx(ent, abs=1e-10)
+        assert got[kind]["length"] == pytest.approx(length, abs=1e-10)
+    correct = exact.metrics(anchors.correct_only(data_log_probs(task), task), task)
+    acc, ent, length = np.mean(want["correct"], axis=0)
+    assert correct["accuracy"] == pytest.approx(1.0, abs=1e-12) and acc == pytest.approx(1.0)
+    assert correct["entropy"] == pytest.approx(ent, abs=1e-10) and correct["length"] == pytest.approx(length, abs=1e-10)
+
+
+def test_tempered_decoding_matches_a_hand_built_autoregressive_model():
+    """A random autoregressive model (a Dirichlet next-token distribution at every prefix, EOS forced after L
+    digits) gives the response table; temperature-1/alpha decoding from that table alone equals the product of the
+    model's own conditionals raised to alpha and renormalised, and large alpha approaches greedy decoding."""
+    task = _task(modulus=2, max_len=3)
+    K, L, Q = task.modulus, task.max_len, task.modulus**2
+    rng = np.random.default_rng(3)
+    cond = {(q, pre): rng.dirichlet(np.ones(K + 1)) for q in range(Q) for k in range(L)
+            for pre in itertools.product(range(K), repeat=k)}
+    responses, lengths = all_responses(task)
+    seqs = [tuple(r[:k]) for r, k in zip(responses.tolist(), lengths.tolist(), strict=True)]
+
+    def prob(q: int, y: tuple[int, ...], alpha: float) -> float:
+        out = 1.0
+        for t, tok in enumerate((*y, K) if len(y) < L else y):
+            c = cond[(q, y[:t])] ** alpha
+            out *= c[tok] / c.sum()
+        return out
+
+    log_p = torch.tensor([[np.log(prob(q, y, 1.0)) for y in seqs] for q in range(Q)], dtype=torch.float64)
+    assert torch.allclose(log_p.exp().sum(1), torch.ones(Q, dtype=torch.float64))
+    for alpha in (0.5, 2.0, 4.0):
+        want = torch.tensor([[np.log(prob(q, y, alpha)) for y in seqs] for q in range(Q)], dtype=torch.float64)
+        assert torch.allclose(anchors.tempered(log_p, task, alpha), want, atol=1e-10)
+    cold = anchors.tempered(log_p, task, 200.0).exp()
+    greedy = greedy_responses(log_p, task)
+    for q in range(Q):
+        assert float(cold[q, seqs.index(greedy[q])]) > 0.99

@@ -9,24 +9,28 @@ base, a target, a trivial model) is exact and judged ``exact`` (basis: enumerati
 - precondition (the regime): the base model beats the strongest trivial model of its pretraining pairs (the ladder:
   a per-prompt add-one count model and the uniform policy); each baseline the method is said to beat improves on the
   strongest trivial use of the un-tuned base model (the ladder, ladder.py: its sampled response, its greedy response
-  and a majority vote of finetune.group of its samples); there is headroom (the base is not already at the TB
-  targets; PowerFlow's alpha > 1 target is more accurate than the base and within ``grpo_gap`` of GRPO); the
-  mechanism can act (the aligned model is over-sharpened: its entropy lies below the base model's).
+  and a majority vote of finetune.group of its samples); the base is not already at the TB targets; the mechanism
+  can act (the aligned model is over-sharpened: its entropy lies below the base model's).
+- precondition (exact targets, anchors.py): every evidence claim on where a TB run ends (its accuracy, entropy or
+  length) is judged only where the exact target has the claimed property, enumerated from the data distribution and
+  from the learned model (both parts must hold; both values are reported, also beside the evidence): PowerFlow's
+  alpha > 1 target beats the strongest rung of the sharpening ladder (sampling, greedy and temperature-1/alpha
+  decoding, exact: headroom), lies above each RLIF baseline and within ``grpo_gap`` of GRPO (ceilings, the lower of
+  the two targets); the aligned model's alpha < 1 target raises its entropy and keeps its accuracy (from D
+  conditioned on a correct answer, and per learned aligned model, paired over seeds); the trajectory-level target
+  is shorter than its start (both variants); on ``lengths`` the length-aware target keeps the length.
 - evidence: TB reaches its own targets; alpha > 1 beats the base model and each RLIF baseline and approaches GRPO
   (the measured value and reason give PowerFlow's ceiling, its exact target's accuracy, and the smallest alpha whose
   target reaches GRPO); alpha < 1 applied to the aligned (GRPO-tuned) model raises its entropy without losing more
   than ``flat_acc_tol`` accuracy (a Pareto shift, both judged against the aligned model paired by seed);
-  trajectory-level TB shortens responses; length-aware TB keeps their length. Length is judged on two task variants
-  (task.py). On ``lengths`` (correct answers at every length, the same per-token density at every length; its own
-  base model must beat its count model, and its exact length-aware target must keep length) length-aware TB is
-  judged against the base model's length, as the paper states it. On ``chain`` the correct answers are the length-3
-  traces, so every accuracy-raising target is longer than the base (the exact length-aware target is, a measured
-  fact reported beside the claim) and "keeps the base length" cannot hold for any sharpening: there length-aware TB
-  is judged by its defining property, that its length is the one its exact target defines (no length bias of its
-  own, where trajectory-level TB's target is shorter).
+  trajectory-level TB shortens responses (both variants); on ``lengths`` (correct answers at every length, the same
+  per-token density at every length; its own base model must beat its count model) length-aware TB keeps the base
+  model's length, as the paper states it.
+- check: on ``chain`` the correct answers are the length-3 traces, so every accuracy-raising target is longer than
+  the base and "keeps the base length" cannot hold for any sharpening: there length-aware TB ending at the length
+  its exact target defines is TB convergence (``length_aware_keeps_length``, a check, as tb_matches_own_target).
 - check: each trajectory-level sharpening TB run's expected length lies within ``length_tol`` (relative) of its exact
-  target's, on both variants, and length-aware TB's on ``lengths`` (TB reaching its target's length: the reference
-  against which a length change is read; on ``chain`` length-aware TB's is the evidence above); every part must hold.
+  target's, on both variants, and length-aware TB's on ``lengths``; every part must hold.
 - check: alpha < 1 applied to the base model raises the entropy (true of the flattened target, so it holds once TB
   reaches it). Flattening the base model cannot keep its accuracy (its exact alpha < 1 target is less accurate): the
   paper's alpha < 1 setting is the aligned model's, judged above.
@@ -34,6 +38,7 @@ base, a target, a trivial model) is exact and judged ``exact`` (basis: enumerati
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -102,12 +107,35 @@ def base_rungs(ladder_values: dict[str, float]) -> Ladder:
     return Ladder.of("higher", ladder_values)
 
 
+def anchored_exact(sources: dict[str, tuple[float, float]], holds: Callable[[float, float], bool],
+                   what: str) -> Judgement:
+    """An exact property of the exact target, one part per source (the data distribution, the learned model):
+    ``sources[name] = (value, bound)``; every part must hold."""
+    return all_of({name: exact(holds(value, bound), f"{what} from {name}: {value:.4f} vs {bound:.4f}",
+                               basis="enumeration") for name, (value, bound) in sources.items()})
+
+
+def _two(anchor: dict, kind: str, key: str) -> dict[str, float]:
+    """The exact target's ``key`` from the data distribution and from the learned base, for ``measured``."""
+    return {"from_data": _r(anchor["data"][kind][key]), "from_base": _r(anchor["base"][kind][key])}
+
+
+def sharpen_ceiling(anchored: dict) -> float:
+    """PowerFlow's accuracy ceiling: the lower of its exact alpha > 1 targets' accuracies (from D, from the base)."""
+    return min(anchored["chain"][src]["length"]["accuracy"] for src in ("data", "base"))
+
+
 def regime(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, float]], reference: dict[str, float],
-           ceiling: dict, aligned: dict[str, np.ndarray], rungs: dict[str, float], p: ClaimParams, plans: Plans,
-           peaks: dict[str, dict[str, float]]) -> list[Claim]:
+           ceiling: dict, aligned: dict[str, np.ndarray], anchored: dict, rungs: dict[str, float], p: ClaimParams,
+           plans: Plans, peaks: dict[str, dict[str, float]]) -> list[Claim]:
     """The preconditions (module docstring)."""
     tb = [m for m in runs if m.startswith("tb_")]
     sharp = targets["tb_length_sharpen"]
+    chain, top_acc = anchored["chain"], sharpen_ceiling(anchored)
+    sharpening = {src: Ladder.of("higher", anchored["sharpen_ladder"][src]) for src in ("base", "data")}
+    flat_acc = paired_diff_ci(aligned["target_accuracy"], aligned["aligned_accuracy"], unit="seed")
+    flat_ent = paired_diff_ci(aligned["target_entropy"], aligned["aligned_entropy"], unit="seed")
+    flat_d = anchored["aligned_data"]
     sharp_ent = mean_ci(aligned["aligned_entropy"], unit="seed")
     grpo = mean_ci(runs["grpo"]["accuracy"], unit="seed")
     nearest = min(targets[m]["kl_base"] for m in tb)
@@ -119,16 +147,53 @@ def regime(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, floa
                      {m: _r(targets[m]["kl_base"]) for m in tb},
                      exact(nearest > p.kl_tol, f"smallest KL(base||target) {nearest:.4f} vs {p.kl_tol:g}",
                            basis="enumeration")),
-        precondition("sharpen_target_has_headroom", "PowerFlow's exact alpha > 1 target is more accurate than the base "
-                     "model", "the pretrained model's exact accuracy (a headroom bound)",
-                     {"target_accuracy": _r(sharp["accuracy"]), "base": _r(base["accuracy"])},
-                     exact(sharp["accuracy"] > base["accuracy"],
-                           f"target {sharp['accuracy']:.4f} vs base {base['accuracy']:.4f}", basis="enumeration")),
-        precondition("grpo_within_reach", f"PowerFlow's exact alpha > 1 target (its accuracy ceiling) comes within "
-                     f"{p.grpo_gap:g} of supervised GRPO's accuracy", "PowerFlow's exact alpha > 1 target accuracy",
-                     {"target_accuracy": _r(sharp["accuracy"]), "grpo": grpo.rounded()} | ceiling,
-                     _with_reach(superiority(grpo, direction="below", reference=sharp["accuracy"] + p.grpo_gap,
+        precondition("sharpen_target_has_headroom", "PowerFlow's exact alpha > 1 target is more accurate than the "
+                     "strongest rung of the sharpening ladder (sampling, greedy decoding and temperature-1/alpha "
+                     "decoding, exact, no training), from the learned base (against its ladder) and from D (against "
+                     "D's)", sharpening["base"].strongest.name,
+                     {"target_accuracy": _two(chain, "length", "accuracy"), "base": _r(base["accuracy"]),
+                      "ladder_from_data": sharpening["data"].row()},
+                     anchored_exact({src: (chain[src]["length"]["accuracy"], sharpening[src].strongest.point())
+                                     for src in ("base", "data")}, lambda v, b: v > b,
+                                    "the target's accuracy against the strongest rung"),
+                     ladder=sharpening["base"]),
+        precondition("grpo_within_reach", f"PowerFlow's exact alpha > 1 target (its accuracy ceiling, the lower of "
+                     f"its targets from D and from the base) comes within {p.grpo_gap:g} of supervised GRPO's "
+                     "accuracy", "PowerFlow's exact alpha > 1 target accuracy",
+                     {"target_accuracy": _two(chain, "length", "accuracy"), "grpo": grpo.rounded()} | ceiling,
+                     _with_reach(superiority(grpo, direction="below", reference=top_acc + p.grpo_gap,
                                              what="GRPO's accuracy", plan=plans.paired), sharp, ceiling)),
+        precondition("flatten_target_is_pareto", f"the exact alpha < 1 length-aware target of the aligned model raises "
+                     f"its entropy and keeps its accuracy within {p.flat_acc_tol:g}: from D's aligned analogue (D "
+                     "conditioned on a correct answer, exact) and from each learned aligned (GRPO) model (paired t "
+                     "intervals over seeds of target - aligned)", "the aligned model's exact accuracy and entropy",
+                     {"from_data": {"aligned_accuracy": _r(flat_d["start"]["accuracy"]),
+                                    "target_accuracy": _r(flat_d["length"]["accuracy"]),
+                                    "aligned_entropy": _r(flat_d["start"]["entropy"]),
+                                    "target_entropy": _r(flat_d["length"]["entropy"])},
+                      "from_base": {"target_minus_aligned_accuracy": flat_acc.rounded(),
+                                    "target_minus_aligned_entropy": flat_ent.rounded(),
+                                    "target_accuracy": _ci(aligned["target_accuracy"]),
+                                    "aligned_accuracy": _ci(aligned["aligned_accuracy"])}},
+                     all_of({"aligned models: accuracy": noninferiority(
+                                 flat_acc, margin=p.flat_acc_tol, direction="above",
+                                 what="target - aligned accuracy", plan=plans.paired),
+                             "aligned models: entropy": superiority(flat_ent, what="target - aligned entropy",
+                                                                    plan=plans.paired),
+                             "D | correct: accuracy": exact(
+                                 flat_d["length"]["accuracy"] >= flat_d["start"]["accuracy"] - p.flat_acc_tol,
+                                 f"target {flat_d['length']['accuracy']:.4f} vs {flat_d['start']['accuracy']:.4f}",
+                                 basis="enumeration"),
+                             "D | correct: entropy": exact(
+                                 flat_d["length"]["entropy"] > flat_d["start"]["entropy"],
+                                 f"target {flat_d['length']['entropy']:.4f} vs {flat_d['start']['entropy']:.4f}",
+                                 basis="enumeration")})),
+        precondition("traj_target_shortens", "on chain, the exact trajectory-level alpha > 1 target is shorter than "
+                     "its start, from D and from the base", "the start's exact expected length",
+                     {"target_length": _two(chain, "traj", "length"), "base": _r(base["length"]),
+                      "data": _r(chain["data"]["start"]["length"])},
+                     anchored_exact({src: (chain[src]["traj"]["length"], chain[src]["start"]["length"])
+                                     for src in ("data", "base")}, lambda v, b: v < b, "the target's length")),
         precondition("aligned_over_sharpened", "the aligned model flattened in the paper's alpha < 1 setting (the "
                      "supervised-GRPO policy of each seed) is over-sharpened: its exact entropy lies below the base "
                      f"model's (t interval over {sharp_ent.n} seeds)", "the pretrained model's exact entropy (a "
@@ -137,6 +202,15 @@ def regime(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, floa
                      superiority(sharp_ent, direction="below", reference=base["entropy"],
                                  what="the aligned model's entropy", plan=plans.paired)),
     ]
+    for m in RLIF:
+        iv = mean_ci(runs[m]["accuracy"], unit="seed")
+        out.append(precondition(f"sharpen_target_above_{m}", f"PowerFlow's exact alpha > 1 target (the lower of its "
+                                f"targets from D and from the base) is more accurate than the {m} baseline (its t "
+                                f"interval over {iv.n} seeds lies below): the ceiling is on the claimed side",
+                                "PowerFlow's exact alpha > 1 target accuracy",
+                                {m: iv.rounded(), "target_accuracy": _two(chain, "length", "accuracy")},
+                                superiority(iv, direction="below", reference=top_acc, what=f"{m}'s accuracy",
+                                            plan=plans.paired)))
     ladder = base_rungs(rungs)
     top = ladder.strongest
     for m in (*RLIF, "grpo"):
@@ -182,8 +256,9 @@ def _flatten_aligned(aligned: dict[str, np.ndarray], p: ClaimParams, plans: Plan
 
 
 def findings(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, float]], ceiling: dict,
-             aligned: dict[str, np.ndarray], p: ClaimParams, plans: Plans) -> list[Claim]:
-    """The evidence and the check (module docstring)."""
+             aligned: dict[str, np.ndarray], anchored: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
+    """The evidence and the checks (module docstring)."""
+    chain = anchored["chain"]
     tb = [m for m in runs if m.startswith("tb_")]
     pf, flat, traj = runs["tb_length_sharpen"], runs["tb_length_flatten"], runs["tb_traj_sharpen"]
     acc = mean_ci(pf["accuracy"], unit="seed")
@@ -198,7 +273,8 @@ def findings(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, fl
                  requires=[BASE, "targets_differ_from_base"]),
         evidence("sharpen_beats_base", "alpha > 1 (length-aware TB) raises exact accuracy above the base model's",
                  "sharpening elicits reasoning: +accuracy over the base model",
-                 {"powerflow": acc.rounded(), "base": _r(base["accuracy"])},
+                 {"powerflow": acc.rounded(), "base": _r(base["accuracy"]),
+                  "exact_target_accuracy": _two(chain, "length", "accuracy")},
                  superiority(acc, reference=base["accuracy"], what="PowerFlow's accuracy", plan=plans.paired),
                  requires=[BASE, "sharpen_target_has_headroom"]),
     ]
@@ -207,9 +283,10 @@ def findings(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, fl
         out.append(evidence(f"sharpen_beats_{m}", f"alpha > 1 (length-aware TB) has higher exact accuracy than the "
                             f"{m} RLIF baseline (paired t interval of the difference over {d.n} seeds above 0)",
                             PAPER_RLIF, {"powerflow": acc.rounded(), m: _ci(runs[m]["accuracy"]),
-                                         "difference": d.rounded()},
+                                         "difference": d.rounded(),
+                                         "exact_target_accuracy": _two(chain, "length", "accuracy")},
                             superiority(d, what=f"PowerFlow - {m} accuracy", plan=plans.paired),
-                            requires=[BASE, f"competent_{m}"]))
+                            requires=[BASE, f"competent_{m}", f"sharpen_target_above_{m}"]))
     gap = paired_diff_ci(*paired(runs, ["tb_length_sharpen", "grpo"], "accuracy"), unit="seed")
     traj_len = mean_ci(traj["length"], unit="seed")
     flat_measured, flat_judged = _flatten_aligned(aligned, p, plans)
@@ -219,36 +296,37 @@ def findings(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, fl
         evidence("sharpen_approaches_grpo", f"alpha > 1 (length-aware TB) accuracy is at most {p.grpo_gap:g} below "
                  "supervised GRPO's (true reward; paired t interval of the difference)", PAPER_RLIF,
                  {"powerflow": acc.rounded(), "grpo": _ci(runs["grpo"]["accuracy"]),
-                  "difference": gap.rounded(), "ceiling": {"alpha": ceiling["alpha"],
-                                                           "target_accuracy": _r(sharp["accuracy"]),
-                                                           "smallest_alpha_reaching_grpo": ceiling[
-                                                               "smallest_alpha_within_gap"]}},
+                  "difference": gap.rounded(), "exact_target_accuracy": _two(chain, "length", "accuracy"),
+                  "ceiling": {"alpha": ceiling["alpha"], "target_accuracy": _r(sharp["accuracy"]),
+                              "smallest_alpha_reaching_grpo": ceiling["smallest_alpha_within_gap"]}},
                  _with_reach(noninferiority(gap, margin=p.grpo_gap, direction="above",
                                             what="PowerFlow - GRPO accuracy", plan=plans.paired), sharp, ceiling),
                  requires=[BASE, "competent_grpo", "grpo_within_reach"]),
         evidence("flatten_aligned_pareto", f"alpha < 1 (length-aware TB toward the aligned model's own power target) "
                  f"raises the exact entropy of the aligned, over-sharpened (GRPO-tuned) model and keeps its exact "
-                 f"accuracy within {p.flat_acc_tol:g} (paired t intervals over seeds)", PAPER_FLAT, flat_measured,
-                 flat_judged, requires=["competent_grpo", "aligned_over_sharpened"]),
+                 f"accuracy within {p.flat_acc_tol:g} (paired t intervals over seeds)", PAPER_FLAT,
+                 flat_measured | {"exact_target_from_data": {
+                     k: _r(anchored["aligned_data"]["length"][k]) for k in ("accuracy", "entropy")}},
+                 flat_judged, requires=["competent_grpo", "aligned_over_sharpened", "flatten_target_is_pareto"]),
         evidence("traj_shortens_when_sharpening", "trajectory-level TB at alpha > 1 shortens the expected response "
                  "length below the base model's", "trajectory-level matching collapses length",
-                 {"tb_traj_sharpen": traj_len.rounded(), "base": _r(base["length"])},
+                 {"tb_traj_sharpen": traj_len.rounded(), "base": _r(base["length"]),
+                  "exact_target_length": _two(chain, "traj", "length")},
                  superiority(traj_len, direction="below", reference=base["length"], what="its expected length",
                              plan=plans.seeds),
-                 requires=[BASE]),
-        evidence("length_aware_keeps_length", f"on the chain variant (correct answers are the length-3 traces), "
-                 f"length-aware TB at alpha > 1 keeps the expected length its exact target defines, within "
-                 f"{p.length_tol:g} (relative): the objective adds no length bias of its own (its target's length "
-                 "against the base model's is reported, a fact of the task: any accuracy-raising target is longer)",
-                 "PowerFlow keeps the response length stable through training",
-                 {"relative_to_target": rel_len.rounded(), "powerflow": _ci(pf["length"]),
-                  "its_exact_target": _r(sharp["length"]), "base": _r(base["length"]),
-                  "target_relative_to_base": _r((sharp["length"] - base["length"]) / base["length"]),
-                  "tb_traj_sharpen_target": _r(targets["tb_traj_sharpen"]["length"])},
-                 equivalence(rel_len, margin=p.length_tol, what="the length relative to its exact target",
-                             plan=plans.paired),
-                 requires=[BASE]),
+                 requires=[BASE, "traj_target_shortens"]),
     ]
+    out.append(check(
+        "length_aware_keeps_length", "on the chain variant (correct answers are the length-3 traces), length-aware TB "
+        f"at alpha > 1 ends at the expected length its exact target defines, within {p.length_tol:g} (relative): TB "
+        "convergence, not evidence (its target is longer than the base, reported: on chain any accuracy-raising "
+        "target is)", "PowerFlow keeps the response length stable through training",
+        {"relative_to_target": rel_len.rounded(), "powerflow": _ci(pf["length"]),
+         "its_exact_target": _r(sharp["length"]), "base": _r(base["length"]),
+         "target_relative_to_base": _r((sharp["length"] - base["length"]) / base["length"]),
+         "tb_traj_sharpen_target": _r(targets["tb_traj_sharpen"]["length"]),
+         "exact_target_length": _two(chain, "length", "length")},
+        equivalence(rel_len, margin=p.length_tol, what="the length relative to its exact target", plan=plans.paired)))
     ent = mean_ci(flat["entropy"], unit="seed")
     out.append(check("flatten_raises_entropy", "alpha < 1 (length-aware TB) raises the exact entropy above the base "
                      "model's: true of the flattened target, so it holds once TB reaches it (a check, not evidence)",
@@ -261,56 +339,73 @@ def findings(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, fl
 
 
 def claims(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, float]], reference: dict[str, float],
-           ceiling: dict, aligned: dict[str, np.ndarray], variant: dict, rungs: dict[str, float], p: ClaimParams,
-           plans: Plans, peaks: dict[str, dict[str, float]] | None = None) -> list[Claim]:
+           ceiling: dict, aligned: dict[str, np.ndarray], variant: dict, anchored: dict, rungs: dict[str, float],
+           p: ClaimParams, plans: Plans, peaks: dict[str, dict[str, float]] | None = None) -> list[Claim]:
     """``runs[method][metric]``: per-seed ``seed``, exact accuracy, entropy, length and (TB) KL to the method's own
     target; ``base`` and ``targets[method]`` (with ``kl_base`` = KL(base || target)): exact metrics; ``reference``:
     the base model's and the trivial models' fit to D (kl_data_base, kl_data_count, kl_data_uniform, acc_count,
     acc_uniform); ``ceiling``: baselines.power_ceiling against GRPO's accuracy, with ``alpha`` = PowerFlow's;
     ``aligned``: per seed, the aligned model's (aligned_*), its exact target's (target_*) and the flattened policy's
     exact accuracy and entropy (and kl to the target), from the flatten_aligned stage; ``variant``: the lengths
-    variant's (``lengths``); ``rungs``: the fine-tuning-utility ladder's exact accuracies by name (ladder.py);
+    variant's (``lengths``); ``anchored``: the exact targets' metrics from D and from the learned base (anchors.py;
+    ``chain`` and ``lengths``: ``data`` / ``base`` -> ``start``, ``traj``, ``length``; ``aligned_data``: D
+    conditioned on a correct answer and its alpha < 1 target; ``sharpen_ladder``: ``base`` / ``data`` -> rung name
+    -> exact accuracy); ``rungs``: the fine-tuning-utility ladder's exact accuracies by name (ladder.py);
     ``peaks[method]``: the step and exact accuracy at the peak of an RLIF baseline's mean training curve (shown
     beside its competence, where its final accuracy is read)."""
-    return (regime(runs, base, targets, reference, ceiling, aligned, rungs, p, plans, peaks or {})
-            + findings(runs, base, targets, ceiling, aligned, p, plans) + lengths(runs, targets, variant, p, plans))
+    return (regime(runs, base, targets, reference, ceiling, aligned, anchored, rungs, p, plans, peaks or {})
+            + findings(runs, base, targets, ceiling, aligned, anchored, p, plans)
+            + lengths(runs, targets, variant, anchored["lengths"], p, plans))
 
 
-def lengths(chain_runs: Runs, chain_targets: dict[str, dict[str, float]], variant: dict, p: ClaimParams,
-            plans: Plans) -> list[Claim]:
+def lengths(chain_runs: Runs, chain_targets: dict[str, dict[str, float]], variant: dict, anchor: dict,
+            p: ClaimParams, plans: Plans) -> list[Claim]:
     """The length claims on the ``lengths`` variant and the check of both variants' lengths against their exact
     targets. ``variant``: ``base`` (exact metrics), ``reference`` (fit to D_len, as ``claims``' reference),
-    ``targets[method]`` (exact metrics of its alpha > 1 target) and ``runs[method]`` (per-seed finals)."""
+    ``targets[method]`` (exact metrics of its alpha > 1 target) and ``runs[method]`` (per-seed finals); ``anchor``:
+    the exact targets from D_len and from its learned base (``data`` / ``base`` -> ``start``, ``traj``, ``length``)."""
     base, ref = variant["base"], variant["reference"]
     runs, targets = variant["runs"], variant["targets"]
     pf, sharp = runs["tb_length_sharpen"], targets["tb_length_sharpen"]
     rel = mean_ci((pf["length"] - base["length"]) / base["length"], unit="seed")
     traj = mean_ci(runs["tb_traj_sharpen"]["length"], unit="seed")
     learned = "lengths_base_learned"
-    kept = abs(sharp["length"] - base["length"])
+    sources = ("data", "base")
     out = [
         base_learned(learned, "D_len", ref, base),
         precondition("lengths_target_keeps_length", f"on the lengths variant, the exact length-aware alpha > 1 target "
-                     f"keeps the expected length within {p.length_tol:g} (relative) of its base model's",
-                     "the lengths variant's pretrained model's exact expected length (a bound)",
-                     {"target_length": _r(sharp["length"]), "base": _r(base["length"])},
-                     exact(kept <= p.length_tol * base["length"],
-                           f"the length-aware target's own expected length {sharp['length']:.4f} vs the base's "
-                           f"{base['length']:.4f}", basis="enumeration")),
+                     f"keeps the expected length within {p.length_tol:g} (relative) of its start, from D_len and from "
+                     "its learned base", "the start's exact expected length (a bound)",
+                     {"target_length": _two(anchor, "length", "length"), "base": _r(base["length"]),
+                      "data": _r(anchor["data"]["start"]["length"]),
+                      "relative_change": {f"from_{src}": _r(anchor[src]["length"]["length"]
+                                                            / anchor[src]["start"]["length"] - 1) for src in sources}},
+                     anchored_exact({src: (anchor[src]["length"]["length"], anchor[src]["start"]["length"])
+                                     for src in sources}, lambda v, b: abs(v - b) <= p.length_tol * b,
+                                    "the target's length")),
+        precondition("lengths_traj_target_shortens", "on the lengths variant, the exact trajectory-level alpha > 1 "
+                     "target is shorter than its start, from D_len and from its learned base",
+                     "the start's exact expected length",
+                     {"target_length": _two(anchor, "traj", "length"), "base": _r(base["length"]),
+                      "data": _r(anchor["data"]["start"]["length"])},
+                     anchored_exact({src: (anchor[src]["traj"]["length"], anchor[src]["start"]["length"])
+                                     for src in sources}, lambda v, b: v < b, "the target's length")),
         evidence("lengths_traj_shortens", "on the lengths variant (correct answers at every length), trajectory-level "
                  "TB at alpha > 1 shortens the expected response length below the base model's",
                  "trajectory-level matching collapses length",
                  {"tb_traj_sharpen": traj.rounded(), "base": _r(base["length"]),
-                  "its_exact_target": _r(targets["tb_traj_sharpen"]["length"])},
+                  "its_exact_target": _r(targets["tb_traj_sharpen"]["length"]),
+                  "exact_target_length": _two(anchor, "traj", "length")},
                  superiority(traj, direction="below", reference=base["length"], what="its expected length",
                              plan=plans.seeds),
-                 requires=[learned]),
+                 requires=[learned, "lengths_traj_target_shortens"]),
         evidence("lengths_length_aware_keeps_length", f"on the lengths variant, length-aware TB at alpha > 1 keeps the "
                  f"expected length within {p.length_tol:g} (relative) of the base model's",
                  "PowerFlow keeps the response length stable through training",
                  {"relative_change": rel.rounded(), "powerflow": _ci(pf["length"]),
                   "base": _r(base["length"]), "its_exact_target": _r(sharp["length"]),
-                  "accuracy": _ci(pf["accuracy"]), "base_accuracy": _r(base["accuracy"])},
+                  "accuracy": _ci(pf["accuracy"]), "base_accuracy": _r(base["accuracy"]),
+                  "exact_target_length": _two(anchor, "length", "length")},
                  equivalence(rel, margin=p.length_tol, what="the relative length change", plan=plans.seeds),
                  requires=[learned, "lengths_target_keeps_length"]),
     ]

@@ -1,7 +1,8 @@
 """Stage ``evaluate``: exact base-model and target metrics by enumeration, across-seed summaries of every method
 (finetune_<method> seeds, with replicate_<method>'s added for the RLIF comparison and GRPO), the aligned model's
-flattening (flatten_aligned), the lengths task variant (its base model, targets and sharpening TB runs), the fine-tuning-utility
-ladder of the base model (ladder.py), the claims (claims.py) and the figures (plots.py)."""
+flattening (flatten_aligned), the lengths task variant (its base model, targets and sharpening TB runs), the
+fine-tuning-utility ladder of the base model (ladder.py), the exact targets from D and from the learned base and the
+sharpening ladders (anchors.py), the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from paperdag.common.stats import mean_ci
 from paperdag.io import load_tensors, read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
-from . import exact
+from . import anchors, exact
 from .baselines import count_model_log_probs, kl, power_ceiling
 from .claims import claims
 from .data import load_pairs, load_task
@@ -44,6 +45,28 @@ def trivial_models(task: Task, log_base: torch.Tensor, data: Path) -> dict[str, 
     return {"kl_data_base": kl(log_d, log_base), "kl_data_count": kl(log_d, log_count),
             "kl_data_uniform": kl(log_d, log_uniform), "acc_count": exact.metrics(log_count, task)["accuracy"],
             "acc_uniform": exact.metrics(log_uniform, task)["accuracy"]}
+
+
+def sharpening_ladder(log_p: torch.Tensor, task: Task, alpha: float, who: str) -> dict[str, float]:
+    """The sharpening ladder of ``who`` (the base model or D), exact accuracies: its sampled response, its greedy
+    response and temperature-1/alpha decoding (anchors.tempered)."""
+    log_p = anchors.safe(log_p)
+    return {f"{who}'s sampled response": exact.metrics(log_p, task)["accuracy"],
+            f"{who}'s greedy response": greedy_accuracy(log_p, task),
+            f"temperature-1/{alpha:g} decoding of {who}": exact.metrics(anchors.tempered(log_p, task, alpha),
+                                                                        task)["accuracy"]}
+
+
+def anchored_targets(log_data: torch.Tensor, log_base: torch.Tensor, task: Task, p: Params) -> dict:
+    """The chain variant's exact targets from D and from the learned base, D's aligned analogue (D conditioned on a
+    correct answer) with its alpha < 1 target, and both sharpening ladders (anchors.py)."""
+    alpha = p.alpha.sharpen
+    flat = anchors.power_anchor(anchors.correct_only(log_data, task), task, p.alpha.flatten)
+    return {"chain": {"data": anchors.power_anchor(log_data, task, alpha),
+                      "base": anchors.power_anchor(log_base, task, alpha)},
+            "aligned_data": {"start": flat["start"], "length": flat["length"]},
+            "sharpen_ladder": {"base": sharpening_ladder(log_base, task, alpha, "the base model"),
+                               "data": sharpening_ladder(log_data, task, alpha, "D")}}
 
 
 def base_ladder(log_base: torch.Tensor, task: Task, base_accuracy: float, votes: int) -> dict[str, float]:
@@ -76,7 +99,9 @@ def length_variant(ctx: StageContext[Params], methods: list[str]) -> dict:
     for m in methods:
         final = read_table(ctx.input(f"finetune_{m}_lengths", FINAL_FILE))
         runs[m] = {k: final[k].to_numpy() for k in ("seed", *KEYS)}
-    return {"base": exact.metrics(log_base, task), "targets": targets, "runs": runs,
+    anchor = {"data": anchors.power_anchor(data_log_probs(task), task, p.alpha.sharpen),
+              "base": anchors.power_anchor(log_base, task, p.alpha.sharpen)}
+    return {"base": exact.metrics(log_base, task), "targets": targets, "runs": runs, "anchor": anchor,
             "reference": trivial_models(task, log_base, ctx.input("prepare_lengths", DATA_FILE))}
 
 
@@ -129,10 +154,20 @@ def evaluate(ctx: StageContext[Params], methods: list[str], replicated: list[str
     metrics |= {"len_base_lengths": variant["base"]["length"], "acc_base_lengths": variant["base"]["accuracy"]}
     metrics |= {f"{k[:3]}_{m}_lengths": float(np.mean(variant["runs"][m][k])) for m in lengths
                 for k in ("accuracy", "length")}
-    metrics |= {f"target_{k[:3]}_{m}_lengths": variant["targets"][m][k] for m in lengths for k in ("accuracy", "length")}
+    metrics |= {f"target_{k[:3]}_{m}_lengths": variant["targets"][m][k] for m in lengths
+                for k in ("accuracy", "length")}
     rungs = base_ladder(log_base, task, base["accuracy"], p.finetune.group)
     metrics |= {"acc_base_greedy": rungs["the base model's greedy response"],
                 "acc_base_majority": rungs[f"a majority vote of {p.finetune.group} base-model samples"]}
-    verdicts = claims(runs, base, targets, reference, ceiling, aligned, variant, rungs, p.claims, p.plans, peaks)
+    anchored = anchored_targets(data_log_probs(task), log_base, task, p) | {"lengths": variant["anchor"]}
+    for src in ("data", "base"):
+        metrics |= {f"target_{k[:3]}_{kind}_from_{src}{suffix}": anchored[name][src][kind][k]
+                    for name, suffix in (("chain", ""), ("lengths", "_lengths")) for kind in ("traj", "length")
+                    for k in ("accuracy", "length")}
+    metrics |= {f"acc_sharpen_ladder_{src}_{rung}": v for src, ladder in
+                anchored["sharpen_ladder"].items() for rung, v in zip(("sampled", "greedy", "tempered"),
+                                                                     ladder.values(), strict=True)}
+    verdicts = claims(runs, base, targets, reference, ceiling, aligned, variant, anchored, rungs, p.claims, p.plans,
+                      peaks)
     write_metrics(ctx.out, metrics, verdicts)
     return {k: float(v) for k, v in metrics.items()}
