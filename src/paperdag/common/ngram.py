@@ -1,4 +1,5 @@
-"""Count bigram models of a byte sequence: the strongest *trivial* baseline of a byte-level language model.
+"""Count bigram models of a byte sequence: the lowest rungs of a byte-level language model's trivial-baseline ladder
+(the strongest rung is the Kneser-Ney n-gram of order 2-5 chosen on validation, ``common.baselines.ngram``).
 
 Fitted on the training bytes x_1..x_N by counting, with c(a, b) = #{t : x_t = a, x_{t+1} = b}, c(a) = sum_b c(a, b),
 T(a) = #{b : c(a, b) > 0} (distinct bytes seen after a) and V = 256 byte values:
