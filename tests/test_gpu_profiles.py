@@ -29,8 +29,9 @@ NO_GPU_OVERLAY = {
     "vector_lyapunov": "no GPU size helps: the failed preconditions are structural (no platoon certificate can exist "
                        "at gain 1; the LMI's quadratic class) or exact-solver outcomes (the monolithic check returns "
                        "unknown), and the exact verifier runs on the host",
-    "powerflow": "no size named resolves it: the one failed precondition is self-certainty's competence (accuracy "
-                 "0.22 vs 0.74, the interval entirely below), a method failure at this scale, not power",
+    "powerflow": "no size named resolves it: the failed preconditions are exact-target ceilings (the alpha-power "
+                 "targets themselves lack the claimed length, accuracy or entropy property, enumerated exactly) and "
+                 "self-certainty's competence (0.22 vs the base's majority vote 0.74), not power",
     "hamn": "no GPU size helps: the failed precondition (HAMN retrieves as its nearest-leaf decoder) comes from the "
             "declared beta rule, under which a merged fixed point captures queries far from their leaf (near-boundary "
             "Poincare embeddings), not from power; its embeddings are trained by numpy SGD on the host",
