@@ -57,16 +57,24 @@ def test_report_shows_units_plans_ladders_and_whether_each_verdict_replicated(to
     ev |= {"rule": "superiority", "unit": "seed", "n": 10, "plan": plan}
     pre |= {"baseline": "KN 4-gram", "ladder": [{"baseline": "KN 4-gram", "value": 1.42},
                                                 {"baseline": "KN 3-gram", "value": 1.84}]}
+    params = toy_project.params_path
+    params.write_text(params.read_text().replace("      n: 10\n", "      n: 10\n    replicate:\n      seed: 1\n", 1))
+    assert paperdag("run", "toy", "--replicate", "--local", cwd=toy_project.root).returncode == 0
     path.write_text(json.dumps(doc))
     replicate = toy_project.metrics_path("toy", "replicate")
-    replicate.parent.mkdir(parents=True)
-    replicate.write_text(json.dumps({"claims": [pre, ev | {"verdict": "inconclusive"}]}))
+    again = json.loads(replicate.read_text())  # the replicate of this code: its key is the one --replicate computes
+    replicate.write_text(json.dumps(again | {"claims": [pre, ev | {"verdict": "inconclusive"}]}))
     assert paperdag("report", cwd=toy_project.root).returncode == 0
     summary = (toy_project.root / "reports/summary.md").read_text()
     assert "| holds (replicated: no (replicate: inconclusive)) | `ratio` b is twice a | 2 | 2 | " \
            "10 seeds (plan 10, budget; 2 looks) |" in summary
     assert "(vs KN 4-gram 1.42; next KN 3-gram 1.84)" in summary and "holds (replicated: yes)" in summary
     assert "| yes | 1/2 | no gpu run committed yet | default |" in summary  # the row counts the replicated verdicts
+    # a replicate of other code or params (another metrics key) is not compared with today's verdicts
+    replicate.write_text(json.dumps(again | {"key": "0" * len(again["key"]), "claims": [pre, ev]}))
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    summary = (toy_project.root / "reports/summary.md").read_text()
+    assert "replicated:" not in summary and "| yes | - | no gpu run committed yet | default |" in summary
 
 
 def test_report_shows_the_gpu_verdicts_beside_the_default_ones(toy_project):

@@ -115,6 +115,18 @@ def load_pipeline_params(project: Project, pipeline: Pipeline, profile: str,
     return load_params(data, pipeline.slug, pipeline.params_model, profile, project.params_path)
 
 
+def stage_keys(pipeline: Pipeline, values: BaseModel) -> dict[str, tuple[str, dict[str, Any], dict[str, str]]]:
+    """Per stage, in topological order: (its key, the params it declares, its upstream stages' keys), from the code
+    and ``values`` alone (no store is read)."""
+    dumped = values.model_dump(mode="json")
+    found: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {}
+    for stage in pipeline.order():
+        params = {k: dumped[k] for k in declared_keys(stage) if k in dumped}
+        upstream = {u: found[u][0] for u in stage.upstream}
+        found[stage.name] = (stage_key(pipeline, stage, params, upstream), params, upstream)
+    return found
+
+
 def plan_pipeline(pipeline: Pipeline, values: BaseModel, store: Store, force: bool = False,
                   only: Sequence[str] = ()) -> list[StagePlan]:
     """Keys and cache status of every stage, in topological order.
@@ -124,12 +136,8 @@ def plan_pipeline(pipeline: Pipeline, values: BaseModel, store: Store, force: bo
     """
     for name in only:
         pipeline.stage(name)  # raises a UsageError for an unknown stage
-    dumped = values.model_dump(mode="json")
     plans: dict[str, StagePlan] = {}
-    for stage in pipeline.order():
-        params = {k: dumped[k] for k in declared_keys(stage) if k in dumped}
-        upstream = {u: plans[u].key for u in stage.upstream}
-        key = stage_key(pipeline, stage, params, upstream)
+    for stage, (key, params, upstream) in zip(pipeline.order(), stage_keys(pipeline, values).values()):
         manifest = store.lookup(pipeline.slug, stage.name, key, outputs=stage.outputs)
         forced = force and (not only or stage.name in only)
         plans[stage.name] = StagePlan(pipeline=pipeline, stage=stage, key=key, params=params, values=values,

@@ -5,7 +5,8 @@ the folder stands alone).
 The page opens with a summary table (paper; evidence holding / failing / inconclusive; why the inconclusive ones
 are, grouped by cause: underpowered, range, no interval, at the boundary, precondition; checks passing;
 preconditions holding; whether the regime was reached, i.e. every precondition holds; how many verdicts the
-replicate run on fresh seeds reproduced; the gpu profile's verdicts from ``metrics/profiles/gpu/<paper>.json``
+replicate run on fresh seeds reproduced (a replicate of other code or params, whose metrics key is not the one
+``--replicate`` computes now, is not compared); the gpu profile's verdicts from ``metrics/profiles/gpu/<paper>.json``
 (evidence, preconditions, regime, device), or that no gpu run is committed yet; profile; commit, provenance
 (``clean`` or the inputs that differed from the commit) and date of the metrics stage's run) and a chart of the
 three evidence verdicts per paper (reports/plots/verdicts.svg). Then per paper: a line naming the preconditions that
@@ -35,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from paperdag.dag import Pipeline, registry
+from paperdag.engine import load_pipeline_params, stage_keys
+from paperdag.errors import PaperdagError
 from paperdag.io import write_text_atomic
 from paperdag.params import GPU_PROFILE, REPLICATE_PROFILE
 from paperdag.project import Project
@@ -185,17 +188,21 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
             file = next((place for place in places if place.is_file()), None)
             if file is not None:
                 plots.append((f"{s.name}: {name}", name, file))
-    return PaperResult(pipeline, metrics, problem, run, plots, _replicate_verdicts(project, pipeline.slug), warning,
+    return PaperResult(pipeline, metrics, problem, run, plots, _replicate_verdicts(project, pipeline), warning,
                        gpu_verdicts(project, pipeline.slug))
 
 
-def _replicate_verdicts(project: Project, slug: str) -> dict[str, str]:
-    """{claim id: verdict} of ``metrics/profiles/replicate/<slug>.json`` ({} where there is none readable)."""
+def _replicate_verdicts(project: Project, pipeline: Pipeline) -> dict[str, str]:
+    """{claim id: verdict} of ``metrics/profiles/replicate/<slug>.json`` where it is the replicate of the current code
+    and params: its metrics key is the one ``paperdag run <slug> --replicate`` computes now. {} where there is none
+    readable, or it replicated other code or params (its verdicts are not compared with today's)."""
     try:
-        doc = json.loads(project.metrics_path(slug, REPLICATE_PROFILE).read_text())
-        return {str(c["id"]): str(c["verdict"]) for c in doc["claims"]}
-    except (OSError, ValueError, KeyError, TypeError):
+        doc = json.loads(project.metrics_path(pipeline.slug, REPLICATE_PROFILE).read_text())
+        verdicts = {str(c["id"]): str(c["verdict"]) for c in doc["claims"]}
+        values = load_pipeline_params(project, pipeline, REPLICATE_PROFILE)
+    except (OSError, ValueError, KeyError, TypeError, PaperdagError):
         return {}
+    return verdicts if doc.get("key") == stage_keys(pipeline, values)[pipeline.metrics_stage][0] else {}
 
 
 def gpu_verdicts(project: Project, slug: str) -> str:
