@@ -12,8 +12,8 @@ from scipy import stats
 
 from paperdag.claims import counts, headline
 from paperdag.common.plans import FINAL_BOUNDARY, SamplePlan, required_n
-from paperdag.common.stats import (Interval, bootstrap_ratio_ci, cluster_mean_ci, mean_ci, paired_diff_ci,
-                                   proportion_ci, slope_ci)
+from paperdag.common.stats import (Interval, bootstrap_ratio_ci, cluster_mean_ci, cluster_proportion_ci, mean_ci,
+                                   paired_diff_ci, proportion_ci, slope_ci)
 from paperdag.common.verdicts import (Ladder, all_of, check, equivalence, evidence, exact, noninferiority,
                                       precondition, resolve, superiority, trend, units_needed)
 
@@ -154,6 +154,26 @@ def test_cluster_interval_counts_units_not_samples():
     means = samples.reshape(8, 8).mean(axis=1)  # equal cluster sizes: CR1 is the t interval of the cluster means
     ref = mean_ci(means)
     assert (clustered.lo, clustered.hi) == pytest.approx((ref.lo, ref.hi))
+
+
+def test_cluster_proportion_is_korn_graubard_and_counts_units():
+    rng = np.random.default_rng(3)
+    rates = rng.uniform(0.5, 1.0, 12)  # 8 designs of each of 12 targets share the target's rate
+    outcomes = (rng.uniform(size=(12, 8)) < rates[:, None]).astype(int)
+    labels = np.repeat(np.arange(12), 8)
+    x = cluster_proportion_ci(outcomes.ravel(), labels, unit="target")
+    # oracle, written out: CR1 variance of p, n* = p(1-p)/v, scaled by (z/t_11)^2, Clopper-Pearson at x* = p n*
+    p = outcomes.mean()
+    v = 12 / 11 * np.sum((outcomes.sum(axis=1) - p * 8) ** 2) / 96**2
+    n = min(96, p * (1 - p) / v) * (stats.norm.ppf(0.975) / stats.t.ppf(0.975, 11)) ** 2
+    ref = (stats.beta.ppf(0.025, p * n, n - p * n + 1), stats.beta.ppf(0.975, p * n + 1, n - p * n))
+    assert (x.mean, x.lo, x.hi, x.n, x.method) == pytest.approx((p, *ref, 12, "korn-graubard"))
+    naive = proportion_ci(int(outcomes.sum()), 96)
+    assert x.hi - x.lo > naive.hi - naive.lo and 0 <= x.lo < x.hi <= 1
+    copied = cluster_proportion_ci(np.repeat(outcomes, 8, axis=1).ravel(), np.repeat(labels, 8), unit="target")
+    assert (copied.lo, copied.hi) == pytest.approx((x.lo, x.hi))  # copies of a target's designs add no information
+    assert x.at(0.99).lo < x.lo and x.at(0.99).hi > x.hi
+    assert superiority(x, reference=0.5).verdict == "holds" and units_needed(x, lambda lo, hi: hi - lo < 0.02) > 12
 
 
 def test_bootstrap_ratio_is_deterministic_and_covers_the_ratio():

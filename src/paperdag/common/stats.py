@@ -7,6 +7,9 @@ a held-out target, a task, a prompt).
   the cluster-robust (CR1) standard error se^2 = G / (G - 1) sum_g (sum_{i in g} (y_i - ybar))^2 / N^2 and G - 1
   degrees of freedom, G the number of clusters (n = G: the clusters are the units);
 - ``proportion_ci``: k successes of n trials, exact Clopper-Pearson [B(a/2; k, n-k+1), B(1-a/2; k+1, n-k)] or Wilson;
+- ``cluster_proportion_ci``: binary outcomes that share a unit (8 designs of each target), Korn & Graubard (1998):
+  Clopper-Pearson at the effective size n* = p(1 - p) / v, v the CR1 variance of p (as ``cluster_mean_ci``), capped at
+  N and scaled by (z / t_{G-1})^2, bounded in [0, 1] like the proportion it is (n = G);
 - ``bootstrap_ratio_ci``: mean(a) / mean(b) over units, percentile interval of B resamples of the units (paired
   when a and b come from the same units), drawn from a fixed seed;
 - ``slope_ci``: an ordinary least-squares slope with its t interval on n - 2 degrees of freedom; ``span`` records the
@@ -24,7 +27,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 T_METHODS = ("t", "paired t", "cluster t", "fit", "given")  # symmetric: re-levelled through the t quantile
-METHODS = (*T_METHODS, "clopper-pearson", "wilson", "bootstrap")
+PROPORTION_METHODS = ("clopper-pearson", "wilson", "korn-graubard")  # bounded in [0, 1], re-levelled from their counts
+METHODS = (*T_METHODS, *PROPORTION_METHODS, "bootstrap")
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,8 @@ class Interval:
     values of ``unit``; ``method`` says how it was made (``METHODS``).
 
     ``df``: the t degrees of freedom (n - 1 when None); ``successes``: k of a proportion; ``span``: the range of a
-    fit's regressor; ``draws``: a bootstrap's replicates (kept in memory for ``at``, never published).
+    fit's regressor; ``draws``: a bootstrap's replicates (kept in memory for ``at``, never published);
+    ``effective_n``: a clustered proportion's n* before its degrees-of-freedom scaling (``cluster_proportion_ci``).
     """
 
     mean: float
@@ -47,6 +52,7 @@ class Interval:
     successes: int | None = None
     span: float | None = None
     draws: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    effective_n: float | None = None
 
     def excludes_zero(self) -> bool:
         """True when the whole interval lies on one side of 0 (the effect's sign is resolved)."""
@@ -68,6 +74,9 @@ class Interval:
             return self
         if self.method in ("clopper-pearson", "wilson") and self.successes is not None:
             return replace(proportion_ci(self.successes, self.n, confidence, self.method, self.unit), span=self.span)
+        if self.method == "korn-graubard" and self.effective_n is not None:
+            lo, hi = korn_graubard(self.mean, self.effective_n, self.dof, confidence)
+            return replace(self, lo=lo, hi=hi, confidence=confidence)
         if self.method == "bootstrap" and self.draws:
             a = 1 - confidence
             lo, hi = np.quantile(np.asarray(self.draws), [a / 2, 1 - a / 2])
@@ -140,6 +149,42 @@ def proportion_ci(successes: int, trials: int, confidence: float = 0.95, method:
         confidence, method="exact" if method == "clopper-pearson" else "wilson")
     return Interval(successes / trials, float(ci.low), float(ci.high), int(trials), confidence, unit, method,
                     successes=int(successes))
+
+
+def korn_graubard(p: float, effective_n: float, df: float, confidence: float) -> tuple[float, float]:
+    """Korn & Graubard's (1998) interval of a clustered proportion p: Clopper-Pearson at n* = effective_n
+    (z_{(1+c)/2} / t_{df,(1+c)/2})^2 and x* = p n*, [B(a/2; x*, n* - x* + 1), B(1 - a/2; x* + 1, n* - x*)]
+    (lo = 0 at x* = 0, hi = 1 at x* = n*)."""
+    from scipy.special import betaincinv, ndtri, stdtrit
+
+    a = 1 - confidence
+    n = effective_n * (float(ndtri(1 - a / 2)) / float(stdtrit(max(df, 1.0), 1 - a / 2))) ** 2
+    x = p * n
+    lo = 0.0 if x <= 0 else float(betaincinv(x, n - x + 1, a / 2))
+    hi = 1.0 if x >= n else float(betaincinv(x + 1, n - x, 1 - a / 2))
+    return lo, hi
+
+
+def cluster_proportion_ci(outcomes: np.ndarray | list, clusters: np.ndarray | list, confidence: float = 0.95,
+                          unit: str = "") -> Interval:
+    """The share p of true ``outcomes`` (0/1) whose samples share units (``clusters[i]`` is outcome i's unit), with
+    Korn & Graubard's interval (``korn_graubard``) at n* = p(1 - p) / v, v = G / (G - 1) sum_g (k_g - p N_g)^2 / N^2
+    the CR1 variance of p (n* = N when v = 0 or n* > N: clustering never narrows below the binomial); n = G."""
+    y = np.asarray(outcomes, dtype=float).ravel()
+    _, g = np.unique(np.asarray(clusters).ravel(), return_inverse=True)
+    if g.size != y.size or y.size == 0:
+        raise ValueError(f"cluster_proportion_ci needs one cluster label per outcome (got {g.size} for {y.size})")
+    if not np.all((y == 0) | (y == 1)):
+        raise ValueError("cluster_proportion_ci needs 0/1 outcomes")
+    groups, total = int(g.max()) + 1, y.size
+    p = float(y.mean())
+    if groups < 2:
+        return Interval(p, p, p, groups, confidence, unit, "korn-graubard")
+    scores = np.bincount(g, weights=y - p, minlength=groups)
+    v = groups / (groups - 1) * float(np.sum(scores**2)) / total**2
+    n_eff = float(total) if v <= 0 else min(float(total), p * (1 - p) / v)
+    lo, hi = korn_graubard(p, n_eff, groups - 1, confidence)
+    return Interval(p, lo, hi, groups, confidence, unit, "korn-graubard", effective_n=n_eff)
 
 
 def bootstrap_ratio_ci(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: float = 0.95,

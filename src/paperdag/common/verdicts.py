@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from paperdag.common.stats import Interval, proportion_ci
+from paperdag.common.stats import PROPORTION_METHODS, Interval, korn_graubard, proportion_ci
 
 if TYPE_CHECKING:
     from paperdag.common.plans import SamplePlan
@@ -125,6 +125,8 @@ def _predicted(x: Interval, m: int) -> tuple[float, float]:
     from scipy.special import betaincinv, ndtri, stdtrit  # the ufuncs behind stats' ppf, ~50x faster per call
 
     a = 1 - x.confidence
+    if x.method == "korn-graubard" and x.effective_n is not None:  # n* grows with the units at the observed design
+        return korn_graubard(x.mean, x.effective_n * m / max(x.n, 1), m - 1, x.confidence)
     if x.method in ("clopper-pearson", "wilson"):
         k = x.mean * m
         if x.method == "clopper-pearson":
@@ -145,7 +147,7 @@ def units_needed(x: IntervalLike, resolved: Callable[[float, float], bool]) -> i
     """The smallest m >= 2 whose predicted interval (``_predicted``) satisfies ``resolved(lo, hi)``; None when x has
     fewer than 2 units or no spread, ``MAX_UNITS + 1`` when even ``MAX_UNITS`` does not."""
     x = as_interval(x)
-    if x.n < 2 or (x.hi - x.lo) <= 0 and x.method not in ("clopper-pearson", "wilson"):
+    if x.n < 2 or (x.hi - x.lo) <= 0 and x.method not in PROPORTION_METHODS:
         return None
     if not resolved(*_predicted(x, MAX_UNITS)):
         return MAX_UNITS + 1
@@ -177,7 +179,7 @@ def _resolving(x: Interval, resolved: Callable[[float, float], bool]) -> tuple[s
         return "underpowered", "underpowered"
     count = f">{MAX_UNITS}" if m > MAX_UNITS else f"~{m}"
     return "underpowered", f"underpowered: {count} {_plural(x.unit)} at the observed " \
-                           f"{'rate' if x.method in ('clopper-pearson', 'wilson') else 'spread'} would resolve it"
+                           f"{'rate' if x.method in PROPORTION_METHODS else 'spread'} would resolve it"
 
 
 # -- the rules -------------------------------------------------------------------------------------------------------
