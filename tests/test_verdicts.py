@@ -309,6 +309,7 @@ def test_evidence_with_a_failed_precondition_is_inconclusive_whatever_its_number
     out = {c.id: c for c in resolve([_pre(False), claim])}
     assert out["gain"].verdict == "inconclusive" and out["gain"].cause == "precondition"
     assert "precondition learns fails" in out["gain"].reason and "2.7" in out["gain"].reason
+    assert out["gain"].reason.endswith(f"(judged alone: {judged.verdict}: {judged.reason})")  # its own numbers kept
     assert {c.id: c for c in resolve([_pre(True), claim])}["gain"].verdict == judged.verdict
 
 

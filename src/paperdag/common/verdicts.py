@@ -507,7 +507,8 @@ def _why(p: Claim) -> str:
 def resolve(claims: Iterable[Claim]) -> list[Claim]:
     """The claims as published: ids unique, ``requires`` naming preconditions, and every evidence claim whose
     required preconditions do not all hold made ``inconclusive`` (cause ``precondition``), its reason naming each
-    failed precondition with that precondition's own reason (the rule's comparison, with its numbers)."""
+    failed precondition with that precondition's own reason (the rule's comparison, with its numbers) and then the
+    claim's own verdict and reason judged alone."""
     claims = list(claims)
     by_id = {c.id: c for c in claims}
     if len(by_id) != len(claims):
@@ -524,6 +525,7 @@ def resolve(claims: Iterable[Claim]) -> list[Claim]:
         failed = [by_id[r] for r in c.requires if by_id[r].verdict != "holds"]
         if c.kind == "evidence" and failed:
             why = "; ".join(f"precondition {p.id} {p.verdict}: {_short(_why(p), 300)}" for p in failed)
-            c = replace(c, verdict="inconclusive", reason=f"{why} (judged alone: {c.verdict})", cause="precondition")
+            alone = f"{c.verdict}: {_short(c.reason, 300)}" if c.reason else c.verdict  # its own numbers stay
+            c = replace(c, verdict="inconclusive", reason=f"{why} (judged alone: {alone})", cause="precondition")
         out.append(c)
     return out
