@@ -20,7 +20,7 @@ from paperdag.papers.dune.baselines import (
     synthetic_noise,
 )
 from paperdag.papers.dune.budget import check
-from paperdag.papers.dune.claims import claims
+from paperdag.papers.dune.claims import claims, gap_closed
 from paperdag.papers.dune.colour import apply_offsets, shrink_to_budget
 from paperdag.papers.dune.defenses import DEFENSES, grayscale
 from paperdag.papers.dune.draws import victim_accuracies
@@ -202,7 +202,8 @@ def test_classifier_learns_a_separable_task():
     assert accuracy(model, x, y) > 0.9
 
 
-CLAIMS = ClaimParams(unlearn_frac=0.5, recover_gap=0.15, cover_tol=0.05, fit_min=0.5, hit_min=0.9)
+CLAIMS = ClaimParams(unlearn_frac=0.5, recover_frac=0.5, headroom_min=0.15, act_scheme="em", floor=0.1, cover_tol=0.05,
+                     fit_min=0.5, hit_min=0.9)
 SCHEMES = ["clean", "random", "synthetic", "ops", "em", "adv_poison", "spatial", "colour", "dune"]
 JITTER = np.array([-0.01, 0.0, 0.012])  # per-seed spread shared by every arm (paired differences stay exact)
 
@@ -219,6 +220,7 @@ def _accuracies(level: dict[str, float], defended: dict[tuple[str, str], float] 
 DEFAULT = load_params(read_params_file(Path(__file__).parents[2] / "params.yaml"), SLUG, Params, "default",
                       Path("params.yaml"))
 BUDGET = BudgetParams(eps=32 / 255, psnr_min=24.0, ssim_min=0.9)
+AT_EPS = 8 / 255
 
 
 def _correct(rate: float, n: int = 400) -> np.ndarray:
@@ -237,15 +239,20 @@ def _verdicts(acc, hit_rate: float = 0.95, fit: dict | None = None, std: dict | 
     std = std or {s: acc[s, "none"] for s in ("clean", "em", "synthetic")}
     hits = (round(hit_rate * 2000), 2000)
     return {c.id: c.verdict for c in resolve(claims(acc, fit, std, SCHEMES, list(DEFENSES), budget,
-                                                    _correct(surrogate), rungs or RUNGS, hits, BUDGET, CLAIMS,
-                                                    DEFAULT.plans))}
+                                                    _correct(surrogate), rungs or RUNGS, hits, BUDGET, AT_EPS,
+                                                    CLAIMS, DEFAULT.plans))}
+
+
+LEVEL = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
+         "spatial": 0.15, "colour": 0.35, "dune": 0.1}
+EM_REMOVED = {("em", "jpeg"): 0.8, ("em", "adv_train"): 0.8}  # JPEG and AT close most of EM's gap: they can act
+RECOVERED = {("spatial", "jpeg"): 0.6, ("spatial", "adv_train"): 0.7, ("colour", "grayscale"): 0.85}
 
 
 def test_dune_evidence_holds_where_the_regime_is_reached():
     level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
              "spatial": 0.15, "colour": 0.35, "dune": 0.1}
-    recovered = {("spatial", "jpeg"): 0.6, ("spatial", "adv_train"): 0.7, ("colour", "grayscale"): 0.85}
-    v = _verdicts(_accuracies(level, recovered))
+    v = _verdicts(_accuracies(level, RECOVERED | EM_REMOVED))
     assert all(x == "holds" for x in v.values()), v
 
 
@@ -256,15 +263,65 @@ def test_a_victim_stuck_on_one_class_leaves_every_dune_claim_inconclusive():
     assert v["every_victim_fits_its_data"] == "fails" and v["unlearnable"] == "inconclusive"
 
 
-def test_recovery_is_net_of_the_defense_cost_on_clean_data():
-    """Grayscale lifting the colour branch's victim by 0.2 while leaving the clean victim alone is a recovery;
-    the same lift when grayscale also lifts the clean victim by 0.1 is a net recovery of only 0.1 (< 0.15)."""
+def test_gap_closed_matches_the_closed_form_and_a_full_recovery_is_one():
+    """Oracle: R = mean(a_d - a_none) / mean(c_d - a_none) by hand; a defense that brings the victim to what it
+    leaves of clean data closes the whole gap (R = 1) whatever it costs on clean data."""
+    acc = {("colour", "none"): np.array([0.3, 0.35, 0.4]), ("colour", "grayscale"): np.array([0.5, 0.6, 0.55]),
+           ("clean", "grayscale"): np.array([0.8, 0.85, 0.9])}
+    r = gap_closed(acc, "colour", "grayscale")
+    assert r.mean == pytest.approx((0.2 + 0.25 + 0.15) / (0.5 + 0.5 + 0.5))
+    assert r.lo <= r.mean <= r.hi and r.method == "bootstrap" and r.n == 3
+    for cost in (0.0, 0.3, 0.6):
+        full = acc | {("clean", "grayscale"): 0.9 - cost + JITTER, ("colour", "grayscale"): 0.9 - cost + JITTER}
+        assert gap_closed(full, "colour", "grayscale").mean == pytest.approx(1.0)
+
+
+def test_a_floored_victim_recovers_nothing_whatever_the_defense_costs():
+    """A victim at 0.03 with and without the defense recovers 0 (and the claim does not hold) however much the
+    defense costs the clean victim; the old difference in differences credited that cost as a recovery."""
     level = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
-             "spatial": 0.15, "colour": 0.35, "dune": 0.1}
-    lifted = {("colour", "grayscale"): 0.55}
-    assert _verdicts(_accuracies(level, lifted))["colour_recovers_under_grayscale"] == "holds"
-    lifted_clean = lifted | {("clean", "grayscale"): 1.0}
-    assert _verdicts(_accuracies(level, lifted_clean))["colour_recovers_under_grayscale"] == "fails"
+             "spatial": 0.15, "colour": 0.03, "dune": 0.02}
+    for clean_gray in (0.9, 0.6, 0.2):
+        acc = _accuracies(level, RECOVERED | EM_REMOVED | {("colour", "grayscale"): 0.03,
+                                                           ("clean", "grayscale"): clean_gray})
+        acc["colour", "grayscale"] = acc["colour", "none"].copy()  # floored: the same accuracy with and without
+        r = gap_closed(acc, "colour", "grayscale")
+        assert r.mean == 0.0 and r.lo == r.hi == 0.0
+        old = np.mean((acc["colour", "grayscale"] - acc["clean", "grayscale"]) - (acc["colour", "none"] -
+                                                                                   acc["clean", "none"]))
+        assert old == pytest.approx(0.9 - clean_gray, abs=0.02)  # the old measure: the defense's clean cost
+        assert _verdicts(acc)["colour_recovers_under_grayscale"] != "holds"
+
+
+def test_defenses_that_cannot_act_leave_the_spatial_claims_inconclusive():
+    """AT that closes none of EM's gap fails defenses_can_act: the spatial branch surviving AT says nothing about
+    DUNE, so spatial_recovers_* and branches_cover_each_other read inconclusive (colour's grayscale claim stays)."""
+    v = _verdicts(_accuracies(LEVEL, RECOVERED | {("em", "jpeg"): 0.8}))
+    assert v["defenses_can_act"] == "fails"
+    assert v["spatial_recovers_under_jpeg_and_at"] == v["branches_cover_each_other"] == "inconclusive"
+    assert v["colour_recovers_under_grayscale"] == v["unlearnable"] == "holds"
+
+
+def test_an_adversarially_trained_victim_below_the_bar_gates_the_spatial_claims():
+    v = _verdicts(_accuracies(LEVEL, RECOVERED | EM_REMOVED | {("clean", "adv_train"): 0.5,
+                                                               ("spatial", "adv_train"): 0.45}))
+    assert v["at_victim_beats_trivial"] == "fails"
+    assert v["spatial_recovers_under_jpeg_and_at"] == v["branches_cover_each_other"] == "inconclusive"
+
+
+def test_cover_needs_both_branches_removed_by_their_defenses():
+    """Grayscale leaves the colour branch in place (colour_recovers fails): branches_cover_each_other is
+    inconclusive even though DUNE is below both branches under every defense."""
+    v = _verdicts(_accuracies(LEVEL, {("spatial", "jpeg"): 0.6, ("spatial", "adv_train"): 0.7} | EM_REMOVED))
+    assert v["colour_recovers_under_grayscale"] == "fails" and v["spatial_recovers_under_jpeg_and_at"] == "holds"
+    assert v["branches_cover_each_other"] == "inconclusive"
+
+
+def test_a_rival_on_the_floor_leaves_the_ranking_inconclusive():
+    """Adversarial poisoning at 0.03 under every defense (below chance): DUNE cannot be shown lower than it."""
+    v = _verdicts(_accuracies(LEVEL | {"adv_poison": 0.03, "dune": 0.02}, RECOVERED | EM_REMOVED))
+    assert v["rivals_off_the_floor"] != "holds" and v["lowest_average_under_defenses"] == "inconclusive"
+    assert v["unlearnable"] == "holds"
 
 
 def test_dune_evidence_is_inconclusive_when_standard_schemes_do_not_work():
@@ -314,14 +371,10 @@ def test_recovery_needs_headroom_and_a_working_branch():
     assert v["unlearnable"] == "inconclusive"  # the attack misses its target: the mechanism is not DUNE's
 
 
-LEVEL = {"clean": 0.9, "random": 0.88, "synthetic": 0.3, "ops": 0.4, "em": 0.2, "adv_poison": 0.2,
-         "spatial": 0.15, "colour": 0.35, "dune": 0.1}
-
-
 def test_competence_is_judged_against_the_strongest_trivial_rung():
     """A trivial rung above the clean victim (0.9) and the surrogate (0.85) fails both competence preconditions,
     whatever the weaker rungs, and leaves every DUNE claim inconclusive; the ladder is recorded strongest first."""
-    acc = _accuracies(LEVEL, {("spatial", "jpeg"): 0.6, ("spatial", "adv_train"): 0.7, ("colour", "grayscale"): 0.85})
+    acc = _accuracies(LEVEL, RECOVERED | EM_REMOVED)
     strong = RUNGS | {"3-NN on standardised luminance": _correct(0.95)}
     v = _verdicts(acc, rungs=strong)
     assert v["clean_victim_beats_trivial"] == v["surrogate_beats_trivial"] == "fails"
@@ -330,7 +383,8 @@ def test_competence_is_judged_against_the_strongest_trivial_rung():
     budget = {s: True for s in SCHEMES[1:]}
     rows = {c.id: c.row() for c in claims(acc, {k: np.ones(3) for k in acc}, {s: acc[s, "none"] for s in
                                           ("clean", "em", "synthetic")}, SCHEMES, list(DEFENSES), budget,
-                                          _correct(0.85), strong, (1900, 2000), BUDGET, CLAIMS, DEFAULT.plans)}
+                                          _correct(0.85), strong, (1900, 2000), BUDGET, AT_EPS, CLAIMS,
+                                          DEFAULT.plans)}
     assert [r["baseline"] for r in rows["clean_victim_beats_trivial"]["ladder"]] == [
         "3-NN on standardised luminance", "5-NN", "logistic regression"]
     assert rows["clean_victim_beats_trivial"]["baseline"] == "3-NN on standardised luminance"
@@ -341,9 +395,10 @@ def test_the_budget_check_states_the_budget_it_checks():
     rows = {c.id: c for c in claims(acc, {k: np.ones(3) for k in acc}, {s: acc[s, "none"] for s in
                                     ("clean", "em", "synthetic")}, SCHEMES, list(DEFENSES),
                                     {s: True for s in SCHEMES[1:]}, _correct(0.85), RUNGS, (1900, 2000), BUDGET,
-                                    CLAIMS, DEFAULT.plans)}
+                                    AT_EPS, CLAIMS, DEFAULT.plans)}
     assert "L_inf 32/255" in rows["within_budget_every_image"].statement
     assert "8/255" not in rows["within_budget_every_image"].statement
+    assert "here L_inf 32/255" in rows["within_budget_every_image"].paper_value  # the paper's 8/255 is named as such
 
 
 def test_ladder_rungs_match_scikit_learn_fitted_independently():

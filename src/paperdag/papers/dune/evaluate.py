@@ -64,8 +64,8 @@ def evaluate(ctx: StageContext[Params], schemes: list[str]) -> dict[str, float]:
                 "trivial_best_test_acc": max(float(c.sum() / c.size) for c in rungs.values()),
                 "spatial_hit_every_checkpoint": float(hit.double().mean())}
     write_metrics(ctx.out, metrics, claims(acc, fit, std, schemes, list(DEFENSES), budget, surrogate, rungs,
-                                           (int(hit.sum()), hit.numel()), ctx.params.budget, ctx.params.claims,
-                                           ctx.params.plans))
+                                           (int(hit.sum()), hit.numel()), ctx.params.budget,
+                                           ctx.params.defenses.at_eps, ctx.params.claims, ctx.params.plans))
     table = np.array([[acc[s, d].mean() for d in DEFENSES] for s in schemes])
     save_figure(plot_accuracy_table(table, schemes, list(DEFENSES)), ctx.output("accuracy_table.png"))
     examples = {s: x[:EXAMPLES] for s, x in perturbed.items()}

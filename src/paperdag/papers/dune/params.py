@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -108,10 +108,17 @@ class ClaimParams(ParamsModel):
     unlearn_frac: float = Field(gt=0.0, le=1.0, description="unlearnable: the undefended victim's accuracy stays "
                                 "below this fraction of the clean victim's (paired CI); the same bar for DUNE and "
                                 "for the standard schemes' precondition (0.5, issue 43)")
-    recover_gap: float = Field(ge=0.0, le=1.0, description="a branch 'recovers' under a defense when the victim "
-                               "gains at least this much accuracy over the undefended victim, net of the defense's "
-                               "cost on clean data (also the headroom: the branch must take this much off the clean "
-                               "victim)")
+    recover_frac: float = Field(gt=0.0, le=1.0, description="a defense 'recovers' a scheme b when it closes at "
+                                "least this share of b's gap: (acc[b, d] - acc[b, none]) / (acc[clean, d] - "
+                                "acc[b, none]) (paired bootstrap over seeds); the same bar for DUNE's branches and for "
+                                "the defenses_can_act precondition on a standard scheme")
+    headroom_min: float = Field(ge=0.0, le=1.0, description="headroom: a branch must take at least this much "
+                                "accuracy off the clean victim (no defense) before its recovery is judged")
+    act_scheme: Literal["em", "synthetic"] = Field(description="the standard scheme on which JPEG and adversarial "
+                                                   "training must show they can act (defenses_can_act)")
+    floor: float = Field(ge=0.0, le=1.0, description="the floor of victim accuracy: chance 1/K; a scheme whose "
+                         "defense-averaged victim is not above it cannot be out-ranked (lowest_average_under_defenses "
+                         "needs every rival above it)")
     cover_tol: float = Field(ge=0.0, le=1.0, description="DUNE covers a defense when its accuracy is at most the "
                              "better branch's plus this")
     fit_min: float = Field(gt=0.0, le=1.0, description="precondition: every victim fits its own (defended) "

@@ -44,7 +44,7 @@ PIPELINE = Pipeline(
         Stage("evaluate", "evaluate", "evaluate:evaluate",
               upstream=("prepare", "train_surrogate", "standard_draws", "trivial_baselines", "verify",
                         *(f"perturb_{s}" for s in PERTURBED), *(f"victims_{s}" for s in SCHEMES)),
-              params=("net", "budget", "dune", "claims", "plans"),
+              params=("net", "budget", "dune", "defenses", "claims", "plans"),
               outputs=("metrics.json", "accuracy.parquet", "accuracy_table.png", "examples.png"),
               plots=("accuracy_table.png", "examples.png"), args={"schemes": list(SCHEMES)}),
     ),
