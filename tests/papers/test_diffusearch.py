@@ -17,7 +17,7 @@ from paperdag.common.tokenizer import decode
 from paperdag.common.transformer import GPT, GPTConfig
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
-from paperdag.papers.diffusearch.analysis import Summary
+from paperdag.papers.diffusearch.analysis import STUDY_ORDERS, StudySummary, Summary
 from paperdag.papers.diffusearch.claims import claims
 from paperdag.papers.diffusearch.decoding import (
     ALPHABET,
@@ -40,6 +40,14 @@ from paperdag.papers.diffusearch.reference import (
     ordered_infill,
     slot_keys,
     statements,
+)
+from paperdag.papers.diffusearch.study import (
+    all_orders,
+    draw_study_programs,
+    forward_hits,
+    mechanism_gain,
+    operand_slots,
+    order_tree,
 )
 from paperdag.papers.diffusearch.task import (
     Program,
@@ -218,26 +226,58 @@ def _summary(mcts: float, fixed: float, ar: float, seq: float = 0.4) -> Summary:
                    c_over_sims=zero, sequential_share=mean_ci([seq - 0.01, seq, seq + 0.01]),
                    random_sequential_share=mean_ci([0.44, 0.46, 0.47]), deviated_share=0.6, deviated_mcts=iv["pi_l2r"],
                    deviated_l2r=iv["mcts_c1_n8"], deviated_gain=gain,
-                   cost={"pi_l2r": 5.0, "mcts_c1_n8": 4.0}, trace_exact={})
+                   cost={"pi_l2r": 5.0, "mcts_c1_n8": 4.0}, trace_exact={}, strata={})
+
+
+def _study(dependency: float, best: float = 0.6, gain: float = 0.4, forward_gap: float = 0.2,
+           gaps: list[float] | None = None) -> StudySummary:
+    """An order study over three seeds: the dependency order at ``dependency``, the best fixed order at ``best``
+    (left-to-right 0.05 below it), per-seed intervals over 2,000 programs of the forward one-hop's gap over the count
+    table (``gaps`` per seed, else ``forward_gap`` for all) and of the filled-minus-masked gain."""
+    jitter = iter(np.random.default_rng(1).uniform(-0.004, 0.004, (20, 3)))
+
+    def seeds(m: float) -> np.ndarray:
+        return np.array([m - 0.01, m, m + 0.01]) + next(jitter)
+
+    def over_programs(m: float) -> object:
+        return mean_ci(np.random.default_rng(int(1000 * m) % 97).normal(m, 0.3, 2000), unit="program")
+    acc = {o: seeds(v) for o, v in zip(STUDY_ORDERS, (dependency, best, max(dependency, best) + 0.1, best - 0.05,
+                                                       best - 0.05, 0.3), strict=True)}
+    gaps = gaps or [forward_gap] * 3
+    return StudySummary(seeds=[0, 1, 2], acc={"all": acc, "in_order": acc, "out_of_order": acc},
+                        best_order=[(1, 0, 2, 3, 4)] * 3, forward=[over_programs(0.5 + g) for g in gaps],
+                        forward_vs_count=[over_programs(g) for g in gaps], ar_value=[over_programs(0.8)] * 3,
+                        ar_vs_count=[over_programs(0.3)] * 3, gain=[over_programs(gain)] * 3,
+                        gain_right=[over_programs(gain)] * 3, gain_in_order=[over_programs(gain)] * 3,
+                        count_value=0.5, count_answer=0.3, majority_value=0.25, majority_answer=0.2, programs=2000,
+                        out_of_order=525)
 
 
 SANITY = {"mdm": {"slot_accuracy": [0.79, 0.8, 0.81], "majority_baseline": 0.25},
           "ar": {"slot_accuracy": [0.89, 0.9, 0.91], "majority_baseline": 0.25}}
-PARAMS = ClaimParams(headroom=0.1, par_tol=0.02, mostly=0.5)
-PLANS = Plans(seeds=SamplePlan(unit="seed", n=3, basis="budget", effect=None, power=None, pilot_n=0, pilot_sd=None,
-                               looks=1, spending="none", why="three trained pairs in the test's budget"))
+PARAMS = ClaimParams(headroom=0.1, mechanism_gain=0.2, par_tol=0.02, mostly=0.5)
 
 
-def _base(oracle: float) -> dict:
-    return {"count_slot_accuracy": 0.5, "count_answer_accuracy": 0.3, "majority_answer_accuracy": 0.2,
-            "dependency_ordered_share": 0.7,
-            "oracle_accuracy": [oracle - 0.013, oracle + 0.002, oracle + 0.011], "slots": 5}
+def _plan(unit: str, n: int) -> SamplePlan:
+    return SamplePlan(unit=unit, n=n, basis="budget", effect=None, power=None, pilot_n=0, pilot_sd=None, looks=1,
+                      spending="none", why="the test's budget")
+
+
+PLANS = Plans(seeds=_plan("seed", 3), programs=_plan("program", 2000), out_of_order=_plan("program", 525))
+BASE = {"count_slot_accuracy": 0.5, "count_answer_accuracy": 0.3, "majority_answer_accuracy": 0.2,
+        "dependency_ordered_share": 0.7, "slots": 5}
+
+
+def _claims(s: Summary, st: StudySummary) -> dict:
+    return {c.id: c for c in resolve(claims(s, st, SANITY, BASE, PARAMS, PLANS))}
 
 
 def test_claims_fail_when_search_does_not_help():
-    """Competent models and headroom (oracle 0.8 vs l2r 0.6): search below the fixed orders fails every finding."""
-    verdicts = {c.id: c.verdict for c in resolve(claims(_summary(0.5, 0.6, 0.7), SANITY, _base(0.8), PARAMS, PLANS))}
-    assert {v for k, v in verdicts.items() if k.endswith(("count_table", "count_answer", "headroom"))} == {"holds"}
+    """Competent models, a mechanism and headroom (dependency order 0.8 vs best fixed 0.6): search below the fixed
+    orders fails every finding."""
+    verdicts = {k: c.verdict for k, c in _claims(_summary(0.5, 0.6, 0.7), _study(0.8)).items()}
+    assert {c for k, c in verdicts.items() if k.endswith(("count_table", "count_answer", "headroom",
+                                                          "operands"))} == {"holds"}
     assert verdicts["mcts_beats_plan_infill"] == "fails" and verdicts["mcts_at_least_on_par_with_ar"] == "fails"
     assert verdicts["mcts_beats_best_fixed_order"] == "fails"
     assert verdicts["orders_mostly_sequential"] == "fails" and verdicts["deviations_beat_left_to_right"] == "fails"
@@ -246,11 +286,10 @@ def test_claims_fail_when_search_does_not_help():
 
 
 def test_search_findings_are_inconclusive_without_order_headroom():
-    """The same search gain, with an oracle order no better than left-to-right: the order findings are inconclusive
-    (naming the headroom), while MCTS vs AR, which needs no order headroom, is still judged."""
-    good = claims(_summary(0.7, 0.6, 0.7), SANITY, _base(0.8), PARAMS, PLANS)
-    flat = {c.id: c for c in resolve(claims(_summary(0.7, 0.6, 0.7), SANITY, _base(0.6), PARAMS, PLANS))}
-    assert {c.id: c.verdict for c in resolve(good)}["mcts_beats_plan_infill"] == "holds"
+    """The same search gain, with a dependency order no better than the best fixed order: the order findings are
+    inconclusive (naming the headroom), while MCTS vs AR, which needs no order headroom, is still judged."""
+    assert _claims(_summary(0.7, 0.6, 0.7), _study(0.8))["mcts_beats_plan_infill"].verdict == "holds"
+    flat = _claims(_summary(0.7, 0.6, 0.7), _study(0.6))
     assert flat["order_headroom"].verdict == "fails"
     for cid in ("mcts_beats_plan_infill", "mcts_beats_best_fixed_order", "exploration_beats_simulations",
                 "deviations_beat_left_to_right"):
@@ -258,32 +297,120 @@ def test_search_findings_are_inconclusive_without_order_headroom():
     assert flat["mcts_at_least_on_par_with_ar"].verdict == "holds"
 
 
-def test_decoders_below_the_count_table_make_the_comparison_inconclusive():
-    """A random fixed order that does not beat the count table's answer accuracy gates the plan-and-infill claim."""
+def test_a_model_that_ignores_infilled_values_gates_every_order_finding():
+    """Filled-minus-masked gain 0.05 on out-of-order programs (below 0.2): the mechanism precondition fails and every
+    order finding is inconclusive naming it, even with headroom and a search gain."""
+    out = _claims(_summary(0.7, 0.6, 0.7), _study(0.8, gain=0.05))
+    assert out["mdm_reads_infilled_operands"].verdict == "fails" and out["order_headroom"].verdict == "holds"
+    for cid in ("mcts_beats_plan_infill", "mcts_beats_best_fixed_order", "exploration_beats_simulations",
+                "deviations_beat_left_to_right"):
+        assert out[cid].verdict == "inconclusive" and "mdm_reads_infilled_operands" in out[cid].reason
+    assert out["mdm_reads_infilled_operands"].unit == "program" and out["mdm_reads_infilled_operands"].n == 2000
+
+
+def test_forward_competence_needs_every_seed():
+    """Two seeds well above the count table and one below it: the mean would pass, the precondition fails."""
+    out = _claims(_summary(0.7, 0.6, 0.7), _study(0.8, gaps=[0.3, 0.3, -0.05]))
+    hop = out["mdm_forward_one_hop_beats_count_table"]
+    assert hop.verdict == "fails" and "seed 2" in hop.reason
+    assert hop.ladder.strongest.point() == 0.5 and hop.ladder.rungs[1].point() == 0.25
+    assert out["mcts_beats_plan_infill"].verdict == "inconclusive"
+
+
+def test_the_random_order_is_reported_not_required():
+    """A random fixed order below the count table's answer accuracy no longer gates the plan-and-infill claim; a
+    left-to-right order below it does."""
     s = _summary(0.7, 0.6, 0.7)
     s.per_seed["pi_random"] = np.array([0.1, 0.12, 0.14])
-    verdicts = {c.id: c.verdict for c in resolve(claims(s, SANITY, _base(0.8), PARAMS, PLANS))}
-    assert verdicts["fixed_orders_beat_count_answer"] == "fails"
-    assert verdicts["mcts_beats_plan_infill"] == "inconclusive" and verdicts["orders_mostly_sequential"] == "fails"
+    out = _claims(s, _study(0.8))
+    assert out["fixed_orders_beat_count_answer"].verdict == "holds"
+    assert out["mcts_beats_plan_infill"].verdict == "holds"
+    s.per_seed["pi_l2r"] = np.array([0.1, 0.12, 0.14])
+    out = _claims(s, _study(0.8))
+    assert out["fixed_orders_beat_count_answer"].verdict == "fails"
+    assert out["mcts_beats_plan_infill"].verdict == "inconclusive"
 
 
 def test_preconditions_are_judged_against_the_strongest_rung_of_their_ladder():
     """Order headroom is judged against the best fixed order (the search ladder's strongest rung), not left-to-right:
-    an oracle 0.2 above left-to-right but only 0.05 above the confidence order has no headroom; every competence
-    precondition records its ladder, strongest rung first, with the next rung beside it."""
-    s = _summary(0.7, 0.6, 0.7)
-    s.per_seed["pi_confidence"] = np.array([0.74, 0.75, 0.76])
-    s.accuracy["pi_confidence"] = mean_ci(s.per_seed["pi_confidence"], unit="seed")
-    out = {c.id: c for c in resolve(claims(s, SANITY, _base(0.8), PARAMS, PLANS))}
+    a dependency order 0.15 above left-to-right but only 0.05 above the best fixed order has no headroom; every
+    competence precondition records its ladder, strongest rung first, with the next rung beside it."""
+    out = _claims(_summary(0.7, 0.6, 0.7), _study(0.65, best=0.6))
     head = out["order_headroom"]
-    assert head.verdict == "fails" and head.against == "plan-and-infill in a fixed confidence order"
-    assert [r.name for r in head.ladder.rungs][0] == head.against and len(head.ladder.rungs) == 3
+    assert head.verdict == "fails" and head.against.startswith("the best fixed slot order")
+    assert [r.name for r in head.ladder.rungs][0] == head.against and len(head.ladder.rungs) == 2
     assert out["mcts_beats_plan_infill"].verdict == "inconclusive"
-    hop = out["mdm_one_hop_beats_count_table"]
-    assert hop.ladder.strongest.point() == 0.5 and hop.ladder.rungs[1].point() == 0.25 and hop.verdict == "holds"
     answer = out["mcts_beats_count_answer"]
     assert [r.point() for r in answer.ladder.rungs] == [0.3, 0.2] and answer.unit == "seed" and answer.n == 3
     assert answer.plan is PLANS.seeds
+
+
+def test_minmax_scores_unvisited_moves_zero_on_the_scaled_range():
+    """MuZero's rule: with q_init zero under minmax only visited Q is normalised and an unvisited move scores 0 on
+    the scaled range. Node(prior=[0.5, 0.5]), visits [1, 0], value_sum [0.6, 0], bounds (0.6, 0.7), c = 1:
+    Q = [(0.6 - 0.6) / 0.1, 0] = [0, 0], U = [0.5 * 1 / 2, 0.5 * 1 / 1]: scores [0.25, 0.5], slot 1 (a raw 0 scaled
+    to -0.6 / 0.1 would give [0.25, -5.5], slot 0)."""
+    node = Node(prior=np.array([0.5, 0.5]), tokens=np.zeros(2, dtype=np.int64))
+    node.visits[:] = [1, 0]
+    node.value_sum[:] = [0.6, 0]
+    zero = Conventions("prior", "zero", "minmax")
+    np.testing.assert_allclose(node.puct(1.0, zero, (0.6, 0.7)), [0.25, 0.5])
+    assert node.select(1.0, zero, (0.6, 0.7)) == 1
+    parent = Conventions("prior", "parent", "minmax")  # the parent mean 0.6, normalised like a visited Q: 0
+    np.testing.assert_allclose(node.puct(1.0, parent, (0.6, 0.7)), [0.25, 0.5])
+
+
+def test_order_tree_matches_infilling_in_each_order():
+    """The prefix tree's final row for every one of the S! orders is what plan-and-infill in that fixed order
+    decodes (reference.ordered_infill, run once per order), and its confidence order is plan_infill's."""
+    programs = _programs(6, 1.0, seed=4)
+    x, start = _tasks(programs)
+    slots = slot_positions(K)
+    predict = _perfect_scorer(start, "honest")
+    trees = drive([order_tree(r, start, slots) for r in x], predict, 64)
+    orders = all_orders(K + 1)
+    assert len(orders) == 120 and orders[0] == (0, 1, 2, 3, 4)
+    for row, (final, conf) in zip(x, trees, strict=True):
+        each = drive([ordered_infill(row, start, slots, o) for o in orders], predict, 64)
+        assert all(np.array_equal(f, e.tokens) for f, e in zip(final, each, strict=True))
+        assert list(conf) == drive([plan_infill(row, start, slots, "confidence", np.random.default_rng(0))],
+                                   predict, 64)[0].order
+    solved = np.array([[np.array_equal(f, r) for f in final] for r, (final, _) in zip(x, trees, strict=True)])
+    deps = [all_orders(K + 1).index(tuple(dependency_order(list(p.statements)))) for p in programs]
+    assert solved[np.arange(len(x)), deps].all()  # a perfect one-hop model solves every program in dependency order
+
+
+def test_forward_one_hop_and_mechanism_gain_against_a_perfect_scorer():
+    """A model that computes a slot exactly when its operands are filled: forward one-hop is 1 on every program. The
+    filled-minus-masked gain is 1 on every slot with variable operands when a premature guess is wrong ("honest"),
+    and 0 when the masked guess is the truth anyway ("lucky"): the gain measures reading the infilled values."""
+    programs = _programs(8, 1.0, seed=5)
+    x, start = _tasks(programs)
+    slots = slot_positions(K)
+    assert forward_hits(_perfect_scorer(start, "honest"), x, start, slots, 16).all()
+    ops = operand_slots(x, start, K)
+    for p, per in zip(programs, ops, strict=True):
+        names = [v for v, *_ in p.statements]
+        assert per == [[names.index(t) for t in (a, b) if t.isalpha()] for _, a, _, b in p.statements]
+    gain, right = mechanism_gain(_perfect_scorer(start, "honest"), x, start, slots, 16)
+    eligible = np.array([any(per) for per in ops])
+    assert np.all(gain[eligible] == 1.0) and np.isnan(gain[~eligible]).all()
+    has_right = np.array([any(d and max(d) > j for j, d in enumerate(per)) for per in ops])
+    assert np.all(right[has_right] == 1.0) and np.isnan(right[~has_right]).all() and has_right.any()
+    lucky, _ = mechanism_gain(_perfect_scorer(start, "lucky"), x, start, slots, 16)
+    assert np.all(lucky[eligible] == 0.0)
+
+
+def test_study_programs_are_fresh_and_distinct():
+    """The order study's programs avoid every excluded (training) prompt and repeat none; the in-order flags are the
+    generator's."""
+    rng = np.random.default_rng(7)
+    train = {encode_task(p)[0].tobytes()[:encode_task(p)[1]].decode() for p in _programs(300, 0.3, seed=7)}
+    x, values, flags, start = draw_study_programs(rng, K, 0.7, 0.3, 200, train)
+    prompts = [decode(r[:start]) for r in x]
+    assert len(set(prompts)) == 200 and not set(prompts) & train
+    assert all(decode(r[start:]).endswith(f"={v}") for r, v in zip(x, values, strict=True))
+    assert 0 < flags.mean() < 1
 
 
 def test_count_table_reads_statement_text_only():
@@ -333,8 +460,16 @@ def test_smoke_pipeline_decodes_every_task_with_every_decoder(smoke_runs):
     assert len({len(v) for v in per.values()}) == 1 and len(per) == 5 + 4
     assert set(per["pi_l2r"]) == {K + 1} and set(per["ar"]) == {2 * K + 2}
     base = json.loads((runs["baselines"] / "baselines.json").read_text())
-    assert len(base["oracle_accuracy"]) == 2 and 0 <= base["count_answer_accuracy"] <= 1 and base["slots"] == K + 1
+    assert 0 <= base["count_answer_accuracy"] <= 1 and base["slots"] == K + 1
+    study = read_table(runs["orders"] / "study.parquet").to_pydict()
+    assert len(study["seed"]) == 2 * 30 and {len(v) for v in study["every_order"]} == {120}
+    assert all(a >= d for a, d in zip(study["any_order"], study["dependency"], strict=True))
+    metrics = runs.metrics()["metrics"]
+    for seed in (0, 1):
+        assert {f"seed{seed}.forward_one_hop", f"seed{seed}.filled_minus_masked_out_of_order",
+                f"seed{seed}.study_dependency.out_of_order", f"seed{seed}.mcts_c0.5_n2.in_order"} <= set(metrics)
     kinds = {c["id"]: c["kind"] for c in runs.metrics()["claims"]}
-    assert kinds["order_headroom"] == "precondition" and kinds["search_costs_forward_passes"] == "check"
+    assert kinds["order_headroom"] == kinds["mdm_reads_infilled_operands"] == "precondition"
+    assert kinds["search_costs_forward_passes"] == "check"
     assert kinds["mcts_beats_plan_infill"] == kinds["exploration_beats_simulations"] == "evidence"
     assert kinds["mcts_beats_best_fixed_order"] == "evidence"

@@ -11,7 +11,8 @@ Methods: DiffuSearch (mcts.py; PUCT as in Silver et al. 2017; its unstated conve
 of unvisited edges and reward normalisation, are params). Baselines (decoding.py): AR greedy; MDM confidence
 unmasking (Chang et al. 2022, MaskGIT; Nie et al. 2025, LLaDA); plan-and-infill with left-to-right, confidence
 and random slot orders. MDM training: random-ratio masking (Sahoo et al. 2024, MDLM; common/masked_diffusion.py).
-Regime (reference.py): a statement-count table (the trivial baseline) and the MDM in an oracle dependency order.
+Regime (reference.py, study.py): a statement-count table (the trivial baseline); on fresh held-out programs every
+slot order (dependency, best fixed, any-order oracle), forward one-hop and whether the MDM reads infilled operands.
 
 Data: procedural straight-line programs (task.py), checkable by execution; the prepare stage records the
 generator, seed and a sha256 of the table in provenance.json.

@@ -48,6 +48,7 @@ class Summary:
     deviated_gain: Interval  # paired over seeds: MCTS - l2r on the deviated tasks
     cost: dict[str, float]
     trace_exact: dict[str, float]
+    strata: dict[str, dict[str, np.ndarray]]  # stratum (in_order, out_of_order) -> decoder -> accuracy per seed
 
 
 def _by_seed(t: dict[str, np.ndarray], decoder: str, mask: np.ndarray | None = None) -> np.ndarray:
@@ -106,4 +107,79 @@ def summarise(table: dict[str, list], c_puct: float, n_sim: int, c_grid: list[fl
         deviated_gain=paired(dev_mcts[ok] if ok.any() else [0.0], dev_l2r[ok] if ok.any() else [0.0]),
         cost={d: float(t["forwards"][t["decoder"] == d].sum() / max(solved[d], 1)) for d in solved},
         trace_exact={d: float(t["trace_exact"][t["decoder"] == d].mean()) for d in solved},
+        strata={name: {d: _by_seed(t, d, t["task_sequential"] == flag) for d in (*BASELINES, *grid)}
+                for name, flag in STRATA.items()},
     )
+
+
+@dataclass(frozen=True)
+class StudySummary:
+    """The order study (study.py, stage ``orders``) per seed: accuracies of the slot orders by stratum, the best
+    fixed order, and the per-seed intervals over held-out programs of the competence and mechanism measures."""
+
+    seeds: list[int]
+    acc: dict[str, dict[str, np.ndarray]]  # stratum (all, in_order, out_of_order) -> order -> accuracy per seed
+    best_order: list[tuple[int, ...]]  # per seed: the fixed order with the highest accuracy on all programs
+    forward: list[Interval]  # per seed: the MDM's forward one-hop over programs
+    forward_vs_count: list[Interval]  # per seed: forward one-hop - count table (value slots), paired over programs
+    ar_value: list[Interval]  # per seed: the AR's value-slot one-hop (true prefix; answer slot excluded)
+    ar_vs_count: list[Interval]
+    gain: list[Interval]  # per seed: filled-minus-masked gain over out-of-order programs (unit: program)
+    gain_right: list[Interval]  # the same over slots reading a variable listed to their right
+    gain_in_order: list[Interval]  # the same over in-order programs (reported)
+    count_value: float
+    count_answer: float
+    majority_value: float
+    majority_answer: float
+    programs: int
+    out_of_order: int
+
+
+STUDY_ORDERS = ("dependency", "best_fixed", "any_order", "l2r", "confidence", "random")
+STRATA = {"in_order": True, "out_of_order": False}
+
+
+def study_summary(table: dict[str, list], orders: list[tuple[int, ...]], confidence: float) -> StudySummary:
+    """Per seed (ascending): order accuracies by stratum (the best fixed order chosen on all programs), and t
+    intervals over programs (unit ``program``) of the forward one-hop, its paired gap over the count table, the AR's
+    value-slot one-hop and the filled-minus-masked gains (programs without an eligible slot left out)."""
+    t = {k: np.array(v) for k, v in table.items()}
+    seeds = sorted(int(s) for s in np.unique(t["seed"]))
+    strata = {"all": np.ones(len(t["seed"]) // len(seeds), dtype=bool)}
+    acc: dict[str, dict[str, list[float]]] = {s: {o: [] for o in STUDY_ORDERS} for s in ("all", *STRATA)}
+    best, fwd, fwd_gap, ar, ar_gap, gain, right, inside = [], [], [], [], [], [], [], []
+
+    def ci(v: np.ndarray) -> Interval:
+        v = v[~np.isnan(v)]
+        return mean_ci(v, confidence, unit="program") if len(v) >= 2 else Interval(float("nan"), float("nan"),
+                                                                                    float("nan"), len(v))
+
+    for seed in seeds:
+        rows = t["seed"] == seed
+        every = np.stack(t["every_order"][rows]).astype(bool)
+        in_order = t["in_order"][rows].astype(bool)
+        strata |= {"in_order": in_order, "out_of_order": ~in_order}
+        b = int(every.mean(0).argmax())
+        best.append(orders[b])
+        for name, mask in strata.items():
+            for o in STUDY_ORDERS:
+                col = every[:, b] if o == "best_fixed" else t[o][rows].astype(bool)
+                acc[name][o].append(float(col[mask].mean()) if mask.any() else float("nan"))
+        count = t["count_value"][rows].astype(float)
+        fwd.append(ci(t["forward"][rows].astype(float)))
+        fwd_gap.append(paired_diff_ci(t["forward"][rows].astype(float), count, confidence, unit="program"))
+        ar.append(ci(t["ar_value"][rows].astype(float)))
+        ar_gap.append(paired_diff_ci(t["ar_value"][rows].astype(float), count, confidence, unit="program"))
+        g, gr = t["gain"][rows].astype(float), t["gain_right"][rows].astype(float)
+        gain.append(ci(g[~in_order]))
+        right.append(ci(gr[~in_order]))
+        inside.append(ci(g[in_order]))
+    first = t["seed"] == seeds[0]
+    return StudySummary(
+        seeds=seeds, acc={s: {o: np.array(v) for o, v in d.items()} for s, d in acc.items()}, best_order=best,
+        forward=fwd, forward_vs_count=fwd_gap, ar_value=ar, ar_vs_count=ar_gap, gain=gain, gain_right=right,
+        gain_in_order=inside,
+        count_value=float(t["count_value"][first].mean()), count_answer=float(t["count_answer"][first].mean()),
+        majority_value=float(t["majority_value"][first].mean()),
+        majority_answer=float(t["majority_answer"][first].mean()),
+        programs=int(first.sum()), out_of_order=int((~t["in_order"][first].astype(bool)).sum()))

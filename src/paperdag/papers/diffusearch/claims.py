@@ -1,17 +1,22 @@
 """The paper's claims restated for our scale: a pure function from measured numbers to claims of three kinds.
 
 Preconditions (the regime), each judged against the strongest rung of its trivial ladder (the next rung recorded
-beside it): each model's one-hop slot accuracy against the statement-count table's slot accuracy (reference.py: reads
-a statement's text but never a variable's value), then the majority digit; each compared decoder's answer accuracy
-against the count table's answer accuracy, then the majority answer digit; and the oracle (dependency) order against
-the search ladder of fixed slot orders (left-to-right, confidence, random: the best of them is the strongest rung), by
-more than ``headroom`` (otherwise no slot order, searched or not, can show the paper's gain). Evidence: the abstract's
-findings, each from a shared interval rule. Check: search costs forward passes (true by construction: it scores
-look-ahead rows on top of the rows a fixed order scores).
+beside it). Competence: the MDM's forward one-hop (each value slot with only the slots before it in dependency
+order filled; the answer slot, a copy of the query's value, excluded) and the AR's value-slot one-hop against the
+statement-count table on the same value slots (reference.py: reads a statement's text but never a variable's value),
+then the majority digit, every seed on its own (paired over the order study's held-out programs); each compared
+decoder's answer accuracy against the count table's answer accuracy, then the majority answer digit (the random
+order is reported, not required). Mechanism: on out-of-order programs the MDM's accuracy on a value slot with its
+operand slots filled minus masked exceeds ``mechanism_gain`` for every seed (else it does not read what an order
+infills). Headroom: the dependency order beats the best fixed slot order (of all S!) by more than ``headroom``.
+Evidence: the abstract's findings, each from a shared interval rule, gated by the preconditions it names. Check:
+search costs forward passes (true by construction: it scores look-ahead rows on top of the rows a fixed order
+scores).
 
-Every interval is a t interval over training seeds (unit ``seed``: one trained (MDM, AR) pair, its test tasks
-averaged first), under the ``seeds`` plan; the count table and the majority digits are fitted on the training
-programs without a seed and scored on the fixed test set (numbers, not intervals).
+Intervals over seeds are t intervals over training seeds (unit ``seed``: one trained (MDM, AR) pair, its test
+tasks averaged first) under the ``seeds`` plan; per-seed intervals are over held-out programs (unit ``program``)
+under the ``programs`` and ``out_of_order`` plans. The count table and the majority digits are fitted on the
+training programs without a seed and scored on fixed test sets (numbers, not intervals).
 """
 
 from __future__ import annotations
@@ -32,20 +37,22 @@ from paperdag.common.verdicts import (
     superiority,
 )
 
-from .analysis import UNIT, Summary
+from .analysis import UNIT, StudySummary, Summary
 from .experiment import POLICIES, random_sequential_expectation
 from .params import ClaimParams, Plans
 
-SLOT_LADDER = ("the statement-count table (a slot's most frequent training value given its statement's text)",
-               "the majority digit (the training slots' most frequent value)")
+SLOT_LADDER = ("the statement-count table on the value slots (a slot's most frequent training value given its "
+               "statement's text)", "the majority digit (the training value slots' most frequent value)")
 ANSWER_LADDER = ("the statement-count table's answer (the query statement's most frequent training value)",
                  "the majority answer digit (the training answers' most frequent value)")
-FIXED_ORDERS = {f"pi_{o}": f"plan-and-infill in a fixed {o} order" for o in POLICIES}
+FIXED_ORDERS = {f"pi_{o}": f"plan-and-infill in a fixed {o} order" for o in POLICIES if o != "random"}
+ORDER_LADDER = ("the best fixed slot order (one of the S! orders for every program, the best on the study programs)",
+                "plan-and-infill left to right")
+MASKED = "the same value slot with its operand slots masked (what the MDM predicts without reading infilled values)"
 
 
-def _slot_ladder(base: dict, sanity: dict) -> Ladder:
-    return Ladder.of("higher", {SLOT_LADDER[0]: base["count_slot_accuracy"],
-                                SLOT_LADDER[1]: sanity["majority_baseline"]})
+def _slot_ladder(st: StudySummary) -> Ladder:
+    return Ladder.of("higher", {SLOT_LADDER[0]: st.count_value, SLOT_LADDER[1]: st.majority_value})
 
 
 def _answer_ladder(base: dict) -> Ladder:
@@ -60,67 +67,104 @@ def _beat(per_seed: dict[str, np.ndarray], ladder: Ladder, plans: Plans, what: s
                                   plan=plans.seeds) for n, v in per_seed.items()})
 
 
-def _preconditions(s: Summary, sanity: dict[str, dict], base: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
-    """Competence of both models and of every compared decoder against their trivial ladders, and order headroom
-    over the strongest fixed order."""
-    answers = _answer_ladder(base)
+def _per_seed(st: StudySummary, intervals: list, plan, what: str, margin: float = 0.0) -> Judgement:
+    """Every seed's interval over programs lies above ``margin`` (``all_of`` over seeds: every seed must pass)."""
+    return all_of({f"seed {seed}": superiority(x, margin=margin, what=f"seed {seed} {what}", plan=plan)
+                   for seed, x in zip(st.seeds, intervals, strict=True)})
+
+
+def _rows(intervals: list, seeds: list[int]) -> dict[str, dict]:
+    return {f"seed {s}": x.rounded() | {"n": x.n} for s, x in zip(seeds, intervals, strict=True)}
+
+
+def _orders_row(st: StudySummary) -> dict[str, dict[str, list[float]]]:
+    return {stratum: {o: [round(float(v), 4) for v in a] for o, a in d.items()} for stratum, d in st.acc.items()}
+
+
+def _preconditions(s: Summary, st: StudySummary, base: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
+    """Competence of both models (forward one-hop on the study programs, answer copy excluded) and of every compared
+    decoder against their trivial ladders, the mechanism (the MDM reads infilled operands), and order headroom of
+    the dependency order over the best fixed order."""
+    answers, slots = _answer_ladder(base), _slot_ladder(st)
     count_answer = answers.strongest
     mcts = {d: v for d, v in s.per_seed.items() if d.startswith("mcts_")}
     fixed = {d: s.per_seed[d] for d in FIXED_ORDERS}
-    orders = Ladder.of("higher", {FIXED_ORDERS[d]: s.accuracy[d] for d in FIXED_ORDERS})
-    best = next(d for d, name in FIXED_ORDERS.items() if name == orders.strongest.name)
-    headroom = paired_diff_ci(base["oracle_accuracy"], s.per_seed[best], unit=UNIT)
-    one_hop = []
-    for k in ("mdm", "ar"):
-        slots = _slot_ladder(base, sanity[k])
-        acc = mean_ci(sanity[k]["slot_accuracy"], unit=UNIT)
-        one_hop.append(precondition(
-            f"{k}_one_hop_beats_count_table", f"the {k.upper()}'s one-hop slot accuracy (each slot predicted with the "
-            "true rest given) is above the strongest trivial slot predictor's on the test programs",
-            slots.strongest.name, {"one_hop_accuracy": acc.rounded() | {"n": acc.n},
-                                   "ladder": {r.name: round(r.point(), 4) for r in slots.rungs}},
-            superiority(acc, reference=slots.strongest.point(), what="one-hop slot accuracy", plan=plans.seeds),
-            ladder=slots))
-    return [*one_hop,
-            precondition("mcts_beats_count_answer", "every DiffuSearch grid point's exact-match accuracy is above the "
-                         "strongest trivial answer predictor's", count_answer.name,
-                         {"accuracy": {d: s.grid[d].rounded() for d in mcts},
-                          "ladder": {r.name: round(r.point(), 4) for r in answers.rungs}},
-                         _beat(mcts, answers, plans, "accuracy"), ladder=answers),
-            precondition("fixed_orders_beat_count_answer", "every fixed-order plan-and-infill decoder's exact-match "
-                         "accuracy is above the strongest trivial answer predictor's", count_answer.name,
-                         {"accuracy": {d: s.accuracy[d].rounded() for d in fixed},
-                          "ladder": {r.name: round(r.point(), 4) for r in answers.rungs}},
-                         _beat(fixed, answers, plans, "accuracy"), ladder=answers),
-            precondition("ar_beats_count_answer", "AR greedy's exact-match accuracy is above the strongest trivial "
-                         "answer predictor's", count_answer.name,
-                         {"accuracy": s.accuracy["ar"].rounded(),
-                          "ladder": {r.name: round(r.point(), 4) for r in answers.rungs}},
-                         _beat({"ar": s.per_seed["ar"]}, answers, plans, "accuracy"), ladder=answers),
-            precondition("order_headroom", f"decoding the MDM in an oracle (dependency) order beats the best fixed "
-                         f"slot order by more than {p.headroom:g} (paired over seeds): the most order search can add "
-                         "over the search ladder's strongest rung", orders.strongest.name,
-                         {"oracle_minus_best_fixed": headroom.rounded() | {"n": headroom.n}, "best_fixed": best,
-                          "oracle": mean_ci(base["oracle_accuracy"], unit=UNIT).rounded(),
-                          "oracle_minus_l2r": paired_diff_ci(base["oracle_accuracy"], s.per_seed["pi_l2r"],
-                                                             unit=UNIT).rounded(),
-                          "programs_in_dependency_order": round(base["dependency_ordered_share"], 4)},
-                         superiority(headroom, margin=p.headroom, what=f"oracle - {best} accuracy", plan=plans.seeds),
-                         ladder=orders),
-            ]
+    dep, best = st.acc["all"]["dependency"], st.acc["all"]["best_fixed"]
+    orders = Ladder.of("higher", {ORDER_LADDER[0]: mean_ci(best, unit=UNIT),
+                                  ORDER_LADDER[1]: mean_ci(st.acc["all"]["l2r"], unit=UNIT)})
+    headroom = paired_diff_ci(dep, best, unit=UNIT)
+    ladder_row = {r.name: round(r.point(), 4) for r in slots.rungs}
+    return [
+        precondition("mdm_forward_one_hop_beats_count_table", "the MDM's forward one-hop accuracy (each value slot "
+                     "predicted with only the slots before it in dependency order filled with true values; the "
+                     "answer slot, a copy of the query's value, excluded) is above the count table's on the same "
+                     "value slots, for every seed (paired over held-out programs)", slots.strongest.name,
+                     {"forward_one_hop": _rows(st.forward, st.seeds),
+                      "forward_minus_count_table": _rows(st.forward_vs_count, st.seeds), "ladder": ladder_row},
+                     _per_seed(st, st.forward_vs_count, plans.programs, "forward one-hop - count table accuracy"),
+                     ladder=slots),
+        precondition("ar_one_hop_beats_count_table", "the AR's one-hop accuracy on the value slots (each predicted "
+                     "from the true prefix; the answer slot, a copy, excluded) is above the count table's on the "
+                     "same value slots, for every seed (paired over held-out programs)", slots.strongest.name,
+                     {"one_hop": _rows(st.ar_value, st.seeds), "one_hop_minus_count_table": _rows(st.ar_vs_count,
+                                                                                                  st.seeds),
+                      "ladder": ladder_row},
+                     _per_seed(st, st.ar_vs_count, plans.programs, "AR one-hop - count table accuracy"),
+                     ladder=slots),
+        precondition("mdm_reads_infilled_operands", f"on out-of-order programs a value slot's accuracy with its "
+                     f"operand slots filled (true values) exceeds its accuracy with them masked by more than "
+                     f"{p.mechanism_gain:g}, for every seed: the MDM reads the values an order infills (else no "
+                     "order, searched or not, can act)", MASKED,
+                     {"gain_out_of_order": _rows(st.gain, st.seeds),
+                      "gain_operand_listed_right": _rows(st.gain_right, st.seeds),
+                      "gain_in_order": _rows(st.gain_in_order, st.seeds)},
+                     _per_seed(st, st.gain, plans.out_of_order, "filled - masked accuracy", p.mechanism_gain)),
+        precondition("mcts_beats_count_answer", "every DiffuSearch grid point's exact-match accuracy is above the "
+                     "strongest trivial answer predictor's", count_answer.name,
+                     {"accuracy": {d: s.grid[d].rounded() for d in mcts},
+                      "ladder": {r.name: round(r.point(), 4) for r in answers.rungs}},
+                     _beat(mcts, answers, plans, "accuracy"), ladder=answers),
+        precondition("fixed_orders_beat_count_answer", "every fixed-order plan-and-infill decoder compared "
+                     "(left-to-right, confidence; the random order is reported, not required) has exact-match "
+                     "accuracy above the strongest trivial answer predictor's", count_answer.name,
+                     {"accuracy": {d: s.accuracy[d].rounded() for d in fixed},
+                      "random_order_reported": s.accuracy["pi_random"].rounded(),
+                      "ladder": {r.name: round(r.point(), 4) for r in answers.rungs}},
+                     _beat(fixed, answers, plans, "accuracy"), ladder=answers),
+        precondition("ar_beats_count_answer", "AR greedy's exact-match accuracy is above the strongest trivial "
+                     "answer predictor's", count_answer.name,
+                     {"accuracy": s.accuracy["ar"].rounded(),
+                      "ladder": {r.name: round(r.point(), 4) for r in answers.rungs}},
+                     _beat({"ar": s.per_seed["ar"]}, answers, plans, "accuracy"), ladder=answers),
+        precondition("order_headroom", f"decoding the MDM in the dependency order beats the best fixed slot order "
+                     f"by more than {p.headroom:g} (paired over seeds, on the order study's programs): what order "
+                     "search can add over the search ladder's strongest rung", orders.strongest.name,
+                     {"dependency_minus_best_fixed": headroom.rounded() | {"n": headroom.n},
+                      "best_fixed_order": {f"seed {sd}": list(o) for sd, o in zip(st.seeds, st.best_order,
+                                                                                  strict=True)},
+                      "any_order_oracle_minus_best_fixed": paired_diff_ci(st.acc["all"]["any_order"], best,
+                                                                          unit=UNIT).rounded(),
+                      "accuracy_per_seed": _orders_row(st),
+                      "programs": st.programs, "out_of_order_programs": st.out_of_order},
+                     superiority(headroom, margin=p.headroom, what="dependency - best fixed order accuracy",
+                                 plan=plans.seeds),
+                     ladder=orders),
+    ]
 
 
-def claims(s: Summary, sanity: dict[str, dict], base: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
+def claims(s: Summary, st: StudySummary, sanity: dict[str, dict], base: dict, p: ClaimParams,
+           plans: Plans) -> list[Claim]:
     """The preconditions, then the abstract's findings (accuracy gains, c vs simulations, orders) and the cost check.
-    ``sanity``: per model kind, its per-seed one-hop slot accuracy; ``base``: the baselines stage's numbers."""
+    ``st``: the order study; ``sanity``: per model kind, its per-seed one-hop slot accuracy (the true rest given,
+    reported beside the AR comparison); ``base``: the baselines stage's numbers."""
     main = next(d for d in s.accuracy if d.startswith("mcts_"))
     fixed = [d for d in s.cost if d.startswith("pi_")]
-    hop = ["mdm_one_hop_beats_count_table"]
+    hop = ["mdm_forward_one_hop_beats_count_table"]
     mdm = [*hop, "mcts_beats_count_answer"]
-    vs_fixed = [*mdm, "fixed_orders_beat_count_answer", "order_headroom"]
+    vs_fixed = [*mdm, "fixed_orders_beat_count_answer", "mdm_reads_infilled_operands", "order_headroom"]
     random_share = random_sequential_expectation(base["slots"])
     return [
-        *_preconditions(s, sanity, base, p, plans),
+        *_preconditions(s, st, base, p, plans),
         evidence("mcts_beats_plan_infill", "DiffuSearch's exact-match accuracy exceeds plan-and-infill's, the "
                  "paper's baseline (slots infilled in confidence order): the paired gain's interval lies above 0",
                  "+8.0 pp average over plan-and-infill (LLaDA/Dream-7B; MBPP +19.5, MATH500 +4.9)",
@@ -154,7 +198,7 @@ def claims(s: Summary, sanity: dict[str, dict], base: dict, p: ClaimParams, plan
                  all_of({"effect of c": superiority(s.effect_c, what="effect of c", plan=plans.seeds),
                          "c over simulations": superiority(s.c_over_sims, what="effect of c - effect of simulations",
                                                            plan=plans.seeds)}),
-                 requires=[*mdm, "order_headroom"]),
+                 requires=[*mdm, "mdm_reads_infilled_operands", "order_headroom"]),
         evidence("orders_mostly_sequential", f"at least {p.mostly:g} of DiffuSearch's free commits (the forced last "
                  "one excluded) take the leftmost open slot, and more than a uniformly random order's expected "
                  "(H_S - 1) / (S - 1) (per-seed share, interval above both)",

@@ -18,8 +18,9 @@ Three conventions the paper leaves unstated decide what the search does, so each
                  node N(s) = 0, so every exploration term is 0 and the choice is a tie: with "index" the first
                  descent from every new node is left-to-right.
     q_init       Q of an unvisited edge: "zero" (AlphaGo Zero's Q = 0, which is pessimistic when rewards lie in
-                 (0, 1], so the first visited edge keeps being exploited), or "parent" (first-play urgency equal
-                 to the node's mean value sum_a W(s, a) / N(s), 0 before any visit).
+                 (0, 1], so the first visited edge keeps being exploited; under "minmax" it is 0 on the normalised
+                 scale, as in MuZero, not a raw 0 mapped to -R_min / (R_max - R_min)), or "parent" (first-play
+                 urgency equal to the node's mean value sum_a W(s, a) / N(s), 0 before any visit).
     reward_norm  "none": Q as is; "minmax": Q mapped to [0, 1] by the smallest and largest reward seen in this
                  task's tree, (Q - R_min) / (R_max - R_min), as in MuZero (Schrittwieser et al. 2020), so that
                  c_puct weighs the prior against reward differences rather than against the rewards' level.
@@ -67,14 +68,18 @@ class Node:
         self.value_sum = np.zeros(len(self.prior))
 
     def q(self, conv: Conventions, bounds: tuple[float, float]) -> np.ndarray:
-        """Q per edge: W / n where visited, else the ``q_init`` value; min-max normalised by ``bounds`` (the
-        smallest and largest reward seen) when ``reward_norm`` is "minmax" and the bounds differ."""
+        """Q per edge: W / n where visited, min-max normalised by ``bounds`` (the smallest and largest reward seen)
+        when ``reward_norm`` is "minmax" and the bounds differ; an unvisited edge gets the ``q_init`` value on the
+        same scale: "zero" is 0 on the scale Q is compared on (MuZero's pseudocode scores an unvisited child 0 after
+        normalising only visited ones), "parent" is the node's mean reward, normalised like a visited Q."""
         n = self.visits.sum()
-        unvisited = self.value_sum.sum() / n if conv.q_init == "parent" and n > 0 else 0.0
-        q = np.divide(self.value_sum, self.visits, out=np.full_like(self.value_sum, unvisited),
-                      where=self.visits > 0)
         lo, hi = bounds
-        return (q - lo) / (hi - lo) if conv.reward_norm == "minmax" and hi > lo else q
+        scale = (lambda v: (v - lo) / (hi - lo)) if conv.reward_norm == "minmax" and hi > lo else (lambda v: v)
+        unvisited = scale(self.value_sum.sum() / n) if conv.q_init == "parent" and n > 0 else 0.0
+        visited = self.visits > 0
+        q = np.full_like(self.value_sum, unvisited)
+        q[visited] = scale(self.value_sum[visited] / self.visits[visited])
+        return q
 
     def puct(self, c: float, conv: Conventions, bounds: tuple[float, float]) -> np.ndarray:
         """Q + c P sqrt(N) / (1 + n); -inf for illegal actions (filled slots, prior 0)."""

@@ -67,6 +67,13 @@ class SearchParams(ParamsModel):
         return self
 
 
+class StudyParams(ParamsModel):
+    """The order study (study.py, stage ``orders``): its own held-out programs, drawn apart from training."""
+
+    n_test: int = Field(ge=10, le=100_000, description="fresh held-out programs of the order study (every slot order, "
+                        "forward one-hop and filled-minus-masked gain per program and seed)")
+
+
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
@@ -74,6 +81,10 @@ class ClaimParams(ParamsModel):
                             "slot order (the search ladder's strongest rung) by more than this accuracy for order "
                             "search to be judged: 0.10 (issue 45), above the paper's +8.0 pp average gain of search "
                             "over plan-and-infill")
+    mechanism_gain: float = Field(ge=0.0, le=1.0, description="on out-of-order programs a value slot's accuracy "
+                                  "with its operand slots filled (true values) must exceed its accuracy with them "
+                                  "masked by more than this, for every seed, before order headroom or search is "
+                                  "judged: below it the MDM does not read infilled values and no order can act")
     par_tol: float = Field(ge=0.0, le=1.0, description="'on par': MCTS accuracy may trail AR's by at most this")
     mostly: float = Field(ge=0.5, le=1.0, description="'mostly sequential': share of sequential commits at least")
 
@@ -83,6 +94,8 @@ class Plans(ParamsModel):
     is taken at its plan's level."""
 
     seeds: SamplePlan = Field(description="intervals over training seeds (one trained (MDM, AR) pair each)")
+    programs: SamplePlan = Field(description="per-seed intervals over the order study's held-out programs")
+    out_of_order: SamplePlan = Field(description="per-seed intervals over the order study's out-of-order programs")
 
 
 class Params(ParamsModel):
@@ -93,6 +106,7 @@ class Params(ParamsModel):
     model: ModelParams
     train: TrainParams
     search: SearchParams
+    study: StudyParams
     claims: ClaimParams
     plans: Plans
 
@@ -100,6 +114,8 @@ class Params(ParamsModel):
     def _design(self) -> Params:
         if self.model.d_model % self.model.n_head:
             raise ValueError("model.d_model must be a multiple of model.n_head")
+        if self.plans.programs.n != self.study.n_test:
+            raise ValueError("plans.programs.n must be study.n_test (every study program is one unit)")
         if self.plans.seeds.n != self.train.seeds:
             raise ValueError("plans.seeds.n must be train.seeds (every trained pair is one unit of the plan)")
         return self

@@ -1,5 +1,5 @@
-"""The diffusearch DAG: prepare -> train_mdm, train_ar (in parallel) -> decode and baselines -> evaluate. Imported
-only by the registry."""
+"""The diffusearch DAG: prepare -> train_mdm, train_ar (in parallel) -> decode, baselines and the order study
+(orders) -> evaluate. Imported only by the registry."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -21,11 +21,13 @@ PIPELINE = Pipeline(
                 resources=Resources(cpus=1, gpus=0.5)) for k in KINDS),
         Stage("decode", "evaluate", "decode:decode", upstream=("prepare", *(f"train_{k}" for k in KINDS)),
               params=(*SHARED, "search"), outputs=("results.parquet",), resources=Resources(cpus=1, gpus=0.5)),
-        Stage("baselines", "evaluate", "baselines:baselines", upstream=("prepare", "train_mdm"),
-              params=(*SHARED, "search"), outputs=("baselines.json",), resources=Resources(cpus=1, gpus=0.5)),
+        Stage("baselines", "evaluate", "baselines:baselines", upstream=("prepare",), params=("data",),
+              outputs=("baselines.json",)),
+        Stage("orders", "evaluate", "orders:orders", upstream=("prepare", *(f"train_{k}" for k in KINDS)),
+              params=(*SHARED, "search", "study"), outputs=("study.parquet",), resources=Resources(cpus=1, gpus=0.5)),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
-              upstream=("decode", "baselines", *(f"train_{k}" for k in KINDS)),
-              params=("search", "claims", "plans"), outputs=("metrics.json", "decoders.png", "grid.png", "orders.png"),
+              upstream=("decode", "baselines", "orders", *(f"train_{k}" for k in KINDS)),
+              params=("data", "search", "claims", "plans"), outputs=("metrics.json", "decoders.png", "grid.png", "orders.png"),
               plots=("decoders.png", "grid.png", "orders.png")),
     ),
 )

@@ -12,9 +12,9 @@ statement whose operands are digits and knows the value distribution of the othe
 
 Oracle order: plan-and-infill in a dependency (topological) order of the listed statements, the leftmost
 statement whose variable operands are all filled first, then the answer slot. A model that does one hop right
-solves every program in this order, so oracle minus left-to-right accuracy is the most any slot order can add
-over the fixed left-to-right order (the headroom of order search). On a program listed in dependency order the
-two orders coincide.
+solves every program in this order, so dependency minus best fixed order accuracy is the headroom of order search
+for such a model (the order study, study.py, also gives the per-program any-order oracle: the true upper bound of
+every order policy). On a program listed in dependency order it coincides with left-to-right.
 """
 
 from __future__ import annotations
