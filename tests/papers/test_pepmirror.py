@@ -381,40 +381,55 @@ def _measured(polar_l: float, native: float = 0.95) -> dict[str, float]:
         m |= {f"L_ratio_{v}_mirrored_target": polar_l if v == "polar" else 0.8, f"L_ratio_{v}_native_target": native,
               f"L_ratio_raw_{v}_mirrored_target": 0.8, f"undefined_ratio_raw_{v}_mirrored_target": 0.0,
               f"{v}_rotation_error": 0.0, f"{v}_reflection_error": 0.0}
-    return m
+    return m | {"L_ratio_axial_trivial_majority_hand": 1.0}
 
 
-def _designs(native_l: float, axial_mirrored_l: float, axial_quality: float, n: int = 64) -> pd.DataFrame:
-    """Verified-design rows of 8 targets x n/8 samples per variant and hand: L ratios scatter by +-0.02 around the
-    given ones (clipped to [0, 1]); quality 10 +- 1, the axial model's jittered by +-0.3 (on mirrored targets:
-    axial_quality times that)."""
+TARGETS = 8
+
+
+def _hands(ratio: float, rng: np.random.Generator, length: int = 10) -> str:
+    """A residue-hand string with round(ratio * length) L residues, the rest D, in random order."""
+    k = int(round(float(np.clip(ratio, 0, 1)) * length))
+    return "".join(rng.permutation(list("L" * k + "D" * (length - k))))
+
+
+def _designs(native_l: float, axial_mirrored_l: float, axial_quality: float, n: int = 64,
+             seeds: int = 1) -> pd.DataFrame:
+    """Verified-design rows of seeds x 8 targets x n/8 samples per variant and hand: residue hands of 10 residues whose
+    L share scatters around the given ratio by a target effect (+-0.08, so the samples of a unit correlate) and
+    +-0.05 per design; quality 10 +- 1, the axial model's jittered by +-0.3 (on mirrored targets: axial_quality
+    times that)."""
     rng = np.random.default_rng(0)
     rows = []
-    for v in ("polar", "axial"):
-        for hand in ("L", "D"):
-            ratio = native_l if hand == "L" else (1 - native_l if v == "polar" else axial_mirrored_l)
-            for i in range(n):
-                scale = axial_quality if (v, hand) == ("axial", "D") else 1.0
-                q = scale * (10 + (-1) ** i * (1 + i / n) + (0.3 * np.sin(i) if v == "axial" else 0.0))
-                rows.append({"variant": v, "target_hand": hand, "target_id": f"T{i % 8}", "sample": i // 8,
-                             "L_ratio": float(np.clip(ratio + rng.uniform(-0.02, 0.02), 0, 1)), "contacts": q,
-                             "buried_surface": q, "native_recovery": q / 20, "clashes": 20 / q})
+    for seed in range(seeds):
+        for v in ("polar", "axial"):
+            for hand in ("L", "D"):
+                ratio = native_l if hand == "L" else (1 - native_l if v == "polar" else axial_mirrored_l)
+                for i in range(n):
+                    scale = axial_quality if (v, hand) == ("axial", "D") else 1.0
+                    q = scale * (10 + (-1) ** i * (1 + i / n) + (0.3 * np.sin(i + seed) if v == "axial" else 0.0))
+                    hands = _hands(ratio + 0.08 * np.sin(3 * (i % TARGETS) + seed) + rng.uniform(-0.05, 0.05), rng)
+                    rows.append({"variant": v, "target_hand": hand, "train_seed": 10 + seed,
+                                 "target_id": f"T{i % TARGETS}", "sample": i // TARGETS, "residue_hands": hands,
+                                 "L_ratio": hands.count("L") / len(hands), "contacts": q, "buried_surface": q,
+                                 "native_recovery": q / 20, "clashes": 20 / q})
     return pd.DataFrame(rows)
 
 
-def _paired(design_minus_trivial: float, n: int = 64) -> dict[str, pd.DataFrame]:
+def _paired(design_minus_trivial: float, n: int = 64, seeds: int = 1) -> dict[str, pd.DataFrame]:
     """Each variant's mirrored designs against trivial designs, in-silico scores differing by about the given gap."""
     base = np.linspace(100, 300, n)
-    frame = pd.DataFrame({"target_id": [f"T{i % 8}" for i in range(n)], "sample": np.arange(n) // 8,
-                          "in_silico_design": base + design_minus_trivial + 10 * np.sin(np.arange(n)),
-                          "in_silico_trivial": base, "native_recovery_design": 0.3, "native_recovery_trivial": 0.2,
-                          "L_ratio_design": 0.9, "L_ratio_trivial": 1.0})
+    frame = pd.concat([pd.DataFrame({
+        "train_seed": 10 + seed, "target_id": [f"T{i % TARGETS}" for i in range(n)], "sample": np.arange(n) // TARGETS,
+        "in_silico_design": base + design_minus_trivial + 10 * np.sin(np.arange(n) + seed),
+        "in_silico_trivial": base, "native_recovery_design": 0.3, "native_recovery_trivial": 0.2,
+        "L_ratio_design": 0.9, "L_ratio_trivial": 1.0}) for seed in range(seeds)], ignore_index=True)
     return {"polar": frame, "axial": frame}
 
 
 def _replay(score: float = -500.0, n: int = 64) -> pd.DataFrame:
     """Replayed training peptides of every (target, sample): in-silico scores around ``score``."""
-    return pd.DataFrame({"target_id": [f"T{i % 8}" for i in range(n)], "sample": np.arange(n) // 8,
+    return pd.DataFrame({"target_id": [f"T{i % TARGETS}" for i in range(n)], "sample": np.arange(n) // TARGETS,
                          "in_silico": score + 20 * np.cos(np.arange(n))})
 
 
@@ -423,17 +438,18 @@ def _plan(unit: str, n: int) -> SamplePlan:
                       spending="none", why="the test's design size")
 
 
-P_CLAIMS = ClaimParams(native_hand_min=0.9, clear_majority=0.7, noninferiority_margin=0.1, mirror_energy_rel_tol=1e-9)
+P_CLAIMS = ClaimParams(native_hand_min=0.9, clear_majority=0.7, quality_ratio_min=0.9, mirror_energy_rel_tol=1e-9)
 CERT = CertificateParams(equiv_tol=1e-8, reflection_min_violation=1e-3)
-PLANS = Plans(targets=_plan("target", 8), files=_plan("file", 13))
+UNIT = "(seed, target) unit"
+PLANS = Plans(targets=_plan(UNIT, 8), files=_plan("file", 13))
 OK = {"polar": True, "axial": True}
 PACKAGE = {"n_exported": 2, "n_pass": 2}
 
 
 def _claims(m: dict, designs: pd.DataFrame, paired: dict, passes: dict = OK, package: dict = PACKAGE,
-            replay: pd.DataFrame | None = None) -> list:
+            replay: pd.DataFrame | None = None, plans: Plans = PLANS) -> list:
     return claims(m, designs, paired, _replay() if replay is None else replay, passes, package, P_CLAIMS, CERT,
-                  PLANS)
+                  plans)
 
 
 def _verdicts(m: dict, designs: pd.DataFrame, paired: dict, passes: dict = OK, package: dict = PACKAGE,
@@ -460,44 +476,70 @@ def test_claims_follow_their_thresholds() -> None:
 
 
 def test_evidence_is_inconclusive_without_the_regime() -> None:
-    """A denoiser that never learned the native hand (L ratio ~0.5), or one whose mirrored designs are no better than
-    the strongest trivial design: the axial claims are inconclusive whatever their own numbers."""
+    """A denoiser that never learned the native hand (L ratio ~0.5): the axial claims are inconclusive whatever their
+    own numbers. One whose mirrored designs are no better than the unmirrored L design keeps L by ignoring the
+    target's hand: the hand claim fails on its condition (L ratio part holds), quality is inconclusive (gated)."""
     untrained = _verdicts(_measured(0.5, native=0.5), _designs(0.5, 0.9, 1.0), _paired(50.0))
     assert untrained["axial_learned_native_hand"] == "fails" and untrained["polar_learned_native_hand"] == "fails"
     assert untrained["axial_requested_hand_majority"] == "inconclusive"
     assert untrained["axial_quality_noninferior"] == "inconclusive"
     assert untrained["polar_wrong_hand_on_mirrored_targets"] == "holds"  # mirrors its designs, learned or not
-    ignores = _verdicts(_measured(0.03), _designs(0.98, 0.9, 1.0), _paired(-50.0))
-    assert ignores["axial_beats_majority_hand_design"] == "fails"
-    assert ignores["axial_requested_hand_majority"] == "inconclusive" == ignores["axial_quality_noninferior"]
+    out = {c.id: c for c in resolve(_claims(_measured(0.03), _designs(0.98, 0.9, 1.0), _paired(-50.0)))}
+    assert out["axial_beats_majority_hand_design"].verdict == "fails"
+    hand = out["axial_requested_hand_majority"]
+    assert hand.verdict == "fails" and hand.measured["parts"] == {"L ratio": "holds", "designs for the target": "fails"}
+    assert out["axial_quality_noninferior"].verdict == "inconclusive"
 
 
 def test_designs_are_judged_against_the_strongest_trivial_design() -> None:
     """Replayed training peptides that outscore the majority-hand design become the judged rung (the ladder keeps
-    both, strongest first): designs 50 above the majority-hand design but below replay fail."""
+    both, strongest first): designs 50 above the majority-hand design but below replay fail; the hand claim's
+    condition is the unmirrored L design itself, so it still holds."""
     out = {c.id: c for c in resolve(_claims(_measured(0.03), _designs(0.98, 0.9, 1.0), _paired(50.0),
                                             replay=_replay(400.0)))}
     pre = out["axial_beats_majority_hand_design"]
     assert pre.verdict == "fails" and pre.against.startswith("training-data replay") and len(pre.ladder.rungs) == 2
-    assert pre.unit == "target" and pre.n == 8 and pre.plan is PLANS.targets
-    assert out["axial_requested_hand_majority"].verdict == "inconclusive"
+    assert pre.unit == UNIT and pre.n == 8 and pre.plan is PLANS.targets
+    assert out["axial_requested_hand_majority"].verdict == "holds"
+
+
+def _copied(frame: pd.DataFrame, k: int = 8) -> pd.DataFrame:
+    """Every sample of every target repeated k times (new sample numbers, same values)."""
+    return pd.concat([frame.assign(sample=frame["sample"] * k + c) for c in range(k)], ignore_index=True)
 
 
 def test_copying_every_sample_of_a_target_leaves_its_interval_unchanged() -> None:
-    """The unit is the target: repeating each of a target's designs 8 times changes no design interval (a cluster
-    interval over targets), where an interval over designs would shrink by ~sqrt(8)."""
-    designs, paired = _designs(0.98, 0.9, 1.0), _paired(50.0)
-    copied = pd.concat([designs.assign(sample=designs["sample"] * 8 + k) for k in range(8)], ignore_index=True)
-    copied_paired = {v: pd.concat([f.assign(sample=f["sample"] * 8 + k) for k in range(8)], ignore_index=True)
-                     for v, f in paired.items()}
-    replay = _replay()
-    copied_replay = pd.concat([replay.assign(sample=replay["sample"] * 8 + k) for k in range(8)], ignore_index=True)
-    one = {c.id: c for c in _claims(_measured(0.03), designs, paired)}
-    eight = {c.id: c for c in _claims(_measured(0.03), copied, copied_paired, replay=copied_replay)}
-    for cid in ("axial_requested_hand_majority", "polar_learned_native_hand", "axial_beats_majority_hand_design"):
-        assert one[cid].n == eight[cid].n == 8 and one[cid].reason == eight[cid].reason, cid
-    assert one["axial_requested_hand_majority"].measured["L_ratio_per_design"] == \
-        eight["axial_requested_hand_majority"].measured["L_ratio_per_design"]
+    """The unit is the (seed, target) pair: repeating each of a target's designs 8 times changes no design interval
+    (cluster intervals and the Korn-Graubard proportion over units, the quality ratios' bootstrap of unit means),
+    where an interval over designs or residues would shrink by ~sqrt(8)."""
+    designs, paired = _designs(0.98, 0.9, 1.0, seeds=2), _paired(50.0, seeds=2)
+    plans = Plans(targets=_plan(UNIT, 16), files=_plan("file", 13))
+    one = {c.id: c for c in _claims(_measured(0.03), designs, paired, plans=plans)}
+    eight = {c.id: c for c in _claims(_measured(0.03), _copied(designs), {v: _copied(f) for v, f in paired.items()},
+                                      replay=_copied(_replay()), plans=plans)}
+    for cid in ("axial_requested_hand_majority", "axial_quality_noninferior", "polar_learned_native_hand",
+                "axial_learned_native_hand", "axial_beats_majority_hand_design"):
+        assert one[cid].n == eight[cid].n == 16 and one[cid].reason == eight[cid].reason, cid
+        assert one[cid].measured == eight[cid].measured, cid
+        assert "n=16 (seed, target) units = 2 seeds x 8 targets" in one[cid].reason, cid
+    hand = one["axial_requested_hand_majority"].measured
+    assert 0.7 < hand["L_ratio"]["ci"][0] < hand["L_ratio"]["mean"] < hand["L_ratio"]["ci"][1] <= 1.0
+    # the same residues judged as independent (one unit per design) give a narrower interval: clustering counts
+    from paperdag.papers.pepmirror.claims import hand_share
+
+    rows = designs[(designs["variant"] == "axial") & (designs["target_hand"] == "D")]
+    per_design = hand_share(rows.assign(target_id=rows["target_id"] + "/" + rows["sample"].astype(str)))
+    clustered = hand_share(rows)
+    assert clustered.mean == per_design.mean and clustered.hi - clustered.lo > per_design.hi - per_design.lo
+
+
+def test_all_l_designs_give_a_bounded_hand_interval() -> None:
+    """Every residue L (the training hand's ceiling): the Korn-Graubard interval is [lo, 1] with lo < 1, so the
+    native-hand precondition decides (the t interval of identical per-design ratios had zero width)."""
+    out = {c.id: c for c in resolve(_claims(_measured(0.03), _designs(1.2, 0.9, 1.0), _paired(50.0)))}
+    pre = out["axial_learned_native_hand"]
+    assert pre.measured["L_ratio"]["mean"] == 1.0 and pre.measured["L_ratio"]["ci"][1] == 1.0
+    assert 0.9 < pre.measured["L_ratio"]["ci"][0] < 1.0 and pre.verdict == "holds"
 
 
 def test_majority_hand_design_is_the_unmirrored_native_design() -> None:
@@ -512,8 +554,8 @@ def test_majority_hand_design_is_the_unmirrored_native_design() -> None:
     pocket = rng.normal(size=(12, 4, 3)) * 8
     center = pocket[:, 1].mean(0)
     target = {"pocket_xyz": pocket.ravel().tolist(), "pep_xyz": native.ravel().tolist()}
-    row = {"variant": "axial", "target_id": "T", "sample": 0, "L_ratio": 1.0, "contacts": 1, "buried_surface": 1.0,
-           "clashes": 0, "native_recovery": 1.0}
+    row = {"variant": "axial", "train_seed": 0, "target_id": "T", "sample": 0, "L_ratio": 1.0, "contacts": 1,
+           "buried_surface": 1.0, "clashes": 0, "native_recovery": 1.0}
     designs = pd.DataFrame([row | {"target_hand": "L", "xyz": native.ravel().tolist()},
                             row | {"target_hand": "D", "xyz": geometry.mirror(native, center).ravel().tolist()}])
     q = QualityParams(clash_dist=3.0, recovery_dist=3.0, bond_min=1.2, bond_max=1.8, max_peptide_bond=2.0)

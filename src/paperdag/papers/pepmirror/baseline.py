@@ -2,10 +2,10 @@
 
 On a mirrored (D) target, the trivial way to deliver the requested L hand is to ignore the mirror: return the L
 design made for the native target, unmirrored. Its residues keep the training (majority) hand, so its L-residue ratio
-is the native one (~1), but it was designed for the other pocket. Per design row (variant, target, sample) on the
+is the native one (~1), but it was designed for the other pocket. Per design row (variant, seed, target, sample) on the
 native target, this module scores that unmirrored design in the mirrored pocket P(pocket) against the mirrored
 native peptide, P the reflection about the pocket's CA centroid (geometry.mirror), with the same quality functions
-as records.py, so it pairs with the variant's own design on the mirrored target for the same (target, sample).
+as records.py, so it pairs with the variant's own design on the mirrored target for the same (seed, target, sample).
 Both are ranked by the export's in-silico score, buried surface - clash_penalty * clashes (selection.py).
 
 The next rung of the ladder is training-data replay (``replay_designs``): for each (target, sample) a training
@@ -23,7 +23,7 @@ from . import quality
 from .geometry import mirror
 from .params import QualityParams
 
-KEYS = ["variant", "target_id", "sample"]
+KEYS = ["variant", "train_seed", "target_id", "sample"]
 REPLAY_STREAM = 17  # the replay rung's draws: SeedSequence([seed, target index, sample, REPLAY_STREAM])
 
 
@@ -38,7 +38,8 @@ def majority_hand_designs(designs: pd.DataFrame, targets: dict[str, dict], p: Qu
         pocket = np.asarray(target["pocket_xyz"]).reshape(-1, 4, 3)
         center = pocket[:, 1].mean(0)
         pocket, native = mirror(pocket, center), mirror(np.asarray(target["pep_xyz"]).reshape(-1, 4, 3), center)
-        rows.append({"variant": d.variant, "target_id": d.target_id, "sample": d.sample, "L_ratio": d.L_ratio,
+        rows.append({"variant": d.variant, "train_seed": d.train_seed, "target_id": d.target_id, "sample": d.sample,
+                     "L_ratio": d.L_ratio,
                      "contacts": quality.contacts(pep, pocket, contact_dist),
                      "buried_surface": quality.buried_surface(pep, pocket),
                      "clashes": quality.clashes(pep, pocket, p.clash_dist),
@@ -48,15 +49,15 @@ def majority_hand_designs(designs: pd.DataFrame, targets: dict[str, dict], p: Qu
 
 def paired_with_mirrored(designs: pd.DataFrame, trivial: pd.DataFrame, variant: str,
                          clash_penalty: float) -> pd.DataFrame:
-    """The variant's designs on mirrored targets joined with its trivial majority-hand designs on (target, sample):
-    columns <metric>_design and <metric>_trivial, the in-silico score (buried surface - clash_penalty * clashes)
-    of both included."""
+    """The variant's designs on mirrored targets joined with its trivial majority-hand designs on (seed, target,
+    sample): columns <metric>_design and <metric>_trivial, the in-silico score (buried surface - clash_penalty *
+    clashes) of both included."""
     mine = designs[(designs["variant"] == variant) & (designs["target_hand"] == "D")]
     out = mine.merge(trivial[trivial["variant"] == variant], on=KEYS, suffixes=("_design", "_trivial"),
                      validate="one_to_one")
     for side in ("design", "trivial"):
         out[f"in_silico_{side}"] = out[f"buried_surface_{side}"] - clash_penalty * out[f"clashes_{side}"]
-    return out.sort_values(["target_id", "sample"]).reset_index(drop=True)
+    return out.sort_values(["train_seed", "target_id", "sample"]).reset_index(drop=True)
 
 
 def replay_designs(designs: pd.DataFrame, targets: dict[str, dict], train: list[dict], p: QualityParams,

@@ -5,18 +5,21 @@
   rather than ignoring its hand (its designs there beat the strongest trivial design on the export's in-silico
   score, paired by target and sample: the ladder is the majority-hand design, baseline.py, and training-data replay);
   the sequence head beats the majority class (then the training composition) in recovery and the composition in NLL;
-- evidence: the axial model keeps the requested L hand on mirrored targets (``superiority`` of its per-design L
-  ratio over ``clear_majority``) at quality non-inferior to the polar model's (the ratio axial / polar of each
-  quality mean, clashes polar / axial, above 1 - ``noninferiority_margin``, its interval carrying the polar mean's
-  uncertainty);
+- evidence: the axial model keeps the requested L hand on mirrored targets while designing for them: ``all_of``
+  its L-residue ratio above ``clear_majority`` and its in-silico score above the unmirrored L design's (the
+  majority-hand trivial design) of the same (seed, target, sample), paired; at quality non-inferior to the polar
+  model's (the ratio axial / polar of each quality mean, clashes polar / axial, above ``quality_ratio_min``, a
+  paired bootstrap of the units that carries the polar mean's uncertainty);
 - checks: equivariance certificates, the polar model's mirrored designs (reflection equivariance forces them),
   the full-atom minimisation and clashes, the export re-check (implementation invariants, not reproductions).
 
-The unit of every design interval is the held-out target: the designs of one target come from one trained network
-and share its pocket, so they are one unit, not several (``cluster_mean_ci`` over targets, CR1 on targets - 1
-degrees of freedom; the ratios by a bootstrap of the targets). The sequence head's intervals are cluster bootstraps
-over held-out files (train_seq.py). A claim over several comparisons is ``all_of`` (Holm for fails,
-intersection-union for holds).
+The unit of every design interval is the (training seed, held-out target) pair: the designs of one target come from
+one trained network per variant and share its pocket, so they are one unit, not several; networks of different
+training seeds are independent replicates. Means are ``cluster_mean_ci`` over those units (CR1 on units - 1 degrees
+of freedom), hand ratios are proportions of residues on their bounded scale (``cluster_proportion_ci``: Korn &
+Graubard, n = units), quality ratios a paired bootstrap of the units' means; every reason prints n as seeds x
+targets. The sequence head's intervals are cluster bootstraps over held-out files (train_seq.py). A claim over
+several comparisons is ``all_of`` (Holm for fails, intersection-union for holds).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from paperdag.common.stats import Interval, bootstrap_ratio_ci, cluster_mean_ci
+from paperdag.common.stats import Interval, bootstrap_ratio_ci, cluster_mean_ci, cluster_proportion_ci
 from paperdag.common.verdicts import (
     Claim,
     Judgement,
@@ -45,7 +48,8 @@ from .params import CertificateParams, ClaimParams, Plans
 from .summary import QUALITY
 
 VARIANTS = ("polar", "axial")
-UNIT = "target"
+PAIR = ["train_seed", "target_id", "sample"]  # designs of the two variants pair on these
+UNIT = "(seed, target) unit"  # one trained network (per variant) x one held-out pocket
 HAND_CEILING = "the training hand's ceiling: every residue L, L-residue ratio 1.0"
 TRIVIAL_DESIGN = ("the majority-hand trivial design: the variant's own L design for the native target, unmirrored, "
                   "in the mirrored pocket (keeps the L hand by ignoring the target's hand)")
@@ -71,51 +75,107 @@ def _ci(x: Interval, digits: int = 4) -> dict[str, float | int | list[float]]:
     return {"mean": round(x.mean, digits), "ci": [round(x.lo, digits), round(x.hi, digits)], "n": x.n}
 
 
-def by_target(values: pd.Series | np.ndarray, targets: pd.Series | np.ndarray) -> Interval:
-    """The mean of per-design values with its cluster interval over held-out targets (n = targets)."""
-    return cluster_mean_ci(np.asarray(values, dtype=float), np.asarray(targets), unit=UNIT)
+def unit_labels(rows: pd.DataFrame) -> np.ndarray:
+    """The (training seed, target) unit of every row."""
+    return (rows["train_seed"].astype(str) + "/" + rows["target_id"].astype(str)).to_numpy()
+
+
+def by_unit(values: pd.Series | np.ndarray, rows: pd.DataFrame) -> Interval:
+    """The mean of per-design values with its cluster interval over (seed, target) units (n = units)."""
+    return cluster_mean_ci(np.asarray(values, dtype=float), unit_labels(rows), unit=UNIT)
+
+
+def hand_share(rows: pd.DataFrame, hand: str = "L") -> Interval:
+    """The share of residues of ``hand`` over every residue of the designs (each residue a 0/1 outcome, residues of
+    one (seed, target) unit clustered): Korn-Graubard, bounded in [0, 1], n = units."""
+    hands = rows["residue_hands"].tolist()
+    outcomes = np.array([c == hand for h in hands for c in h], dtype=float)
+    clusters = np.repeat(unit_labels(rows), [len(h) for h in hands])
+    return cluster_proportion_ci(outcomes, clusters, unit=UNIT)
+
+
+def units_text(rows: pd.DataFrame) -> str:
+    """'S seeds x T targets' of the rows' units."""
+    s, t = rows["train_seed"].nunique(), rows["target_id"].nunique()
+    return f"{s} seed{'s' * (s != 1)} x {t} target{'s' * (t != 1)}"
+
+
+def counted(j: Judgement, rows: pd.DataFrame) -> Judgement:
+    """The judgement with every 'n=N (seed, target) units' of its reason followed by its seeds x targets."""
+    tag = f"(seed, target) unit{'s' * (j.n != 1)}"
+    return replace(j, reason=j.reason.replace(f"n={j.n} {tag}", f"n={j.n} {tag} = {units_text(rows)}"))
 
 
 def _designs(designs: pd.DataFrame, variant: str, hand: str) -> pd.DataFrame:
-    """One variant's designs on targets of ``hand`` (L native, D mirrored), in (target, sample) order."""
+    """One variant's designs on targets of ``hand`` (L native, D mirrored), in (seed, target, sample) order."""
     rows = designs[(designs["variant"] == variant) & (designs["target_hand"] == hand)]
-    return rows.sort_values(["target_id", "sample"]).reset_index(drop=True)
+    return rows.sort_values(PAIR).reset_index(drop=True)
 
 
 def _learned_native_hand(designs: pd.DataFrame, m: dict[str, float], v: str, p: ClaimParams, plans: Plans) -> Claim:
     rows = _designs(designs, v, "L")
-    ratio = by_target(rows["L_ratio"], rows["target_id"])
+    ratio = hand_share(rows)
     return precondition(
         f"{v}_learned_native_hand", f"trained on L-L complexes, the {v} denoiser designs L peptides for held-out "
-        f"native targets: its per-design L-residue ratio is at most {1 - p.native_hand_min:g} below the training "
-        "hand's ceiling of 1.0 (it learned its task before mirrored targets are judged)", HAND_CEILING,
-        {"L_ratio_per_design": _ci(ratio), "L_ratio_residues": m[f"L_ratio_{v}_native_target"]},
-        noninferiority(ratio, margin=1 - p.native_hand_min, direction="above", reference=1.0,
-                       what=f"{v}'s per-design L ratio on native targets", plan=plans.targets))
+        f"native targets: its L-residue ratio is at most {1 - p.native_hand_min:g} below the training hand's ceiling "
+        "of 1.0 (it learned its task before mirrored targets are judged; residues clustered by (seed, target))",
+        HAND_CEILING,
+        {"L_ratio": _ci(ratio), "units": units_text(rows), "L_ratio_residues": m[f"L_ratio_{v}_native_target"]},
+        counted(noninferiority(ratio, margin=1 - p.native_hand_min, direction="above", reference=1.0,
+                               what=f"{v}'s L-residue ratio on native targets", plan=plans.targets), rows))
+
+
+def _with_replay(paired: pd.DataFrame, replay: pd.DataFrame) -> pd.DataFrame:
+    """The paired designs with the replayed training peptide of their (target, sample) (one per (target, sample),
+    the same for every training seed)."""
+    return paired.merge(replay[["target_id", "sample", "in_silico"]].rename(columns={"in_silico": "in_silico_replay"}),
+                        on=["target_id", "sample"], validate="many_to_one")
 
 
 def _beats_trivial_design(paired: pd.DataFrame, replay: pd.DataFrame, v: str, plans: Plans) -> Claim:
     """The variant's designs on mirrored targets against the strongest rung of the trivial-design ladder (the
-    majority-hand design, training-data replay), paired by (target, sample), clustered by target."""
-    rows = paired.merge(replay[["target_id", "sample", "in_silico"]].rename(columns={"in_silico": "in_silico_replay"}),
-                        on=["target_id", "sample"], validate="one_to_one")
+    majority-hand design, training-data replay), paired by (seed, target, sample), clustered by (seed, target)."""
+    rows = _with_replay(paired, replay)
     rung = {TRIVIAL_DESIGN: "in_silico_trivial", REPLAY: "in_silico_replay"}
-    ladder = Ladder.of("higher", {name: by_target(rows[col], rows["target_id"]) for name, col in rung.items()})
-    diff = by_target(rows["in_silico_design"] - rows[rung[ladder.strongest.name]], rows["target_id"])
+    ladder = Ladder.of("higher", {name: by_unit(rows[col], rows) for name, col in rung.items()})
+    diff = by_unit(rows["in_silico_design"] - rows[rung[ladder.strongest.name]], rows)
     return precondition(
         f"{v}_beats_majority_hand_design", f"on mirrored targets the {v} denoiser designs for the target it is given: "
-        "its designs score above the strongest trivial design of the same (target, sample) on the in-silico score "
-        "(buried surface - clash_penalty x clashes; paired, 95% cluster CI over targets above 0)",
+        "its designs score above the strongest trivial design of the same (seed, target, sample) on the in-silico "
+        "score (buried surface - clash_penalty x clashes; paired, 95% cluster CI over (seed, target) units above 0)",
         ladder.strongest.name,
-        {"in_silico_design": _ci(by_target(rows["in_silico_design"], rows["target_id"]), 2),
+        {"in_silico_design": _ci(by_unit(rows["in_silico_design"], rows), 2),
          "ladder": {r.name: _ci(r.value, 2) for r in ladder.rungs},
-         "difference_vs_strongest": _ci(diff, 2),
+         "difference_vs_strongest": _ci(diff, 2), "units": units_text(rows),
          "native_recovery_design": round(float(rows["native_recovery_design"].mean()), 4),
          "native_recovery_trivial": round(float(rows["native_recovery_trivial"].mean()), 4),
          "L_ratio_design": round(float(rows["L_ratio_design"].mean()), 4),
          "L_ratio_trivial": round(float(rows["L_ratio_trivial"].mean()), 4)},
-        superiority(diff, what=f"{v}'s in-silico score minus the strongest trivial design's", plan=plans.targets),
+        counted(superiority(diff, what=f"{v}'s in-silico score minus the strongest trivial design's",
+                            plan=plans.targets), rows),
         ladder=ladder)
+
+
+def _requested_hand(designs: pd.DataFrame, paired: pd.DataFrame, m: dict[str, float], p: ClaimParams,
+                    plans: Plans) -> tuple[Judgement, dict[str, object]]:
+    """The hand claim with its condition: the axial model's L-residue ratio on mirrored targets above
+    ``clear_majority`` AND its designs' in-silico score above the unmirrored L design's (the majority-hand trivial
+    design, which keeps L by ignoring the target's hand) of the same (seed, target, sample), paired."""
+    rows = _designs(designs, "axial", "D")
+    ratio = hand_share(rows)
+    gain = by_unit(paired["in_silico_design"] - paired["in_silico_trivial"], paired)
+    parts = {"L ratio": superiority(ratio, reference=p.clear_majority, what="axial's L-residue ratio on mirrored "
+                                    "targets", plan=plans.targets),
+             "designs for the target": superiority(gain, what="axial's in-silico score minus the unmirrored L "
+                                                   "design's (paired)", plan=plans.targets)}
+    measured = {"L_ratio": _ci(ratio), "in_silico_minus_unmirrored_L": _ci(gain, 2), "units": units_text(rows),
+                "L_ratio_residues": m["L_ratio_axial_mirrored_target"],
+                "unmirrored_L_design_L_ratio": m["L_ratio_axial_trivial_majority_hand"],
+                "raw_L_ratio_mirrored": m["L_ratio_raw_axial_mirrored_target"],
+                "raw_undefined_ratio_mirrored": m["undefined_ratio_raw_axial_mirrored_target"],
+                "hand_following_baseline_L_ratio": m["L_ratio_polar_mirrored_target"],
+                "parts": {k: j.verdict for k, j in parts.items()}}
+    return counted(all_parts(parts), rows), measured
 
 
 def _sequence_head(m: dict[str, float], plans: Plans) -> Claim:
@@ -145,24 +205,23 @@ def _sequence_head(m: dict[str, float], plans: Plans) -> Claim:
 
 
 def _quality_noninferior(designs: pd.DataFrame, p: ClaimParams, plans: Plans) -> tuple[Judgement, dict[str, object]]:
-    """Per quality metric, the ratio axial / polar of the per-target means on mirrored targets (clashes, where lower
-    is better: polar / axial) above 1 - ``noninferiority_margin``: a paired bootstrap of the targets, so that the
-    interval carries the polar mean's uncertainty too."""
+    """Per quality metric, the ratio axial / polar of the means over (seed, target) units on mirrored targets
+    (clashes, where lower is better: polar / axial) above ``quality_ratio_min``: a paired bootstrap of the units'
+    means (the same resampled units in both arms), so that the interval carries the polar mean's uncertainty too."""
     polar, axial = _designs(designs, "polar", "D"), _designs(designs, "axial", "D")
-    if not (polar[["target_id", "sample"]].equals(axial[["target_id", "sample"]])):
-        raise ValueError("polar and axial designs on mirrored targets do not pair by (target, sample)")
-    judged, measured = {}, {}
+    if not polar[PAIR].equals(axial[PAIR]):
+        raise ValueError("polar and axial designs on mirrored targets do not pair by (seed, target, sample)")
+    judged, measured = {}, {"units": units_text(polar)}
     for k, sign in QUALITY.items():
-        per = pd.DataFrame({"polar": polar[k], "axial": axial[k], "target": polar["target_id"]}).groupby("target")
+        per = pd.DataFrame({"polar": polar[k], "axial": axial[k], "unit": unit_labels(polar)}).groupby("unit")
         a, b = per["axial"].mean().to_numpy(), per["polar"].mean().to_numpy()
         ratio = bootstrap_ratio_ci(*((a, b) if sign > 0 else (b, a)), unit=UNIT)
         what = "axial / polar" if sign > 0 else "polar / axial"
-        judged[k] = noninferiority(ratio, margin=p.noninferiority_margin, direction="above", reference=1.0,
+        judged[k] = noninferiority(ratio, margin=1 - p.quality_ratio_min, direction="above", reference=1.0,
                                    what=f"{what} {k}", plan=plans.targets)
-        measured[k] = {"polar": _ci(by_target(polar[k], polar["target_id"])),
-                       "axial": _ci(by_target(axial[k], axial["target_id"])),
+        measured[k] = {"polar": _ci(by_unit(polar[k], polar)), "axial": _ci(by_unit(axial[k], axial)),
                        "ratio": {"of": what} | _ci(ratio), "verdict": judged[k].verdict}
-    return all_parts(judged), measured
+    return counted(all_parts(judged), polar), measured
 
 
 def _checks(m: dict[str, float], passes: dict[str, bool], package: dict[str, int], p: ClaimParams,
@@ -231,29 +290,23 @@ def claims(m: dict[str, float], designs: pd.DataFrame, paired: dict[str, pd.Data
     the export re-check ``package``, the thresholds and the sample-size plans."""
     learned = {v: _learned_native_hand(designs, m, v, p, plans) for v in VARIANTS}
     designs_for_target = {v: _beats_trivial_design(paired[v], replay, v, plans) for v in VARIANTS}
-    axial_d = _designs(designs, "axial", "D")
-    axial_l = by_target(axial_d["L_ratio"], axial_d["target_id"])
+    hand, hand_measured = _requested_hand(designs, paired["axial"], m, p, plans)
     quality, quality_measured = _quality_noninferior(designs, p, plans)
-    axial_pre = [learned["axial"].id, designs_for_target["axial"].id]
     all_pre = [c.id for c in (*learned.values(), *designs_for_target.values())]
     return [
         *learned.values(),
         *designs_for_target.values(),
         _sequence_head(m, plans),
         evidence("axial_requested_hand_majority",
-                 f"axial model on mirrored (D) targets: the requested L hand in >= {p.clear_majority:g} of residues "
-                 "(per-design L-residue ratio, 95% cluster CI over targets above the bar; cross-chirality "
-                 "generalisation from L-L training)", "clear majority",
-                 {"L_ratio_per_design": _ci(axial_l), "L_ratio_residues": m["L_ratio_axial_mirrored_target"],
-                  "raw_L_ratio_mirrored": m["L_ratio_raw_axial_mirrored_target"],
-                  "raw_undefined_ratio_mirrored": m["undefined_ratio_raw_axial_mirrored_target"],
-                  "hand_following_baseline_L_ratio": m["L_ratio_polar_mirrored_target"]},
-                 superiority(axial_l, reference=p.clear_majority, what="axial's per-design L ratio on mirrored "
-                             "targets", plan=plans.targets), requires=axial_pre),
+                 f"axial model on mirrored (D) targets designs for the target in the requested L hand: its L-residue "
+                 f"ratio above {p.clear_majority:g} (95% Korn-Graubard interval, residues clustered by (seed, target)) "
+                 "AND its in-silico score above the unmirrored L design's of the same (seed, target, sample), which "
+                 "keeps L by ignoring the target's hand (paired, 95% cluster CI above 0); cross-chirality design "
+                 "from L-L training", "clear majority", hand_measured, hand, requires=[learned["axial"].id]),
         evidence("axial_quality_noninferior",
-                 f"axial designs on mirrored targets at least as good as polar's (the ratio of per-target means "
-                 f"axial / polar, polar / axial for clashes, above {1 - p.noninferiority_margin:g}, paired by target) "
-                 "on contacts, buried surface, native CA recovery and clashes", "axial >= polar in silico",
-                 quality_measured, quality, requires=all_pre),
+                 f"axial designs on mirrored targets at least as good as polar's: the ratio of means over (seed, "
+                 f"target) units axial / polar (polar / axial for clashes) above {p.quality_ratio_min:g} (paired "
+                 "bootstrap of the units) on contacts, buried surface, native CA recovery and clashes",
+                 "axial >= polar in silico", quality_measured, quality, requires=all_pre),
         *_checks(m, passes, package, p, cert),
     ]

@@ -110,9 +110,10 @@ class ClaimParams(ParamsModel):
     clear_majority: float = Field(ge=0.5, le=1.0, description=(
         "evidence: the axial per-design L-residue ratio on mirrored targets must lie above this (the paper's 'clear "
         "majority' of the requested hand)"))
-    noninferiority_margin: float = Field(gt=0.0, le=1.0, description=(
-        "relative margin of 'axial at least as good': the paired axial - polar difference of a quality metric may "
-        "be at most this fraction of the polar mean worse"))
+    quality_ratio_min: float = Field(gt=0.0, le=1.0, description=(
+        "evidence 'axial at least as good': the ratio axial / polar of each quality mean (polar / axial for "
+        "clashes), over (seed, target) units, must lie above this (a bar fixed before the run, not a fraction of "
+        "the judged data's own mean)"))
     mirror_energy_rel_tol: float = Field(gt=0.0, le=1e-2, description="mirrored-back full-atom energy equals the "
                                                                       "mirror-space one to this relative precision "
                                                                       "(both in double precision)")
