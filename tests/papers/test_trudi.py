@@ -1,9 +1,11 @@
 """trudi science against independent oracles: the batched simulators against scalar references, the chain KL bound
 against the closed-form KL of a linear-Gaussian chain, densities and KLs against torch.distributions, DPPO's per-step
 clipped loss against a loop over steps, GAE against its definition, the detour's mirror symmetry and its congestion
-(a split batch beats a one-sided one by the closed-form amount), the late rise of a curve, the ladder's linear
-controller (its rollouts against the zero-action rollout and a per-candidate loop, its random search against a
-quadratic's gradient), the claims' verdicts (inconclusive where the regime is not reached, competence judged against
+(a split batch beats a one-sided one by the closed-form amount), the plateau rule (window sizes, the slope and noise
+sd against numpy's least squares, the budget it chooses), the ladder's scripted controllers (reacher's action
+against autograd's Jacobian, the detour split against prepare's route rollout, the pendulum's energy pumping and
+catch) and its linear controller (its rollouts against the zero-action rollout and a per-candidate loop, its random
+search against a quadratic's gradient), the claims' verdicts (inconclusive where the regime is not reached, competence judged against
 the strongest rung), and the smoke pipeline (the matched epsilon). The platform contract is
 in test_paper_contract.py."""
 
@@ -21,8 +23,8 @@ from torch.distributions import Normal, kl_divergence
 from paperdag.common.plans import SamplePlan
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
-from paperdag.papers.trudi.analysis import late_rise
-from paperdag.papers.trudi import controller
+from paperdag.papers.trudi import controller, scripted
+from paperdag.papers.trudi.analysis import plateau, plateau_window, plateaus
 from paperdag.papers.trudi.claims import claims
 from paperdag.papers.trudi.envs import SPECS, Detour, Pendulum, Reacher, make_env
 from paperdag.papers.trudi.nets import SeedAdam, clip_grad_norms, mlp
@@ -293,12 +295,103 @@ def test_a_seed_trains_the_same_batched_as_alone() -> None:
             assert r["return"] == pytest.approx(a["return"], rel=1e-5) and r["kl"] == pytest.approx(a["kl"], rel=1e-4)
 
 
-def test_late_rise_compares_the_last_window_with_the_one_before() -> None:
-    """Window 0.2 of 10 iterations: the mean of the last 2 minus the mean of the 2 before, per seed."""
-    rows = [{"seed": s, "iteration": i, "return": float(v)} for s, curve in enumerate(([0, 1, 2, 3, 4, 6, 8, 10, 12, 14],
-                                                                                       [5] * 10)) for i, v in
-            enumerate(curve)]
-    np.testing.assert_allclose(late_rise(pa.Table.from_pylist(rows), 0.2), [13.0 - 9.0, 0.0])
+@pytest.mark.parametrize(("iterations", "window"), [(20, 5), (80, 16), (100, 20), (26, 6), (3, 3), (2, 2)])
+def test_plateau_window_is_the_larger_of_5_and_a_fifth(iterations: int, window: int) -> None:
+    assert plateau_window(iterations, 0.2, 5) == window
+
+
+def test_plateau_slope_and_noise_sd_against_least_squares() -> None:
+    """On the last 8 of 40 points: the slope is numpy's least-squares slope, the noise sd the residual sd on 6
+    degrees of freedom, and the 95% t interval is slope +- t_{0.975, 6} se; a 2-point window has no interval."""
+    rng = np.random.default_rng(0)
+    curve = 0.3 * np.arange(40) + rng.normal(0, 1, 40)
+    got = plateau(curve, 0.2, 5)
+    x, y = np.arange(32, 40), curve[32:]
+    (slope, icpt), rss = np.polyfit(x, y, 1, full=True)[:2]
+    sd = math.sqrt(rss[0] / 6)
+    half = 2.446912 * sd / math.sqrt(((x - x.mean()) ** 2).sum())
+    assert got["window"] == 8 and got["noise_sd"] == pytest.approx(sd, rel=1e-9)
+    assert (got["slope"].mean, got["slope"].lo, got["slope"].hi) == pytest.approx((slope, slope - half, slope + half),
+                                                                                   rel=1e-5)
+    assert math.isnan(plateau(curve[:2], 0.2, 5)["slope"].lo)
+
+
+def _curves(env: str, trudi: np.ndarray, gauss: np.ndarray, seeds: int = 2) -> pa.Table:
+    return pa.Table.from_pylist([{"env": env, "method": m, "setting": "main", "seed": s, "iteration": i,
+                                  "return": float(v + s)} for m, c in (("trudi", trudi), ("gauss", gauss))
+                                 for s in range(seeds) for i, v in enumerate(c)])
+
+
+WIGGLE = 0.5 * (-1.0) ** np.arange(200)  # noise sd ~0.5 with no trend
+
+
+def test_plateau_chooses_the_first_declared_budget_where_both_curves_are_flat() -> None:
+    """Curves rising until iteration 60 and flat after: judged on prefixes, budget 40 fails (a rise of 1 per
+    iteration against noise sd ~0.5), 80 holds and is the budget chosen; a Gaussian curve still rising at 80
+    fails the precondition and leaves the on-par claim inconclusive."""
+    flat = WIGGLE[:80] + np.minimum(np.arange(80), 60)
+    rising = WIGGLE[:80] + np.arange(80)
+    p = P.model_copy(update={"plateau_sweep": {e: [40, 80, 120] for e in ENVS}})
+    s = _summaries(True) | {"plateau": {e: plateaus(_curves(e, flat, flat), [40, 80, 120], 0.2, 5, env=e)
+                                        for e in ENVS}}
+    out = {c.id: c for c in resolve(claims(s, RUNGS, p, PLANS))}
+    m = out["plateau_pendulum"].measured
+    assert out["plateau_pendulum"].verdict == "holds" and m["by_budget"] == {"40": "fails", "80": "holds"}
+    assert m["chosen_budget"] == 80 and m["budget"] == 80 and m["budgets_not_run"] == [120]
+    assert m["TruDi"]["window"] == 16 and m["TruDi"]["noise_sd"] == pytest.approx(0.5, abs=0.05)
+    s["plateau"]["reacher"] = plateaus(_curves("reacher", flat, rising), [40, 80], 0.2, 5, env="reacher")
+    out = {c.id: c for c in resolve(claims(s, RUNGS, p, PLANS))}
+    assert out["plateau_reacher"].verdict == "fails" and out["plateau_reacher"].measured["chosen_budget"] is None
+    assert out["unimodal_on_par_reacher"].verdict == "inconclusive" and "plateau_reacher" in \
+        out["unimodal_on_par_reacher"].reason
+
+
+def test_reacher_script_is_the_jacobian_transpose_p_controller() -> None:
+    """Below saturation a = k J(q)^T (target - tip), J from autograd of the simulator's own tip(q)."""
+    torch.manual_seed(0)
+    env = Reacher(6)
+    env.reset(torch.Generator().manual_seed(1))
+    a = scripted.reacher_action(env.obs(), 0.2)
+    for i in range(6):
+        q, target = env.q[i].clone(), env.target[i]
+        probe = Reacher(1)
+
+        def tip(x: torch.Tensor, probe=probe) -> torch.Tensor:
+            probe.q = x[None]
+            return probe.tip()[0]
+        jac = torch.autograd.functional.jacobian(tip, q)
+        want = 0.2 * jac.T @ (target - tip(q))
+        torch.testing.assert_close(a[i], want.clamp(-1, 1), rtol=1e-5, atol=1e-6)
+    assert (a.abs() < 1).all()  # the small gain leaves every action unclipped: the comparison is of the law itself
+
+
+def test_detour_script_from_the_symmetric_start_is_prepares_split_route(float64) -> None:
+    """From the symmetric start the scripted split earns route_returns(n, 1/2) (prepare's independent rollout)."""
+    n = 64
+    env = make_env("detour", n)
+    env.reset(torch.Generator(), jitter=0.0)
+    total = 0.0
+    for _ in range(SPECS["detour"].horizon):
+        total = total + env.step(scripted.detour_action(env, 0.75))[1]
+    assert float(total.mean()) == pytest.approx(route_returns(n, 0.5, "cpu"), rel=1e-9)
+
+
+def test_pendulum_script_pumps_energy_then_catches(float64) -> None:
+    """Outside the catch region with E < E* the torque is full and has the sign of thdot (dE/dt = b u thdot >= 0),
+    with E > E* the opposite; started near the top it is caught and held, and a swing from below the horizontal is
+    pumped up and held within the horizon."""
+    rng = np.random.default_rng(0)
+    th, thdot = torch.tensor(rng.uniform(0.5, math.pi, 200) * rng.choice([-1, 1], 200)), \
+        torch.tensor(rng.uniform(-6, 6, 200))
+    u = scripted.pendulum_action(torch.stack([th.cos(), th.sin(), thdot / 8], -1), 2.0)[:, 0]
+    below = thdot**2 / 2 + 15.0 * th.cos() < 15.0
+    assert (u.abs() == 1).all()
+    assert (torch.where(below, u * thdot, -u * thdot) >= 0).all()
+    env = Pendulum(2)
+    env.th, env.thdot = torch.tensor([0.2, math.pi - 0.3]), torch.tensor([0.0, 0.5])
+    for _ in range(SPECS["pendulum"].horizon):
+        env.step(scripted.pendulum_action(env.obs(), 2.0))
+    assert (torch.remainder(env.th + math.pi, 2 * math.pi) - math.pi).abs().max() < 0.05
 
 
 def _seeds(x: float, spread: float = 0.1, n: int = 5) -> np.ndarray:
@@ -323,19 +416,22 @@ def _summaries(trudi_better: bool, kl_gauss: float = 0.1, one_mode_optimal: bool
     detour = {"coverage_trudi": _seeds(0.4 if trudi_better else 0.05, 0.02), "coverage_gauss": _seeds(0.0, 0.0),
               "coverage_det_trudi": _seeds(0.0, 0.0), "return_trudi": _seeds(-20 + sign), "return_gauss": _seeds(-20, 0.3)}
     par = {e: {"return_trudi": _seeds(-30 + (0 if trudi_better else -50)), "return_gauss": _seeds(-30),
-               "mean_kl_trudi": _seeds(0.1, 0.001), "mean_kl_gauss": _seeds(kl_gauss, 0.002), "gain_gauss": _seeds(100.0, 3.0),
-               "rise_trudi": _seeds(0.0), "rise_gauss": _seeds(0.0)} for e in ("pendulum", "reacher")}
+               "mean_kl_trudi": _seeds(0.1, 0.001), "mean_kl_gauss": _seeds(kl_gauss, 0.002), "gain_gauss": _seeds(100.0, 3.0)}
+           for e in ("pendulum", "reacher")}
+    flat = {m: {40: plateau(WIGGLE[:40], 0.2, 5)} for m in ("trudi", "gauss")}
     sweep = {"env": "detour", "epsilons": [0.1, 1.0], "mean_kl": [], "return": [], "kl_increasing": trudi_better}
-    return {"stress": stress, "detour": detour, "par": par, "sweep": sweep, "competence": competence,
+    return {"stress": stress, "detour": detour, "par": par, "plateau": {e: flat for e in ENVS}, "sweep": sweep,
+            "competence": competence,
             "throughput": {}, "throughput_constant": trudi_better,
             "routes": {"one_sided": -30.0, "split": -30.0 if one_mode_optimal else -24.0}}
 
 
-P = ClaimParams(kl_factor=2.0, par_tol=0.2, min_coverage=0.2, plateau_window=0.1)
+P = ClaimParams(kl_factor=2.0, par_tol=0.2, min_coverage=0.2, plateau_window=0.2, plateau_min_iterations=5,
+                plateau_sweep={e: [20, 40] for e in ENVS})
 PLAN = SamplePlan(unit="seed", n=5, basis="budget", effect=None, power=None, pilot_n=0, pilot_sd=None, looks=1,
                   spending="none", why="the test's seeds, fixed by the test")
-PLANS = Plans(seeds=PLAN, stress_seeds=PLAN)
-RUNGS = {e: {"zero-action policy": -20.0, "uniform random-action policy": -25.0,
+PLANS = Plans(seeds=PLAN, stress_seeds=PLAN, plateau=PLAN.model_copy(update={"unit": "iteration", "basis": "design"}))
+RUNGS = {e: {"zero-action policy": -20.0, "uniform random-action policy": -25.0, "scripted controller": _seeds(-5.0),
              "random-search linear controller": _seeds(0.0, 0.5)} for e in ENVS}
 
 
@@ -372,15 +468,16 @@ def test_on_par_is_inconclusive_when_the_step_sizes_are_not_matched() -> None:
 def test_competence_is_judged_against_the_strongest_rung() -> None:
     """A controller above the configurations' returns on reacher is the judged rung (the next one recorded): every
     reacher configuration fails it and the reacher evidence is inconclusive; a controller below the zero-action policy
-    leaves that policy the judged rung."""
+    leaves that policy the judged rung when the scripted one is below it too."""
     strong = RUNGS | {"reacher": RUNGS["reacher"] | {"random-search linear controller": _seeds(15.0, 0.5)}}
     out = {c.id: c for c in resolve(claims(_summaries(True), strong, P, PLANS))}
     claim = out["competent_reacher_trudi_main"]
     assert claim.verdict == "fails" and claim.against == "random-search linear controller"
-    assert [r.name for r in claim.ladder.rungs][:2] == ["random-search linear controller", "zero-action policy"]
+    assert [r.name for r in claim.ladder.rungs][:2] == ["random-search linear controller", "scripted controller"]
     assert out["unimodal_on_par_reacher"].verdict == "inconclusive" == out["stable_where_clip_unstable"].verdict
     assert out["unimodal_on_par_pendulum"].verdict == "holds"
-    weak = RUNGS | {"detour": RUNGS["detour"] | {"random-search linear controller": _seeds(-40.0, 0.5)}}
+    weak = RUNGS | {"detour": RUNGS["detour"] | {"random-search linear controller": _seeds(-40.0, 0.5),
+                                                 "scripted controller": _seeds(-30.0)}}
     assert {c.id: c for c in claims(_summaries(True), weak, P, PLANS)}["competent_detour_trudi_main"].against \
         == "zero-action policy"
 
@@ -442,8 +539,9 @@ def test_smoke_pipeline_trains_every_configuration(smoke_runs) -> None:
     assert len(eps_trudi) == 1 and eps_trudi.pop() == pytest.approx(float(np.mean(kl_gauss)))  # matched step size
     ladder = json.loads((runs["baselines"] / "baselines.json").read_text())
     assert ladder["reacher"]["seeds"] == [0, 1, 2] and ladder["pendulum"]["seeds"] == [0, 1]  # stress_seeds on reacher
-    assert all(math.isfinite(x) for v in ladder.values() for x in v["controller"])
-    assert all(len(c["ladder"]) == 3 for c in runs.metrics()["claims"] if c["id"].startswith("competent_"))
+    assert all(math.isfinite(x) for v in ladder.values() for k in ("controller", "scripted") for x in v[k])
+    assert all(len(v["scripted"]) == len(v["seeds"]) for v in ladder.values())
+    assert all(len(c["ladder"]) == 4 for c in runs.metrics()["claims"] if c["id"].startswith("competent_"))
     tp = read_table(runs["prepare"] / "throughput.parquet").to_pylist()
     assert "steps_per_second" not in tp[0]  # no wall clock in a cached output
     for name in ENVS:

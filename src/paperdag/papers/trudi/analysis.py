@@ -1,6 +1,6 @@
 """The per-seed numbers the claims judge (claims.py builds the intervals with the shared rules): every configuration's
-evaluation on its seeds (seed i of every method shares the torch seed, so comparisons are paired), the return drop
-and the late rise of a training curve, the epsilon sweep (per-update KL of every seed at every epsilon) and the
+evaluation on its seeds (seed i of every method shares the torch seed, so comparisons are paired), the return drop,
+the plateau rule's slope of a training curve, the epsilon sweep (per-update KL of every seed at every epsilon) and the
 simulators' kernels per step call.
 
 Trivial baseline of a simulator: the better of the zero-action and the uniform random-action policy (prepare's
@@ -10,10 +10,12 @@ baseline ladder (claims.py), from each configuration's per-seed stochastic retur
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyarrow as pa
 
-from paperdag.common.stats import mean_ci
+from paperdag.common.stats import Interval, mean_ci, slope_ci
 
 UNIMODAL = ("pendulum", "reacher")
 MAIN, BASE, STRESS = "main", "base", "stress"
@@ -40,14 +42,39 @@ def return_drop(curves: pa.Table, **where: object) -> np.ndarray:
     return np.array([max(f) - f[-1] for f in _per_seed_curves(curves, **where)])
 
 
-def late_rise(curves: pa.Table, window: float, **where: object) -> np.ndarray:
-    """Per seed: mean training return over the last ``window`` fraction of iterations minus the mean over the
-    window before it (> 0 while the curve still rises; at least one iteration per window)."""
-    out = []
-    for f in _per_seed_curves(curves, **where):
-        w = max(1, round(window * len(f)))
-        out.append(float(np.mean(f[-w:]) - np.mean(f[-2 * w:-w])))
-    return np.array(out)
+def plateau_window(iterations: int, fraction: float, minimum: int) -> int:
+    """The judged window of a curve of ``iterations`` points: its last max(minimum, ceil(fraction x iterations))
+    iterations (all of them when the curve is shorter)."""
+    return min(iterations, max(minimum, math.ceil(fraction * iterations - 1e-9)))
+
+
+def plateau(curve: np.ndarray, fraction: float, minimum: int) -> dict:
+    """The plateau rule's numbers for one curve (returns per iteration): over its judged window, the OLS slope of
+    return on iteration with its t interval (``slope``, unit iteration) and the per-iteration noise sd, the residual
+    sd of that fit sqrt(RSS / (w - 2)); a window of fewer than 3 points has no interval (nan)."""
+    w = plateau_window(len(curve), fraction, minimum)
+    x, y = np.arange(len(curve) - w, len(curve), dtype=float), np.asarray(curve[-w:], dtype=float)
+    if w < 3:
+        nan = float("nan")
+        return {"window": w, "slope": Interval(nan, nan, nan, w, 0.95, "iteration", "fit"), "noise_sd": nan}
+    slope = slope_ci(x, y, unit="iteration")
+    resid = y - y.mean() - slope.mean * (x - x.mean())
+    return {"window": w, "slope": slope, "noise_sd": float(np.sqrt(resid @ resid / (w - 2)))}
+
+
+def mean_curve(curves: pa.Table, **where: object) -> np.ndarray:
+    """The seed-mean training-return curve of one configuration."""
+    return np.mean(_per_seed_curves(curves, **where), axis=0)
+
+
+def plateaus(curves: pa.Table, budgets: list[int], fraction: float, minimum: int, **where: object) -> dict:
+    """Per method compared on one simulator's main runs (TruDi, Gaussian PPO): the plateau rule's numbers at every
+    declared budget up to the run's (the curve's prefix: seed i's first b iterations are its b-iteration run)."""
+    out = {}
+    for m in ("trudi", "gauss"):
+        curve = mean_curve(curves, method=m, setting=MAIN, **where)
+        out[m] = {b: plateau(curve[:b], fraction, minimum) for b in sorted({*budgets, len(curve)}) if b <= len(curve)}
+    return out
 
 
 def competence(evals: pa.Table) -> dict[str, dict]:
@@ -62,11 +89,11 @@ def competence(evals: pa.Table) -> dict[str, dict]:
 
 
 def summarise(evals: pa.Table, curves: pa.Table, throughput: pa.Table, env: dict[str, str],
-              trivial: dict[str, float], window: float, routes: dict[str, float]) -> dict:
-    """The per-seed arrays of claims.py: stress (stability), detour (multimodal), par (unimodal), sweep,
+              trivial: dict[str, float], rule: tuple[float, int, dict[str, list[int]]], routes: dict[str, float]) -> dict:
+    """The per-seed arrays of claims.py: stress (stability), detour (multimodal), par (unimodal), plateau, sweep,
     competence, throughput, routes. ``env`` names the stress and sweep simulators, ``trivial`` each simulator's
-    trivial return, ``window`` the fraction of iterations of ``late_rise``, ``routes`` the detour's scripted
-    one-sided and split returns (prepare)."""
+    trivial return, ``rule`` the plateau rule's (window fraction, fewest iterations, declared budgets per simulator),
+    ``routes`` the detour's scripted one-sided and split returns (prepare)."""
     def ev(column: str, **where: object) -> np.ndarray:
         return select(evals, column, **where)
 
@@ -85,7 +112,8 @@ def summarise(evals: pa.Table, curves: pa.Table, throughput: pa.Table, env: dict
                for k, c in (("return", "return_stoch"), ("mean_kl", "mean_kl"))} for e in UNIMODAL}
     for e, v in par.items():
         v["gain_gauss"] = v["return_gauss"] - trivial[e]
-        v |= {f"rise_{m}": late_rise(curves, window, env=e, method=m, setting=MAIN) for m in ("trudi", "gauss")}
+    fraction, minimum, budgets = rule
+    flat = {e: plateaus(curves, budgets[e], fraction, minimum, env=e) for e in budgets}
     eps = sorted(set(ev("epsilon", setting="sweep").tolist()))
     kl = np.stack([ev("mean_kl", setting="sweep", epsilon=e) for e in eps])  # [epsilon, seed]
     sweep = {"env": env["sweep"], "epsilons": eps, "mean_kl": [mean_ci(k).rounded(5) for k in kl],
@@ -95,7 +123,8 @@ def summarise(evals: pa.Table, curves: pa.Table, throughput: pa.Table, env: dict
     kernels = {r["env"]: set() for r in tp}
     for r in tp:
         kernels[r["env"]].add(r["kernels_per_call"])
-    return {"stress": stress, "detour": detour, "par": par, "sweep": sweep, "competence": competence(evals),
+    return {"stress": stress, "detour": detour, "par": par, "plateau": flat, "sweep": sweep,
+            "competence": competence(evals),
             "routes": routes,
             "throughput": {f"{r['env']}@{r['n_envs']}": {"kernels": r["kernels_per_call"],
                                                           "per_env_step": r["kernels_per_env_step"]} for r in tp},

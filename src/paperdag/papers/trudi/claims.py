@@ -4,13 +4,16 @@ paperdag.common.stats), judged under its sample-size plan (params.yaml ``plans``
 
 - precondition (the regime): every compared configuration learned its task: its stochastic return beats the
   strongest rung of the RL baseline ladder on its simulator (the zero-action and the uniform random-action policy,
-  and a static linear controller tuned by random search within the methods' episode budget, controller.py; paired
-  with the controller by seed, which shares the methods' evaluation draws); DPPO's per-step clipping and the
+  the simulator's scripted controller, scripted.py, and a static linear controller tuned by random search within the
+  methods' episode budget, controller.py; paired with the controllers by seed, which share the methods' evaluation
+  draws); DPPO's per-step clipping and the
   final-step baselines at the base learning rate, so that failing at the large one is the learning rate's doing; the
   stress test stresses (without the whole-chain trust region the chain moves ``kl_factor`` x farther per update than
   TruDi's); the on-par comparison is made at matched step sizes (TruDi's epsilon is Gaussian PPO's measured
   per-update KL, train.py; its mean per-update chain KL must land within ``kl_factor`` of Gaussian PPO's) on
-  plateaued curves (per seed, the late rise below ``par_tol`` of Gaussian PPO's gain over the trivial policy); the
+  plateaued curves (one rule on every simulator: the slope of each compared seed-mean curve over its last
+  max(plateau_min_iterations, plateau_window) iterations, its interval inside +-(the per-iteration noise sd); the
+  declared sweep's budgets up to the run's judged on prefixes, the first where both curves pass recorded); the
   detour rewards keeping both modes (its congestion term: a split scripted batch beats a one-sided one).
 - evidence: TruDi's return above DPPO's (per-step clipping) and final-step's at the large learning rate, its coverage
   of both detour modes, its detour return above Gaussian PPO's, and its return on par with Gaussian PPO's on the
@@ -28,8 +31,8 @@ import numpy as np
 
 from paperdag.common.plans import SamplePlan
 from paperdag.common.stats import mean_ci, paired_diff_ci
-from paperdag.common.verdicts import (Claim, Ladder, check, equivalence, evidence, exact, noninferiority,
-                                      precondition, superiority)
+from paperdag.common.verdicts import (Claim, Judgement, Ladder, all_of, check, equivalence, evidence, exact,
+                                      noninferiority, precondition, superiority, trend)
 
 from .params import ClaimParams, Plans
 
@@ -54,9 +57,9 @@ def learned(config: str, c: dict, rungs: dict[str, float | np.ndarray], plan: Sa
     top = ladder.strongest.name
     gap = paired_diff_ci(ret, per_seed[top], unit="seed")
     return precondition(competent(config), f"{config}: the stochastic return exceeds the strongest trivial baseline "
-                        f"on {c['env']} (of the zero-action policy, the uniform random-action policy and a linear "
-                        f"controller tuned by random search with the methods' episode budget; paired interval over {n} "
-                        "seeds)", top, {"return": mean_ci(ret, unit="seed").rounded(), "gain": gap.rounded()},
+                        f"on {c['env']} (of the zero-action policy, the uniform random-action policy, the scripted "
+                        "controller and a linear controller tuned by random search with the methods' episode budget; "
+                        f"paired interval over {n} seeds)", top, {"return": mean_ci(ret, unit="seed").rounded(), "gain": gap.rounded()},
                         superiority(gap, what=f"the return - {top}'s", plan=plan), ladder=ladder)
 
 
@@ -94,21 +97,40 @@ def regime(s: dict, rungs: Rungs, p: ClaimParams, plans: Plans) -> list[Claim]:
                                  "log_ratio": ratio.rounded()},
                                 equivalence(ratio, margin=log_factor, what="log(KL trudi / KL gauss)",
                                             plan=plans.seeds)))
-        rise = np.maximum(v["rise_trudi"], v["rise_gauss"])
-        excess = mean_ci(rise - p.par_tol * v["gain_gauss"], unit="seed")
-        out.append(precondition(f"plateau_{env}", f"{env}: both curves have plateaued: per seed, the larger of TruDi's "
-                                f"and Gaussian PPO's training-return rise over the last {p.plateau_window:g} of "
-                                f"iterations lies below {p.par_tol:g} of Gaussian PPO's gain over the trivial policy "
-                                "(the on-par margin)", "the on-par margin",
-                                {"rise_trudi": mean_ci(v["rise_trudi"], unit="seed").rounded(),
-                                 "rise_gauss": mean_ci(v["rise_gauss"], unit="seed").rounded(),
-                                 "larger_rise": mean_ci(rise, unit="seed").rounded(),
-                                 "gain_gauss": mean_ci(v["gain_gauss"], unit="seed").rounded(),
-                                 "rise_minus_margin": excess.rounded()},
-                                superiority(excess, direction="below",
-                                            what=f"the late rise - {p.par_tol:g} x Gaussian PPO's gain",
-                                            plan=plans.seeds)))
+    out += [plateau_claim(env, v, p, plans.plateau) for env, v in s["plateau"].items()]
     return out
+
+
+def flat(x: dict, method: str, plan: SamplePlan) -> Judgement:
+    """The plateau rule on one curve's numbers (analysis.plateau): the slope's interval inside +-(noise sd)."""
+    return trend(x["slope"], predicted=0.0, tol=max(x["noise_sd"], 1e-12), plan=plan,
+                 what=f"{method}'s slope over the last {x['window']} iterations")
+
+
+def _curve_row(x: dict) -> dict:
+    """One curve's plateau numbers for the metrics file (no interval: None)."""
+    usable = math.isfinite(x["noise_sd"])
+    return {"window": x["window"], "slope": x["slope"].rounded() if usable else None,
+            "noise_sd": round(x["noise_sd"], 4) if usable else None}
+
+
+def plateau_claim(env: str, curves: dict, p: ClaimParams, plan: SamplePlan) -> Claim:
+    """Both compared curves (TruDi's, Gaussian PPO's) pass the plateau rule at the run's budget (``all_of``); the
+    declared sweep's budgets up to it are judged on the curves' prefixes, the first where both pass is the budget
+    the rule chose."""
+    names = {"trudi": "TruDi", "gauss": "Gaussian PPO"}
+    budget = max(curves["trudi"])
+    judged = {b: all_of({names[m]: flat(curves[m][b], names[m], plan) for m in names}) for b in curves["trudi"]}
+    chosen = next((b for b in sorted(judged) if b in p.plateau_sweep[env] and judged[b].verdict == "holds"), None)
+    later = [b for b in p.plateau_sweep[env] if b > budget]
+    measured = {"budget": budget, "chosen_budget": chosen, "declared_sweep": p.plateau_sweep[env],
+                "budgets_not_run": later, "by_budget": {str(b): j.verdict for b, j in judged.items()},
+                **{names[m]: _curve_row(curves[m][budget]) for m in names}}
+    return precondition(f"plateau_{env}", f"{env}: TruDi's and Gaussian PPO's seed-mean training-return curves have "
+                        f"plateaued at the run's {budget} iterations: over each curve's last max("
+                        f"{p.plateau_min_iterations}, {p.plateau_window:.0%}) iterations, the fitted slope's interval "
+                        "lies inside +-(the per-iteration noise sd, the residual sd of that fit)",
+                        "a zero slope +- the per-iteration noise sd", measured, judged[budget])
 
 
 def findings(s: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
@@ -145,7 +167,7 @@ def findings(s: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
                         "(paired interval of the difference above 0)", "clear gains on the harder tasks",
                         {"return_trudi_minus_gauss": d.rounded()},
                         superiority(d, what="TruDi - Gaussian return", plan=plans.seeds),
-                        requires=[competent("detour/trudi/main"), competent("detour/gauss/main")]))
+                        requires=[competent("detour/trudi/main"), competent("detour/gauss/main"), "plateau_detour"]))
     for env, v in s["par"].items():
         d = paired_diff_ci(v["return_trudi"], v["return_gauss"], unit="seed")
         contrast = mean_ci(v["return_trudi"] - v["return_gauss"] + p.par_tol * v["gain_gauss"], unit="seed")

@@ -1,5 +1,5 @@
 """Stage ``evaluate``: the across-seed summaries (analysis.py), each simulator's baseline ladder (prepare's zero- and
-random-action returns, the baselines stage's controller per seed), the claims (claims.py) and the figures
+random-action returns, the baselines stage's scripted and searched controllers per seed), the claims (claims.py) and the figures
 (plots.py)."""
 
 from __future__ import annotations
@@ -36,14 +36,15 @@ def headline_metrics(s: dict) -> dict[str, float]:
 
 
 def ladder(specs: dict, controller: dict) -> dict[str, dict[str, float | np.ndarray]]:
-    """Per simulator: the zero- and uniform random-action policies' returns and the controller's per-seed returns
-    (seeds 0, 1, ... in order)."""
+    """Per simulator: the zero- and uniform random-action policies' returns and the scripted and searched
+    controllers' per-seed returns (seeds 0, 1, ... in order)."""
     out = {}
     for env, v in specs.items():
         row = controller[env]
         if row["seeds"] != list(range(len(row["seeds"]))):
             raise ValueError(f"the controller on {env} ran seeds {row['seeds']}, not 0, 1, ...")
         out[env] = {"zero-action policy": v["zero_return"], "uniform random-action policy": v["random_return"],
+                    "scripted controller": np.asarray(row["scripted"]),
                     "random-search linear controller": np.asarray(row["controller"])}
     return out
 
@@ -57,7 +58,8 @@ def evaluate(ctx: StageContext[Params], runs: list[str]) -> dict[str, float]:
     specs = read_json(ctx.input("prepare", SPECS_FILE))["envs"]
     trivial = {e: max(v["zero_return"], v["random_return"]) for e, v in specs.items()}
     s = summarise(evals, curves, read_table(ctx.input("prepare", THROUGHPUT_FILE)),
-                  {"stress": p.stress_env, "sweep": p.sweep_env}, trivial, p.claims.plateau_window,
+                  {"stress": p.stress_env, "sweep": p.sweep_env}, trivial,
+                  (p.claims.plateau_window, p.claims.plateau_min_iterations, p.claims.plateau_sweep),
                   specs["detour"]["routes"])
     actions = {m: np.array(read_table(ctx.input(f"train_detour_{m}", "actions.parquet")).to_pandas())
                for m in ("trudi", "gauss")}
@@ -67,8 +69,8 @@ def evaluate(ctx: StageContext[Params], runs: list[str]) -> dict[str, float]:
     save_figure(plot_epsilon_sweep(s["sweep"]), ctx.output("epsilon_sweep.png"))
     metrics = headline_metrics(s)
     rungs = ladder(specs, read_json(ctx.input("baselines", BASELINES_FILE)))
-    metrics |= {f"{env}_controller_return": float(np.mean(r["random-search linear controller"]))
-                for env, r in rungs.items()}
+    metrics |= {f"{env}_{k}_return": float(np.mean(r[name])) for env, r in rungs.items()
+                for k, name in (("controller", "random-search linear controller"), ("scripted", "scripted controller"))}
     verdicts = claims(s, rungs, p.claims, p.plans)
     write_metrics(ctx.out, metrics, verdicts)
     return metrics

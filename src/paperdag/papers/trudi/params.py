@@ -48,12 +48,28 @@ class ClaimParams(ParamsModel):
                              "the on-par comparison needs TruDi's mean KL within this factor of Gaussian PPO's")
     par_tol: float = Field(gt=0.0, le=1.0, description="on par: allowed shortfall vs Gaussian PPO, as a fraction of "
                            "Gaussian PPO's gain over the trivial policy (zero action on every simulator here), judged "
-                           "per seed as (TruDi - Gaussian) + par_tol (Gaussian - trivial) > 0; a late rise of the curves "
-                           "above par_tol of that gain means they have not plateaued")
+                           "per seed as (TruDi - Gaussian) + par_tol (Gaussian - trivial) > 0")
     min_coverage: float = Field(gt=0.0, le=0.5, description="multimodal: minority-side share of episodes to count "
                                 "as capturing both modes")
-    plateau_window: float = Field(gt=0.0, le=0.5, description="plateau: the last fraction of iterations whose mean "
-                                  "training return is compared with the window before it (the issue's last 10%)")
+    plateau_window: float = Field(gt=0.0, le=0.5, description="plateau: the fraction of a curve's last iterations "
+                                  "whose fitted slope is judged (at least plateau_min_iterations of them)")
+    plateau_min_iterations: int = Field(ge=3, le=1000, description="plateau: the fewest iterations of the judged "
+                                        "window (a slope interval needs >= 3 points)")
+    plateau_sweep: dict[str, list[Annotated[int, Field(ge=1, le=10000)]]] = Field(
+        description="per simulator: the declared budgets (iterations) of the plateau sweep, increasing; a simulator's "
+                    "budget is the first one at which both compared curves pass the plateau rule. Budgets up to the "
+                    "run's are judged on the curves' prefixes (seed i's first T iterations are its T-iteration run); "
+                    "larger ones need a run at that budget")
+
+
+class ScriptedParams(ParamsModel):
+    """The scripted controllers of the competence ladder (scripted.py): no learning, the simulators' equations."""
+
+    reacher_gain: float = Field(gt=0.0, le=100.0, description="k of the Jacobian-transpose P controller a = clip(k J^T "
+                                "(target - tip))")
+    pendulum_stiffness: float = Field(gt=1.0, le=20.0, description="the catch's PD stiffness as a multiple of the "
+                                      "gravity stiffness 3 g / 2 l / (3 / m l^2) (> 1 holds the pendulum up)")
+    detour_waypoint: float = Field(gt=0.5, le=2.0, description="|x| of the waypoints beside the obstacle (radius 0.5)")
 
 
 class ControllerParams(ParamsModel):
@@ -72,6 +88,8 @@ class Plans(ParamsModel):
     seeds: SamplePlan = Field(description="intervals over the training seeds of every configuration (paired across "
                               "methods)")
     stress_seeds: SamplePlan = Field(description="TruDi's competence at the large learning rate, over stress_seeds")
+    plateau: SamplePlan = Field(description="the plateau rule's slope intervals, over the iterations of each curve's "
+                                "judged window (n: the fewest, plateau_min_iterations)")
 
 
 class Params(ParamsModel):
@@ -95,6 +113,7 @@ class Params(ParamsModel):
     throughput_envs: list[Annotated[int, Field(ge=1)]] = Field(min_length=1, description="batch sizes whose kernels "
                                                                 "per step call are counted")
     controller: ControllerParams
+    scripted: ScriptedParams
     claims: ClaimParams
     plans: Plans
 
@@ -112,6 +131,11 @@ class Params(ParamsModel):
             raise ValueError("stress_seeds must be at least seeds (its first seeds are the paired ones)")
         if self.policy.sigma_min > self.policy.sigma_max:
             raise ValueError("policy.sigma_min must not exceed policy.sigma_max")
+        sweep = self.claims.plateau_sweep
+        if set(sweep) != set(ENVS) or any(sorted(set(v)) != v for v in sweep.values()):
+            raise ValueError(f"claims.plateau_sweep needs an increasing list of budgets for each of {ENVS}")
+        if self.plans.plateau.n != self.claims.plateau_min_iterations or self.plans.plateau.unit != "iteration":
+            raise ValueError("plans.plateau is over iterations, n = claims.plateau_min_iterations")
         if sorted(self.sweep_epsilons) != self.sweep_epsilons:
             raise ValueError("sweep_epsilons must be increasing")
         return self

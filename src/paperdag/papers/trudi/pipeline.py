@@ -31,7 +31,7 @@ PIPELINE = Pipeline(
         *(Stage(name, "train", "train:train", upstream=("prepare", *MATCHED_TO.get(name, ())), params=TRAIN_PARAMS,
                 outputs=TRAIN_OUT, args=args, resources=GPU) for name, args in RUNS.items()),
         Stage("baselines", "evaluate", "baselines:baselines",
-              params=("seeds", "stress_seeds", "stress_env", "ppo", "controller", "eval_episodes"),
+              params=("seeds", "stress_seeds", "stress_env", "ppo", "controller", "scripted", "eval_episodes"),
               outputs=("baselines.json",)),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", "baselines", *RUNS),
               params=("lr", "stress_env", "stress_lr", "sweep_env", "claims", "plans"),
