@@ -21,7 +21,7 @@ from paperdag.papers.miro.analysis import (
     fitted_rise,
     seed_speedups,
 )
-from paperdag.papers.miro.claims import claims
+from paperdag.papers.miro.claims import claims, sampler_named, speedup_part
 from paperdag.papers.miro.evaluation import diversity, steps_to_reach
 from paperdag.papers.miro.flow import (
     T_MIN,
@@ -52,8 +52,10 @@ from paperdag.papers.miro.trivial import (
     caption_mean_images,
     gaussian_images,
     layout_code,
+    nearest_target_replay,
     replay_images,
     retrieval_images,
+    target_scores,
 )
 
 SLUG = "miro"
@@ -248,7 +250,9 @@ def _finals(miro_gain: float, single_own: float = 0.0) -> dict[str, dict[str, np
     return {"miro": {k: v + miro_gain + jitter for k, v in base.items()}, "base": base, "single": single}
 
 
-CLAIMS = ClaimParams(diversity_tol=0.1, min_detector_acc=0.6, top_cell_min=0.02, control_floor=0.25)
+CLAIMS = ClaimParams(diversity_tol=0.1, min_detector_acc=0.6, top_cell_min=0.02, control_floor=0.25,
+                     replay_fraction=0.5, speedup_share=0.5)
+SAMPLER = sampler_named(1.5, 30, 4, "alignment")
 
 
 def _plan(unit: str, n: int) -> SamplePlan:
@@ -265,22 +269,33 @@ def _gaps(gap: float) -> dict[str, dict[str, Interval]]:
     return {r: {k: Interval(gap, gap - 0.01, gap + 0.01, 100, unit="render") for k in OBSERVES[r]} for r in R.REWARDS}
 
 
-def _verdicts(gain: float, speed: float, slope: float, gap: float, top: float, single_own: float = 0.0,
-              evaluator: float = 0.9, replay: float = 0.2) -> dict[str, str]:
+def _claims(gain: float, speed: float, slope: float, gap: float, top: float, single_own: float = 0.0,
+            evaluator: float = 0.9, own: dict[str, float] | None = None) -> list:
+    """Claims from three seeds of finals (generators' GenEval ~0.5, MIRO's + gain) and twelve of speed-ups (three
+    seeds' exact binomial interval of a share cannot lie above 1/2 at 95%: 3/3 gives [0.29, 1]); ``own``: each
+    generator's own-replay GenEval (default 0.6, so 0.5 x own = 0.3 is below every generator)."""
     seeds = np.array([[0.0], [0.01], [0.03]]) + np.array([[0.0, slope / 2, slope]])  # three seeds, same rise
     control = {r: seeds + np.array([[0.0, 0.0, 0.001], [0.0, 0.0, 0.0], [0.0, 0.0, -0.001]]) for r in R.REWARDS}
-    per_seed = np.array([speed, speed + 0.02, speed - 0.01])
+    per_seed = speed + np.tile([0.0, 0.02, -0.01], 4) * (speed > 1)
     fast = {b: {r: per_seed for r in ("aggregate", *R.REWARDS)} for b in ("base", "single")}
-    fast["single"]["alignment"] = np.zeros(3)  # never reached on its own reward: not judged
+    fast["single"]["alignment"] = np.zeros(12)  # never reached on its own reward: not judged
     aggregate = {"caption_reward": np.array([0.3, 0.4, 0.35]) + gain, "caption": np.array([0.3, 0.4, 0.35]),
                  "reward": np.zeros(3), "none": np.zeros(3)}
     guided = {"aggregate": aggregate, "geneval": {m: v / 2 for m, v in aggregate.items()}}
-    trivial = {"replay": np.array([0.0, 0.01, -0.01]) + replay, "gaussian": np.array([0.1, 0.11, 0.09]),
+    trivial = {"replay": np.array([0.2, 0.21, 0.19]), "gaussian": np.array([0.1, 0.11, 0.09]),
                "retrieval": np.array([0.15]), "caption_mean": np.array([0.1])}
+    own = {"miro": 0.6, "base": 0.6, "single": 0.6, "clean": 0.8} | (own or {})
+    replays = {m: np.array([0.0, 0.01, -0.01]) + v for m, v in own.items()}
+    cover = {m: 1.0 for m in own}
+    targets = {m: f"{m}'s target" for m in ("miro", "base", "single")}
     correct = {"detector": (90, 100), "evaluator": (round(evaluator * 100), 100)}
-    found = claims(_finals(gain, single_own), fast, control, LEVELS, STD, _gaps(gap), (round(top * 1000), 1000),
-                   correct, trivial, 0.4, "alignment", guided, CLAIMS, PLANS)
-    return {c.id: c.verdict for c in resolve(found)}
+    return claims(_finals(gain, single_own), fast, 10.0, control, LEVELS, STD, _gaps(gap),
+                  (round(top * 1000), 1000), correct, trivial, replays, cover, targets, 0.4, "alignment", guided,
+                  SAMPLER, CLAIMS, PLANS)
+
+
+def _verdicts(*args, **kwargs) -> dict[str, str]:
+    return {c.id: c.verdict for c in resolve(_claims(*args, **kwargs))}
 
 
 def test_claims_hold_only_when_the_numbers_say_so() -> None:
@@ -309,13 +324,73 @@ def test_reward_claims_are_inconclusive_when_a_reward_pays_for_a_corruption() ->
     assert blind["evaluator_reads_clean_renders"] == "fails" and blind["geneval_higher"] == "inconclusive"
 
 
-def test_every_claim_on_generated_images_waits_for_the_strongest_trivial_generator() -> None:
-    """Replay at 0.6 GenEval is the strongest rung: every generator (0.5-0.6) is below it, so no evidence is judged;
-    the retrieval rung (0.15) alone would have been beaten."""
-    v = _verdicts(gain=0.1, speed=2.0, slope=0.1, gap=0.05, top=0.05, replay=0.6)
-    assert v["generators_beat_trivial_generators"] == "fails"
-    evidence = [c for c in v if c.startswith(("miro_", "training_", "geneval_", "reward_", "controllable_"))]
+def test_each_claim_waits_for_the_competence_of_the_generators_it_reads() -> None:
+    """A generator below half of its own replay (MIRO ~0.6 vs 0.5 x 1.5) gates every claim on MIRO's samples; a
+    baseline below its own gates the comparisons with it but not MIRO's controllability or guidance."""
+    v = _verdicts(gain=0.1, speed=2.0, slope=0.1, gap=0.05, top=0.05, own={"miro": 1.5})
+    assert v["miro_reaches_own_replay"] == "fails" and v["base_reaches_own_replay"] == "holds"
+    evidence = [c for c in v if c.startswith(("miro_higher", "miro_keeps", "training_", "geneval_", "reward_",
+                                              "controllable_"))]
     assert len(evidence) == 10 and all(v[c] == "inconclusive" for c in evidence)
+    base_low = _verdicts(gain=0.1, speed=2.0, slope=0.1, gap=0.05, top=0.05, own={"base": 1.5})
+    assert base_low["base_reaches_own_replay"] == "fails"
+    assert base_low["geneval_higher"] == base_low["training_speedup"] == "inconclusive"
+    assert base_low["controllable_noise"] == base_low["reward_guidance_adds"] == "holds"
+
+
+def test_competence_is_paired_against_the_fraction_of_own_replay_with_caption_mean_below() -> None:
+    found = {c.id: c for c in _claims(gain=0.1, speed=2.0, slope=0.1, gap=0.05, top=0.05, own={"single": 0.99})}
+    single = found["single_reaches_own_replay"]
+    assert single.against.startswith("0.5 x single's own replay") and "caption-mean" in single.ladder.rungs[1].name
+    gen = _finals(0.1)["single"]["geneval_overall"]
+    oracle = stats.ttest_1samp(gen - 0.5 * (0.99 + np.array([0.0, 0.01, -0.01])), 0.0).confidence_interval(0.95)
+    assert np.allclose(single.measured["minus_bar"]["ci"], [ci for ci in oracle], atol=1e-4)
+    assert single.verdict == "inconclusive"  # 0.504 - 0.495 with a spread of ~0.02 over 3 seeds
+    assert {"own_replay", "caption_mean", "clean_replay"} <= set(single.measured)
+
+
+def test_every_claim_on_mirors_samples_names_its_sampler() -> None:
+    found = _claims(gain=0.1, speed=2.0, slope=0.1, gap=0.05, top=0.05)
+    evidence = [c for c in found if c.kind == "evidence"]
+    assert len(evidence) == 10 and all(c.measured["sampler"] == SAMPLER for c in evidence)
+    assert all("w = 1.5" in c.statement and "empty caption, every reward at its lowest bin 0" in c.statement
+               for c in evidence)
+    gen = next(c for c in evidence if c.id == "geneval_higher").measured
+    assert {"miro_caption_guided", "miro_caption_guided_minus_base", "all_top_replay"} <= set(gen)
+
+
+def test_speedup_share_is_an_exact_binomial_interval_with_its_censoring_stated() -> None:
+    v = np.array([10.0, 2.0, 1.0, 0.0, 0.0, 5.0, 1.25])  # one capped, one only at T, two never
+    share, rest = speedup_part(v, 10.0)
+    oracle = stats.binomtest(4, 7).proportion_ci(0.95, method="exact")
+    assert share.mean == pytest.approx(4 / 7) and (share.lo, share.hi) == pytest.approx((oracle.low, oracle.high))
+    assert (rest["faster_seeds"], rest["reached_seeds"], rest["never_reached"], rest["at_cap"]) == (4, 5, 2, 1)
+    logs = np.log([10.0, 2.0, 1.0, 5.0, 1.25])
+    assert rest["log_speedup_among_reached"]["mean"] == pytest.approx(logs.mean(), abs=1e-4)
+    assert rest["speedup_among_reached_geomean"] == pytest.approx(np.exp(logs.mean()), abs=1e-4)
+    few = _verdicts(gain=0.1, speed=1.0, slope=0.1, gap=0.05, top=0.05)  # reached, but only at the last step
+    assert few["training_speedup"] == "fails"
+
+
+def test_own_replay_draws_the_layouts_images_nearest_the_target() -> None:
+    """Brute force: per prompt, the layout's rows of the highest score (the target cell where present); the kept
+    rows for filtering, summed bins for MIRO, one reward's bin for the single-reward model."""
+    bins = np.array([[1, 1, 1, 1, 1], [1, 0.5, 1, 1, 1], [0, 0, 0, 0, 0], [1, 0, 0, 0, 0], [0.5, 1, 1, 1, 1]])
+    rewards = np.arange(25.0).reshape(5, 5)
+    np.testing.assert_array_equal(target_scores(method("miro", "alignment", "aesthetic", 0.4), bins, rewards),
+                                  bins.sum(1))
+    np.testing.assert_array_equal(target_scores(method("single", "alignment", "aesthetic", 0.4), bins, rewards),
+                                  bins[:, 0])
+    np.testing.assert_array_equal(target_scores(method("filter", "alignment", "aesthetic", 0.4), bins, rewards),
+                                  [0, 0, 0, 1, 1])
+    assert not target_scores(method("base", "alignment", "aesthetic", 0.4), bins, rewards).any()
+    tokens = np.array([[1, 1, 1, 2, 1], [1, 1, 1, 2, 1], [3, 2, 3, 4, 2], [3, 2, 3, 4, 2], [3, 2, 3, 4, 2]])
+    images = np.arange(5, dtype=np.float32)[:, None, None, None] * np.ones((5, 3, 16, 16), np.float32)
+    prompts = np.array([[2, 1, 2, 1, 1], [3, 2, 3, 4, 2], [4, 4, 1, 5, 5]])  # layout A, layout B, unseen
+    x, cover = nearest_target_replay(images, tokens, bins.sum(1), prompts, 6, np.random.default_rng(0))
+    picked = x[:, 0, 0, 0].reshape(3, 6)
+    assert set(picked[0]) == {0.0} and set(picked[1]) == {4.0} and set(picked[2]) == {0.0}
+    assert cover == pytest.approx(2 / 3)  # A holds the all-top image, B's best is 4.5 of 5, unseen falls back to all
 
 
 def test_controllability_needs_a_rise_above_the_floor() -> None:

@@ -1,6 +1,6 @@
 """Stage ``evaluate``: speed-ups from every method's reward curves (analysis.py), the final scores each train stage
 computed on a larger held-out prompt set (rescore.py), the trivial generators' GenEval on the same prompts
-(trivial.py), MIRO's controllability sweep and the sample grids (evaluation.py), its guidance ablation
+(trivial.py) and each generator's own replay (trivial.own_replay_geneval), MIRO's controllability sweep and the sample grids (evaluation.py), its guidance ablation
 (guidance.py), the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from paperdag.io import load_tensors, read_json, read_table, save_figure
 from paperdag.stage import StageContext
 
 from .analysis import OBSERVES, corruption_gaps, curve_bands, seed_speedups
-from .claims import claims
+from .claims import claims, sampler_named
 from .detector import Detector
 from .evaluation import Sampler, controllability, diversity, generate
 from .flow import load_net
@@ -28,7 +28,7 @@ from .rescore import held_out_prompts
 from .rewards import REWARDS
 from .scenes import CORRUPTIONS, caption_text, render
 from .train import CURVES_FILE, FINALS_FILE, WEIGHTS_FILE
-from .trivial import ladder_geneval
+from .trivial import ladder_geneval, own_replay_geneval, target_scores
 
 SCORES = ("aggregate", "geneval_overall", "diversity", *(f"reward_{r}" for r in REWARDS))
 
@@ -84,11 +84,28 @@ def evaluate(ctx: StageContext[Params], methods: list[str]) -> dict[str, float]:
     metrics |= regime | {f"miro_guidance_{mode}_{k}": float(v.mean()) for k, by in guided.items()
                          for mode, v in by.items()}
     metrics |= {f"trivial_geneval_overall_{k}": float(v.mean()) for k, v in trivial.items()}
+    scores = {m: target_scores(specs[m], bins, reference) for m in methods}
+    scores["clean"] = (~data["flags"].bool().any(1)).float().cpu().numpy()
+    own, cover = own_replay_geneval(data["images"], data["tokens"].cpu().numpy(), scores, evaluator,
+                                    held_out.cpu().numpy(), p.sampler.per_prompt, len(p.methods.seeds), ctx.rng)
+    metrics |= {f"{m}_own_replay_geneval": float(v.mean()) for m, v in own.items() if m != "clean"}
+    metrics |= {f"{m}_own_replay_exact_cover": v for m, v in cover.items() if m != "clean"}
+    metrics["trivial_geneval_overall_clean_replay"] = float(own["clean"].mean())
+    f = p.methods.filter_fraction
+    targets = {"base": "all training images", "filter": f"the kept {f:.0%} by the {p.methods.filter_reward} reward",
+               "single": f"the {p.methods.single_reward} reward's top bin",
+               "miro": "the all-top cell (the nearest bins to it where the layout has none)"}
+    steps = np.unique(curves["step"].to_numpy())
+    speed_cap = float(steps.max() / steps.min())
+    metrics |= {f"speedup_share_over_{b}" + ("" if k == "aggregate" else f"_{k}"): float((v > 1).mean())
+                for b, by_key in speed.items() for k, v in by_key.items()}
     renders = int(data["sanity"].shape[1])
     correct = {net: (round(checks[f"{net}_overall"] * renders), renders) for net in ("detector", "evaluator")}
     top = (int((data["bins"] == 1.0).all(1).sum()), int(len(data["bins"])))
-    found = claims(final, speed, control, levels, reward_std, gaps, top, correct, trivial, regime["data_diversity"],
-                   p.methods.single_reward, guided, p.claims, p.plans)
+    sampler = sampler_named(p.sampler.guidance, p.sampler.n_steps, p.sampler.per_prompt, p.methods.single_reward)
+    found = claims(final, speed, speed_cap, control, levels, reward_std, gaps, top, correct, trivial, own, cover,
+                   {m: targets[m] for m in methods}, regime["data_diversity"], p.methods.single_reward, guided, sampler,
+                   p.claims, p.plans)
     write_metrics(ctx.out, metrics, found)
     return {k: float(v) for k, v in metrics.items()}
 

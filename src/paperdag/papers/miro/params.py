@@ -95,6 +95,12 @@ class ClaimParams(ParamsModel):
     control_floor: float = Field(gt=0.0, le=5.0, description="controllability: a reward's fitted rise from its "
                                  "lowest to its top target must exceed this many stds of that reward over the "
                                  "training data (0.25, issue 46: an effect-size floor, not just a positive slope)")
+    replay_fraction: float = Field(gt=0.0, le=1.0, description="precondition: each generator's GenEval must exceed "
+                                   "this fraction of its own replay's (training images of the prompt's layout "
+                                   "nearest to its conditioning target; paired interval over seeds)")
+    speedup_share: float = Field(gt=0.0, lt=1.0, description="speed-up: the share of seeds in which MIRO reaches a "
+                                 "baseline's final value before the last step must exceed this (exact binomial "
+                                 "interval over seeds)")
 
 
 class Plans(ParamsModel):

@@ -16,6 +16,17 @@ an evaluation caption q with layout l(q) and the training images I_l whose (impe
 
 None needs training beyond counting and lookup; a generator that does not beat the strongest has not learned more
 than the data's own per-caption statistics.
+
+Own replay (each generator's competence bar): a generator conditioned toward a target t learns the training images
+whose conditions are nearest t, not all of them. With a per-image nearness score s_i to the generator's target
+(``target_scores``: base 0 for every image, it is conditioned on the caption alone; filter 1 on the kept rows, the
+only ones it trains on, 0 elsewhere; single the bin b_ij of its reward j, sampled at b = 1; MIRO sum_j b_ij, i.e.
+minus the L1 distance of the image's bins to the all-top target it is sampled at), the own replay of a caption q
+draws uniformly from argmax_{i in I_l(q)} s_i (from every image when I_l(q) is empty). Where the layout holds an
+image at the target itself (s_i = max s) this is the replay of "the images its conditioning targets" (base: all;
+filter: the kept rows; single: its reward's top bin; MIRO: the all-top cell); elsewhere it is that layout's images
+nearest the target, and ``exact_cover`` reports the share of captions in the first case. The clean replay draws
+from the layout's uncorrupted images (score: no corruption flag) and is reported beside.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ import torch
 from paperdag.common.baselines.generators import fit_gaussian, nearest_neighbour_retrieval, replay, sample_gaussian
 
 from .detector import Detector, geneval
+from .methods import Method
 from .scenes import VOCAB, canonical
 
 LAYOUT_SIZES = (2, VOCAB[0], VOCAB[1], VOCAB[0], VOCAB[1])  # axis, colour, shape, colour, shape (canonical order)
@@ -103,3 +115,48 @@ def ladder_geneval(images: torch.Tensor, tokens: np.ndarray, evaluator: Detector
             "gaussian": np.array([overall(g, repeated) for g in gaussian]),
             "retrieval": np.array([overall(retrieval_images(pixels, tokens, prompts), prompts)]),
             "caption_mean": np.array([overall(caption_mean_images(images, tokens, prompts), prompts)])}
+
+
+def target_scores(m: Method, bins: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+    """Per training image, its nearness to the condition ``m`` is sampled at (module docstring; higher is nearer):
+    the kept rows for filtering, the masked rewards' bins summed for a reward-conditioned model, 0 otherwise."""
+    if m.filter_reward is not None:
+        score = np.zeros(len(bins))
+        score[m.rows(rewards)] = 1.0
+        return score
+    return bins @ np.asarray(m.mask, dtype=float)
+
+
+def nearest_target_replay(images: np.ndarray, tokens: np.ndarray, score: np.ndarray, prompts: np.ndarray,
+                          per_prompt: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """``per_prompt`` training images per prompt drawn uniformly from its layout's images of the highest ``score``
+    (every image's when the layout has none), each prompt's samples consecutive; and the share of prompts whose
+    layout holds an image at the highest score over the whole set (the target itself)."""
+    _, index = _layouts(tokens)
+    keys, _ = _layouts(prompts)
+    every, best = np.arange(len(images)), score.max()
+    picks, exact = [], 0
+    for k in keys:
+        rows = index.get(k, every)
+        top = rows[score[rows] == score[rows].max()]
+        exact += bool(score[rows].max() == best)
+        picks.append(replay(top, per_prompt, rng))
+    return images[np.concatenate(picks)], exact / len(keys)
+
+
+def own_replay_geneval(images: torch.Tensor, tokens: np.ndarray, scores: dict[str, np.ndarray], evaluator: Detector,
+                       prompts: np.ndarray, per_prompt: int, draws: int,
+                       rng: np.random.Generator) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """Per named score (a generator's target, or "clean"): GenEval overall of ``draws`` independent nearest-target
+    replays on ``prompts`` with ``per_prompt`` images each (one per training seed, in seed order), and the share of
+    prompts whose layout holds an image at the target itself."""
+    pixels, repeated = images.cpu().numpy(), np.repeat(prompts, per_prompt, 0)
+    values, cover = {}, {}
+    for name, score in scores.items():
+        out = []
+        for _ in range(draws):
+            x, cover[name] = nearest_target_replay(pixels, tokens, score, prompts, per_prompt, rng)
+            x = torch.as_tensor(x, dtype=torch.float32, device=images.device)
+            out.append(float(geneval(evaluator, x, repeated)["overall"].float().mean()))
+        values[name] = np.array(out)
+    return values, cover
