@@ -15,7 +15,7 @@ import torch
 import yaml
 from scipy import integrate, optimize
 from scipy.linalg import sqrtm
-from scipy.stats import wasserstein_distance
+from scipy.stats import norm, wasserstein_distance
 
 from paperdag.common.plans import SamplePlan
 from paperdag.common.stats import Interval
@@ -37,7 +37,7 @@ from paperdag.papers.sa_gaussian.stationarity import covariance_error, covarianc
 from paperdag.papers.sa_gaussian.summary import (RUNGS, bound_ratio_rate, gaussian_w1, limit_gap, moment_matched,
                                                  ratio_interval, tail_decay, tail_intervals, window_edge)
 from paperdag.papers.sa_gaussian.tails import tail_table
-from paperdag.papers.sa_gaussian.transport import exact_w1, subsample_w1
+from paperdag.papers.sa_gaussian.transport import Grid, binned_w1, exact_w1, group_w1
 from paperdag.papers.sa_gaussian.verify import DISTANCES_FILE
 
 SLUG = "sa_gaussian"
@@ -385,7 +385,7 @@ def test_content_threshold_is_where_the_bound_drops_below_the_trivial_one() -> N
 
 def test_exact_w1_equals_scipy_in_1d_and_brute_force_assignment_in_2d() -> None:
     """POT's LP against scipy's 1-D W1 and an exhaustive optimal assignment (scipy linear_sum_assignment); the sliced
-    W1 never exceeds it; the subsample estimate of W1 between equal laws sits at its floor."""
+    W1 never exceeds it; the group estimate of W1 between equal laws sits at its floor."""
     rng = np.random.default_rng(10)
     a, b = rng.standard_normal((300, 1)), rng.exponential(size=(300, 1))
     assert abs(exact_w1(a, b) - wasserstein_distance(a[:, 0], b[:, 0])) < 1e-10
@@ -395,8 +395,51 @@ def test_exact_w1_equals_scipy_in_1d_and_brute_force_assignment_in_2d() -> None:
     assert abs(exact_w1(a2, b2) - cost[rows, cols].mean()) < 1e-10
     assert w1(a2, b2, directions(2, 8)) <= exact_w1(a2, b2)
     y = rng.standard_normal((5000, 2))
-    w, floor = subsample_w1(y, lambda m: rng.standard_normal((m, 2)), 200, 6, rng)
+    w, floor, m = group_w1(y, lambda k: rng.standard_normal((k, 2)), 2000, 6, Grid(np.eye(2), 24, 4.0), rng)
+    assert m == 5000 // 6 and w.n == floor.n == 6 and w.unit == "subsample"
     assert floor.lo < w.mean < floor.hi or w.lo < floor.mean < w.hi
+
+
+def _centroid_radius(x: np.ndarray, grid: Grid) -> float:
+    """The mean distance of the points to their own cell's centroid (cells from the grid's definition, grouped with
+    np.unique), which bounds W1(mu, Q mu) (the coupling x -> its centroid)."""
+    z = x @ grid.whiten.T
+    idx = np.clip(np.floor((z + grid.span) / (2 * grid.span) * grid.bins), 0, grid.bins - 1)
+    _, inv = np.unique(idx, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    centroid = np.stack([np.bincount(inv, weights=x[:, j]) / np.bincount(inv) for j in range(2)], 1)
+    return float(np.linalg.norm(x - centroid[inv], axis=1).mean())
+
+
+def test_binned_w1_is_the_exact_lp_when_cells_are_singletons_and_near_closed_forms_otherwise() -> None:
+    """Quantized exact W1 (transport.binned_w1) against three oracles: (i) when every point has a cell of its own the
+    quantization is the identity, so it equals the raw LP (brute-force assignment); (ii) on a deterministic
+    product-quantile quantization of N(0, S) with the default group's size (224^2 ~ 5e4 points), a translation by d
+    (W1 = d exactly) and a rescaling by s about 0 (W1 = (s - 1) mean |x| exactly: the potential |x| and the map
+    x -> s x meet) stay within the worst-case bound W1(mu, Q mu) + W1(nu, Q nu) (centroid radii), and at the default
+    grid within 0.4x the floor of two 5e4-draws of N(0, S) (quantization costs less than sampling at this size);
+    (iii) the grid whitens by the limit covariance."""
+    rng = np.random.default_rng(11)
+    grid = Grid(np.eye(2), 64, 4.0)
+    centres = (np.arange(64) + 0.5) / 64 * 8.0 - 4.0
+    cells = np.stack(np.meshgrid(centres, centres), -1).reshape(-1, 2)
+    a, b = cells[rng.choice(len(cells), 150, replace=False)], cells[rng.choice(len(cells), 150, replace=False)]
+    cost = np.linalg.norm(a[:, None] - b[None], axis=2)
+    rows, cols = optimize.linear_sum_assignment(cost)
+    assert binned_w1(a, b, grid) == pytest.approx(cost[rows, cols].mean(), abs=1e-10) == exact_w1(a, b)
+    sigma = np.array([[0.3, 0.1], [0.1, 0.2]])
+    chol = np.linalg.cholesky(sigma)
+    grid = Grid.for_limit(sigma, SECTION["transport"]["bins"], SECTION["transport"]["span"])
+    assert grid.whiten @ sigma @ grid.whiten.T == pytest.approx(np.eye(2))
+    q = norm.ppf((np.arange(224) + 0.5) / 224)
+    x = np.stack(np.meshgrid(q, q), -1).reshape(-1, 2) @ chol.T
+    floor = binned_w1(rng.standard_normal((len(x), 2)) @ chol.T, rng.standard_normal((len(x), 2)) @ chol.T, grid)
+    assert 0.01 < floor < 0.02
+    shifts = ((x + [0.05, 0.0], 0.05), (x + [0.0, 0.01], 0.01))
+    for y, true in (*shifts, (1.1 * x, 0.1 * np.linalg.norm(x, axis=1).mean())):
+        v = binned_w1(x, y, grid)
+        assert abs(v - true) <= _centroid_radius(x, grid) + _centroid_radius(y, grid)
+        assert -0.1 * floor < v - true < 0.4 * floor
 
 
 def test_moment_matched_rung_is_scipys_w1_to_the_second_moment_gaussian() -> None:
@@ -619,13 +662,16 @@ def test_window_edge_is_the_smallest_resolved_stepsize() -> None:
 
 
 def test_every_profile_loads_and_the_gpu_profile_carries_the_regime_sizes() -> None:
-    """default, smoke, replicate and gpu validate; gpu: 1e8 2-D chains (1e5 kilochains in its plan), exact W1 on
-    20,000 points, the 2-D sweep two octaves lower (7 stepsizes to 0.0016, as the 1-D one); replicate only reseeds."""
+    """default, smoke, replicate and gpu validate; gpu: 1e8 2-D chains (1e5 kilochains in its plan), exact W1 on every
+    chain (its groups use them all, as the default's do), the 2-D sweep two octaves lower (7 stepsizes to 0.0016, as
+    the 1-D one); replicate only reseeds."""
     path = Path(__file__).parents[2] / "params.yaml"
     load = {prof: load_params(read_params_file(path), SLUG, Params, prof, path)
             for prof in ("default", "smoke", "replicate", "gpu")}
     d, g = load["default"], load["gpu"]
-    assert g.sim.chains_2d == 100_000_000 and g.plans.chains_2d.n == 100_000 and g.transport.subsample == 20_000
+    assert g.sim.chains_2d == 100_000_000 and g.plans.chains_2d.n == 100_000
+    for p in (d, g):
+        assert p.transport.subsample * p.transport.repeats == p.sim.chains_2d and p.transport.subsample >= 10_000
     assert g.sim.alphas == d.sim.alphas + [d.sim.alphas[-1] / 2, d.sim.alphas[-1] / 4] == g.sim.alphas_1d
     assert g.plans.stepsizes.n == 7 and g.sim.chains_1d == d.sim.chains_1d
     assert load["replicate"].seed != d.seed and load["replicate"].sim == d.sim

@@ -9,10 +9,11 @@ scaling is non-Gaussian (Gibbs exp(-y^4 / (2 sigma^2))).
 
 Method: vectorised simulation of 2e5-1e6 independent chains per stepsize to stationarity (dynamics.py), exact limits
 by Lyapunov equations (problems.py, scipy; Markov long-run covariance by the fundamental matrix, markov.py, Kemeny &
-Snell 1960), W1 / sliced W1 with Monte-Carlo floors and bootstrap CIs (distance.py), exact 2-D W1 on subsamples
-(transport.py, POT), the explicit Stein bound with each setting's constants (bound.py), the two-term rate model
-c_h alpha^(1/2) + c_1 alpha (rates.py), Mahalanobis tails against chi^2 (tails.py). Baselines: the naive limit with
-the one-step noise covariance (Markovian noise), the W1-optimal and moment-matched Gaussians (x^4), the coupling bound.
+Snell 1960), W1 / sliced W1 with Monte-Carlo floors and bootstrap CIs (distance.py), exact 2-D W1 on quantized groups
+of the chains (transport.py, POT), the explicit Stein bound with each setting's constants (bound.py), the two-term rate
+model c_h alpha^(1/2) + c_1 alpha (rates.py), Mahalanobis tails against chi^2 (tails.py). Baselines: the naive limit
+with the one-step noise covariance (Markovian noise), the W1-optimal and moment-matched Gaussians (x^4), the coupling
+bound.
 
 Data: procedural only (no download): mean fields and noise laws from params.yaml, chains seeded per stage; prepare
 writes settings.json (x*, Jacobians, Gamma, Sigma) and provenance.json with its sha256.

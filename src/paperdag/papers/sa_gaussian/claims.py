@@ -26,12 +26,12 @@ claim over several settings, stepsizes or levels is ``all_of`` its parts (holds 
 fails under Holm's correction).
 Checks (true by a proof or by construction, reported, not counted): the measured W1 lies below the explicit bound
 (bound.py proves it; its slack per pair is reported; the probes' pairs judged with their chains' stationarity); W1
-vanishes (log-log slope above 0); the sliced W1 (a lower bound on W1) lies below the exact subsample W1 (an
-upper-biased estimate) in 2-D, judged only where each lies above its own floor.
+vanishes (log-log slope above 0); the sliced W1 (a lower bound on W1) lies below the exact W1 of the chains' groups
+(an upper-biased estimate; transport.py) in 2-D, judged only where each lies above its own floor.
 
-Units: a chain (bootstrap and Monte-Carlo intervals over the simulated chains), a subsample pair (exact W1 in 2-D), a
-stepsize (fits over the sweep: ``stepsizes_1d`` or ``stepsizes``), a draw of the MC floor; each judged under its plan
-in params.yaml.
+Units: a chain (bootstrap and Monte-Carlo intervals over the simulated chains), a group of the chains (exact W1 in 2-D,
+unit ``subsample``), a stepsize (fits over the sweep: ``stepsizes_1d`` or ``stepsizes``), a draw of the MC floor; each
+judged under its plan in params.yaml.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ NO_FIT = Interval(math.nan, math.nan, math.nan, 0, 0.95, "stepsize", "fit")  # a
 @dataclass(frozen=True)
 class Bounded:
     """The explicit bound at one (setting, stepsize) beside the measured W1 (exact in 1-D, a bootstrap interval over
-    chains; in 2-D the exact W1 on subsamples, an upper-biased estimate with its t-interval over subsample pairs)."""
+    chains; in 2-D the exact W1 of quantized groups of the chains, an upper-biased estimate with its t-interval over
+    the groups)."""
 
     alpha: float
     w1: Interval
@@ -92,7 +93,7 @@ class Measured:
     bounds: dict[str, list[Bounded]]  # i.i.d.-noise settings: the explicit bound per stepsize (alphas decreasing)
     content_from: dict[str, float]  # i.i.d.-noise settings: largest stepsize (halving ladder) where it has content
     sliced_vs_exact: dict[str, list[tuple[float, float, float, Interval, float]]]  # 2-D: (alpha, sliced W1, its
-    # floor_ratio x MC floor, exact subsample W1, floor_ratio x the exact W1's floor)
+    # floor_ratio x MC floor, exact W1 of the groups, floor_ratio x the exact W1's floor)
     bound_ratio: dict[str, Interval]  # 1-D i.i.d. settings: log-log slope of W1 / bound over the window
     tail_decay: dict[str, dict[str, Interval]]  # per setting, "t=a vs t=b": tail error at a - at b, smallest stepsize
     tail_largest: dict[str, Interval]  # max_t |P_hat(r > t) - P_G(r > t)| at the largest stepsize (MC interval)
@@ -253,7 +254,8 @@ def _bound(m: Measured, p: ClaimParams, plans: Plans) -> list[Claim]:
         "w1_to_bound_ratio_falls", f"W1 / (the explicit bound) does not grow as alpha falls: its log-log slope over "
         f"the declared window (every resolved stepsize), 95% fit interval, lies above -{margin:g}, in the settings "
         f"where W1 itself is measured above its floor ({', '.join(m.bound_ratio) or 'none'}: the exact 1-D W1 of "
-        "the chains; in 2-D the exact W1 on subsamples sits at its floor and the sliced W1 is only a lower bound)",
+        "the chains; in 2-D the exact W1 is upper-biased by a floor that falls slowly with the sample and the "
+        "sliced W1 is only a lower bound)",
         "errors vanish at the explicit order alpha^(1/2) log(1/alpha)",
         {s: _fit(r) for s, r in m.bound_ratio.items()},
         all_of(parts) if parts else superiority(NO_FIT, what="slope of log(W1 / bound)", plan=plans.stepsizes),
@@ -394,16 +396,17 @@ def _tails_and_limits(m: Measured, floor_ratio: float, p: ClaimParams, plans: Pl
 
 
 def _sliced_check(m: Measured, plans: Plans) -> Claim:
-    """Sliced W1 <= W1 <= E exact subsample W1: the exact subsample W1's interval above the sliced value, judged only
-    at the pairs where each lies above its own floor (the sliced W1 above floor_ratio x its MC floor, the exact
-    subsample W1's interval above floor_ratio x its floor: two values that measure the distance, not the noise)."""
+    """Sliced W1 <= W1 <= E exact W1 of a group: the exact W1's interval over the groups above the sliced value, judged
+    only at the pairs where each lies above its own floor (the sliced W1 above floor_ratio x its MC floor, the exact
+    W1's interval above floor_ratio x its floor: two values that measure the distance, not the noise)."""
     rows = [(s, a, sl, sl_res, ex, ex_res) for s, pts in m.sliced_vs_exact.items() for a, sl, sl_res, ex, ex_res in pts]
-    parts = {f"{s} alpha={a:g}": superiority(ex, reference=sl, what="exact subsample W1", plan=plans.subsamples)
+    parts = {f"{s} alpha={a:g}": superiority(ex, reference=sl, what="exact W1 of the groups", plan=plans.subsamples)
              for s, a, sl, sl_res, ex, ex_res in rows if sl > sl_res and ex.lo > ex_res}
     none = superiority(replace(NO_FIT, unit="subsample", method="t"), what="no (setting, stepsize) with both "
                        "distances above their floors", plan=plans.subsamples)
     return check("sliced_below_exact_w1", "2-D settings: the sliced W1 (a lower bound on W1) lies below the 95% "
-                 "interval of the exact W1 on subsamples (POT's LP; an upper-biased estimate of W1), judged at every "
+                 "interval of the exact W1 over disjoint groups of the chains (POT's LP on the groups quantized on a "
+                 "fixed grid, floor beside; an upper-biased estimate of W1), judged at every "
                  "stepsize where both lie above floor_ratio x their own floors (else the comparison is vacuous)",
                  "sliced W1 <= W1",
                  {s: [{"alpha": a, "sliced": _num(sl), "sliced_resolution": _num(sl_res),

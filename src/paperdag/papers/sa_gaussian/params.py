@@ -70,11 +70,17 @@ class AnalysisParams(ParamsModel):
 
 
 class TransportParams(ParamsModel):
-    """Exact W1 in 2-D on subsamples (exact stages, transport.py)."""
+    """Exact W1 in 2-D on disjoint groups of the chains, quantized on a fixed grid (exact and probe stages,
+    transport.py)."""
 
-    subsample: int = Field(ge=50, le=20_000, description="points per subsample of the steady state and of the limit "
-                                                       "law in each exact OT problem (cost ~ n^3)")
-    repeats: int = Field(ge=3, le=100, description="independent subsample pairs per stepsize (their t-interval)")
+    subsample: int = Field(ge=50, le=100_000_000, description="points per group of the steady state and per draw of "
+                                                            "the limit law (capped at chains // repeats)")
+    repeats: int = Field(ge=3, le=100, description="disjoint groups of the chains per stepsize (their t-interval), "
+                                                   "and as many pairs of limit draws for the floor")
+    bins: int = Field(ge=4, le=256, description="cells per axis of the quantization grid (the LP has <= bins^2 "
+                                                "points a side)")
+    span: float = Field(gt=0.0, le=20.0, description="the grid covers [-span, span]^2 in the limit law's whitened "
+                                                     "coordinates (points beyond join its boundary cells)")
 
 
 class ProbeParams(ParamsModel):

@@ -48,7 +48,7 @@ def _title(s: str, m: Measured) -> str:
 
 def plot_w1(rows: dict[str, dict[str, dict[str, np.ndarray]]], m: Measured, exact: dict[str, pa.Table]) -> Figure:
     """Per setting, log-log W1 vs alpha (bootstrap +-1.96 sd bars; sliced in 2-D) with the MC floor, the two-term
-    model c_h alpha^(1/2) + c_1 alpha (its window solid), in 2-D the exact W1 on subsamples (t-interval bars) and its
+    model c_h alpha^(1/2) + c_1 alpha (its window solid), in 2-D the exact W1 of the groups (t-interval bars) and its
     floor, and reference slopes 1/2 and 1 through the smallest-alpha point."""
     fig, axes = _grid(len(rows))
     for ax, s in zip(axes, rows, strict=False):
@@ -67,7 +67,7 @@ def plot_w1(rows: dict[str, dict[str, dict[str, np.ndarray]]], m: Measured, exac
             w = e["w1"].to_numpy()
             ax.errorbar(e["alpha"].to_numpy(), w, yerr=[w - e["w1_lo"].to_numpy(), e["w1_hi"].to_numpy() - w],
                         color="tab:purple", marker="^", ms=4, lw=1, capsize=2,
-                        label=f"exact W1, n={e['subsample'][0].as_py()} subsamples")
+                        label=f"exact W1, groups of {e['subsample'][0].as_py()}")
             ax.plot(e["alpha"].to_numpy(), e["floor"].to_numpy(), color="tab:purple", ls=":", lw=1,
                     label="its floor")
         for slope, ls in ((0.5, (0, (1, 3))), (1.0, (0, (5, 5)))):
@@ -81,14 +81,15 @@ def plot_w1(rows: dict[str, dict[str, dict[str, np.ndarray]]], m: Measured, exac
 
 def plot_bound(bounds: dict[str, list[Bounded]]) -> Figure:
     """Per i.i.d.-noise setting, log-log: the explicit bound T1 + T2 + T3, the trivial coupling bound and the
-    measured W1 (95% CI bars; the exact subsample W1 in 2-D); the bound has content where it is below the trivial."""
+    measured W1 (95% CI bars; the exact W1 of the groups in 2-D); the bound has content where it is below the
+    trivial."""
     fig, axes = _grid(len(bounds), ncols=3, height=3.3)
     for ax, (s, rows) in zip(axes, bounds.items(), strict=False):
         a = np.array([b.alpha for b in rows])
         w = np.array([b.w1.mean for b in rows])
         ax.errorbar(a, w, yerr=[w - [b.w1.lo for b in rows], [b.w1.hi for b in rows] - w], color="tab:blue",
                     marker="o", ms=4, capsize=2,
-                    label="measured W1" if s.startswith("sgd") else "exact W1 on subsamples (upper-biased)")
+                    label="measured W1" if s.startswith("sgd") else "exact W1 of the groups (upper-biased)")
         ax.plot(a, [b.bound for b in rows], "k-", marker="s", ms=3, label="explicit bound T1 + T2 + T3")
         ax.plot(a, [b.trivial for b in rows], color="tab:red", ls="--", label="trivial (E|y|^2 + tr Sigma)^1/2")
         ax.set_title(s, fontsize=9)

@@ -168,7 +168,7 @@ def limit_gap(pr: Problem, projections: int) -> float:
 
 
 def exact_intervals(exact: pa.Table, key: str = "w1") -> list[Interval]:
-    """The exact subsample W1 (``key`` "floor": its floor) with its t-interval over the subsample pairs per stepsize
+    """The exact W1 of the groups (``key`` "floor": its floor) with its t-interval over the groups per stepsize
     of an exact stage's table, alphas decreasing."""
     e = exact.sort_by([("alpha", "descending")])
     return [Interval(w, lo, hi, int(n), 0.95, "subsample") for w, lo, hi, n in
@@ -178,7 +178,7 @@ def exact_intervals(exact: pa.Table, key: str = "w1") -> list[Interval]:
 def bounds(problems: dict[str, Problem], rows: dict[str, dict[str, np.ndarray]], exact: dict[str, pa.Table],
            probes: dict[str, dict], chains: dict[str, int]) -> tuple[dict[str, list[Bounded]], dict[str, float]]:
     """Per i.i.d.-noise Gaussian-limit setting: the explicit bound beside the measured W1 at each stepsize (1-D: the
-    exact W1 with its bootstrap interval; 2-D: the exact subsample W1 with its t-interval), then at the probe's
+    exact W1 with its bootstrap interval; 2-D: the exact W1 of the groups with its t-interval), then at the probe's
     stepsize where there is one; and the largest stepsize of the halving ladder from the sweep's largest at which
     the bound has content."""
     out, content = {}, {}
@@ -260,7 +260,7 @@ def measure(dist: pa.Table, tails: dict[str, pa.Table], checks: pa.Table, proble
             projections: int, floor_ratio: float, min_points: int, tail_low: list[float], tail_high: list[float],
             reps: int, rng: np.random.Generator) -> Measured:
     """The claims' inputs from the concatenated distances and checks, the per-setting tail tables, the problems
-    (limits and constants), the 2-D settings' exact subsample W1 tables, the bound probes and the final states of
+    (limits and constants), the 2-D settings' exact W1 tables, the bound probes and the final states of
     every setting's chains per stepsize (``samples``); ``tail_low`` / ``tail_high``: the levels of the decay-in-t
     comparison; ``reps`` bootstrap replicates from ``rng``."""
     settings = list(dict.fromkeys(dist["setting"].to_pylist()))
