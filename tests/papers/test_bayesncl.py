@@ -16,9 +16,16 @@ from paperdag.common.verdicts import resolve
 from paperdag.io import read_json, read_table
 from paperdag.papers.bayesncl.augment import hue_rotate, resized_crop_flip
 from paperdag.papers.bayesncl.claims import PIXEL_RUNG, UNTRAINED_RUNG, claims
-from paperdag.papers.bayesncl.data import composite
+from paperdag.papers.bayesncl.data import (
+    composite,
+    counterfactuals,
+    digit_masks,
+    digit_side,
+    textures,
+)
 from paperdag.papers.bayesncl.interpret import (
     activated_consistency,
+    background_share,
     dimension_report,
     kappa,
     top_samples,
@@ -100,8 +107,10 @@ def test_dimension_report_on_a_hand_made_activation_matrix() -> None:
     acts[:2, 2] = 1.0
     report = dimension_report(acts, label, background, 4, 0.0, 1e-5)
     # all activated samples: d0 1.0, d1 0.5, d2 (samples 0, 1: class 0) 1.0
-    assert report == {"consistency": 2.5 / 3, "activated_dims": 3.0, "consistency_top_m": 0.75,
-                      "background_share": 0.5, "active_dims": 2.0}
+    # entries activated (non-zero, row-normalised): per row 2, 3, 1, 2, 0, 1, 0, 1 of 3: 10 of 24
+    assert report == {"consistency": 2.5 / 3, "activated_dims": 3.0, "activated_entries": 10 / 24,
+                      "class_prior": 0.5, "consistency_top_m": 0.75, "background_top_m_share": 0.5,
+                      "active_dims": 2.0}
     assert top_samples(acts, 4)[0].tolist() == [0, 1, 2, 3]
     assert np.allclose(kappa(top_samples(acts[:, :2], 4), label), [1.0, 0.0])
 
@@ -124,20 +133,30 @@ def test_activated_consistency_counts_every_activated_sample_the_papers_way() ->
     np.testing.assert_allclose(activated_consistency(dense, label, 1e-5), [0.5, 0.5, 0.5])
 
 
-def _runs(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float], sup: float = 0.8) -> dict:
+def _runs(sc: dict[str, float], bg: dict[str, float], acc: dict[str, float], sup: float = 0.8,
+          kept: float = 0.6) -> dict:
     """Three seeds per (method, metric) scattering by +-0.002 around the given values (0.1 where none is given), NCL in
     the opposite order, SimCLR and the untrained encoder off by 0.0003 on one seed (so every paired difference has an
-    interval); the supervised upper bound's probe accuracy ``sup``."""
+    interval); the supervised upper bound's probe accuracy ``sup``; BayesNCL's kept share ``kept`` (1 elsewhere);
+    class prior 0.14 and SimCLR's activated entries 1 (dense), the others 0.3."""
     jitter = np.array([-0.002, 0.0, 0.002])
     apart = {"simclr": np.array([0.0, 3e-4, 0.0]), "untrained": np.array([3e-4, 0.0, 0.0])}
-    return {("shapes", m, key): table.get(m, 0.1) + jitter[::-1 if m == "ncl" else 1] + apart.get(m, 0.0)
+    runs = {("shapes", m, key): table.get(m, 0.1) + jitter[::-1 if m == "ncl" else 1] + apart.get(m, 0.0)
             for m in ("untrained", "simclr", "ncl", "bayesncl")
             for key, table in (("consistency", sc), ("consistency_top_m", sc), ("background_share", bg),
-                               ("probe_acc", acc))} | {("shapes", "supervised", "probe_acc"): sup + jitter}
+                               ("probe_acc", acc), ("kept", {"bayesncl": kept}))}
+    for m in ("untrained", "simclr", "ncl", "bayesncl"):
+        runs["shapes", m, "class_prior"] = np.full(3, 0.14)
+        runs["shapes", m, "activated_entries"] = np.full(3, 1.0 if m in ("simclr", "untrained") else 0.3)
+        if m != "bayesncl":
+            runs["shapes", m, "kept"] = np.ones(3)
+    return runs | {("shapes", "supervised", "probe_acc"): sup + jitter}
 
 
-P = ClaimParams(probe_tol_pp=2.0, learn_margin_pp=15.0, supervised_fraction=0.5)
+P = ClaimParams(probe_tol_pp=2.0, learn_margin_pp=15.0, supervised_fraction=0.5, gate_kept_max=0.95,
+                background_untrained_max=0.8)
 METHODS = ["simclr", "ncl", "bayesncl"]
+EVIDENCE = ("consistency_order_shapes", "background_share_lowest_shapes", "probe_parity_shapes")
 PLANS = load_params(read_params_file(Path(__file__).parents[2] / "params.yaml"), SLUG, Params, "default",
                     Path("params.yaml")).plans
 
@@ -168,8 +187,8 @@ def test_claims_hold_and_fail_by_their_intervals() -> None:
     bad = _runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.55}, {"simclr": 0.2, "ncl": 0.3, "bayesncl": 0.25},
                 {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.5})
     verdicts = _verdicts(bad)
-    assert all(v == "holds" for c, v in verdicts.items() if "_learned_" in c), verdicts
-    assert all(v == "fails" for c, v in verdicts.items() if "_learned_" not in c), verdicts
+    assert all(v == "holds" for c, v in verdicts.items() if c not in EVIDENCE), verdicts
+    assert all(verdicts[c] == "fails" for c in EVIDENCE), verdicts
 
 
 def test_evidence_is_inconclusive_when_an_encoder_does_not_beat_the_trivial_baselines() -> None:
@@ -180,7 +199,7 @@ def test_evidence_is_inconclusive_when_an_encoder_does_not_beat_the_trivial_base
                  {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.33})
     verdicts = _verdicts(good)
     assert verdicts["bayesncl_learned_shapes"] == "fails" and verdicts["simclr_learned_shapes"] == "holds"
-    assert all(v == "inconclusive" for c, v in verdicts.items() if "_learned_" not in c), verdicts
+    assert all(verdicts[c] == "inconclusive" for c in EVIDENCE), verdicts
     below_pixels = _verdicts(_runs({"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"bayesncl": 0.05},
                                    {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.6}), pixels=0.8)
     assert below_pixels["ncl_learned_shapes"] == "fails"
@@ -191,15 +210,95 @@ def test_evidence_is_inconclusive_when_an_encoder_does_not_beat_the_trivial_base
     assert far_below_supervised["probe_parity_shapes"] == "inconclusive"
 
 
-def test_backgrounds_are_common_to_their_family() -> None:
-    """Every image of a family shares one background (no per-image phase, noise or tint): where the object's alpha
-    is 0 the pixels equal the family's texture, identical across images; the four textures differ."""
+def test_backgrounds_are_common_to_their_family_and_share_one_mean_colour() -> None:
+    """Every image of a family shares one background: where the object's alpha is 0 the pixels equal the family's
+    texture, identical across images; the four textures differ; each background's mean colour, per channel, is the
+    same for all four within 1/255 (after the uint8 rounding)."""
     rng = np.random.default_rng(0)
     family = np.array([0, 1, 2, 3] * 5)
-    images = composite(rng, np.zeros((20, 12, 12)), family, 12)
+    tex = textures(rng, 24)
+    images = composite(np.zeros((20, 24, 24)), rng.uniform(0, 1, (20, 3)), tex[family])
     for b in range(4):
         assert (images[family == b] == images[family == b][0]).all()
     assert len({images[b].tobytes() for b in range(4)}) == 4
+    means = images[:4].astype(np.float64).mean((2, 3))  # (4 backgrounds, 3 channels), in 0..255
+    assert np.abs(means - means[0]).max() <= 1.0, means
+    assert tex.min() >= 0.0 and tex.max() <= 1.0
+
+
+def test_centred_digits_have_the_declared_size() -> None:
+    """A full 28x28 block becomes a centred square of side round(0.8 * 24) = 19 at offset (24 - 19) // 2 = 2: alpha 1
+    inside, 0 outside; every digit the same box whatever the generator; the random variant moves them."""
+    block = np.full((3, 784), 255, dtype=np.uint8)
+    masks = digit_masks(np.random.default_rng(0), block, 24, "centred", 0.8)
+    assert digit_side(24, 0.8) == 19
+    box = np.zeros((24, 24))
+    box[2:21, 2:21] = 1.0
+    np.testing.assert_allclose(masks, np.broadcast_to(box, masks.shape), atol=1e-6)
+    again = digit_masks(np.random.default_rng(7), block, 24, "centred", 0.8)
+    np.testing.assert_array_equal(masks, again)
+    moved = digit_masks(np.random.default_rng(0), np.full((20, 784), 255, dtype=np.uint8), 24, "random")
+    assert len({m.tobytes() for m in moved}) > 1
+
+
+def test_counterfactuals_put_each_object_over_every_background() -> None:
+    """x[i, b] is object i (same mask, same colour) over background b: equal to the composite of i over b."""
+    rng = np.random.default_rng(1)
+    tex, alpha, colour = textures(rng, 12), rng.uniform(0, 1, (5, 12, 12)), rng.uniform(0, 1, (5, 3))
+    cf = counterfactuals(alpha, colour, tex)
+    for b in range(4):
+        np.testing.assert_array_equal(cf[:, b], composite(alpha, colour, tex[np.full(5, b)]))
+
+
+def test_background_share_is_the_variance_background_explains_over_background_and_class() -> None:
+    """Brute force on an additive design A_ibd = u_b + v_{y_i} (+ pure dims): the between-background and between-class
+    sums of squares by explicit loops; a background-only dimension scores 1, a class-only one 0, a constant one is
+    left out."""
+    rng = np.random.default_rng(2)
+    label = np.array([0, 0, 1, 1, 1, 2])
+    u, v = rng.normal(size=4), rng.normal(size=3)
+    acts = np.zeros((6, 4, 4))
+    acts[..., 0] = u[None, :] + v[label][:, None]
+    acts[..., 1] = u[None, :]
+    acts[..., 2] = v[label][:, None]
+    acts[..., 3] = 2.0
+    mu = acts[..., 0].mean()
+    ss_bg = sum(6 * (acts[:, b, 0].mean() - mu) ** 2 for b in range(4))
+    ss_cls = sum(4 * (label == c).sum() * (acts[label == c, :, 0].mean() - mu) ** 2 for c in range(3))
+    np.testing.assert_allclose(background_share(acts, label), [ss_bg / (ss_bg + ss_cls), 1.0, 0.0], atol=1e-12)
+
+
+def test_a_dense_signed_feature_matrix_scores_the_class_prior_and_decides_no_verdict() -> None:
+    """SimCLR-like dense signed features: every entry activated, consistency = the largest class prior on every
+    dimension; in the claims, SimCLR's consistency moves only the NCL - SimCLR check, never the evidence verdict
+    (judged on BayesNCL - NCL alone)."""
+    rng = np.random.default_rng(3)
+    label = np.array([0] * 7 + [1] * 2 + [2])
+    dense = rng.normal(size=(10, 6))
+    report = dimension_report(dense, label, np.zeros(10, dtype=int), 3, 0.0, 1e-5)
+    assert report["activated_entries"] == 1.0 and report["class_prior"] == 0.7
+    assert abs(report["consistency"] - 0.7) < 1e-12
+    verdicts = []
+    for simclr in (0.14, 0.9):
+        runs = _runs({"simclr": simclr, "ncl": 0.6, "bayesncl": 0.7}, {"bayesncl": 0.05},
+                     {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.6})
+        verdicts.append(_verdicts(runs))
+    assert verdicts[0]["consistency_order_shapes"] == verdicts[1]["consistency_order_shapes"] == "holds"
+    assert verdicts[0]["consistency_ncl_over_simclr_shapes"] == "holds"
+    assert verdicts[1]["consistency_ncl_over_simclr_shapes"] == "fails"
+
+
+def test_a_gate_that_keeps_everything_leaves_consistency_and_parity_inconclusive() -> None:
+    """Kept share 0.97 > 0.95: gate_acts fails and the claims it gates (consistency, parity) are inconclusive; the
+    background claim does not read it. An untrained background share of 0.9 > 0.8 fails background_measurable."""
+    sc, acc = {"simclr": 0.5, "ncl": 0.6, "bayesncl": 0.7}, {"untrained": 0.3, "simclr": 0.6, "ncl": 0.6, "bayesncl": 0.6}
+    v = _verdicts(_runs(sc, {"simclr": 0.3, "ncl": 0.3, "bayesncl": 0.1}, acc, kept=0.97))
+    assert v["gate_acts_shapes"] == "fails"
+    assert v["consistency_order_shapes"] == v["probe_parity_shapes"] == "inconclusive"
+    assert v["background_share_lowest_shapes"] == "holds"
+    v = _verdicts(_runs(sc, {"untrained": 0.9, "simclr": 0.95, "ncl": 0.95, "bayesncl": 0.1}, acc))
+    assert v["background_measurable_shapes"] == "fails" and v["background_share_lowest_shapes"] == "inconclusive"
+    assert v["consistency_order_shapes"] == "holds"
 
 
 def test_no_flip_keeps_orientation_and_the_other_draws() -> None:
@@ -217,11 +316,13 @@ def test_smoke_pipeline_measures_every_method_and_seed(smoke_runs) -> None:
     runs = smoke_runs(SLUG)
     rows = read_table(runs["evaluate"] / "results.parquet").to_pylist()
     assert {(r["dataset"], r["method"], r["seed"]) for r in rows} == {
-        (d, m, s) for d in ("shapes", "digits") for m in ("untrained", "simclr", "ncl", "bayesncl") for s in (0, 1)}
+        (d, m, s) for d in ("shapes", "digits")
+        for m in ("untrained", "simclr", "ncl", "bayesncl", "gate0", "gate1", "gate2") for s in (0, 1)}
     metrics = read_json(runs["evaluate"] / "metrics.json")["metrics"]
     assert all(0.0 <= metrics[f"{d}_supervised_probe_acc"] <= 1.0 for d in ("shapes", "digits"))
     assert all(0.0 <= r["consistency"] <= 1.0 and 0.0 <= r["probe_acc"] <= 1.0 for r in rows)
-    assert all(r["kept"] == 1.0 for r in rows if r["method"] != "bayesncl")
+    assert all(r["kept"] == 1.0 for r in rows if r["method"] in ("untrained", "simclr", "ncl"))
+    assert all(0.0 <= r["background_share"] <= 1.0 for r in rows)
     labels = read_table(runs["prepare"] / "data.parquet").select(["dataset", "label"]).to_pylist()
     assert {r["label"] for r in labels if r["dataset"] == "digits"} == set(range(10))
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .interpret import dimension_report
+from .interpret import background_share, dimension_report
 from .networks import ContrastiveNet
 from .probe import embed, linear_probe
 
@@ -22,14 +22,20 @@ class Split:
     background: np.ndarray
 
 
-def measure(net: ContrastiveNet, method: str, train: Split, test: Split, top_m: int, tau: float, eps: float,
-            probe_c: float, max_iter: int, batch: int) -> tuple[dict[str, float], np.ndarray]:
+def measure(net: ContrastiveNet, method: str, train: Split, test: Split, counter: torch.Tensor, top_m: int,
+            tau: float, eps: float, probe_c: float, max_iter: int, batch: int) -> tuple[dict[str, float], np.ndarray]:
     """Probe accuracies on the frozen encoder output h (class and background), the dimension report of the method's
-    features f on the test split, the share of gate-kept dimensions; and the test activation matrix f."""
+    features f on the test split, the share of gate-kept (sample, dimension) entries, the background share of f on
+    the counterfactual composites ``counter`` (n_test, K, 3, s, s: test object i over background b; its mean over
+    dimensions, interpret.background_share); and the test activation matrix f."""
     a, b = embed(net, method, train.x, batch), embed(net, method, test.x, batch)
+    n, k = counter.shape[:2]
+    f_cf = embed(net, method, counter.reshape(n * k, *counter.shape[2:]), batch)["f"].reshape(n, k, -1)
+    share = background_share(f_cf, test.label)
     row = {"probe_acc": linear_probe(a["h"], train.label, b["h"], test.label, probe_c, max_iter),
            "background_probe_acc": linear_probe(a["h"], train.background, b["h"], test.background, probe_c, max_iter),
-           "kept": float((b["pi"] > 0.5).mean())}
+           "kept": float((b["pi"] > 0.5).mean()),
+           "background_share": float(share.mean()) if len(share) else float("nan")}
     return row | dimension_report(b["f"], test.label, test.background, top_m, tau, eps), b["f"]
 
 

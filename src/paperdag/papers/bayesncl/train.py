@@ -1,7 +1,10 @@
 """Stage ``train_<method>_<dataset>``: pretrain ``n_seeds`` networks of one method (or the supervised upper bound) on
-one dataset's training split."""
+one dataset's training split; stage ``gate_<dataset>_<k>``: BayesNCL at point k of the gate grid (its prior p0 and
+gate learning rate; every other setting the recipe's) on the first ``sweep.n_seeds`` seeds."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -22,14 +25,19 @@ def run_seed(root: int, dataset: str, s: int) -> int:
     return int(np.random.SeedSequence([root, DATASETS.index(dataset), s]).generate_state(1)[0])
 
 
-def train(ctx: StageContext[Params], method: str, dataset: str) -> dict[str, float]:
+def train(ctx: StageContext[Params], method: str, dataset: str, point: int | None = None) -> dict[str, float]:
     """weights.safetensors ({"s<k>.<parameter>": tensor} for every seed k); curves of loss, KL and kept share.
-    ``method`` "supervised" trains the supervised upper bound (pretrain.supervise) on the training labels."""
+    ``method`` "supervised" trains the supervised upper bound (pretrain.supervise) on the training labels; ``point``
+    k trains BayesNCL at gate-grid point k (p0, gate_lr = sweep.points[k]) on the first sweep.n_seeds seeds."""
     p, r = ctx.params, Recipe(**ctx.params.train.model_dump(exclude={"n_seeds"}))
+    n_seeds = p.train.n_seeds
+    if point is not None:
+        p0, gate_lr = p.sweep.points[point]
+        r, n_seeds = replace(r, p0=p0, gate_lr=gate_lr), p.sweep.n_seeds
     split = load_split(ctx.input("prepare", DATA_FILE), dataset, "train", p.data.image_size)
     x = split["x"].to(ctx.device)
     weights, last = {}, []
-    for s in range(p.train.n_seeds):
+    for s in range(n_seeds):
         def log(step: int, stats: dict[str, float], s: int = s) -> None:
             ctx.report(f"seed {s} step", step + 1, r.steps)
             if step % 10 == 0 or step == r.steps - 1:
