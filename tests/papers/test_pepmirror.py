@@ -542,6 +542,39 @@ def test_all_l_designs_give_a_bounded_hand_interval() -> None:
     assert 0.9 < pre.measured["L_ratio"]["ci"][0] < 1.0 and pre.verdict == "holds"
 
 
+def test_both_variants_of_a_seed_share_its_streams() -> None:
+    """Seed s gives both variants the same initialisation seed, minibatches, loss noise and design noise (a
+    function of (seed, training seed, target) only); another training seed gives other draws."""
+    from paperdag.papers.pepmirror.design import design_noise
+    from paperdag.papers.pepmirror.train import seed_streams
+
+    def draws(train_seed: int) -> tuple:
+        rng, gen = seed_streams(0, train_seed, "cpu")
+        init = torch.randn(3)  # torch's global generator: the network's initialisation
+        return rng.integers(100, size=5).tolist(), torch.randn(4, generator=gen), init
+
+    a, b, c = draws(1), draws(1), draws(2)
+    assert a[0] == b[0] and torch.equal(a[1], b[1]) and torch.equal(a[2], b[2])
+    assert a[0] != c[0] and not torch.equal(a[1], c[1]) and not torch.equal(a[2], c[2])
+    assert torch.equal(design_noise(0, 1, 3, 2, 5), design_noise(0, 1, 3, 2, 5))
+    assert not torch.equal(design_noise(0, 1, 3, 2, 5), design_noise(0, 2, 3, 2, 5))
+    assert not torch.equal(design_noise(0, 1, 3, 2, 5), design_noise(0, 1, 4, 2, 5))
+
+
+def test_a_variant_passes_its_certificate_only_when_every_seed_does() -> None:
+    from paperdag.papers.pepmirror.certificates import worst_errors
+
+    p = CertificateParams(equiv_tol=1e-8, reflection_min_violation=1e-3)
+    exact = {"rotation_error": 1e-15, "reflection_error": 0.0, "improper_rotation_error": 1e-15}
+    broken = {"rotation_error": 1e-15, "reflection_error": 0.09, "improper_rotation_error": 0.09}
+    assert judge(worst_errors([exact, exact, exact], axial=False), axial=False, p=p)["passes"]
+    assert not judge(worst_errors([exact, broken, exact], axial=False), axial=False, p=p)["passes"]
+    assert judge(worst_errors([broken, broken], axial=True), axial=True, p=p)["passes"]
+    assert not judge(worst_errors([broken, exact], axial=True), axial=True, p=p)["passes"]
+    rotated = broken | {"rotation_error": 1e-3}
+    assert not judge(worst_errors([broken, rotated], axial=True), axial=True, p=p)["passes"]
+
+
 def test_majority_hand_design_is_the_unmirrored_native_design() -> None:
     """A native-target design equal to the native peptide: its trivial majority-hand design keeps the L hand but, in
     the mirrored pocket, misses the mirrored native (recovery < 1); it pairs one to one with the mirrored design of
@@ -610,6 +643,10 @@ def test_smoke_run_designs_certifies_and_exports(smoke_runs, tmp_path: Path) -> 
     m = metrics["metrics"]
     assert m["export_n_exported"] >= 1 and m["export_n_pass"] == m["export_n_exported"]
     assert m["polar_design_mirror_deviation_A"] < 1e-9  # polar designs on a mirrored target are exact mirror images
+    seeds = set(pq.read_table(runs["verify"] / VERIFIED_FILE)["train_seed"].to_pylist())
+    assert seeds == {2, 4}  # the smoke profile's two training seeds, each a network per variant
+    hand = next(c for c in metrics["claims"] if c["id"] == "axial_requested_hand_majority")
+    assert hand["n"] == 8 and "2 seeds x 4 targets" in hand["measured"]["units"]
     assert verify_folder("pepmirror", runs["verify"]).outcome is Outcome.VERIFIED
     assert verify_folder("pepmirror", runs["export"]).outcome is Outcome.VERIFIED
     assert m["fullatom_n"] == m["export_n_exported"] and m["fullatom_max_mirror_energy_rel_diff"] < 1e-9

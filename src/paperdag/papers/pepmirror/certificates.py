@@ -67,14 +67,25 @@ def judge(errors: dict[str, float], axial: bool, p: CertificateParams) -> dict[s
             "passes": rotation_ok and reflection}
 
 
+def worst_errors(per_seed: list[dict[str, float]], axial: bool) -> dict[str, float]:
+    """The worst of several networks' errors for ``judge``: the largest rotation error; the largest reflection and
+    improper errors of polar networks (which must be small), the smallest of axial ones (which must be large). The
+    variant passes on these iff every network passes."""
+    pick = min if axial else max
+    return {"rotation_error": max(e["rotation_error"] for e in per_seed),
+            "reflection_error": pick(e["reflection_error"] for e in per_seed),
+            "improper_rotation_error": pick(e["improper_rotation_error"] for e in per_seed)}
+
+
 def design_mirror_deviation(designs: list[dict], targets: list[dict]) -> float:
     """max over paired samples of |design on mirrored target - mirror(design on target)| (A); 0 up to rounding for
     a reflection-equivariant denoiser fed mirrored noise."""
-    by_key = {(d["target_index"], d["sample"], d["target_hand"]): np.asarray(d["xyz"]) for d in designs}
+    by_key = {(d["train_seed"], d["target_index"], d["sample"], d["target_hand"]): np.asarray(d["xyz"])
+              for d in designs}
     dev = 0.0
-    for (k, s, hand), xyz in by_key.items():
+    for (seed, k, s, hand), xyz in by_key.items():
         if hand == "L":
             center = np.asarray(targets[k]["pocket_xyz"]).reshape(-1, 4, 3)[:, 1].mean(0)
             twin = mirror(xyz.reshape(-1, 3), center)
-            dev = max(dev, float(np.abs(twin - by_key[(k, s, "D")].reshape(-1, 3)).max()))
+            dev = max(dev, float(np.abs(twin - by_key[(seed, k, s, "D")].reshape(-1, 3)).max()))
     return dev

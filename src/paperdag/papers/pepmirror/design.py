@@ -1,8 +1,8 @@
 """Designs on every held-out target and on its mirror image, with shared (mirrored) noise.
 
-For target k the sampler draws z ~ N(0, I) from a generator seeded by (seed, k) only, so both variants and both
-hands of the target see the same draws (a paired comparison). Hand L samples on the pocket as given; hand D samples
-on the mirrored pocket P x with mirrored noise P z, P = diag(-1, 1, 1). A reflection-equivariant denoiser therefore
+For target k the sampler draws z ~ N(0, I) from a generator seeded by (seed, training seed, k) only, so both
+variants and both hands of the target see the same draws (a paired comparison). Hand L samples on the pocket as
+given; hand D samples on the mirrored pocket P x with mirrored noise P z, P = diag(-1, 1, 1). A reflection-equivariant denoiser therefore
 gives exactly P (its L design) on the mirrored target; only a reflection-sensitive one can keep the requested hand.
 """
 
@@ -19,14 +19,14 @@ from .params import DenoiserParams, DesignParams
 from .refine import refine
 
 
-def design_noise(seed: int, target: int, n_samples: int, steps: int) -> torch.Tensor:
-    """Noise [T+1, n, 12, 4, 3] of one target, a function of (seed, target index) only."""
-    g = torch.Generator().manual_seed(seed * 1_000_003 + target)
+def design_noise(seed: int, train_seed: int, target: int, n_samples: int, steps: int) -> torch.Tensor:
+    """Noise [T+1, n, 12, 4, 3] of one target, a function of (seed, training seed, target index) only."""
+    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, train_seed, target]).generate_state(1)[0]))
     return torch.randn(steps + 1, n_samples, MAX_LEN, 4, 3, generator=g, dtype=torch.float64)
 
 
 def design_targets(model: Denoiser, targets: list[dict], arch: DenoiserParams, p: DesignParams, pocket_max: int,
-                   seed: int, device: str, version: str) -> list[dict]:
+                   seed: int, train_seed: int, device: str, version: str) -> list[dict]:
     """For each target: n_samples designs on the L target and, with mirrored noise P z, on its mirror image, each
     sampled (xyz_raw) and refined (xyz, see refine.py). Rows hold coordinates in the target's own frame (hand D =
     the mirror about the pocket centroid)."""
@@ -35,7 +35,7 @@ def design_targets(model: Denoiser, targets: list[dict], arch: DenoiserParams, p
     out = []
     for k, target in enumerate(targets):
         arr = to_arrays([target] * p.n_samples, pocket_max)
-        noise = design_noise(seed, k, p.n_samples, arch.diffusion_steps)
+        noise = design_noise(seed, train_seed, k, p.n_samples, arch.diffusion_steps)
         for hand in ("L", "D"):
             a = dict(arr)
             z = noise
@@ -51,7 +51,7 @@ def design_targets(model: Denoiser, targets: list[dict], arch: DenoiserParams, p
             xyz = xyz + arr["center"][:, None, None]
             L = target["length"]
             for s in range(p.n_samples):
-                out.append({"target_id": target["id"], "target_index": k, "target_hand": hand, "sample": s,
-                            "length": L, "xyz": xyz[s, :L].reshape(-1).tolist(),
+                out.append({"train_seed": train_seed, "target_id": target["id"], "target_index": k,
+                            "target_hand": hand, "sample": s, "length": L, "xyz": xyz[s, :L].reshape(-1).tolist(),
                             "xyz_raw": raw[s, :L].reshape(-1).tolist(), "model_version": version})
     return out

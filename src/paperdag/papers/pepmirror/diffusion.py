@@ -70,17 +70,18 @@ def ddpm_loss(model: Denoiser, batch: dict[str, Tensor], alpha_bar: Tensor, scal
 
 def fit_denoiser(model: Denoiser, train: dict[str, np.ndarray], alpha_bar: Tensor, scale: float, p: TrainingParams,
                  rng: np.random.Generator, device: str, log: Callable[[str, float, int], None],
-                 progress: Callable[[Iterable[int]], Iterable[int]]) -> list[float]:
+                 progress: Callable[[Iterable[int]], Iterable[int]],
+                 generator: torch.Generator | None = None) -> list[float]:
     """Adam on ``ddpm_loss`` over minibatches of the padded training arrays, gradients clipped to norm 1, learning
     rate lr_s = lr (0.1 + 0.9 (1 + cos(pi s / steps)) / 2); returns the loss of every step and logs the 10-step mean
-    as ``train_loss`` every 10 steps."""
+    as ``train_loss`` every 10 steps. Minibatches are drawn from ``rng``, the loss's t and noise from ``generator``."""
     opt = torch.optim.Adam(model.parameters(), lr=p.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s / p.steps)))
     n_train = len(train["pep_mask"])
     losses = []
     for step in progress(range(p.steps)):
         batch = to_torch(train, rng.integers(n_train, size=p.batch_size), device)
-        loss = ddpm_loss(model, batch, alpha_bar, scale)
+        loss = ddpm_loss(model, batch, alpha_bar, scale, generator)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -28,8 +28,6 @@ def evaluate(ctx: StageContext[Params], variants: list[str]) -> dict[str, float]
     p = ctx.params
     certs = read_json(ctx.input("verify", CERTIFICATES_FILE))
     designs = read_table(ctx.input("verify", VERIFIED_FILE)).to_pandas()
-    if "train_seed" not in designs:  # one network per variant, trained from the root seed: one seed of units
-        designs["train_seed"] = p.seed
     m = summarize(designs, certs, variants)
     examples = read_table(ctx.input("prepare", EXAMPLES_FILE)).to_pylist()
     targets = {r["id"]: r for r in examples if r["split"] == "target"}

@@ -35,9 +35,13 @@ class DenoiserParams(ParamsModel):
 
 
 class TrainingParams(ParamsModel):
-    """Adam on the DDPM loss with cosine learning-rate decay (diffusion.fit_denoiser)."""
+    """Adam on the DDPM loss with cosine learning-rate decay (diffusion.fit_denoiser), one network per training seed
+    and variant."""
 
-    steps: int = Field(ge=1, le=1_000_000, description="optimizer steps")
+    seeds: list[int] = Field(min_length=1, max_length=10, description=(
+        "training seeds: each variant trains one network per seed; both variants of a seed share its initialisation "
+        "stream, minibatch order, DDPM-loss noise and design noise, so their designs pair by (seed, target, sample)"))
+    steps: int = Field(ge=1, le=1_000_000, description="optimizer steps of each network (per seed)")
     batch_size: int = Field(ge=1, le=1024, description="training examples per step")
     lr: float = Field(gt=0.0, le=1.0, description="peak learning rate")
 
@@ -122,8 +126,8 @@ class ClaimParams(ParamsModel):
 class Plans(ParamsModel):
     """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
 
-    targets: SamplePlan = Field(description="intervals over held-out design targets (every design of a target is one "
-                                "unit: one trained network per variant, one pocket)")
+    targets: SamplePlan = Field(description="intervals over (training seed, held-out target) units (every design of a "
+                                "target by one seed's network is one unit: one network per variant, one pocket)")
     files: SamplePlan = Field(description="the sequence head's cluster-bootstrap intervals over held-out files")
 
 
@@ -153,7 +157,9 @@ class Params(ParamsModel):
             raise ValueError("data.min_pocket must not exceed data.pocket_max")
         if self.quality.bond_min >= self.quality.bond_max:
             raise ValueError("quality.bond_min must be below quality.bond_max")
-        if self.plans.targets.n != N_REAL_TARGETS + self.data.n_segment_targets:
-            raise ValueError(f"plans.targets.n must be {N_REAL_TARGETS} + data.n_segment_targets (every held-out "
-                             "target is one unit)")
+        if len(set(self.training.seeds)) != len(self.training.seeds):
+            raise ValueError("training.seeds must be distinct")
+        if self.plans.targets.n != len(self.training.seeds) * (N_REAL_TARGETS + self.data.n_segment_targets):
+            raise ValueError(f"plans.targets.n must be len(training.seeds) x ({N_REAL_TARGETS} + "
+                             "data.n_segment_targets): every (training seed, held-out target) pair is one unit")
         return self

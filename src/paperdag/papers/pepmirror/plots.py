@@ -9,10 +9,12 @@ from matplotlib.figure import Figure
 from paperdag.io import new_figure
 
 
-def plot_loss(losses: list[float], title: str) -> Figure:
-    """The DDPM training loss, as a 20-step moving mean."""
+def plot_loss(losses: dict[int, list[float]], title: str) -> Figure:
+    """The DDPM training loss of each training seed (dict key), as a 20-step moving mean."""
     fig, ax = new_figure(5, 3)
-    ax.plot(np.convolve(losses, np.ones(20) / 20, mode="valid"))
+    for seed, curve in losses.items():
+        ax.plot(np.convolve(curve, np.ones(20) / 20, mode="valid"), lw=0.8, label=f"seed {seed}")
+    ax.legend(fontsize=7)
     ax.set_xlabel("step")
     ax.set_ylabel("DDPM loss (20-step mean)")
     ax.set_title(title)

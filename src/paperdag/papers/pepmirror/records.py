@@ -26,7 +26,8 @@ def design_record(d: dict, target: dict, variant: str, net: SequenceHead, p: Qua
     hands = residue_hand(pep)
     seq, logp = assign_sequence(net, pep, pocket, np.asarray(target["pocket_aa"]))
     return {
-        "variant": variant, "model_version": d["model_version"], "target_id": d["target_id"],
+        "variant": variant, "model_version": d["model_version"], "train_seed": d["train_seed"],
+        "target_id": d["target_id"],
         "target_index": d["target_index"], "target_hand": d["target_hand"], "sample": d["sample"],
         "length": d["length"], "xyz": d["xyz"], "sequence": seq, "seq_logp": logp,
         "residue_hands": "".join(hands.tolist()), "chirality_volumes": chirality_volume(pep).tolist(),
