@@ -1,6 +1,7 @@
 """trudi science against independent oracles: the batched simulators against scalar references, the chain KL bound
-against the closed-form KL of a linear-Gaussian chain, densities and KLs against torch.distributions, DPPO's per-step
-clipped loss against a loop over steps, GAE against its definition, the detour's mirror symmetry and its congestion
+against the closed-form KL of a linear-Gaussian chain, densities and KLs against torch.distributions, DPPO's loss
+against a transcription of its published loss (clip, clamp, mean over dimensions, denoising discount, approx_kl) and
+its per-seed KL stop, the clip ablation's per-step clipped loss against a loop over steps, SeedAdam's int64 count, GAE against its definition, the detour's mirror symmetry and its congestion
 (a split batch beats a one-sided one by the closed-form amount), the plateau rule (window sizes, the slope and noise
 sd against numpy's least squares, the budget it chooses), the ladder's scripted controllers (reacher's action
 against autograd's Jacobian, the detour split against prepare's route rollout, the pendulum's energy pumping and
@@ -28,13 +29,14 @@ from paperdag.papers.trudi.analysis import plateau, plateau_window, plateaus
 from paperdag.papers.trudi.claims import claims
 from paperdag.papers.trudi.envs import SPECS, Detour, Pendulum, Reacher, make_env
 from paperdag.papers.trudi.nets import SeedAdam, clip_grad_norms, mlp
-from paperdag.papers.trudi.params import ENVS, ClaimParams, Plans, PolicyParams, PPOParams
+from paperdag.papers.trudi.params import ENVS, ClaimParams, DPPOParams, Plans, PolicyParams, PPOParams
 from paperdag.papers.trudi.policies import DiffusionPolicy, GaussianPolicy
 from paperdag.papers.trudi.ppo import old_policy, policy_loss, train
 from paperdag.papers.trudi.rollout import constant_action_returns, gae, route_returns
 from paperdag.papers.trudi.trust_region import chain_kl, project
 
 SLUG = "trudi"
+DPPO = DPPOParams(clip=0.01, logp_min=-5.0, logp_max=2.0, gamma_denoising=0.99, target_kl=1.0)  # DPPO's hopper config
 
 
 def _detour_ref(state: dict, a: list[float]) -> float:
@@ -210,8 +212,8 @@ def test_split_routes_beat_one_route_by_the_halved_congestion(float64) -> None:
     assert split - one == pytest.approx(Detour.crowding / 2 * lane_steps, rel=1e-6)
 
 
-def test_dppo_clips_every_denoising_step_ratio() -> None:
-    """DPPO's loss against a loop over steps with torch.distributions: -mean_b sum_k min(r_k A, clip(r_k) A), which
+def test_clip_ablation_clips_every_denoising_step_ratio() -> None:
+    """The ``clip`` ablation (DPPO's per-step structure with PPO's settings) against a loop over steps with torch.distributions: -mean_b sum_k min(r_k A, clip(r_k) A), which
     is not the clipped objective of the whole-chain ratio prod_k r_k."""
     torch.manual_seed(0)
     pol = DiffusionPolicy(3, 2, 16, 3, 0.5, 0.1, 0.5, [torch.Generator().manual_seed(0)])
@@ -220,7 +222,7 @@ def test_dppo_clips_every_denoising_step_ratio() -> None:
     old = old_policy("clip", pol, obs, chain)
     torch.nn.init.normal_(pol.f[-1].weight, std=0.02)
     p = PPOParams(n_envs=2, iterations={e: 1 for e in ENVS}, epochs=1, minibatches=1, gamma=0.99, lam=0.95, clip=0.2,
-                  tr_reg=1.0, max_grad_norm=0.5, reward_scale={e: 1.0 for e in ENVS})
+                  tr_reg=1.0, max_grad_norm=0.5, reward_scale={e: 1.0 for e in ENVS}, dppo=DPPO)
     mu = pol.means(obs, chain)
     oracle = 0.0
     for k in range(3):
@@ -231,6 +233,106 @@ def test_dppo_clips_every_denoising_step_ratio() -> None:
     torch.testing.assert_close(loss, -oracle.mean(-1))
     whole = (pol.log_prob_from_means(chain, mu) - old["logp"]).exp()
     assert not torch.allclose(loss, -torch.min(whole * adv, whole.clamp(0.8, 1.2) * adv).mean(-1))
+
+
+def _dppo_reference(newlogprobs, oldlogprobs, advantages, denoising_inds, ft_denoising_steps, d):
+    """A transcription of DPPO's ``PPODiffusion.loss`` (irom-lab/dppo, model/diffusion/diffusion_ppo.py) for one
+    minibatch of (state, denoising step) samples with per-element log-probs [N, act_dim] (horizon 1, no BC loss, no
+    advantage quantile clipping: the hopper config's 0 and 1 quantiles), clip_ploss_coef = clip_ploss_coef_base."""
+    newlogprobs = newlogprobs.clamp(min=d.logp_min, max=d.logp_max)
+    oldlogprobs = oldlogprobs.clamp(min=d.logp_min, max=d.logp_max)
+    newlogprobs = newlogprobs.mean(dim=-1).view(-1)
+    oldlogprobs = oldlogprobs.mean(dim=-1).view(-1)
+    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    discount = torch.tensor([d.gamma_denoising ** (ft_denoising_steps - i - 1) for i in denoising_inds])
+    advantages = advantages * discount
+    logratio = newlogprobs - oldlogprobs
+    ratio = logratio.exp()
+    with torch.no_grad():
+        approx_kl = ((ratio - 1) - logratio).mean()
+    pg_loss1 = -advantages * ratio
+    pg_loss2 = -advantages * torch.clamp(ratio, 1 - d.clip, 1 + d.clip)
+    return torch.max(pg_loss1, pg_loss2).mean(), approx_kl
+
+
+@pytest.mark.parametrize("scale", [0.02, 0.3])
+def test_dppo_loss_matches_a_transcription_of_dppo(scale: float) -> None:
+    """Two seeds' DPPO losses and approx_kl (ppo.dppo_loss through policy_loss) against the transcription above on
+    random batches: per-element log-probs from torch.distributions, the (state, step) samples shuffled into one flat
+    minibatch as DPPO stores them. sigma_min 0.02 puts log-densities above the clamp's 2 and the perturbation puts
+    some below -5, so the clamp, the mean over dimensions and the clip all act; the KL stop reads this approx_kl."""
+    torch.manual_seed(0)
+    k_steps, act = 3, 2
+    pol = DiffusionPolicy(3, act, 16, k_steps, 0.5, 0.02, 0.5, [torch.Generator().manual_seed(s) for s in (0, 1)])
+    obs, gens = torch.randn(2, 40, 3), [torch.Generator().manual_seed(s) for s in (2, 3)]
+    chain, adv = pol.sample(obs, gens), torch.randn(2, 40)
+    old = old_policy("dppo", pol, obs, chain, DPPO)
+    torch.nn.init.normal_(pol.f[-1].weight, std=scale)
+    p = PPOParams(n_envs=2, iterations={e: 1 for e in ENVS}, epochs=1, minibatches=1, gamma=0.99, lam=0.95, clip=0.2,
+                  tr_reg=1.0, max_grad_norm=0.5, reward_scale={e: 1.0 for e in ENVS}, dppo=DPPO)
+    stats = {}
+    loss = policy_loss("dppo", pol, obs, chain, adv, old, p, epsilon=0.1, stats=stats)
+    mu = pol.means(obs, chain)
+    clamped = 0
+    for s in range(2):
+        new_e, old_e, a, inds = [], [], [], []
+        for b in torch.randperm(40).tolist():
+            for k in range(k_steps):
+                x = chain[s, b, k + 1]
+                new_e.append(Normal(mu[s, b, k], pol.sigmas[k]).log_prob(x))
+                old_e.append(Normal(old["mu"][s, b, k], pol.sigmas[k]).log_prob(x))
+                a.append(adv[s, b])
+                inds.append(k)
+        new_e, old_e = torch.stack(new_e), torch.stack(old_e)
+        clamped += int(((new_e < -5) | (new_e > 2)).sum())
+        want, want_kl = _dppo_reference(new_e, old_e, torch.stack(a), inds, k_steps, DPPO)
+        torch.testing.assert_close(loss[s], want, rtol=1e-4, atol=1e-6)
+        torch.testing.assert_close(stats["approx_kl"][s], want_kl, rtol=1e-4, atol=1e-7)
+        unclamped, _ = _dppo_reference(new_e, old_e, torch.stack(a), inds, k_steps,
+                                       DPPO.model_copy(update={"logp_min": -1e9, "logp_max": 1e9}))
+        if scale > 0.1:
+            assert not torch.allclose(loss[s], unclamped)
+    assert clamped > 0
+
+
+def test_dppo_kl_stop_ends_a_seeds_update_after_the_exceeding_minibatch() -> None:
+    """target_kl 1e-9: a minibatch's approx_kl is measured before its step, so the first one's is 0 (the policy has
+    not moved) and the second's exceeds the target; its step is still taken and then the stop fires (DPPO's order):
+    exactly two steps per seed and iteration out of 4. target_kl 1e9: all epochs x minibatches steps. A seed trains
+    the same beside another as alone (the stop is per seed)."""
+    pol = PolicyParams(hidden=8, steps=2, sigma_max=0.3, sigma_min=0.1, init_std=0.5)
+    p = PPOParams(n_envs=8, iterations={e: 2 for e in ENVS}, epochs=2, minibatches=2, gamma=0.99, lam=0.95, clip=0.2,
+                  tr_reg=1.0, max_grad_norm=0.5, reward_scale={e: 1.0 for e in ENVS}, dppo=DPPO)
+    tight = p.model_copy(update={"dppo": DPPO.model_copy(update={"target_kl": 1e-9})})
+    loose = p.model_copy(update={"dppo": DPPO.model_copy(update={"target_kl": 1e9})})
+    _, rows = train("detour", "dppo", pol, tight, 0.003, 0.1, [7, 8], "cpu")
+    assert all(r["updates"] == 2 and r["kl_stop"] == 1 for r in rows) and len(rows) == 4
+    _, rows = train("detour", "dppo", pol, loose, 0.003, 0.1, [7, 8], "cpu")
+    assert all(r["updates"] == 4 and r["kl_stop"] == 0 for r in rows)
+    _, both = train("detour", "dppo", pol, p, 0.03, 0.1, [7, 8], "cpu")
+    _, alone = train("detour", "dppo", pol, p, 0.03, 0.1, [8], "cpu")
+    for r, a in zip([r for r in both if r["seed"] == 1], alone):
+        assert r["updates"] == a["updates"] and r["return"] == pytest.approx(a["return"], rel=1e-5)
+
+
+def test_seed_adam_counts_steps_in_int64() -> None:
+    """Past 2^24 a float32 count stops at 2^24 (2^24 + 1 is not representable); the int64 count goes on, and the bias
+    corrections (float64) equal Adam's at that step: a step from zero moments is lr sign(g) there as at step 1."""
+    net = mlp(2, 1, 4, [torch.Generator().manual_seed(0)])
+    opt = SeedAdam(net.parameters(), 0.01, 1)
+    assert opt.t.dtype == torch.int64
+    opt.t.fill_(2**24)
+    before = [q.detach().clone() for q in net.parameters()]
+    opt.zero_grad()
+    net(torch.ones(1, 3, 2)).sum().backward()
+    grads = [q.grad.clone() for q in net.parameters()]
+    opt.step(torch.tensor([True]))
+    assert int(opt.t[0]) == 2**24 + 1
+    t = 2**24 + 1
+    for q, b, g in zip(net.parameters(), before, grads):
+        m, v = 0.1 * g.double(), 0.001 * g.double() ** 2
+        want = b.double() - 0.01 / (1 - 0.9**t) * m / (v.sqrt() / math.sqrt(1 - 0.999**t) + 1e-8)
+        torch.testing.assert_close(q.detach().double(), want, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", ENVS)
@@ -285,8 +387,8 @@ def test_a_seed_trains_the_same_batched_as_alone() -> None:
     """Seed 8 trained beside seed 7 (one batched computation) gives the rows it gives when trained alone."""
     pol = PolicyParams(hidden=8, steps=2, sigma_max=0.3, sigma_min=0.1, init_std=0.5)
     p = PPOParams(n_envs=8, iterations={e: 2 for e in ENVS}, epochs=2, minibatches=2, gamma=0.99, lam=0.95, clip=0.2,
-                  tr_reg=1.0, max_grad_norm=0.5, reward_scale={e: 1.0 for e in ENVS})
-    for method in ("trudi", "gauss"):
+                  tr_reg=1.0, max_grad_norm=0.5, reward_scale={e: 1.0 for e in ENVS}, dppo=DPPO)
+    for method in ("trudi", "gauss", "dppo"):
         _, both = train("detour", method, pol, p, 0.003, 0.1, [7, 8], "cpu")
         _, alone = train("detour", method, pol, p, 0.003, 0.1, [8], "cpu")
         second = [r for r in both if r["seed"] == 1]
@@ -406,13 +508,13 @@ def _summaries(trudi_better: bool, kl_gauss: float = 0.1, one_mode_optimal: bool
                   for e, m, st in [("detour", "trudi", "main"), ("detour", "gauss", "main"),
                                    ("pendulum", "trudi", "main"), ("pendulum", "gauss", "main"),
                                    ("reacher", "trudi", "main"), ("reacher", "gauss", "main"),
-                                   ("reacher", "clip", "base"), ("reacher", "final", "base"),
+                                   ("reacher", "dppo", "base"), ("reacher", "final", "base"),
                                    ("reacher", "trudi", "stress")]}
-    stress = {"env": "reacher", "lr": 0.03, "max_kl_trudi": _seeds(0.1, 0.01), "max_kl_clip": _seeds(100.0, 1.0),
+    stress = {"env": "reacher", "lr": 0.03, "max_kl_trudi": _seeds(0.1, 0.01), "max_kl_dppo": _seeds(100.0, 1.0),
               "max_kl_final": _seeds(10.0, 0.5) ** 1.1,
-              **{f"mean_kl_{m}": _seeds(0.05, 0.01) for m in ("trudi", "clip", "final")},
-              "return_trudi": _seeds(-10.0), "return_clip": _seeds(-10 - sign, 0.3),
-              "return_final": _seeds(-10 - sign, 0.2), **{f"drop_{m}": _seeds(0.5) for m in ("trudi", "clip", "final")}}
+              **{f"mean_kl_{m}": _seeds(0.05, 0.01) for m in ("trudi", "dppo", "final")},
+              "return_trudi": _seeds(-10.0), "return_dppo": _seeds(-10 - sign, 0.3),
+              "return_final": _seeds(-10 - sign, 0.2), **{f"drop_{m}": _seeds(0.5) for m in ("trudi", "dppo", "final")}}
     detour = {"coverage_trudi": _seeds(0.4 if trudi_better else 0.05, 0.02), "coverage_gauss": _seeds(0.0, 0.0),
               "coverage_det_trudi": _seeds(0.0, 0.0), "return_trudi": _seeds(-20 + sign), "return_gauss": _seeds(-20, 0.3)}
     par = {e: {"return_trudi": _seeds(-30 + (0 if trudi_better else -50)), "return_gauss": _seeds(-30),
@@ -432,7 +534,7 @@ PLAN = SamplePlan(unit="seed", n=5, basis="budget", effect=None, power=None, pil
                   spending="none", why="the test's seeds, fixed by the test")
 PLANS = Plans(seeds=PLAN, stress_seeds=PLAN, plateau=PLAN.model_copy(update={"unit": "iteration", "basis": "design"}))
 RUNGS = {e: {"zero-action policy": -20.0, "uniform random-action policy": -25.0, "scripted controller": _seeds(-5.0),
-             "random-search linear controller": _seeds(0.0, 0.5)} for e in ENVS}
+             "random-search linear controller": _seeds(0.0, 0.5)} for e in (*ENVS, "stress")}
 
 
 def _verdicts(s: dict, rungs: dict | None = None) -> dict[str, str]:
@@ -532,13 +634,16 @@ def test_smoke_pipeline_trains_every_configuration(smoke_runs) -> None:
     evals = read_table(runs["evaluate"] / "evals.parquet").to_pylist()
     configs = {(r["env"], r["method"], r["setting"]) for r in evals}
     assert {(e, m, "main") for e in ENVS for m in ("trudi", "gauss")} <= configs
-    assert {("reacher", m, "stress") for m in ("trudi", "clip", "final")} <= configs
+    assert {("reacher", m, "stress") for m in ("trudi", "dppo", "final")} <= configs
     assert all(math.isfinite(r["return_stoch"]) and math.isfinite(r["return_det"]) for r in evals)
     kl_gauss = [r["mean_kl"] for r in evals if (r["env"], r["method"], r["setting"]) == ("pendulum", "gauss", "main")]
     eps_trudi = {r["epsilon"] for r in evals if (r["env"], r["method"], r["setting"]) == ("pendulum", "trudi", "main")}
     assert len(eps_trudi) == 1 and eps_trudi.pop() == pytest.approx(float(np.mean(kl_gauss)))  # matched step size
     ladder = json.loads((runs["baselines"] / "baselines.json").read_text())
-    assert ladder["reacher"]["seeds"] == [0, 1, 2] and ladder["pendulum"]["seeds"] == [0, 1]  # stress_seeds on reacher
+    assert ladder["reacher"]["seeds"] == [0, 1] == ladder["pendulum"]["seeds"] and ladder["stress"]["seeds"] == [0, 1, 2]
+    stress = [r for r in evals if (r["env"], r["setting"]) == ("reacher", "stress")]
+    base = {(r["method"], r["seed"]): r["return_stoch"] for r in evals if r["setting"] == "base"}
+    assert all(r["return_stoch"] != base.get((r["method"], r["seed"])) for r in stress)  # fresh seeds, not base's
     assert all(math.isfinite(x) for v in ladder.values() for k in ("controller", "scripted") for x in v[k])
     assert all(len(v["scripted"]) == len(v["seeds"]) for v in ladder.values())
     assert all(len(c["ladder"]) == 4 for c in runs.metrics()["claims"] if c["id"].startswith("competent_"))

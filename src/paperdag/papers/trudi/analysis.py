@@ -97,11 +97,11 @@ def summarise(evals: pa.Table, curves: pa.Table, throughput: pa.Table, env: dict
     def ev(column: str, **where: object) -> np.ndarray:
         return select(evals, column, **where)
 
-    stress = {"env": env["stress"], "lr": float(ev("lr", setting=STRESS, method="clip")[0])}
-    paired = ev("seed", setting=STRESS, method="clip")  # TruDi's further stress seeds serve its competence only
-    for m in ("trudi", "clip", "final"):
+    stress = {"env": env["stress"], "lr": float(ev("lr", setting=STRESS, method="dppo")[0])}
+    paired = ev("seed", setting=STRESS, method="dppo")  # TruDi's further stress seeds serve its competence only
+    for m in ("trudi", "dppo", "final"):
         if not np.array_equal(ev("seed", setting=STRESS, method=m)[:len(paired)], paired):
-            raise ValueError(f"stress seeds of {m} are not paired with the clip baseline's")
+            raise ValueError(f"stress seeds of {m} are not paired with the DPPO baseline's")
         stress |= {f"{k}_{m}": ev(c, setting=STRESS, method=m)[:len(paired)]
                    for k, c in (("max_kl", "max_kl"), ("mean_kl", "mean_kl"), ("return", "return_stoch"))}
         stress[f"drop_{m}"] = return_drop(curves, setting=STRESS, method=m)[:len(paired)]

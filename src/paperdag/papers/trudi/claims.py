@@ -67,9 +67,10 @@ def regime(s: dict, rungs: Rungs, p: ClaimParams, plans: Plans) -> list[Claim]:
     """The preconditions (module docstring)."""
     st, log_factor = s["stress"], math.log(p.kl_factor)
     stressed = {f"{st['env']}/trudi/stress"}
-    out = [learned(config, c, rungs[c["env"]], plans.stress_seeds if config in stressed else plans.seeds)
+    out = [learned(config, c, rungs["stress"] if config in stressed else rungs[c["env"]],
+                   plans.stress_seeds if config in stressed else plans.seeds)
            for config, c in s["competence"].items()]
-    for m in ("clip", "final"):
+    for m in ("dppo", "final"):
         ratio = paired_diff_ci(np.log(st[f"max_kl_{m}"]), np.log(st["max_kl_trudi"]), unit="seed")
         out.append(precondition(f"stress_destabilises_{m}", f"at the large learning rate ({st['lr']:g}, {st['env']}) "
                                 f"the {m} baseline's max per-update chain KL exceeds TruDi's by more than "
@@ -139,7 +140,8 @@ def findings(s: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
     stress_trudi = competent(f"{st['env']}/trudi/stress")
     out = []
     for m, cid, statement, paper in (
-            ("clip", "stable_where_clip_unstable", "DPPO's (per-step ratio clipping only)",
+            ("dppo", "stable_where_clip_unstable", "DPPO's (as published: per-step ratio clipping 0.01, clamped "
+             "step log-probabilities, denoising discount, KL stop at 1; no trust region)",
              "TruDi trains stably where clip-only diffusion PPO does not (paper: humanoid gains, 73 tasks)"),
             ("final", "whole_chain_beats_final_step_constraint", "the final-step-only trust region's",
              "the trust region must cover the entire diffusion trajectory (the paper's design argument)")):

@@ -22,11 +22,11 @@ from .prepare import SPECS_FILE, THROUGHPUT_FILE
 def headline_metrics(s: dict) -> dict[str, float]:
     """Means over seeds of the summaries ``s`` (analysis.summarise) for the metrics file (the claims judge intervals)."""
     st, det = s["stress"], s["detour"]
-    metrics = {f"stress_max_kl_{m}": st[f"max_kl_{m}"].mean() for m in ("trudi", "clip", "final")}
-    metrics |= {f"stress_mean_kl_{m}": st[f"mean_kl_{m}"].mean() for m in ("trudi", "clip", "final")}
-    metrics |= {f"stress_return_drop_{m}": st[f"drop_{m}"].mean() for m in ("trudi", "clip", "final")}
+    metrics = {f"stress_max_kl_{m}": st[f"max_kl_{m}"].mean() for m in ("trudi", "dppo", "final")}
+    metrics |= {f"stress_mean_kl_{m}": st[f"mean_kl_{m}"].mean() for m in ("trudi", "dppo", "final")}
+    metrics |= {f"stress_return_drop_{m}": st[f"drop_{m}"].mean() for m in ("trudi", "dppo", "final")}
     metrics |= {f"stress_return_trudi_minus_{m}": (st["return_trudi"] - st[f"return_{m}"]).mean()
-                for m in ("clip", "final")}
+                for m in ("dppo", "final")}
     metrics |= {"detour_coverage_trudi": det["coverage_trudi"].mean(), "detour_coverage_gauss": det["coverage_gauss"]
                 .mean(), "detour_return_trudi_minus_gauss": (det["return_trudi"] - det["return_gauss"]).mean()}
     metrics |= {f"{e}_return_trudi_minus_gauss": (v["return_trudi"] - v["return_gauss"]).mean()
@@ -35,15 +35,16 @@ def headline_metrics(s: dict) -> dict[str, float]:
     return metrics
 
 
-def ladder(specs: dict, controller: dict) -> dict[str, dict[str, float | np.ndarray]]:
-    """Per simulator: the zero- and uniform random-action policies' returns and the scripted and searched
-    controllers' per-seed returns (seeds 0, 1, ... in order)."""
+def ladder(specs: dict, controller: dict, stress_env: str) -> dict[str, dict[str, float | np.ndarray]]:
+    """Per simulator, and under "stress" for the stress runs' fresh seeds on ``stress_env``: the zero- and uniform
+    random-action policies' returns and the scripted and searched controllers' per-seed returns (seeds 0, 1, ... in
+    order)."""
     out = {}
-    for env, v in specs.items():
-        row = controller[env]
+    for key, v in (*specs.items(), ("stress", specs[stress_env])):
+        row = controller[key]
         if row["seeds"] != list(range(len(row["seeds"]))):
-            raise ValueError(f"the controller on {env} ran seeds {row['seeds']}, not 0, 1, ...")
-        out[env] = {"zero-action policy": v["zero_return"], "uniform random-action policy": v["random_return"],
+            raise ValueError(f"the controller on {key} ran seeds {row['seeds']}, not 0, 1, ...")
+        out[key] = {"zero-action policy": v["zero_return"], "uniform random-action policy": v["random_return"],
                     "scripted controller": np.asarray(row["scripted"]),
                     "random-search linear controller": np.asarray(row["controller"])}
     return out
@@ -68,9 +69,13 @@ def evaluate(ctx: StageContext[Params], runs: list[str]) -> dict[str, float]:
     save_figure(plot_detour_actions(actions), ctx.output("detour_actions.png"))
     save_figure(plot_epsilon_sweep(s["sweep"]), ctx.output("epsilon_sweep.png"))
     metrics = headline_metrics(s)
-    rungs = ladder(specs, read_json(ctx.input("baselines", BASELINES_FILE)))
+    rungs = ladder(specs, read_json(ctx.input("baselines", BASELINES_FILE)), p.stress_env)
     metrics |= {f"{env}_{k}_return": float(np.mean(r[name])) for env, r in rungs.items()
                 for k, name in (("controller", "random-search linear controller"), ("scripted", "scripted controller"))}
+    for setting in ("base", "stress"):  # DPPO's KL stop: share of (seed, iteration) updates it ended, steps taken
+        rows = [r for r in curves.to_pylist() if (r["method"], r["setting"]) == ("dppo", setting)]
+        metrics[f"dppo_kl_stop_rate_{setting}"] = float(np.mean([r["kl_stop"] for r in rows]))
+        metrics[f"dppo_steps_per_iteration_{setting}"] = float(np.mean([r["updates"] for r in rows]))
     verdicts = claims(s, rungs, p.claims, p.plans)
     write_metrics(ctx.out, metrics, verdicts)
     return metrics

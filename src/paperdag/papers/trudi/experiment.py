@@ -1,6 +1,7 @@
 """One configuration (simulator, method, learning rate, epsilon) trained over seeds and evaluated.
 
-Seed i of a configuration uses torch seed 1000 * root + i (its generator; all seeds train in one batched computation,
+Seed i of a configuration uses torch seed 1000 * root + offset + i (offset: stress_seed_offset for the stress
+runs, else 0; its generator; all seeds train in one batched computation,
 ppo.py), the same for every method, so methods are compared on paired seeds. Evaluation: the mean return of
 ``episodes`` episodes with stochastic and with deterministic sampling, and on ``detour`` the share of episodes from the
 symmetric start that pass left of the obstacle (mean x of the path < 0); mode coverage = min(left share, right share),
@@ -36,10 +37,11 @@ def evaluate_policy(env_name: str, policy: Policy, episodes: int, gens: Generato
 
 
 def run_config(env_name: str, method: str, pol: PolicyParams, p: PPOParams, lr: float, epsilon: float, seeds: int,
-               root: int, episodes: int, device: str, report: Callable[[int, int], None] | None = None) -> dict:
+               root: int, episodes: int, device: str, report: Callable[[int, int], None] | None = None,
+               offset: int = 0) -> dict:
     """Train and evaluate ``seeds`` policies in one seed-batched computation: per-iteration rows, per-seed
     evaluations, the first seed's detour actions and the seed-stacked weights (leading axis = seed)."""
-    seed_ids = [1000 * root + i for i in range(seeds)]
+    seed_ids = [1000 * root + offset + i for i in range(seeds)]
     policy, rows = train(env_name, method, pol, p, lr, epsilon, seed_ids, device, report)
     gens = [torch.Generator(device).manual_seed(s + 7) for s in seed_ids]
     results, actions = evaluate_policy(env_name, policy, episodes, gens, device)

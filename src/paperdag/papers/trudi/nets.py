@@ -7,7 +7,7 @@ alone.
 - ``clip_grad_norms``: per seed and network, g_s <- g_s min(1, c / (||g_s|| + 1e-6)) (torch's clip_grad_norm_).
 - ``SeedAdam``: Adam (Kingma & Ba 2015) in torch.optim.Adam's form, m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
   theta -= lr / (1 - b1^t) m / (sqrt(v) / sqrt(1 - b2^t) + eps), elementwise, so stacking seeds changes nothing;
-  each seed keeps its own step count t, and a seed whose loss was non-finite is left untouched by that step.
+  each seed keeps its own step count t (int64; the bias corrections 1 - b^t in float64, then cast), and a seed whose loss was non-finite is left untouched by that step.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class SeedAdam:
         self.params, self.lr, self.betas, self.eps = list(params), lr, betas, eps
         self.m = [torch.zeros_like(q) for q in self.params]
         self.v = [torch.zeros_like(q) for q in self.params]
-        self.t = torch.zeros(seeds, device=self.params[0].device)
+        self.t = torch.zeros(seeds, dtype=torch.int64, device=self.params[0].device)
 
     def zero_grad(self) -> None:
         for q in self.params:
@@ -85,12 +85,13 @@ class SeedAdam:
     def step(self, active: torch.Tensor) -> None:
         """One Adam step for the seeds where ``active`` [S] is true."""
         b1, b2 = self.betas
-        self.t += active
-        t = self.t.clamp(min=1)
-        bc1, bc2 = 1 - b1**t, 1 - b2**t
+        self.t += active.to(torch.int64)
+        t = self.t.clamp(min=1).to(torch.float64)
+        dtype = self.params[0].dtype
+        bc1, sqrt_bc2 = (1 - b1**t).to(dtype), (1 - b2**t).sqrt().to(dtype)
         for q, m, v in zip(self.params, self.m, self.v, strict=True):
             a, g = _per_seed(active, q), q.grad
             m.copy_(torch.where(a, b1 * m + (1 - b1) * g, m))
             v.copy_(torch.where(a, b2 * v + (1 - b2) * g * g, v))
-            update = self.lr / _per_seed(bc1, q) * m / (v.sqrt() / _per_seed(bc2, q).sqrt() + self.eps)
+            update = self.lr / _per_seed(bc1, q) * m / (v.sqrt() / _per_seed(sqrt_bc2, q) + self.eps)
             q.sub_(torch.where(a, update, 0.0))

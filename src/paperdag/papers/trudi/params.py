@@ -24,6 +24,18 @@ class PolicyParams(ParamsModel):
     init_std: float = Field(gt=0.0, le=2.0, description="Gaussian policy's initial std = the chain prior's std")
 
 
+class DPPOParams(ParamsModel):
+    """DPPO's loss as published (ppo.py ``dppo``; Ren et al. 2024, cfg/gym/finetune/hopper-v2/ft_ppo_diffusion_mlp.yaml)."""
+
+    clip: float = Field(gt=0.0, le=1.0, description="per-denoising-step ratio clip (clip_ploss_coef = _base)")
+    logp_min: float = Field(description="lower clamp of each per-dimension step log-probability")
+    logp_max: float = Field(description="upper clamp of each per-dimension step log-probability")
+    gamma_denoising: float = Field(gt=0.0, le=1.0, description="denoising discount: step k's advantage x "
+                                   "gamma_denoising^(K - k - 1)")
+    target_kl: float = Field(gt=0.0, description="a seed's update of an iteration stops after the minibatch whose "
+                             "approx_kl = mean((r - 1) - log r) exceeds this")
+
+
 class PPOParams(ParamsModel):
     """The on-policy loop (ppo.py), shared by every method."""
 
@@ -34,7 +46,8 @@ class PPOParams(ParamsModel):
     minibatches: int = Field(ge=1, le=1024, description="minibatches per pass")
     gamma: float = Field(gt=0.0, le=1.0, description="discount factor")
     lam: float = Field(ge=0.0, le=1.0, description="GAE lambda")
-    clip: float = Field(gt=0.0, le=1.0, description="PPO ratio clipping range c (gauss, clip)")
+    clip: float = Field(gt=0.0, le=1.0, description="PPO ratio clipping range c (gauss, and the clip ablation)")
+    dppo: DPPOParams
     tr_reg: float = Field(ge=0.0, le=100.0, description="weight alpha of the projection regression (trudi, final)")
     max_grad_norm: float = Field(gt=0.0, description="global gradient-norm clip of every Adam step")
     reward_scale: dict[str, Positive] = Field(description="per environment: factor on rewards for the critic")
@@ -100,6 +113,9 @@ class Params(ParamsModel):
     seeds: int = Field(ge=1, le=100, description="training seeds per configuration")
     stress_seeds: int = Field(ge=1, le=100, description="training seeds of TruDi at the large learning rate (its "
                               "competence precondition); its first ``seeds`` are paired with the baselines' seeds")
+    stress_seed_offset: int = Field(ge=0, le=100000, description="the stress runs' seed i (every method) is torch seed "
+                                    "1000 seed + stress_seed_offset + i: fresh seeds, none of them run before the "
+                                    "stress plan was declared")
     lr: float = Field(gt=0.0, le=1.0, description="Adam learning rate of every method in the main comparison")
     epsilon: float = Field(gt=0.0, le=10.0, description="trust-region bound on the per-state chain KL of the "
                            "stability test (trudi, final); TruDi's main runs take Gaussian PPO's measured KL instead")
@@ -129,6 +145,8 @@ class Params(ParamsModel):
             raise ValueError(f"stress_env, sweep_env, reward_scale and iterations keys must be among {ENVS}")
         if self.stress_seeds < self.seeds:
             raise ValueError("stress_seeds must be at least seeds (its first seeds are the paired ones)")
+        if self.ppo.dppo.logp_min >= self.ppo.dppo.logp_max:
+            raise ValueError("ppo.dppo.logp_min must be below logp_max")
         if self.policy.sigma_min > self.policy.sigma_max:
             raise ValueError("policy.sigma_min must not exceed policy.sigma_max")
         sweep = self.claims.plateau_sweep

@@ -6,14 +6,14 @@ from paperdag.dag import Pipeline, Resources, Stage
 
 from .params import ENVS, Params
 
-TRAIN_PARAMS = ("seeds", "stress_seeds", "lr", "epsilon", "policy", "ppo", "stress_env", "stress_lr", "sweep_env",
+TRAIN_PARAMS = ("seeds", "stress_seeds", "stress_seed_offset", "lr", "epsilon", "policy", "ppo", "stress_env", "stress_lr", "sweep_env",
                 "sweep_epsilons", "eval_episodes")
 TRAIN_OUT = ("curves.parquet", "evals.parquet", "actions.parquet", "weights.safetensors")
 GPU = Resources(cpus=1, gpus=0.25)
 RUNS = {  # stage name -> train args
     **{f"train_{env}_{m}": {"method": m, "setting": "main", "env": env} for env in ENVS for m in ("trudi", "gauss")},
     **{f"{setting}_{m}": {"method": m, "setting": setting}
-       for setting in ("base", "stress") for m in ("clip", "final")},
+       for setting in ("base", "stress") for m in ("dppo", "final")},
     "stress_trudi": {"method": "trudi", "setting": "stress"},
     "sweep_trudi": {"method": "trudi", "setting": "sweep"},
 }
@@ -23,7 +23,7 @@ PLOTS = ("returns.png", "kl_per_update.png", "detour_actions.png", "epsilon_swee
 PIPELINE = Pipeline(
     slug="trudi",
     title="TruDi: trust-region diffusion policies for on-policy RL in batched simulators",
-    headline=("detour_coverage_trudi", "detour_coverage_gauss", "stress_max_kl_clip", "stress_max_kl_trudi"),
+    headline=("detour_coverage_trudi", "detour_coverage_gauss", "stress_max_kl_dppo", "stress_max_kl_trudi"),
     params_model=Params,
     stages=(
         Stage("prepare", "prepare", "prepare:prepare", params=("eval_episodes", "throughput_envs"),
@@ -31,7 +31,7 @@ PIPELINE = Pipeline(
         *(Stage(name, "train", "train:train", upstream=("prepare", *MATCHED_TO.get(name, ())), params=TRAIN_PARAMS,
                 outputs=TRAIN_OUT, args=args, resources=GPU) for name, args in RUNS.items()),
         Stage("baselines", "evaluate", "baselines:baselines",
-              params=("seeds", "stress_seeds", "stress_env", "ppo", "controller", "scripted", "eval_episodes"),
+              params=("seeds", "stress_seeds", "stress_seed_offset", "stress_env", "ppo", "controller", "scripted", "eval_episodes"),
               outputs=("baselines.json",)),
         Stage("evaluate", "evaluate", "evaluate:evaluate", upstream=("prepare", "baselines", *RUNS),
               params=("lr", "stress_env", "stress_lr", "sweep_env", "claims", "plans"),

@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 
 from paperdag.io import new_figure
 
-COLORS = {"trudi": "tab:blue", "clip": "tab:red", "final": "tab:orange", "gauss": "tab:gray"}
+COLORS = {"trudi": "tab:blue", "dppo": "tab:red", "clip": "tab:pink", "final": "tab:orange", "gauss": "tab:gray"}
 
 
 def _band(ax, curves: pa.Table, label: str, color: str, **where: object) -> None:
@@ -38,7 +38,7 @@ def plot_kl(curves: pa.Table, env: str, lrs: tuple[float, float]) -> Figure:
     TruDi's trust-region bound epsilon dashed (at the base rate the matched one, Gaussian PPO's KL)."""
     fig, axes = new_figure(9.0, 3.4, ncols=2)
     for ax, lr, settings in zip(axes, lrs, (("main", "base"), ("stress",))):
-        for m in ("trudi", "clip", "final"):
+        for m in ("trudi", "dppo", "final"):
             setting = settings[0] if m == "trudi" or len(settings) == 1 else settings[1]
             _band(ax, curves, m, COLORS[m], env=env, method=m, setting=setting, y="kl")
         epsilon = next(r["epsilon"] for r in curves.to_pylist()

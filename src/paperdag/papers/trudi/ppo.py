@@ -3,10 +3,20 @@
 With r(theta) = pi_theta(chain | s) / pi_old(chain | s) (the chain's density for a diffusion policy, the action's
 for a Gaussian one) and normalised advantages A:
 - ``gauss`` (Gaussian PPO): L = -E min(r A, clip(r, 1 -+ c) A).
-- ``clip`` (DPPO, Ren et al. 2024: ratio clipping only, per denoising step): each step t of the chain is an action
-  of the denoising MDP with ratio r_t = N(a_{t-1}; mu_new,t, sigma_t^2) / N(a_{t-1}; mu_old,t, sigma_t^2) and the
-  environment step's advantage, L = -E sum_t min(r_t A, clip(r_t, 1 -+ c) A) (the sum of per-step clipped
-  objectives; the whole-chain ratio is prod_t r_t, which this clipping does not bound).
+- ``dppo`` (DPPO as published, Ren et al. 2024, ``agent/finetune/diffusion_ppo.py`` ``PPODiffusion.loss`` with the
+  settings of ``cfg/gym/finetune/hopper-v2/ft_ppo_diffusion_mlp.yaml``, params.yaml ``ppo.dppo``): each denoising step
+  k of the chain is its own sample of the denoising MDP. Its log-probability is the per-action-dimension
+  log N(a_{k+1,j}; mu_k,j, sigma_k^2), each clamped to [logp_min, logp_max] (-5, 2), then averaged over the action
+  dimensions; r_k = exp(new - old). The advantage is normalised over the minibatch's (state, step) samples and scaled
+  by the denoising discount gamma_d^(K - k - 1) (0.99), and L = mean over (state, step) of max(-A r_k, -A clip(r_k,
+  1 -+ c_d)) with c_d = 0.01 (clip_ploss_coef = clip_ploss_coef_base, so the same at every step). KL stop (target_kl
+  1): approx_kl = mean((r - 1) - log r) is measured with the minibatch's loss, before its step; the step is taken, and
+  a seed whose approx_kl exceeded target_kl takes no further step in this iteration (DPPO breaks out of its minibatch
+  and epoch loops; here the other seeds go on).
+- ``clip`` (ablation, not in the default DAG: DPPO's per-step structure with PPO's settings, the form of the earlier
+  runs): ratio r_k of the summed, unclamped step log-density, the environment step's advantage, L = -E sum_k min(r_k
+  A, clip(r_k, 1 -+ c) A) with PPO's c, no denoising discount, no KL stop (the whole-chain ratio prod_k r_k is not
+  bounded by this clipping).
 - ``trudi``: L = -E r_proj A + alpha E KL_chain(mu_proj || mu_theta), r_proj the ratio of the projected chain
   (trust_region.project: whole-chain KL <= epsilon), the second term pulls the network onto its projection.
 - ``final``: the same with the projection of the last denoising step only.
@@ -21,16 +31,18 @@ initial weights come from its own generator seeded with its seed, and a non-fini
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from .envs import SPECS
 from .nets import Generators, SeedAdam, clip_grad_norms, mlp
-from .params import PolicyParams, PPOParams
+from .params import DPPOParams, PolicyParams, PPOParams
 from .policies import DiffusionPolicy, GaussianPolicy
 from .rollout import Policy, gae, rollout
 from .trust_region import chain_kl, project
 
-METHODS = ("trudi", "clip", "final", "gauss")
+METHODS = ("trudi", "dppo", "clip", "final", "gauss")
 
 
 def make_policy(method: str, env_name: str, p: PolicyParams, gens: Generators) -> Policy:
@@ -41,19 +53,56 @@ def make_policy(method: str, env_name: str, p: PolicyParams, gens: Generators) -
     return DiffusionPolicy(spec.obs_dim, spec.act_dim, p.hidden, p.steps, p.sigma_max, p.sigma_min, p.init_std, gens)
 
 
-def old_policy(method: str, policy: Policy, obs: torch.Tensor, chain: torch.Tensor) -> dict[str, torch.Tensor]:
-    """What the update compares against: log pi_old(chain | s), and the old step means or Gaussian mean and std."""
+def old_policy(method: str, policy: Policy, obs: torch.Tensor, chain: torch.Tensor,
+               d: DPPOParams | None = None) -> dict[str, torch.Tensor]:
+    """What the update compares against: log pi_old(chain | s), and the old step means or Gaussian mean and std (for
+    ``dppo`` also its clamped step log-probabilities, with ``d``)."""
     with torch.no_grad():
         if method == "gauss":
             return {"logp": policy.log_prob(obs, chain), "mean": policy.mean(obs),
                     "log_std": policy.log_std.detach().clone().expand(*obs.shape[:-1], -1)}
         mu = policy.means(obs, chain)
-        return {"logp": policy.log_prob_from_means(chain, mu), "logp_steps": policy.step_log_probs(chain, mu), "mu": mu}
+        out = {"logp": policy.log_prob_from_means(chain, mu), "logp_steps": policy.step_log_probs(chain, mu), "mu": mu}
+        if method == "dppo":
+            out["dppo_logp_steps"] = dppo_step_log_probs(policy, chain, mu, d)
+        return out
+
+
+def dppo_step_log_probs(policy: DiffusionPolicy, chain: torch.Tensor, mu: torch.Tensor, d: DPPOParams) -> torch.Tensor:
+    """DPPO's step log-probabilities [..., K]: per action dimension log N(a_{k+1,j}; mu_k,j, sigma_k^2), clamped to
+    [logp_min, logp_max], averaged over the action dimensions."""
+    sig = policy.sigmas[:, None]
+    per_dim = -(((chain[..., 1:, :] - mu) / sig) ** 2 / 2 + sig.log() + 0.5 * math.log(2 * math.pi))
+    return per_dim.clamp(d.logp_min, d.logp_max).mean(-1)
+
+
+def dppo_loss(policy: DiffusionPolicy, obs: torch.Tensor, chain: torch.Tensor, adv: torch.Tensor,
+              old: dict[str, torch.Tensor], d: DPPOParams) -> tuple[torch.Tensor, torch.Tensor]:
+    """DPPO's policy loss and approx_kl per seed [S] on one minibatch (module docstring)."""
+    new = dppo_step_log_probs(policy, chain, policy.means(obs, chain), d)  # [S, B, K]
+    k = new.shape[-1]
+    a = adv[..., None].expand_as(new).flatten(1)  # the env step's advantage on each of its K samples
+    a = (a - a.mean(1, keepdim=True)) / (a.std(1, keepdim=True) + 1e-8)
+    discount = d.gamma_denoising ** torch.arange(k - 1, -1, -1, device=new.device, dtype=new.dtype)
+    a = a * discount.repeat(new.shape[1])
+    log_ratio = (new - old["dppo_logp_steps"]).flatten(1)
+    ratio = log_ratio.exp()
+    with torch.no_grad():
+        approx_kl = ((ratio - 1) - log_ratio).mean(1)
+    loss = torch.max(-a * ratio, -a * ratio.clamp(1 - d.clip, 1 + d.clip)).mean(1)
+    return loss, approx_kl
 
 
 def policy_loss(method: str, policy: Policy, obs: torch.Tensor, chain: torch.Tensor, adv: torch.Tensor,
-                old: dict[str, torch.Tensor], p: PPOParams, epsilon: float) -> torch.Tensor:
-    """The policy part of L (module docstring) per seed [S] on one minibatch (states [S, B, obs_dim])."""
+                old: dict[str, torch.Tensor], p: PPOParams, epsilon: float,
+                stats: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
+    """The policy part of L (module docstring) per seed [S] on one minibatch (states [S, B, obs_dim]); for ``dppo``
+    the minibatch's approx_kl per seed goes to ``stats["approx_kl"]`` when given."""
+    if method == "dppo":
+        loss, approx_kl = dppo_loss(policy, obs, chain, adv, old, p.dppo)
+        if stats is not None:
+            stats["approx_kl"] = approx_kl
+        return loss
     if method == "gauss":
         ratio = (policy.log_prob(obs, chain) - old["logp"]).exp()
         return -torch.min(ratio * adv, ratio.clamp(1 - p.clip, 1 + p.clip) * adv).mean(-1)
@@ -85,7 +134,8 @@ def train(env_name: str, method: str, pol: PolicyParams, p: PPOParams, lr: float
           device: str, report=None) -> tuple[Policy, list[dict[str, float]]]:
     """Train one policy per seed for ``p.iterations[env_name]`` rollouts of ``p.n_envs`` episodes; returns the
     seed-stacked policy and per-iteration, per-seed rows (seed index, env_steps, mean episode return, KL of the
-    update, skipped non-finite updates so far)."""
+    update, skipped non-finite updates so far, whether DPPO's KL stop fired in this iteration and the minibatch steps
+    the seed took)."""
     gens = [torch.Generator(device).manual_seed(s) for s in seeds]
     policy = make_policy(method, env_name, pol, gens).to(device)
     value = mlp(SPECS[env_name].obs_dim, 1, pol.hidden, gens).to(device)
@@ -97,14 +147,16 @@ def train(env_name: str, method: str, pol: PolicyParams, p: PPOParams, lr: float
         adv, ret = (_per_seed_batch(x) for x in gae(batch["reward"], batch["value"], p.gamma, p.lam))
         obs, chain = _per_seed_batch(batch["obs"]), _per_seed_batch(batch["chain"])
         adv = (adv - adv.mean(1, keepdim=True)) / (adv.std(1, keepdim=True) + 1e-8)
-        old = old_policy(method, policy, obs, chain)
+        old = old_policy(method, policy, obs, chain, p.dppo)
+        going = torch.ones(len(seeds), dtype=torch.bool, device=device)  # dppo: seeds whose KL stop has not fired
+        steps = torch.zeros(len(seeds), dtype=torch.long)
         for _ in range(p.epochs):
             perm = torch.stack([torch.randperm(obs.shape[1], generator=g, device=device) for g in gens])
             for idx in perm.chunk(p.minibatches, dim=1):
                 mb_old = {k: v[seed_rows, idx] for k, v in old.items()}
-                mb_obs = obs[seed_rows, idx]
+                mb_obs, stats = obs[seed_rows, idx], {}
                 loss = policy_loss(method, policy, mb_obs, chain[seed_rows, idx], adv[seed_rows, idx], mb_old, p,
-                                   epsilon)
+                                   epsilon, stats)
                 loss = loss + 0.5 * ((value(mb_obs).squeeze(-1) - ret[seed_rows, idx]) ** 2).mean(-1)
                 finite = torch.isfinite(loss)
                 skipped += (~finite).cpu()
@@ -112,10 +164,14 @@ def train(env_name: str, method: str, pol: PolicyParams, p: PPOParams, lr: float
                 loss.sum().backward()
                 for net in (policy, value):
                     clip_grad_norms(net.parameters(), p.max_grad_norm)
-                opt.step(finite)
+                opt.step(finite & going)
+                steps += (finite & going).cpu()
+                if "approx_kl" in stats:  # DPPO's stop: this minibatch's step is taken, the seed's later ones not
+                    going &= ~(stats["approx_kl"] > p.dppo.target_kl)
         kl, ret_mean = policy_kl(method, policy, obs, chain, old).tolist(), batch["episode_return"].mean(1).tolist()
         rows += [{"seed": i, "iteration": it, "env_steps": (it + 1) * p.n_envs * SPECS[env_name].horizon,
-                  "return": ret_mean[i], "kl": kl[i], "skipped": int(skipped[i])} for i in range(len(seeds))]
+                  "return": ret_mean[i], "kl": kl[i], "skipped": int(skipped[i]), "kl_stop": int(not going[i]),
+                  "updates": int(steps[i])} for i in range(len(seeds))]
         if report is not None:
             report(it + 1, iterations)
     return policy, rows

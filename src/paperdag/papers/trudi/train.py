@@ -35,7 +35,8 @@ def train(ctx: StageContext[Params], method: str, setting: str, env: str = "") -
     curves, evals, weights, actions = [], [], {}, None
     for j, eps in enumerate(grid):
         res = run_config(env, method, p.policy, p.ppo, lr, eps, seeds, p.seed, p.eval_episodes, ctx.device,
-                         lambda i, n, j=j: ctx.report(f"{env} {method} eps#{j}", i, n))
+                         lambda i, n, j=j: ctx.report(f"{env} {method} eps#{j}", i, n),
+                         p.stress_seed_offset if setting == "stress" else 0)
         curves += res["curves"]
         evals += res["evals"]
         weights |= {f"eps{j}.{k}": v for k, v in res["weights"].items()}
