@@ -26,6 +26,8 @@ class Runs:
     final_val_loss: np.ndarray
     peak_gain: np.ndarray  # max over evaluations of max(forward, backward) composite gain (nan if the run blew up)
     stability: tuple[RunStability, ...]
+    count_val_loss: np.ndarray  # val loss at ``count_step``, where the stability measures start reading the run
+    count_step: int  # the first evaluation at or after the warm-up (the stability measures read steps t > warmup)
 
     @property
     def unstable(self) -> np.ndarray:
@@ -34,16 +36,31 @@ class Runs:
 
 
 def summarise(steps: pa.Table, evals: pa.Table, warmup: int, s: SweepParams, unigram: float) -> Runs:
-    """Per seed: last validation loss, peak composite gain and the stability tests after ``warmup`` steps."""
-    val, fwd, bwd = (by_seed(evals, c) for c in ("val_loss", "gain_forward", "gain_backward"))
+    """Per seed: last validation loss, peak composite gain, the stability tests after ``warmup`` steps and the
+    validation loss at the first evaluation at or after ``warmup`` (where the stability measures start counting)."""
+    val, fwd, bwd, at = (by_seed(evals, c) for c in ("val_loss", "gain_forward", "gain_backward", "step"))
     grad, loss = by_seed(steps, "grad_norm"), by_seed(steps, "train_loss")
     seeds = sorted(val)
+    count_step = count_eval_step(at[seeds[0]], warmup)
+    if any(count_eval_step(at[k], warmup) != count_step for k in seeds):
+        raise ValueError("the seeds of a cell were evaluated at different steps")
     return Runs(
         final_val_loss=np.array([val[k][-1] for k in seeds]),
         peak_gain=np.array([np.max(np.r_[fwd[k], bwd[k]]) for k in seeds]),
         stability=tuple(run_stability(loss[k], grad[k], val[k][-1], unigram, warmup, s.smooth, s.surge_nats,
                                       s.grad_factor) for k in seeds),
+        count_val_loss=np.array([val[k][list(at[k]).index(count_step)] for k in seeds]),
+        count_step=count_step,
     )
+
+
+def count_eval_step(eval_steps: np.ndarray, warmup: int) -> int:
+    """The first evaluation step at or after ``warmup``: the model the stability measures start reading (they read
+    steps t > warmup); an error if no evaluation comes that late."""
+    late = [int(t) for t in eval_steps if t >= warmup]
+    if not late:
+        raise ValueError(f"no evaluation at or after the warm-up's {warmup} steps")
+    return min(late)
 
 
 def sweep_unstable(cells: dict[str, Runs], sweep: tuple[str, ...]) -> np.ndarray:
@@ -87,7 +104,8 @@ def comparison_metrics(runs: dict[str, dict[str, Runs]]) -> dict[str, float]:
             loss, tag = mean_ci(r.final_val_loss), f"{k}_{cell}"
             out |= {f"{tag}_final_val_loss_mean": loss.mean, f"{tag}_final_val_loss_ci_lo": loss.lo,
                     f"{tag}_final_val_loss_ci_hi": loss.hi, f"{tag}_peak_gain_max": float(np.nanmax(r.peak_gain)),
-                    f"{tag}_unstable_runs": int(r.unstable.sum()),
+                    f"{tag}_unstable_runs": int(r.unstable.sum()), f"{tag}_count_step": r.count_step,
+                    f"{tag}_count_val_loss_mean": float(np.mean(r.count_val_loss)),
                     f"{tag}_max_loss_rise": max(s.loss_rise for s in r.stability),
                     f"{tag}_max_grad_ratio": max(s.grad_ratio for s in r.stability)}
         out[f"{k}_peak_gain_max"] = max(out[f"{k}_{c}_peak_gain_max"] for c in cells)

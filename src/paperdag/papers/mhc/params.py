@@ -79,8 +79,9 @@ class ClaimParams(ParamsModel):
                                "per-seed log10 lies above log10 of this (an order of magnitude above the identity's 1)")
     mhc_gain_max: float = Field(gt=1.0, description="check: mHC's peak composite gain stays at most this in every "
                                 "seed (the paper reports about 1.6 at 27B)")
-    competence_margin: float = Field(ge=0.0, le=1.0, description="superiority margin (nats/byte): the 95% CI over "
-                                     "seeds of a model's final val loss lies this far below the strongest rung of "
+    competence_margin: float = Field(ge=0.0, le=1.0, description="superiority margin (nats/byte): the CI over "
+                                     "seeds of a model's final val loss (a stress run's: where its stability measures "
+                                     "start counting, the first evaluation at or after the warm-up) lies this far below the strongest rung of "
                                      "the count-model ladder (Kneser-Ney orders 2-5, Witten-Bell bigram) on the same "
                                      "windows: 0.05, so a model has learned more than the count statistics")
     loss_match_tol: float = Field(gt=0.0, le=1.0, description="equivalence margin (nats/byte): mHC's final val loss "
