@@ -16,7 +16,8 @@ from paperdag.common.plans import SamplePlan
 from paperdag.common.verdicts import resolve
 from paperdag.io import load_tensors, read_json
 from paperdag.papers.spherical_fm import coupling, geometry, metrics, training
-from paperdag.papers.spherical_fm.claims import Measured, Scores, claims
+from paperdag.papers.spherical_fm.claims import FeatureSpace, Measured, Scores, claims
+from paperdag.papers.spherical_fm.features import STD_EPS, standardise
 from paperdag.papers.spherical_fm.data import photo_crops
 from paperdag.papers.spherical_fm.flows import EVAL_STREAM, SPECS, eval_noise, fm_loss, pair, sample
 from paperdag.papers.spherical_fm.networks import SeedBatch, VelocityMLP
@@ -234,13 +235,16 @@ def _right(rate: float, shift: int = 0) -> np.ndarray:
 
 
 def _measured(fds: dict[str, list[float]], gaussian: float = 100.0, cv: float = 0.05, acc_norm: float = 0.2,
-              feature_acc: float = 0.95, saturated: float = 0.1, replay: float = 150.0) -> Measured:
+              feature_acc: float = 0.95, saturated: float = 0.1, replay: float = 150.0,
+              blind_floor: float = 5.0) -> Measured:
     obs = {d: {s: {"cv": cv, "chance": 0.1, "acc_original": 0.9, "acc_direction": 0.9, "acc_norm": acc_norm}
                for s in ("model", "unit")} for d in ("mnist", "digits", "photos")}
     spread = {"icfm": 1.0, "otcfm": 0.8, "sotcfm": 1.2, "sfm": 0.6}  # paired differences need a spread of their own
     fd = {(m, k): v + spread[m] * SEEDS for m, vals in fds.items() for k, v in zip(STEPS, vals, strict=True)}
     trivial = {"gaussian": gaussian, "replay": replay, "retrieval": 1.2 * gaussian}
-    photos = Scores(fd, trivial, 1.0, _right(feature_acc, 1), 0.1, 90, 100, {100: fd}, 10.0)
+    blind = FeatureSpace({k: v / 2 for k, v in fd.items()}, {k: v / 2 for k, v in trivial.items()}, 1.0, blind_floor,
+                         _right(feature_acc, 2))  # the scale-blind space: half of every FD, its own floor
+    photos = Scores(fd, trivial, 1.0, _right(feature_acc, 1), 0.1, 90, 100, {100: fd}, 10.0, blind)
     mnist = Scores({k: v + 100.0 for k, v in fd.items()}, {k: v / 2 for k, v in trivial.items()}, 1.0, _right(0.2),
                    0.11, 90, 100, {100: fd}, 2.0)
     probes = {f"{s}.{kind}": _right(rate, shift) for s in ("model", "unit")
@@ -340,6 +344,42 @@ def test_sphere_floor_above_the_best_euclidean_fd_gates_the_sfm_claims() -> None
     assert found["sotcfm_beats_icfm"].verdict == "holds" and found["sotcfm_beats_otcfm"].verdict == "holds"
 
 
+def test_sphere_floor_is_judged_in_both_feature_spaces_and_only_the_primary_gates() -> None:
+    """sphere_can_act (project space, primary) gates the SFM claims; sphere_can_act_scale_blind (its own floor and
+    its own best Euclidean FD: SOT-CFM at 20 steps, 10) is reported beside it and gates nothing: with the project
+    floor at 30 (above 20) and the scale-blind floor at 5 (below 10) the SFM claims stay gated, their reasons printing
+    both spaces' floors; with the scale-blind floor at 15 (above 10) and the project floor at 10 they hold."""
+    m = _measured(GOOD)
+    high = replace(m, scores=m.scores | {"photos": replace(m.scores["photos"], sphere_fd=30.0)})
+    found = {c.id: c for c in resolve(claims(high, STEPS, PARAMS, PLANS))}
+    assert found["sphere_can_act"].verdict == "fails" and found["sphere_can_act_scale_blind"].verdict == "holds"
+    assert found["sphere_can_act_scale_blind"].requires == () or not found["sphere_can_act_scale_blind"].requires
+    assert all("sphere_can_act_scale_blind" not in c.requires for c in found.values())
+    for c in ("sfm_beats_icfm", "sfm_gap_largest_at_low_steps"):
+        assert found[c].verdict == "inconclusive"
+        assert "project space: sphere floor FD 30, best Euclidean 20" in found[c].reason
+        assert "scale_blind space: sphere floor FD 5, best Euclidean 10" in found[c].reason
+    blind_high = _measured(GOOD, blind_floor=15.0)
+    v = _verdicts(blind_high)
+    assert v["sphere_can_act"] == "holds" and v["sphere_can_act_scale_blind"] == "fails"
+    assert all(v[c] == "holds" for c in ("sfm_beats_icfm", "sfm_beats_otcfm", "sfm_beats_sotcfm",
+                                         "sfm_gap_largest_at_low_steps"))
+
+
+def test_standardised_crops_are_scale_blind_so_a_crop_and_its_sphere_projection_coincide() -> None:
+    """standardise equals numpy's (x - mean) / sqrt(var + eps) per row; it is blind to a positive scale (x -> c x, up
+    to eps) and to a brightness offset (x -> x + b), so a crop and its projection to S_R map to one point, while a
+    crop and its negative do not."""
+    g = torch.Generator().manual_seed(11)
+    X = torch.rand(20, 12, generator=g, dtype=F64) * 2 - 1
+    ref = (X.numpy() - X.numpy().mean(1, keepdims=True)) / np.sqrt(X.numpy().var(1, keepdims=True) + STD_EPS)
+    np.testing.assert_allclose(standardise(X).numpy(), ref, rtol=1e-12)
+    sphere = geometry.project_to_sphere(X, 3.0)
+    assert torch.allclose(standardise(sphere), standardise(X), atol=1e-3)
+    assert torch.allclose(standardise(X + 0.3), standardise(X), atol=1e-12)
+    assert not torch.allclose(standardise(-X), standardise(X), atol=0.1)
+
+
 def test_competence_within_its_interval_is_inconclusive() -> None:
     """An FD ratio whose interval straddles 0.75 (per-seed ratios 0.61, 0.74, 0.87 against a Gaussian of 50) is
     undecided: neither competent nor not."""
@@ -424,6 +464,7 @@ def test_smoke_run_trains_every_model_on_both_datasets_and_samples_every_step_co
     features = runs.summaries["train_features"]
     assert features["mnist_test_accuracy"] > features["mnist_chance"] + 0.3
     assert features["photos_test_accuracy"] > features["photos_chance"]
+    assert features["photos_scale_blind_test_accuracy"] > features["photos_scale_blind_chance"]
     observation = read_json(runs["train_probes"] / "observation.json")
     assert set(observation) == {"mnist", "digits", "photos"} and set(observation["photos"]) == {"model", "unit"}
     right = load_tensors(runs["train_probes"] / "probe_correct.safetensors")  # the accuracies, crop by crop
@@ -431,3 +472,5 @@ def test_smoke_run_trains_every_model_on_both_datasets_and_samples_every_step_co
                for d in observation for s in ("model", "unit") for k in ("original", "direction", "norm"))
     m = runs.metrics()["metrics"]
     assert m["fd_mnist_real_train"] < m["fd_mnist_gaussian"]  # the feature space tells real images from a Gaussian
+    assert m["fd_photos_scale_blind_sphere_train"] < m["fd_photos_scale_blind_gaussian"]  # scale-blind space: its own
+    assert {f"fd_photos_scale_blind_{g}_{k}" for g in SPECS for k in flow["sample_steps"]} <= set(m)

@@ -12,7 +12,8 @@ when every part holds and fails only under Holm's correction over its parts (``a
   is better) at most ``max_fd_ratio`` times that of the strongest trivial generator of the ladder (a Gaussian fitted
   to the training images mapping the flows' evaluation noise, a Gaussian mixture fitted to them, replay of training
   images, the training image nearest to each Gaussian draw; per-seed ratio); the sphere can act (the floor of any
-  generator on S_R below the best Euclidean generator's FD: gates the SFM claims); the metric's feature classifier and the observation's probes beat the
+  generator on S_R below the best Euclidean generator's FD, in the project's feature space: gates the SFM claims; and
+  in a scale-blind one, per-crop standardised crops, reported beside it); the metric's feature classifier and the observation's probes beat the
   strongest trivial classifier of the crops' labels (k-NN and logistic regression on the raw crops, the most frequent
   label), paired over the test crops, and chance by ``min_feature_gain`` / ``min_probe_gain``; the crops have
   natural-image statistics (at most ``max_saturated_frac`` of their pixels exactly 0 or 1: a count over the fixed
@@ -61,6 +62,20 @@ RUNGS = {"gaussian": "a Gaussian N(mean, cov) fitted to the training images (map
 
 
 @dataclass(frozen=True)
+class FeatureSpace:
+    """The FDs in the scale-blind feature space (features.standardise, a classifier of its own): ``fd`` per (method,
+    sampler steps) per training seed at the claims' budget, ``trivial_fd`` of the trivial generators, ``real_fd`` of
+    the first training crops, ``sphere_fd`` of the training crops projected to S_R (its floor), ``feature_correct``
+    of its classifier per test crop."""
+
+    fd: dict[tuple[str, int], np.ndarray]
+    trivial_fd: dict[str, float]
+    real_fd: float
+    sphere_fd: float
+    feature_correct: np.ndarray
+
+
+@dataclass(frozen=True)
 class Scores:
     """One generator dataset's numbers.
 
@@ -70,7 +85,8 @@ class Scores:
     test image and the most-frequent-label accuracy; ``coupling_same`` / ``coupling_pairs``: data points with the
     same OT partner under the Euclidean and the angular cost, of those compared (regime.py); ``sweep``: training
     budget -> the ``fd`` of that budget; ``sphere_fd``: FD of training images projected to the mean-norm sphere S_R,
-    the floor of a generator on S_R (each image keeps its direction and loses its norm)."""
+    the floor of a generator on S_R (each image keeps its direction and loses its norm); ``blind``: the same FDs in the
+    scale-blind feature space (the judged dataset only; None elsewhere)."""
 
     fd: dict[tuple[str, int], np.ndarray]
     trivial_fd: dict[str, float]
@@ -81,6 +97,7 @@ class Scores:
     coupling_pairs: int
     sweep: dict[int, dict[tuple[str, int], np.ndarray]]
     sphere_fd: float
+    blind: FeatureSpace | None = None
 
 
 @dataclass(frozen=True)
@@ -134,32 +151,75 @@ def competence_id(g: str, k: int) -> str:
     return f"{g}_beats_trivial_generators_{k}_steps"
 
 
-def _best_euclidean(s: Scores, steps: list[int]) -> tuple[str, int]:
-    """The Euclidean (generator, step count) with the lowest mean FD at the claims' budget."""
+def _best_euclidean(s: Scores | FeatureSpace, steps: list[int]) -> tuple[str, int]:
+    """The Euclidean (generator, step count) with the lowest mean FD at the claims' budget (in that space)."""
     return min(((g, k) for g in EUCLIDEAN for k in steps), key=lambda c: float(s.fd[c].mean()))
 
 
-def sphere_can_act(m: Measured, steps: list[int], plans: Plans) -> Claim:
+SPACES = {"project": "the project's feature space (primary)",
+          "scale_blind": "the scale-blind feature space (per-crop standardised crops; secondary)"}
+
+
+def _spaces(s: Scores) -> dict[str, Scores | FeatureSpace]:
+    """The feature spaces in which the sphere floor is judged: the project's (primary, declared in params.yaml before
+    the run) and the scale-blind one where built."""
+    return {"project": s} | ({"scale_blind": s.blind} if s.blind is not None else {})
+
+
+def _floor_summary(s: Scores, steps: list[int]) -> str:
+    """Per feature space: the sphere floor's FD and the best Euclidean FD (the SFM claims' reasons print it)."""
+    parts = []
+    for name, sp in _spaces(s).items():
+        g, k = _best_euclidean(sp, steps)
+        parts.append(f"{name} space: sphere floor FD {sp.sphere_fd:.3g}, best Euclidean {float(sp.fd[(g, k)].mean()):.3g}"
+                     f" ({NAMES[g]}, {k} steps)")
+    return "; ".join(parts) if len(parts) > 1 else parts[0] + "; scale-blind space not built"
+
+
+def _floors(s: Scores, steps: list[int]) -> dict[str, Any]:
+    """The measured block of the floors, per feature space."""
+    out = {}
+    for name, sp in _spaces(s).items():
+        g, k = _best_euclidean(sp, steps)
+        out[f"{name} space"] = {"sphere_floor_fd": round(sp.sphere_fd, 3), "best_euclidean": f"{NAMES[g]} at {k} steps",
+                                "best_euclidean_fd": round(float(sp.fd[(g, k)].mean()), 3),
+                                "real_train_fd": round(sp.real_fd, 3), "gaussian_fd": round(sp.trivial_fd["gaussian"], 3)}
+    return out
+
+
+def sphere_can_act(m: Measured, steps: list[int], plans: Plans, space: str = "project") -> Claim:
     """The mechanism precondition of the SFM claims: the floor of any generator on S_R (the training crops projected
     to the mean-norm sphere, each keeping its direction and losing its norm) has a lower FD than the best Euclidean
-    generator at the claims' budget (the (generator, step count) of lowest mean FD; per-seed difference, interval
-    over the seeds). Judged in the project's feature space (the primary one, declared in params.yaml before the run:
-    every FD of the claims is measured there); the scale-blind space (per-crop standardised inputs) is not built."""
+    generator at the claims' budget (the (generator, step count) of lowest mean FD in that space; per-seed
+    difference, interval over the seeds). Judged in each feature space with its own floor and its own best
+    Euclidean generator: ``sphere_can_act`` in the project's space (primary, declared in params.yaml before the run:
+    every FD the claims compare is measured there; it gates the SFM claims, and its reason prints both spaces'
+    floors), ``sphere_can_act_scale_blind`` in the scale-blind space (secondary: reported beside it, gating nothing,
+    since the norm SFM discards by construction is invisible there)."""
     s = m.scores[NATURAL]
-    g, k = _best_euclidean(s, steps)
-    gap = mean_ci(s.fd[(g, k)] - s.sphere_fd, unit="seed")
+    sp = _spaces(s)[space]
+    g, k = _best_euclidean(sp, steps)
+    gap = mean_ci(sp.fd[(g, k)] - sp.sphere_fd, unit="seed")
+    primary = space == "project"
+    measured: dict[str, Any] = {"feature_space": SPACES[space],
+                                "best_euclidean_fd_interval": _iv(mean_ci(sp.fd[(g, k)], unit="seed"))}
+    measured |= _floors(s, steps)
+    if not primary:
+        measured |= {"feature_classifier_accuracy": round(float(sp.feature_correct.mean()), 4),
+                     "project_space_accuracy": round(float(s.feature_correct.mean()), 4), "chance": round(s.chance, 4)}
+    measured |= {f"sphere_floor_fd_{d} (project space, not judged)": round(r.sphere_fd, 3)
+                 for d, r in m.scores.items() if d != NATURAL}
+    what = (f"FD_{g} at {k} steps - sphere floor FD in the {space.replace('_', '-')} space"
+            + (f" ({_floor_summary(s, steps)})" if primary else f" (sphere floor FD {sp.sphere_fd:.3g}, best Euclidean "
+                                                              f"{float(sp.fd[(g, k)].mean()):.3g})"))
     return precondition(
-        "sphere_can_act", "photo crops, in the project's feature space (primary): the FD of the training crops "
-        "projected to the mean-norm sphere S_R (the floor of any generator on S_R) is below the best Euclidean "
-        f"generator's FD at the claims' budget ({plans.seeds.confidence:.1%} interval of the per-seed difference "
-        "above 0); the scale-blind feature space is not built", "the best Euclidean generator's FD (its floor)",
-        {"feature_space": "project (primary)", "sphere_floor_fd": round(s.sphere_fd, 3),
-         "best_euclidean": f"{NAMES[g]} at {k} steps", "best_euclidean_fd": _iv(mean_ci(s.fd[(g, k)], unit="seed")),
-         "real_train_fd": round(s.real_fd, 3), "gaussian_fd": round(s.trivial_fd["gaussian"], 3),
-         "scale_blind_space": "not built"}
-        | {f"sphere_floor_fd_{d} (not judged)": round(r.sphere_fd, 3) for d, r in m.scores.items() if d != NATURAL},
-        superiority(gap, what=f"FD_{g} at {k} steps - sphere floor FD {s.sphere_fd:.3g} (best Euclidean "
-                    f"{float(s.fd[(g, k)].mean()):.3g})", plan=plans.seeds))
+        "sphere_can_act" if primary else "sphere_can_act_scale_blind",
+        f"photo crops, in {SPACES[space]}: the FD of the training crops projected to the mean-norm sphere S_R (the "
+        "floor of any generator on S_R) is below the best Euclidean generator's FD at the claims' budget, both in "
+        f"that space ({plans.seeds.confidence:.1%} interval of the per-seed difference above 0, no margin)"
+        + ("; gates the four SFM claims" if primary else "; reported beside the primary space's, gating no claim"),
+        "the best Euclidean generator's FD (its floor)", measured,
+        superiority(gap, what=what, plan=plans.seeds))
 
 
 def preconditions(m: Measured, steps: list[int], p: ClaimParams, plans: Plans) -> list[Claim]:
@@ -187,6 +247,8 @@ def preconditions(m: Measured, steps: list[int], p: ClaimParams, plans: Plans) -
                         plan=plans.seeds),
             ladder=ladder) for k in steps]
     out.append(sphere_can_act(m, steps, plans))
+    if s.blind is not None:
+        out.append(sphere_can_act(m, steps, plans, "scale_blind"))
     out.append(precondition(
         "feature_classifier_learned", "the metric's feature classifier on the photo crops (photograph x quadrant) "
         f"beats the strongest trivial classifier of the labels (paired over the {plans.crops.n} test crops) and chance by "
@@ -304,11 +366,11 @@ def comparison(m: Measured, method: str, baseline: str, steps: list[int], compet
     measured |= {f"{d} (not judged)": {f"{k} steps": _iv(v) for k, v in _pair(r, baseline, method, steps).items()}
                  for d, r in m.scores.items() if d != NATURAL}
     if sfm:
-        g, k = _best_euclidean(s, steps)
-        measured |= {"sphere_floor_fd (project space, primary)": round(s.sphere_fd, 3),
-                     f"best_euclidean_fd ({NAMES[g]}, {k} steps)": round(float(s.fd[(g, k)].mean()), 3),
-                     "scale_blind_space": "not built"}
+        measured |= {"sphere_floors (project space primary)": _floors(s, steps)}
         measured |= {f"sphere_projection_fd_{d}": round(r.sphere_fd, 3) for d, r in m.scores.items() if d != NATURAL}
+        if s.blind is not None:
+            measured |= {"scale_blind (not judged)": {f"{k} steps": {f"{baseline}_minus_{method}": _iv(
+                paired_diff_ci(s.blind.fd[(baseline, k)], s.blind.fd[(method, k)], unit="seed"))} for k in steps}}
     if {method, baseline} == {"otcfm", "sotcfm"}:
         measured |= {f"coupling_agreement_{d}": round(r.coupling_same / r.coupling_pairs, 4)
                      for d, r in m.scores.items()}
@@ -347,8 +409,7 @@ def generator_claims(m: Measured, steps: list[int], competent: dict[tuple[str, i
                   "which all four generators beat the trivial generators)"}
                  | {f"gain_{k}_steps": _iv(mean_ci(gain[k], unit="seed"), 4) for k in (lo, hi)}
                  | {"gain_difference": _iv(paired_diff_ci(gain[lo], gain[hi], unit="seed"), 4)}
-                 | {"sphere_floor_fd (project space, primary)": round(s.sphere_fd, 3),
-                    "best_euclidean_fd": round(float(s.fd[_best_euclidean(s, steps)].mean()), 3)}
+                 | {"sphere_floors (project space primary)": _floors(s, steps)}
                  | {f"sphere_projection_fd_{d}": round(r.sphere_fd, 3) for d, r in m.scores.items()}
                  | {f"budget_sweep_{d}": budget_sweep(r, steps) for d, r in m.scores.items()},
                  all_of({f"gain at {lo} steps": superiority(mean_ci(gain[lo], unit="seed"), what="relative gain",

@@ -16,12 +16,12 @@ from paperdag.common.baselines.generators import nearest_neighbour_retrieval, re
 from paperdag.io import load_tensors, read_json, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .claims import NATURAL, Measured, Scores, claims
+from .claims import NATURAL, FeatureSpace, Measured, Scores, claims
 from .data import DATASETS, load_split, to_model_space
-from .features import N_CLASSES, classifier_file
+from .features import N_CLASSES, SCALE_BLIND, blind_file, classifier_file, standardise
 from .flows import eval_noise, gaussian_baseline
 from .geometry import project_to_sphere
-from .metrics import featurize, label_frequencies, score
+from .metrics import featurize, frechet_distance, label_frequencies, score
 from .networks import Classifier
 from .observation import chance
 from .params import Params
@@ -65,30 +65,56 @@ def score_dataset(ctx: StageContext[Params], methods: list[str], dataset: str) -
     rows = [r for r in sweep if r["budget"] == budgets[-1]]  # the claims' budget
     drawn = gaussian_baseline(X_tr, eval_noise(n, X_tr.shape[1], p.seed))
     pool = X_tr.numpy()
-    gaussian = image_score(to_uint8(drawn))
     sphere = project_to_sphere(X_tr[:n], float(X_tr.norm(dim=1).mean()))  # SFM's S_R (train.py's radius)
     if dataset == NATURAL:  # the mixture rung on the judged dataset only (EM in 192 dims is the evaluate's cost)
         mixed, k_mix = gaussian_mixture(pool.astype(np.float64), p.metrics.gmm_components, n, p.seed)
-        mixture = {"gmm": image_score(to_uint8(torch.as_tensor(mixed, dtype=X_tr.dtype)))}
+        mixture_images = {"gmm": to_uint8(torch.as_tensor(mixed, dtype=X_tr.dtype))}
     else:
-        mixture, k_mix = {}, 0
-    reference = {"gaussian": gaussian, **mixture, "replay": image_score(to_uint8(torch.as_tensor(replay(pool, n, ctx.rng)))),
-                 "retrieval": image_score(to_uint8(torch.as_tensor(
-                     nearest_neighbour_retrieval(pool, pool, drawn.numpy())))),
-                 "real_train": image_score(to_uint8(X_tr[:n])), "sphere_train": image_score(to_uint8(sphere))}
+        mixture_images, k_mix = {}, 0
+    reference_images = {"gaussian": to_uint8(drawn), **mixture_images,
+                        "replay": to_uint8(torch.as_tensor(replay(pool, n, ctx.rng))),
+                        "retrieval": to_uint8(torch.as_tensor(nearest_neighbour_retrieval(pool, pool, drawn.numpy()))),
+                        "real_train": to_uint8(X_tr[:n]), "sphere_train": to_uint8(sphere)}
+    reference = {k: image_score(v) for k, v in reference_images.items()}
     baselines = [dict(dataset=dataset, method=r, budget=0, seed=0, steps=0, **v) for r, v in reference.items()]
+    blind = scale_blind_space(ctx, dataset, X_te, y_te, samples, budgets, reference_images) \
+        if dataset == SCALE_BLIND else None
     same, pairs = coupling_agreement(X_tr, p.flow.batch, p.metrics.coupling_batches,
                                      torch.Generator().manual_seed(p.seed))
     scores = Scores(per_seed(rows, ("method", "steps"), "fd"), {k: reference[k]["fd"] for k in TRIVIAL if k in reference},
                     reference["real_train"]["fd"], feature_correct, chance(y_te), same, pairs,
                     {b: per_seed([r for r in sweep if r["budget"] == b], ("method", "steps"), "fd") for b in budgets},
-                    reference["sphere_train"]["fd"])
+                    reference["sphere_train"]["fd"], blind)
     k = N_CLASSES[dataset]
     low = {m: label_frequencies(featurize(net, samples[m][-1, 0, 0].float() / 127.5 - 1)[1], k) for m in methods}
     figures = {"summary": summarize(rows, ("method", "steps"), METRICS), "reference": reference,
                "samples": {m: samples[m][-1, 0] for m in methods}, "real": to_uint8(X_te),
                "labels": low | {"real test": label_frequencies(real[1], k)}, "gmm_components": k_mix}
     return sweep + baselines, scores, figures
+
+
+def scale_blind_space(ctx: StageContext[Params], dataset: str, X_te: torch.Tensor, y_te: np.ndarray,
+                      samples: dict[str, torch.Tensor], budgets: list[int],
+                      references: dict[str, torch.Tensor]) -> FeatureSpace:
+    """The FDs at the claims' budget (per method, step count and seed) and of the references in the scale-blind
+    feature space: the features of the classifier trained on per-crop standardised crops (features.standardise),
+    applied to the standardised test crops, samples and reference images (8-bit, as in the project's space)."""
+    p, n = ctx.params, ctx.params.flow.n_samples
+    net = Classifier(X_te.shape[1], p.features.hidden, p.features.feat_dim, N_CLASSES[dataset])
+    net.load_state_dict(load_tensors(ctx.input("train_features", blind_file(dataset))))
+    net.eval()
+    real = featurize(net, standardise(X_te[:n]))[0]
+
+    def fd(images: torch.Tensor) -> float:
+        return frechet_distance(real, featurize(net, standardise(images.float() / 127.5 - 1))[0])
+
+    last = len(budgets) - 1
+    per = {(m, k): np.array([fd(samples[m][last, s, j]) for s in range(p.flow.n_seeds)])
+           for m in samples for j, k in enumerate(p.flow.sample_steps)}
+    ref = {k: fd(v) for k, v in references.items()}
+    correct = (featurize(net, standardise(X_te))[1] == y_te).astype(float)
+    return FeatureSpace(per, {k: ref[k] for k in TRIVIAL if k in ref}, ref["real_train"], ref["sphere_train"],
+                        correct)
 
 
 def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str]) -> dict[str, float]:
@@ -116,6 +142,12 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
         metrics |= {f"{v}_{d}_{b}": x for b, r in reference.items() for v, x in r.items()}
         metrics |= {f"feature_accuracy_{d}": float(s.feature_correct.mean()),
                     f"coupling_agreement_{d}": s.coupling_same / s.coupling_pairs}
+        if s.blind is not None:
+            b = s.blind
+            metrics |= {f"fd_{d}_scale_blind_{m}_{k}": float(v.mean()) for (m, k), v in b.fd.items()}
+            metrics |= {f"fd_{d}_scale_blind_{r}": v for r, v in b.trivial_fd.items()}
+            metrics |= {f"fd_{d}_scale_blind_real_train": b.real_fd, f"fd_{d}_scale_blind_sphere_train": b.sphere_fd,
+                        f"feature_accuracy_{d}_scale_blind": float(b.feature_correct.mean())}
         if figures[d]["gmm_components"]:
             metrics[f"gmm_components_{d}"] = float(figures[d]["gmm_components"])
     metrics |= {f"{d}_{s}_{k}": x for d, by in observation.items() for s, r in by.items() for k, x in r.items()}

@@ -20,7 +20,8 @@ PIPELINE = Pipeline(
         Stage("train_probes", "train", "probes:train_probes", upstream=("prepare",), params=("probe",),
               outputs=("observation.json", "probe_correct.safetensors")),
         Stage("train_features", "train", "features:train_features", upstream=("prepare",), params=("features",),
-              outputs=tuple(f"classifier_{d}.safetensors" for d in DATASETS), args={"datasets": list(DATASETS)},
+              outputs=(*(f"classifier_{d}.safetensors" for d in DATASETS),
+                       "classifier_photos_scale_blind.safetensors"), args={"datasets": list(DATASETS)},
               resources=Resources(cpus=1, gpus=0.5)),
         *(Stage(f"train_{m}_{d}", "train", "train:train", upstream=("prepare",), params=("flow",), outputs=GEN_OUT,
                 args={"method": m, "dataset": d}, resources=Resources(cpus=1, gpus=0.5))
