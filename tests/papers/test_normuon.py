@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from paperdag.common.corpus import fixed_batches
+from paperdag.common.corpus import DOC_SEPARATOR, fixed_batches, write_corpus
 from paperdag.common.ngram import bigram_cross_entropies, window_pairs
 from paperdag.common.plans import SamplePlan
 from paperdag.common.tokenizer import encode
@@ -32,8 +32,9 @@ from paperdag.papers.normuon.claims import claims, reference_gap
 from paperdag.papers.normuon.distributed import DistributedNorMuon
 from paperdag.papers.normuon.ladder import Baselines, heldout_windows, trivial_baselines, window_positions
 from paperdag.papers.normuon.optim import Muon, NorMuon, newton_schulz5, row_normalize, shape_scale, state_bytes
-from paperdag.papers.normuon.params import ClaimParams, Plans
-from paperdag.papers.normuon.runs import curve_table, run_records, selected_curves
+from paperdag.papers.normuon.params import ClaimParams, Params, Plans, TrainParams, TuningParams
+from paperdag.papers.normuon.runs import (choose_lr, curve_table, lr_grid, next_grid_point, optimizer_runs,
+                                          run_metrics, run_records, selected_curves, tuning_split, tune_lr)
 from paperdag.papers.normuon.reference import (REFERENCES, haar_semi_orthogonal, hidden_shapes, reference_row_cvs,
                                                semi_orthogonal_row_cv)
 from paperdag.papers.normuon.training import (RunConfig, RunResult, lr_factor, make_optimizers,
@@ -393,13 +394,22 @@ def test_curve_table_round_trips_the_selected_runs() -> None:
 
 
 @pytest.mark.slow
-def test_smoke_run_keeps_adamw_best_lr_and_orders_optimizer_state(smoke_runs) -> None:
+def test_smoke_run_tunes_every_lr_on_the_pilot_and_orders_optimizer_state(smoke_runs) -> None:
     runs = smoke_runs("normuon")
-    sweep = [r for r in read_json(runs["train_adamw"] / "runs.json") if r["seed"] == 0]
-    best = min(sweep, key=lambda r: r["final_val_loss"])
-    assert [r["selected"] for r in sweep] == [r is best for r in sweep]  # the sweep's best lr is the one kept
     m = runs.metrics()["metrics"]
-    assert m["adamw_best_lr"] == best["lr"]
+    for name, centre in (("adamw", 0.001), ("muon", 0.02), ("normuon", 0.02)):  # params.yaml's published centres
+        records = read_json(runs[f"train_{name}"] / "runs.json")
+        pilot = [r for r in records if not r["selected"]]
+        judged = [r for r in records if r["selected"]]
+        assert {r["seed"] for r in pilot} == {100} and [r["seed"] for r in judged] == [0, 1]  # pilot never judged
+        assert {r["role"] for r in pilot} == {"pilot"} and {r["role"] for r in judged} == {"judged"}
+        lrs = sorted(r["lr"] for r in pilot)
+        assert set(lr_grid(centre, (0.5, 1.0, 2.0))) <= set(lrs) and len(lrs) <= 5
+        best = min(pilot, key=lambda r: (r["final_val_loss"], r["lr"]))  # brute force over the pilot
+        assert {r["lr"] for r in judged} == {best["lr"]} == {m[f"{name}_chosen_lr"]}
+        assert m[f"{name}_lr_at_grid_edge"] == float(best["lr"] in (lrs[0], lrs[-1]))
+        if len(lrs) < 5:  # the grid stopped growing: the winner is inside it
+            assert lrs[0] < best["lr"] < lrs[-1]
     # smoke: one block of width d = 32, hidden matrices qkv (3d x d), proj (d x d), fc (4d x d), proj (d x 4d)
     d, n_matrices, float32 = 32, 4, 4
     muon = m["muon_hidden_state_bytes"]
@@ -418,6 +428,99 @@ def test_smoke_run_keeps_adamw_best_lr_and_orders_optimizer_state(smoke_runs) ->
     assert m["kn_chosen_order"] in (2, 3, 4, 5) and m[f"kn{m['kn_chosen_order']}_val_loss"] < m["kn2_val_loss"] + 1e-9
     ladder = runs.metrics()["claims"][0]["ladder"]
     assert ladder[0]["baseline"] == runs.metrics()["claims"][0]["baseline"] and len(ladder) >= 2
+
+
+def _fake_run(cfg: RunConfig, loss: float) -> RunResult:
+    return RunResult(cfg, [0, 10], [5.0, loss], [float("nan"), 0.1], 100, 80)
+
+
+def _pilot_config(lr: float, seed: int) -> RunConfig:
+    return RunConfig("muon", lr, 0.003, 0.0, None, steps=10, warmup=1, final_lr_frac=0.1, batch_size=2,
+                     eval_every=10, seed=seed)  # fmt: skip
+
+
+def test_choose_lr_takes_the_lowest_loss_smaller_on_ties_and_never_a_diverged_run() -> None:
+    assert choose_lr({0.01: 2.0, 0.02: 1.5, 0.04: 1.7}) == 0.02
+    assert choose_lr({0.04: 1.5, 0.02: 1.5, 0.01: 1.9}) == 0.02  # a tie goes to the smaller lr
+    assert choose_lr({0.01: 2.0, 0.02: float("nan"), 0.04: float("inf")}) == 0.01
+    assert lr_grid(0.02, (2.0, 0.5, 1.0)) == [0.01, 0.02, 0.04] and lr_grid(0.001, (0.5, 1.0, 2.0)) == [5e-4, 1e-3, 2e-3]
+    assert next_grid_point([0.01, 0.02, 0.04], 0.04) == 0.08 and next_grid_point([0.01, 0.02, 0.04], 0.01) == 0.005
+    assert next_grid_point([0.01, 0.02, 0.04], 0.02) is None
+
+
+@pytest.mark.parametrize(("optimum", "extensions", "expected_grid", "chosen"), [
+    (0.02, 2, [0.01, 0.02, 0.04], 0.02),                    # inside: no growth
+    (0.08, 2, [0.01, 0.02, 0.04, 0.08, 0.16], 0.08),        # grows up twice, stops inside
+    (0.3, 1, [0.01, 0.02, 0.04, 0.08], 0.08),               # out of reach: the edge after one step
+    (0.001, 2, [0.0025, 0.005, 0.01, 0.02, 0.04], 0.0025),  # grows down, still the edge
+])
+def test_tune_lr_runs_the_grid_on_the_pilot_seed_and_picks_the_brute_force_minimum(
+        optimum: float, extensions: int, expected_grid: list[float], chosen: float) -> None:
+    seen: list[RunConfig] = []
+
+    def pilot(cfg: RunConfig) -> RunResult:  # a convex loss in log-lr with its minimum at ``optimum``
+        seen.append(cfg)
+        return _fake_run(cfg, 1.0 + math.log2(cfg.lr / optimum) ** 2)
+
+    tuning = TuningParams(pilot_seed=100, fraction=0.1, lr_factors=(0.5, 1.0, 2.0), max_extensions=extensions)
+    runs, lr = tune_lr(pilot, _pilot_config, 0.02, tuning)
+    assert [r.config.lr for r in runs] == pytest.approx(expected_grid) and lr == pytest.approx(chosen)
+    assert lr == min((r.config.lr for r in runs), key=lambda x: abs(math.log(x / optimum)))  # brute force
+    assert {c.seed for c in seen} == {100} and len(seen) == len(expected_grid)
+
+
+def test_optimizer_runs_judge_fresh_seeds_at_the_pilot_lr_and_report_it() -> None:
+    def pilot(cfg: RunConfig) -> RunResult:
+        return _fake_run(cfg, 1.0 + abs(math.log2(cfg.lr / 0.04)))
+
+    def judged(cfg: RunConfig) -> RunResult:
+        return _fake_run(cfg, 2.0 + cfg.seed)
+
+    tuning = TuningParams(pilot_seed=100, fraction=0.1, lr_factors=(0.5, 1.0, 2.0), max_extensions=2)
+    train = TrainParams(batch_size=2, steps=10, warmup_steps=1, final_lr_frac=0.1, eval_every=5, eval_batches=1,
+                        n_seeds=3)
+    runs, selected = optimizer_runs(pilot, judged, _pilot_config, 0.02, tuning, train, seed=7)
+    assert [(r.config.lr, r.config.seed) for r in runs] == [(0.01, 100), (0.02, 100), (0.04, 100), (0.08, 100),
+                                                            (0.04, 7), (0.04, 8), (0.04, 9)]  # fmt: skip
+    assert selected == [False] * 4 + [True] * 3
+    records = run_records(runs, selected)
+    assert [r["role"] for r in records] == ["pilot"] * 4 + ["judged"] * 3
+    m = run_metrics({"adamw": records, "muon": records, "normuon": records})
+    assert m["muon_chosen_lr"] == 0.04 and m["muon_lr_at_grid_edge"] == 0.0 and m["muon_pilot_runs"] == 4
+    assert m["muon_pilot_tuning_loss_lr0.08"] == 2.0 and "muon_pilot_tuning_loss_lr0.04" in m
+
+
+def test_tuning_slice_is_a_salted_hash_share_of_the_training_documents(tmp_path: Path) -> None:
+    import hashlib
+
+    paths = [f"pkg/mod{i}.py" for i in range(400)]
+    split = ["val" if i % 10 == 0 else "train" for i in range(400)]
+    texts = [f"# file {i}\n" for i in range(400)]
+    write_corpus(tmp_path / "c.parquet", {"path": paths, "split": split, "text": texts,
+                                          "n_bytes": [len(t) for t in texts]})  # fmt: skip
+    fit, tune = tuning_split(tmp_path / "c.parquet", 0.2)
+
+    def in_slice(p: str) -> bool:  # independent: sha256 of "tune/" + path, first 8 hex digits as a fraction
+        return int(hashlib.sha256(("tune/" + p).encode()).hexdigest()[:8], 16) < 0.2 * 16**8
+
+    expect_tune = [t for p, t, s in zip(paths, texts, split) if s == "train" and in_slice(p)]
+    expect_fit = [t for p, t, s in zip(paths, texts, split) if s == "train" and not in_slice(p)]
+    assert bytes(tune).decode() == DOC_SEPARATOR.join(expect_tune)
+    assert bytes(fit).decode() == DOC_SEPARATOR.join(expect_fit)  # together every training document, no validation one
+    assert 0.12 < len(expect_tune) / 360 < 0.28
+    with pytest.raises(ValueError, match="tuning slice"):
+        tuning_split(tmp_path / "c.parquet", 1e-9)
+
+
+def test_the_pilot_seed_may_not_be_a_judged_seed() -> None:
+    from conftest import REPO
+    from paperdag.params import load_params, read_params_file
+
+    data = read_params_file(REPO / "params.yaml")
+    assert load_params(data, "normuon", Params, "default", REPO / "params.yaml").tuning.pilot_seed == 100
+    data["normuon"]["tuning"]["pilot_seed"] = data["normuon"]["seed"] + 1
+    with pytest.raises(Exception, match="pilot_seed"):
+        load_params(data, "normuon", Params, "default", REPO / "params.yaml")
 
 
 def test_more_uniform_is_a_check_and_the_paper_values_sit_beside_the_intervals() -> None:

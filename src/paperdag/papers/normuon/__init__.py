@@ -10,8 +10,9 @@ of its mean square and rescales to the update's original Frobenius norm (``optim
 projection is one 3d x d matrix, orthogonalised as one block (not three). ``distributed.py`` shards the per-matrix
 work round-robin across ranks and all-gathers the updates.
 
-Experiment: a 2-layer byte-level transformer (``paperdag.common``) trained with AdamW (lr swept), Muon and NorMuon
-from the same initialisations on the same batches, several seeds; evaluate compares steps to AdamW's final
+Experiment: a 2-layer byte-level transformer (``paperdag.common``) trained with AdamW, Muon and NorMuon from the same
+initialisations on the same batches, several seeds, each optimizer at the lr its own pilot chose from the same grid
+shape around its published rate (a pilot seed, a tuning slice of the training documents: ``runs.py``); evaluate compares steps to AdamW's final
 validation loss, per-neuron update-norm uniformity (Muon's against random semi-orthogonal matrices, ``reference.py``),
 time per step and optimizer memory.
 

@@ -1,7 +1,7 @@
 """Pure functions over training curves: steps to a target loss, step reductions, seed statistics, and the
 comparison of every optimizer against AdamW.
 
-Per seed s, the target is AdamW's (best lr) final validation loss on seed s; each optimizer's steps to reach it
+Per seed s, the target is AdamW's (tuned lr) final validation loss on seed s; each optimizer's steps to reach it
 come from ``steps_to_target``.
 """
 

@@ -46,9 +46,9 @@ def evaluate(ctx: StageContext[Params], optimizers: list[str]) -> dict[str, floa
     shapes, ref_seed = hidden_shapes(model_config(p.model)), int(ctx.rng.integers(2**31))  # after heldout's draw
     references = {k: reference_row_cvs(shapes, p.claims.reference_draws, ref_seed, k).tolist() for k in REFERENCES}
     batch = windows[0]
-    adamw_lr = selected_record(records["adamw"])["lr"]
-    configs = {n: adamw_config(p.train, p.adamw, adamw_lr, p.seed) if n == "adamw"
-               else muon_config(p.train, p.muon, n, p.seed) for n in optimizers}  # fmt: skip
+    lr = {n: selected_record(records[n])["lr"] for n in optimizers}  # each optimizer's tuned rate
+    configs = {n: adamw_config(p.train, p.adamw, lr[n], p.seed) if n == "adamw"
+               else muon_config(p.train, p.muon, n, lr[n], p.seed) for n in optimizers}  # fmt: skip
     timing = {n: time_optimizer(model_config(p.model), cfg, batch, ctx.device, p.bench_steps)
               for n, cfg in configs.items()}  # fmt: skip
     write_json(ctx.output(TIMING_FILE), timing)
@@ -57,7 +57,7 @@ def evaluate(ctx: StageContext[Params], optimizers: list[str]) -> dict[str, floa
                 ctx.output(CURVES_PLOT))
     write_json(ctx.output(VAL_LOSS_TABLE), mean_curve_rows(curves, "val_loss"))
 
-    metrics = comparison_metrics(comparison) | run_metrics(records, comparison.seeds[0])
+    metrics = comparison_metrics(comparison) | run_metrics(records)
     metrics |= {f"{n}_{k}": v for n in optimizers for k, v in timing[n].items()}
     metrics |= {f"bigram_{s}_val_split_loss": v for s, v in bigram_cross_entropies(train, val[:-1], val[1:]).items()}
     metrics |= base.metrics()

@@ -41,19 +41,39 @@ class TrainParams(ParamsModel):
 
 
 class AdamWParams(ParamsModel):
-    """The AdamW baseline (all parameters)."""
+    """The AdamW baseline (all parameters; betas (0.9, 0.95) as nanoGPT's train.py)."""
 
-    lrs: tuple[float, ...] = Field(min_length=1, description="peak-lr sweep, run on the first seed (best kept)")
+    lr: float = Field(gt=0.0, le=1.0, description="published peak lr, the centre of AdamW's lr grid (tuning.lr_factors; "
+                      "the pilot picks the rate the judged seeds run at)")
     weight_decay: float = Field(ge=0.0, le=1.0, description="decoupled weight decay of the hidden matrices")
 
 
 class MuonParams(ParamsModel):
     """Muon and NorMuon on the hidden matrices, AdamW on embeddings, head and norms."""
 
-    lr: float = Field(gt=0.0, le=1.0, description="peak lr of Muon and NorMuon (hidden matrices), not swept")
-    aux_lr: float = Field(gt=0.0, le=1.0, description="peak lr of the AdamW on embeddings, head and norms")
+    lr: float = Field(gt=0.0, le=1.0, description="published peak lr of Muon on the hidden matrices: the centre of "
+                      "Muon's and of NorMuon's lr grids (tuning.lr_factors), each optimizer tuned on its own")
+    aux_lr: float = Field(gt=0.0, le=1.0, description="peak lr of the AdamW on embeddings, head and norms (fixed, "
+                          "not tuned: the same for Muon and NorMuon)")
     weight_decay: float = Field(ge=0.0, le=1.0, description="decoupled weight decay of the hidden matrices")
     normuon_beta2: float = Field(ge=0.0, lt=1.0, description="NorMuon's EMA rate of the per-row second moment")
+
+
+class TuningParams(ParamsModel):
+    """How every optimizer's peak lr is chosen before its judged seeds run (runs.py): the same grid shape around each
+    optimizer's published lr, run on a pilot seed outside the judged ones, scored on a tuning slice of the training
+    documents (never the validation windows that are judged). Rule: the grid point with the lowest final loss on the
+    tuning windows (ties: the smaller lr; a diverged run counts as +inf); when it is an end of the grid, the grid
+    grows by one more step (the ratio of its two outermost factors) on that side, at most ``max_extensions`` times."""
+
+    pilot_seed: int = Field(ge=0, description="seed of every pilot run (initial weights and batch order); outside "
+                            "seed..seed+n_seeds-1, the judged seeds")
+    fraction: float = Field(gt=0.0, lt=0.5, description="share of the training documents (by a salted path hash) held "
+                            "out of the pilot's training as its tuning slice; the judged runs train on every document")
+    lr_factors: tuple[float, ...] = Field(min_length=2, description="the grid shape shared by every optimizer: its "
+                                          "grid is its published lr times each factor")
+    max_extensions: int = Field(ge=0, le=4, description="grid steps added, one at a time, while the best lr is an end "
+                                "of the grid")
 
 
 class ClaimParams(ParamsModel):
@@ -98,7 +118,8 @@ class Plans(ParamsModel):
 
 
 class Params(ParamsModel):
-    """Seed, corpus, model, training budget, the optimizers' rates, timing, claim thresholds and sample-size plans."""
+    """Seed, corpus, model, training budget, the optimizers' rates and their tuning, timing, claim thresholds and
+    sample-size plans."""
 
     seed: int = Field(ge=0, description="base seed: run k of every optimizer uses seed + k; also the val batches")
     corpus: CorpusParams
@@ -106,6 +127,7 @@ class Params(ParamsModel):
     train: TrainParams
     adamw: AdamWParams
     muon: MuonParams
+    tuning: TuningParams
     bench_steps: int = Field(ge=2, le=1000, description="timed optimizer steps per optimizer in evaluate")
     claims: ClaimParams
     plans: Plans
@@ -116,6 +138,10 @@ class Params(ParamsModel):
             raise ValueError("model.n_head must divide model.d_model")
         if self.train.warmup_steps >= self.train.steps:
             raise ValueError("train.warmup_steps must be fewer than train.steps")
+        if self.seed <= self.tuning.pilot_seed < self.seed + self.train.n_seeds:
+            raise ValueError("tuning.pilot_seed must lie outside the judged seeds seed..seed+n_seeds-1")
+        if len(set(self.tuning.lr_factors)) != len(self.tuning.lr_factors) or min(self.tuning.lr_factors) <= 0:
+            raise ValueError("tuning.lr_factors must be distinct and positive")
         if self.plans.seeds.n != self.train.n_seeds:
             raise ValueError("plans.seeds.n must be train.n_seeds (every seed is a unit of the judged intervals)")
         return self

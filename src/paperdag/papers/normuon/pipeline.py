@@ -7,7 +7,7 @@ from paperdag.dag import Pipeline, Resources, Stage
 from .params import Params
 
 OPTIMIZERS = ("adamw", "muon", "normuon")  # the baseline first: one train function, fanned out by args
-SHARED = ("model", "train")  # what every optimizer's runs share: the model shape and the budget and schedule
+SHARED = ("model", "train", "tuning")  # what every optimizer's runs share: model shape, budget and schedule, lr tuning
 TRAIN_OUT = ("curves.parquet", "runs.json")
 
 

@@ -70,9 +70,9 @@ def adamw_config(t: TrainParams, adamw: AdamWParams, lr: float, seed: int) -> Ru
     return _config("adamw", lr, lr, adamw.weight_decay, None, t, seed)
 
 
-def muon_config(t: TrainParams, muon: MuonParams, optimizer: str, seed: int) -> RunConfig:
-    """``optimizer`` ("muon" or "normuon") on the hidden matrices at ``muon.lr``; AdamW at ``muon.aux_lr`` elsewhere."""
-    return _config(optimizer, muon.lr, muon.aux_lr, muon.weight_decay, muon.normuon_beta2, t, seed)
+def muon_config(t: TrainParams, muon: MuonParams, optimizer: str, lr: float, seed: int) -> RunConfig:
+    """``optimizer`` ("muon" or "normuon") on the hidden matrices at peak ``lr``; AdamW at ``muon.aux_lr`` elsewhere."""
+    return _config(optimizer, lr, muon.aux_lr, muon.weight_decay, muon.normuon_beta2, t, seed)
 
 
 def make_optimizers(model: GPT, cfg: RunConfig) -> tuple[torch.optim.Optimizer, torch.optim.Optimizer]:
