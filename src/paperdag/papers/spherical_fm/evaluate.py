@@ -23,7 +23,7 @@ from .flows import eval_noise, gaussian_baseline
 from .geometry import project_to_sphere
 from .metrics import featurize, frechet_distance, label_frequencies, score
 from .networks import Classifier
-from .observation import chance
+from .observation import LABELLED, chance
 from .params import Params
 from .plots import (
     plot_budget_sweep,
@@ -33,7 +33,8 @@ from .plots import (
     plot_samples,
 )
 from .prepare import DATA_FILE
-from .probes import CORRECT_FILE, OBSERVATION_FILE
+from .labelled import LABELS_FILE
+from .probes import CORRECT_FILE, LABELLED_FILE, OBSERVATION_FILE
 from .regime import coupling_agreement, saturated_fraction
 from .stats import per_seed, summarize
 from .train import SAMPLES_FILE, to_uint8
@@ -128,9 +129,15 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
     observation = read_json(ctx.input("train_probes", OBSERVATION_FILE))
     right = {k: v.numpy().astype(float) for k, v in load_tensors(ctx.input("train_probes", CORRECT_FILE)).items()}
     data = ctx.input("prepare", DATA_FILE)
-    measured = Measured(scores, observation, {d: saturated_fraction(load_split(data, d, "train")[0]) for d in DATASETS},
+    labels = ctx.input("prepare_labels", LABELS_FILE)
+    measured = Measured(scores, observation, {d: saturated_fraction(load_split(data, d, "train")[0]) for d in DATASETS}
+                        | {LABELLED: saturated_fraction(load_split(labels, LABELLED, "train")[0])},
                         {k.split(".", 1)[1]: v for k, v in right.items() if k.startswith(f"{NATURAL}.")},
-                        trivial_classifiers(*load_split(data, NATURAL, "train"), *load_split(data, NATURAL, "test")))
+                        trivial_classifiers(*load_split(data, NATURAL, "train"), *load_split(data, NATURAL, "test")),
+                        read_json(ctx.input("train_probes", LABELLED_FILE)),
+                        {k.split(".", 1)[1]: v for k, v in right.items() if k.startswith(f"{LABELLED}.")},
+                        trivial_classifiers(*load_split(labels, LABELLED, "train"),
+                                            *load_split(labels, LABELLED, "test")))
     metrics: dict[str, float] = {}
     for d, s in scores.items():
         summary, reference = figures[d]["summary"], figures[d]["reference"]
@@ -152,8 +159,10 @@ def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str])
             metrics[f"gmm_components_{d}"] = float(figures[d]["gmm_components"])
     metrics |= {f"{d}_{s}_{k}": x for d, by in observation.items() for s, r in by.items() for k, x in r.items()}
     metrics |= {f"saturated_fraction_{d}": v for d, v in measured.saturated.items()}
-    metrics |= {f"trivial_accuracy_{NATURAL}_{k}": float(v.mean())  # keys that do not move with the chosen k or C
-                for k, v in zip(("knn", "logistic", "majority"), measured.classifiers.values(), strict=True)}
+    metrics |= {f"{LABELLED}_{s}_{k}": float(np.mean(v)) for s, r in measured.labelled.items() for k, v in r.items()}
+    for name, found in ((NATURAL, measured.classifiers), (LABELLED, measured.labelled_classifiers)):
+        metrics |= {f"trivial_accuracy_{name}_{k}": float(v.mean())  # keys that do not move with the chosen k or C
+                    for k, v in zip(("knn", "logistic", "majority"), found.values(), strict=True)}
     write_metrics(ctx.out, metrics, claims(measured, p.flow.sample_steps, p.claims, p.plans))
 
     steps = p.flow.sample_steps

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 REPRESENTATIONS = ("original", "direction", "norm")
+LABELLED = "skimage"  # the judged labels' dataset: scikit-image crops labelled by image (labelled.py)
 
 
 def norm_cv(X: np.ndarray) -> float:

@@ -1,4 +1,5 @@
-"""The spherical_fm DAG: prepare -> {train_probes, train_features, train_<generator>_<dataset> x 8} -> evaluate.
+"""The spherical_fm DAG: prepare -> {train_probes (also after prepare_labels), train_features,
+train_<generator>_<dataset> x 8} -> evaluate.
 Imported only by the registry."""
 
 from paperdag.dag import Pipeline, Resources, Stage
@@ -17,8 +18,11 @@ PIPELINE = Pipeline(
     params_model=Params,
     stages=(
         Stage("prepare", "prepare", "prepare:prepare", params=("data",), outputs=("data.parquet", "provenance.json")),
-        Stage("train_probes", "train", "probes:train_probes", upstream=("prepare",), params=("probe",),
-              outputs=("observation.json", "probe_correct.safetensors")),
+        Stage("prepare_labels", "prepare", "labelled:prepare_labels", params=("data", "labels"),
+              outputs=("labels.parquet", "labels_provenance.json")),
+        Stage("train_probes", "train", "probes:train_probes", upstream=("prepare", "prepare_labels"),
+              params=("probe", "labels"), outputs=("observation.json", "labelled_observation.json",
+                                                   "probe_correct.safetensors")),
         Stage("train_features", "train", "features:train_features", upstream=("prepare",), params=("features",),
               outputs=(*(f"classifier_{d}.safetensors" for d in DATASETS),
                        "classifier_photos_scale_blind.safetensors"), args={"datasets": list(DATASETS)},
@@ -27,7 +31,7 @@ PIPELINE = Pipeline(
                 args={"method": m, "dataset": d}, resources=Resources(cpus=1, gpus=0.5))
           for d in DATASETS for m in METHODS),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
-              upstream=("prepare", "train_probes", "train_features",
+              upstream=("prepare", "prepare_labels", "train_probes", "train_features",
                         *(f"train_{m}_{d}" for d in DATASETS for m in METHODS)),
               params=("features", "flow", "metrics", "claims", "plans"),
               outputs=("scores.parquet", "metrics.json", *PLOTS),
