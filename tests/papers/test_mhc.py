@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -27,10 +28,11 @@ from paperdag.common.ngram import (
     window_pairs,
 )
 from paperdag.common.corpus import fixed_batches
-from paperdag.common.plans import SamplePlan
+from paperdag.common.plans import SamplePlan, required_n
 from paperdag.common.transformer import GPT, GPTConfig
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
+from paperdag.params import read_params_file
 from paperdag.papers.mhc.analysis import Runs, count_eval_step, summarise
 from paperdag.papers.mhc.baseline import unigram_cross_entropy
 from paperdag.papers.mhc.benchmark import analytic_step_flops, connection_flop_share, flop_ladder
@@ -40,8 +42,7 @@ from paperdag.papers.mhc.gain import mixing_gain
 from paperdag.papers.mhc.ladder import Baselines, heldout_windows, trivial_baselines, window_positions
 from paperdag.papers.mhc.manifold import converged_checks, sinkhorn_to_tolerance
 from paperdag.papers.mhc.model import StreamConfig, StreamGPT, build_model
-from paperdag.papers.mhc.params import RUNS as BASE_SEEDS
-from paperdag.papers.mhc.params import STRESS_RUNS, ClaimParams, Plans, SweepParams, TrainParams
+from paperdag.papers.mhc.params import ClaimParams, Params, Plans, SweepParams, TrainParams
 from paperdag.papers.mhc.sinkhorn import (
     check_doubly_stochastic,
     sinkhorn_knopp,
@@ -53,11 +54,12 @@ from paperdag.papers.mhc.stability import (
     loss_rise,
     run_stability,
 )
-from paperdag.papers.mhc.training import decays, make_optimizer
+from paperdag.papers.mhc.training import decays, make_optimizer, train_run
 from paperdag.papers.mhc.verify import MANIFOLD_FILE
 
 SLUG = "mhc"
 F64 = torch.float64
+BASE_SEEDS, STRESS_RUNS = 3, 10  # the claims tests' seeds per base and stress cell
 
 
 def _birkhoff_point(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -544,6 +546,49 @@ def test_stress_competence_reads_the_step_where_counting_starts_and_gates_the_st
         assert set(c.requires) >= {f"{k}_{s}_beats_ngram" for k in needs for s in SWEEP}
         assert "judged alone: holds" in c.reason and f"{needs[-1]}_stress0_beats_ngram" in c.reason
     assert out["hc_unstable"].verdict == "holds" and out["mhc_matches_residual_loss"].verdict == "holds"
+
+
+def _section() -> dict:
+    """The mhc section of the project's params.yaml, without its profiles."""
+    section = read_params_file(Path(__file__).parents[2] / "params.yaml")[SLUG]
+    section.pop("profiles", None)
+    return section
+
+
+def test_judged_seeds_never_reuse_the_pilot_and_the_plans_report_their_power_n() -> None:
+    """The validator refuses judged seeds that meet the pilot's range (first 5: seeds 5-14 against the pilot's 0-9)
+    and plans whose n is not the cells' seed count; each declared plan's ``why`` reports the n Guenther's formula
+    gives for its declared effect, pilot spread and power (the number the budget falls short of)."""
+    section = _section()
+    p = Params(**section)
+    assert p.seeds.first > p.seeds.pilot[1] and (p.plans.seeds.n, p.plans.stress_seeds.n) == (
+        p.seeds.runs, p.seeds.stress_runs)
+    with pytest.raises(ValueError, match="reuse pilot seeds"):
+        Params(**{**section, "seeds": {**section["seeds"], "first": 5}})
+    with pytest.raises(ValueError, match="must be the seeds the cells run"):
+        Params(**{**section, "seeds": {**section["seeds"], "stress_runs": 11}})
+    for plan in (p.plans.seeds, p.plans.stress_seeds):
+        need = required_n(plan.effect, plan.pilot_sd, plan.power)
+        assert plan.basis == "budget" and plan.n < need and f"the plan needs {need} seeds" in plan.why
+
+
+def test_training_evaluates_at_the_warm_up_without_changing_the_run() -> None:
+    """An evaluation at the last warm-up step (where the stability measures start counting) is recorded, and
+    evaluating draws no random numbers: the same seed trained with evaluations at every step gives the same
+    training losses and gradient norms to the last bit."""
+    tokens = np.frombuffer(b"".join(b"def f%d(x):\n    return x + %d\n" % (i % 7, i % 5) for i in range(200)),
+                           dtype=np.uint8).copy()
+    val = fixed_batches(tokens, 1, 2, 16, seed=0)
+    cfg = GPTConfig(context=16, n_layer=1, n_head=2, d_model=16)
+    stream = StreamConfig(4, 0.2, 0.01, 20)
+    runs = []
+    for every in (100, 1):
+        t = TrainParams(batch_size=2, steps=10, lr=3e-3, warmup_steps=3, final_lr_frac=0.1, weight_decay=0.1,
+                        grad_clip=1.0, eval_every=every, eval_batches=1)
+        runs.append(train_run("mhc", cfg, stream, t, 7, tokens, val, "cpu", lambda *a: None))
+    assert runs[0].eval_step == [0, 3, 10] and runs[1].eval_step == list(range(11))
+    assert runs[0].train_loss == runs[1].train_loss and runs[0].grad_norm == runs[1].grad_norm
+    assert runs[0].val_loss == [runs[1].val_loss[i] for i in (0, 3, 10)]
 
 
 def test_heldout_windows_share_no_byte_with_the_scored_windows() -> None:

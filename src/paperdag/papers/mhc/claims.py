@@ -15,7 +15,7 @@
   rise and the worst log10 peak-to-median pre-clip gradient norm over the stress cells (paired t-intervals, an
   ``all_of`` over the two; non-inferiority margins ``loss_rise_margin`` and ``grad_ratio_margin_log10`` against the
   residual), the counts of flagged runs and every run's final loss reported beside (the stress cells run more seeds
-  than the base cell, pipeline.STRESS_RUNS; the base cell's runs are reported beside them); mHC's final
+  than the base cell, seeds.stress_runs; the base cell's runs are reported beside them); mHC's final
   loss is on par with HC's and the residual's (equivalence within ``loss_match_tol``); mHC's loss gap to the
   residual does not worsen from the narrow to the base width (the scale trend).
 - checks (true by construction, reported, not counted): the Sinkhorn limit of every trained mHC H_res logit is doubly

@@ -8,10 +8,6 @@ from pydantic import Field, model_validator
 from paperdag.common.plans import SamplePlan
 from paperdag.params import ParamsModel
 
-RUNS = 3  # seeds per base and narrow cell (a design constant: the fan-out is declared, not read from params)
-STRESS_RUNS = 10  # seeds per stress cell (pipeline.py's docstring gives the argument; plans.stress_seeds its rule)
-
-
 class CorpusParams(ParamsModel):
     """The standard-library text corpus (``paperdag.common.corpus``)."""
 
@@ -71,6 +67,18 @@ class SweepParams(ParamsModel):
                                "multiple of its post-warm-up median (10: an order of magnitude)")
 
 
+class SeedParams(ParamsModel):
+    """The training seeds of the judged cells (run k of every connection in a cell uses seed ``first + k``: the same
+    weights' seeds and batch order for every connection, so differences pair by seed) and the pilot's seeds, which
+    the judged cells never reuse (the plans' spreads come from the pilot)."""
+
+    first: int = Field(ge=0, description="first training seed of the judged cells")
+    runs: int = Field(ge=2, le=1000, description="seeds per base and narrow cell (plans.seeds.n)")
+    stress_runs: int = Field(ge=2, le=1000, description="seeds per stress cell (plans.stress_seeds.n)")
+    pilot: tuple[int, int] = Field(description="first and last training seed of the pilot runs whose spread the "
+                                   "plans' pilot_sd came from: never judged (the judged seeds must miss them)")
+
+
 class ClaimParams(ParamsModel):
     """Margins of the claims (claims.py): described, set in params.yaml before the run, never tuned to make a claim
     pass."""
@@ -118,16 +126,18 @@ class ClaimParams(ParamsModel):
 class Plans(ParamsModel):
     """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
 
-    seeds: SamplePlan = Field(description="intervals over the base and narrow cells' seeds (RUNS): competence, "
-                              "loss equivalence and the width trend")
-    stress_seeds: SamplePlan = Field(description="intervals over the stress cells' seeds (STRESS_RUNS): HC's "
-                                     "instability and gain, and the stability comparisons")
+    seeds: SamplePlan = Field(description="intervals over the base and narrow cells' seeds (seeds.runs): "
+                              "competence, loss equivalence and the width trend")
+    stress_seeds: SamplePlan = Field(description="intervals over the stress cells' seeds (seeds.stress_runs): "
+                                     "stress competence, HC's instability and gain, and the stability comparisons")
 
 
 class Params(ParamsModel):
-    """Seed, corpus, model, budget, stress sweep, timing, FLOP ladder, claim thresholds and sample-size plans."""
+    """Seeds, corpus, model, budget, stress sweep, timing, FLOP ladder, claim thresholds and sample-size plans."""
 
-    seed: int = Field(ge=0, description="base seed: run k of every connection uses seed + k; also the val batches")
+    seed: int = Field(ge=0, description="seed of the fixed validation batches (every cell's) and of evaluate's "
+                      "held-out ladder windows; the training runs' seeds are ``seeds``")
+    seeds: SeedParams
     corpus: CorpusParams
     model: ModelParams
     train: TrainParams
@@ -158,7 +168,12 @@ class Params(ParamsModel):
             raise ValueError("flop_widths must increase and be divisible by model.n_head")
         if not {self.model.d_model, self.model.narrow_d_model} <= set(w):
             raise ValueError("flop_widths must contain model.d_model and model.narrow_d_model")
-        if (self.plans.seeds.n, self.plans.stress_seeds.n) != (RUNS, STRESS_RUNS):
-            raise ValueError(f"plans.seeds.n and plans.stress_seeds.n must be the seeds the cells run ({RUNS} and "
-                             f"{STRESS_RUNS}: every seed is a unit of the judged intervals)")
+        s = self.seeds
+        if (self.plans.seeds.n, self.plans.stress_seeds.n) != (s.runs, s.stress_runs):
+            raise ValueError(f"plans.seeds.n and plans.stress_seeds.n must be the seeds the cells run ({s.runs} and "
+                             f"{s.stress_runs}: every seed is a unit of the judged intervals)")
+        last = s.first + max(s.runs, s.stress_runs) - 1
+        if s.pilot[0] > s.pilot[1] or not (last < s.pilot[0] or s.first > s.pilot[1]):
+            raise ValueError(f"the judged seeds {s.first}..{last} reuse pilot seeds {s.pilot[0]}..{s.pilot[1]}: a "
+                             "pilot's seeds are never judged")
         return self

@@ -29,10 +29,12 @@ def run_states(weights: dict[str, torch.Tensor]) -> dict[int, dict[str, torch.Te
     return dict(sorted(out.items()))
 
 
-def train(ctx: StageContext[Params], connection: str, cell: str, runs: int) -> dict[str, float]:
-    """steps.parquet and evals.parquet of the runs with seeds seed .. seed + runs - 1, weights.safetensors with each
-    run's state under the prefix ``r<run>.``; returns the seed-mean final validation loss and the peak gain."""
+def train(ctx: StageContext[Params], connection: str, cell: str) -> dict[str, float]:
+    """steps.parquet and evals.parquet of the runs with seeds seeds.first .. seeds.first + runs - 1 (runs: the
+    cell's count, seeds.stress_runs in a stress cell, else seeds.runs), weights.safetensors with each run's state
+    under the prefix ``r<run>.``; returns the seed-mean final validation loss and the peak gain."""
     p = ctx.params
+    runs = p.seeds.stress_runs if cell.startswith("stress") else p.seeds.runs
     corpus = ctx.input("prepare", CORPUS_FILE)
     tokens = load_split_tokens(corpus, "train")
     model_cfg, stream_cfg, budget = cell_setup(p.model, p.train, p.sweep, cell)
@@ -40,7 +42,8 @@ def train(ctx: StageContext[Params], connection: str, cell: str, runs: int) -> d
                         seed=p.seed)  # the same fixed validation batches for every connection, cell and run
     results, state = [], {}
     for run in range(runs):
-        seed, label = p.seed + run, f"{connection} {cell} seed={p.seed + run}"
+        seed = p.seeds.first + run
+        label = f"{connection} {cell} seed={seed}"
 
         def log(metric: str, value: float, step: int, label: str = label, seed: int = seed) -> None:
             ctx.log_metric(metric, value, step, run=label, params={"connection": connection, "cell": cell,

@@ -46,7 +46,8 @@ def cell_setup(m: ModelParams, t: TrainParams, s: SweepParams, cell: str) -> tup
 
 @dataclass
 class RunResult:
-    """Per step: training loss and pre-clip gradient norm. Per evaluation (step 0, every ``eval_every`` and the last):
+    """Per step: training loss and pre-clip gradient norm. Per evaluation (step 0, the last warm-up step, where the
+    stability measures start counting, every ``eval_every`` and the last; an evaluation draws no random numbers):
     validation loss and the composite mixing gain (1 for the residual) on the first validation batch."""
 
     kind: str
@@ -129,7 +130,7 @@ def train_run(kind: str, model_cfg: GPTConfig, stream_cfg: StreamConfig, t: Trai
         res.grad_norm.append(norm)
         log("train_loss", res.train_loss[-1], step)
         log("grad_norm", norm, step)
-        if step % t.eval_every == 0 or step == t.steps:
+        if step % t.eval_every == 0 or step in (t.warmup_steps, t.steps):
             record(step)
     res.state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
     return res
