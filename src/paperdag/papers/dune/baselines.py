@@ -39,7 +39,7 @@ def synthetic_noise(x: torch.Tensor, y: torch.Tensor, classes: int, eps: float, 
     n, c, h, w = x.shape
     g = -(-max(h, w) // patch)
     mu = 2.0 * torch.randint(0, 2, (classes, c, g, g), generator=generator) - 1.0
-    u = (mu[y] + spread * torch.randn(n, c, g, g, generator=generator)).to(x.device, x.dtype)
+    u = (mu[y.cpu()] + spread * torch.randn(n, c, g, g, generator=generator)).to(x.device, x.dtype)
     big = u.repeat_interleave(patch, 2).repeat_interleave(patch, 3)[:, :, :h, :w]
     delta = eps * (c * h * w) ** 0.5 * big / big.flatten(1).norm(dim=1)[:, None, None, None]
     return (x + delta.clamp(-eps, eps)).clamp(0.0, 1.0)

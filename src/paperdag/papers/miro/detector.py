@@ -43,7 +43,7 @@ def fit_detector(images: Tensor, tokens: np.ndarray, steps: int, batch: int, lr:
     net = Detector().to(images.device)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     for _ in range(steps):
-        idx = torch.randint(0, len(images), (batch,), generator=gen).to(images.device)
+        idx = torch.randint(0, len(images), (batch,), generator=gen, device=gen.device).to(images.device)
         loss = sum(nn.functional.nll_loss(lp, target[idx, h]) for h, lp in enumerate(net(images[idx])))
         opt.zero_grad()
         loss.backward()

@@ -95,4 +95,4 @@ def continuation_logprobs(model: GPT, prompt: torch.Tensor, suffixes: torch.Tens
 def mean_nll(model: GPT, windows: torch.Tensor) -> float:
     """Mean next-token negative log-likelihood in nats over windows (B, T + 1): predict w[:, 1:] from w[:, :-1]."""
     logp = next_token_logprobs(model, windows[:, :-1])
-    return float(-logp.gather(-1, windows[:, 1:, None]).mean())
+    return float(-logp.gather(-1, windows[:, 1:, None].cpu()).mean())
