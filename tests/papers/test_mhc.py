@@ -32,7 +32,7 @@ from paperdag.common.plans import SamplePlan, required_n
 from paperdag.common.transformer import GPT, GPTConfig
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
-from paperdag.params import read_params_file
+from paperdag.params import load_params, read_params_file
 from paperdag.papers.mhc.analysis import Runs, count_eval_step, summarise
 from paperdag.papers.mhc.baseline import unigram_cross_entropy
 from paperdag.papers.mhc.benchmark import analytic_step_flops, connection_flop_share, flop_ladder
@@ -60,6 +60,7 @@ from paperdag.papers.mhc.verify import MANIFOLD_FILE
 SLUG = "mhc"
 F64 = torch.float64
 BASE_SEEDS, STRESS_RUNS = 3, 10  # the claims tests' seeds per base and stress cell
+PARAMS = Path(__file__).parents[2] / "params.yaml"
 
 
 def _birkhoff_point(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -550,7 +551,7 @@ def test_stress_competence_reads_the_step_where_counting_starts_and_gates_the_st
 
 def _section() -> dict:
     """The mhc section of the project's params.yaml, without its profiles."""
-    section = read_params_file(Path(__file__).parents[2] / "params.yaml")[SLUG]
+    section = read_params_file(PARAMS)[SLUG]
     section.pop("profiles", None)
     return section
 
@@ -561,12 +562,14 @@ def test_judged_seeds_never_reuse_the_pilot_and_the_plans_report_their_power_n()
     gives for its declared effect, pilot spread and power (the number the budget falls short of)."""
     section = _section()
     p = Params(**section)
-    assert p.seeds.first > p.seeds.pilot[1] and (p.plans.seeds.n, p.plans.stress_seeds.n) == (
+    assert p.seeds.first_seed > p.seeds.pilot[1] and (p.plans.seeds.n, p.plans.stress_seeds.n) == (
         p.seeds.runs, p.seeds.stress_runs)
     with pytest.raises(ValueError, match="reuse pilot seeds"):
-        Params(**{**section, "seeds": {**section["seeds"], "first": 5}})
+        Params(**{**section, "seeds": {**section["seeds"], "first_seed": 5}})
     with pytest.raises(ValueError, match="must be the seeds the cells run"):
         Params(**{**section, "seeds": {**section["seeds"], "stress_runs": 11}})
+    replicate = load_params(read_params_file(PARAMS), SLUG, Params, "replicate", PARAMS).seeds
+    assert replicate.first_seed > max(p.seeds.pilot[1], p.seeds.first_seed + p.seeds.stress_runs - 1)
     for plan in (p.plans.seeds, p.plans.stress_seeds):
         need = required_n(plan.effect, plan.pilot_sd, plan.power)
         assert plan.basis == "budget" and plan.n < need and f"the plan needs {need} seeds" in plan.why

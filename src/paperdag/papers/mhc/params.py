@@ -68,11 +68,11 @@ class SweepParams(ParamsModel):
 
 
 class SeedParams(ParamsModel):
-    """The training seeds of the judged cells (run k of every connection in a cell uses seed ``first + k``: the same
+    """The training seeds of the judged cells (run k of every connection in a cell uses seed ``first_seed + k``: the same
     weights' seeds and batch order for every connection, so differences pair by seed) and the pilot's seeds, which
     the judged cells never reuse (the plans' spreads come from the pilot)."""
 
-    first: int = Field(ge=0, description="first training seed of the judged cells")
+    first_seed: int = Field(ge=0, description="first training seed of the judged cells")
     runs: int = Field(ge=2, le=1000, description="seeds per base and narrow cell (plans.seeds.n)")
     stress_runs: int = Field(ge=2, le=1000, description="seeds per stress cell (plans.stress_seeds.n)")
     pilot: tuple[int, int] = Field(description="first and last training seed of the pilot runs whose spread the "
@@ -89,8 +89,8 @@ class ClaimParams(ParamsModel):
                                 "seed (the paper reports about 1.6 at 27B)")
     competence_margin: float = Field(ge=0.0, le=1.0, description="superiority margin (nats/byte): the CI over "
                                      "seeds of a model's final val loss (a stress run's: where its stability measures "
-                                     "start counting, the first evaluation at or after the warm-up) lies this far below the strongest rung of "
-                                     "the count-model ladder (Kneser-Ney orders 2-5, Witten-Bell bigram) on the same "
+                                     "start counting, the first evaluation at or after the warm-up) lies this far "
+                                     "below the strongest rung of the count-model ladder (Kneser-Ney orders 2-5, Witten-Bell bigram) on the same "
                                      "windows: 0.05, so a model has learned more than the count statistics")
     loss_match_tol: float = Field(gt=0.0, le=1.0, description="equivalence margin (nats/byte): mHC's final val loss "
                                   "is on par with another connection's when the 95% CI of the paired per-seed "
@@ -172,8 +172,8 @@ class Params(ParamsModel):
         if (self.plans.seeds.n, self.plans.stress_seeds.n) != (s.runs, s.stress_runs):
             raise ValueError(f"plans.seeds.n and plans.stress_seeds.n must be the seeds the cells run ({s.runs} and "
                              f"{s.stress_runs}: every seed is a unit of the judged intervals)")
-        last = s.first + max(s.runs, s.stress_runs) - 1
-        if s.pilot[0] > s.pilot[1] or not (last < s.pilot[0] or s.first > s.pilot[1]):
-            raise ValueError(f"the judged seeds {s.first}..{last} reuse pilot seeds {s.pilot[0]}..{s.pilot[1]}: a "
+        last = s.first_seed + max(s.runs, s.stress_runs) - 1
+        if s.pilot[0] > s.pilot[1] or not (last < s.pilot[0] or s.first_seed > s.pilot[1]):
+            raise ValueError(f"the judged seeds {s.first_seed}..{last} reuse pilot seeds {s.pilot[0]}..{s.pilot[1]}: a "
                              "pilot's seeds are never judged")
         return self

@@ -1,5 +1,5 @@
 """The mHC DAG: prepare -> train_<connection>_<cell> -> verify -> evaluate. A cell is one training setting, run for
-the seeds ``seeds.first ..`` inside its stage (the same seeds, weights' seeds and batch order for every connection):
+the seeds ``seeds.first_seed ..`` inside its stage (the same seeds, weights' seeds and batch order for every connection):
 ``base`` (the comparison) and ``narrow`` (the second width, residual and mHC) with ``seeds.runs`` seeds,
 ``stress0`` / ``stress1`` (the learning-rate stress sweep, every connection) with ``seeds.stress_runs``.
 

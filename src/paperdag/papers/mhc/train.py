@@ -30,7 +30,7 @@ def run_states(weights: dict[str, torch.Tensor]) -> dict[int, dict[str, torch.Te
 
 
 def train(ctx: StageContext[Params], connection: str, cell: str) -> dict[str, float]:
-    """steps.parquet and evals.parquet of the runs with seeds seeds.first .. seeds.first + runs - 1 (runs: the
+    """steps.parquet and evals.parquet of the runs with seeds seeds.first_seed .. seeds.first_seed + runs - 1 (runs: the
     cell's count, seeds.stress_runs in a stress cell, else seeds.runs), weights.safetensors with each run's state
     under the prefix ``r<run>.``; returns the seed-mean final validation loss and the peak gain."""
     p = ctx.params
@@ -42,7 +42,7 @@ def train(ctx: StageContext[Params], connection: str, cell: str) -> dict[str, fl
                         seed=p.seed)  # the same fixed validation batches for every connection, cell and run
     results, state = [], {}
     for run in range(runs):
-        seed = p.seeds.first + run
+        seed = p.seeds.first_seed + run
         label = f"{connection} {cell} seed={seed}"
 
         def log(metric: str, value: float, step: int, label: str = label, seed: int = seed) -> None:

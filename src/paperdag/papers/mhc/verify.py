@@ -44,7 +44,7 @@ def verify(ctx: StageContext[Params]) -> dict[str, float]:
             else:
                 pairs = [(c, (None,) * len(LIMIT)) for c in layer_checks(model, batches, tol, ctx.device)]
             for layer, (c, limit) in enumerate(pairs):
-                rows.append(dict(connection=kind, seed=p.seeds.first + run, layer=layer, max_row_dev=c.max_row_dev,
+                rows.append(dict(connection=kind, seed=p.seeds.first_seed + run, layer=layer, max_row_dev=c.max_row_dev,
                                  max_col_dev=c.max_col_dev, min_entry=c.min_entry, passed=c.passed,
                                  **dict(zip(LIMIT, limit, strict=True))))
     write_table(ctx.output(MANIFOLD_FILE), pa.Table.from_pylist(rows))
