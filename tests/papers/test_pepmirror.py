@@ -475,6 +475,68 @@ def test_claims_follow_their_thresholds() -> None:
     assert fa.verdict == "fails" and "stopped above its tolerance" in fa.reason
 
 
+def test_fullatom_check_reports_replacements_and_fails_when_short() -> None:
+    """A ranked design that could not be relaxed and was replaced leaves the check holding (the package is full),
+    with the replacement in its reason; a package the export left short (more rejections than max_rejected) fails."""
+    replaced = _measured(0.03) | {"fullatom_n": 10.0, "fullatom_n_requested": 10.0, "fullatom_n_rejected": 1.0,
+                                  "fullatom_n_rejected_clash": 1.0, "fullatom_n_rejected_unconverged": 0.0}
+    fa = next(c for c in _claims(replaced, _designs(0.98, 0.9, 1.0), _paired(50.0))
+              if c.id == "fullatom_candidates_energy_checked")
+    assert fa.verdict == "holds" and fa.measured["replacements"].startswith("1 of 11 ranked designs tried could not")
+    short = replaced | {"fullatom_n": 7.0, "fullatom_n_rejected": 6.0}
+    fa = next(c for c in _claims(short, _designs(0.98, 0.9, 1.0), _paired(50.0))
+              if c.id == "fullatom_candidates_energy_checked")
+    assert fa.verdict == "fails" and "package is short: 7 of 10" in fa.reason
+
+
+def _export_rows(scores: list[float], targets: list[str]) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """Axial designs on mirrored targets, all-L (so D once mirrored back), sane, with the given in-silico scores."""
+    rng = np.random.default_rng(1)
+    ca = np.cumsum(rng.normal(size=(6, 3)) + [3.8, 0, 0], 0)
+    n, c = ca + [-1.0, 1.0, 0.0], ca + [1.0, 1.0, 0.0]
+    cb = geometry.virtual_cb(n, ca, c)
+    xyz = np.stack([n, ca, c, cb], 1)  # L residues: mirrored back about the target centre they become D
+    rows = [{"variant": "axial", "target_hand": "D", "target_id": t, "sample": i, "train_seed": 0, "xyz":
+             xyz.reshape(-1).tolist(), "sequence": "AKLEVS", "geometry_ok": True, "buried_surface": s, "clashes": 0,
+             "contacts": 5, "seq_logp": -1.0, "model_version": "v"} for i, (s, t) in enumerate(zip(scores, targets))]
+    return rows, {t: np.zeros(3) for t in set(targets)}
+
+
+def test_export_replaces_a_design_it_cannot_relax() -> None:
+    """Ranked designs are tried in order; one whose relaxation fails is rejected (listed with its reason) and the next
+    ranked design of an open target takes its place; ids follow the accepted ones; after more than max_rejected
+    rejections the selection stops short."""
+    from paperdag.papers.pepmirror.params import ExportParams
+    from paperdag.papers.pepmirror.selection import select_candidates
+    scores = [900.0, 800.0, 700.0, 600.0, 500.0, 400.0]
+    rows, centers = _export_rows(scores, ["A", "A", "B", "A", "B", "C"])
+    assert all(set(geometry.residue_hand(geometry.mirror(np.asarray(r["xyz"]).reshape(-1, 4, 3), np.zeros(3))))
+               == {"D"} for r in rows)
+    bad = {800.0}
+    relax = lambda c: ({"score": c.scores["in_silico"]}, "a clash left" if c.scores["in_silico"] in bad else None)
+    p = ExportParams(n_export=3, per_target=2, clash_penalty=10.0, max_rejected=1)
+    chosen, models, rejected, counts = select_candidates(rows, centers, p, relax)
+    # 900 (A) kept, 800 (A) rejected, 700 (B) kept, 600 (A) replaces it as A's second
+    assert [c.scores["in_silico"] for c in chosen] == [900.0, 700.0, 600.0]
+    assert [c.id for c in chosen] == ["PM001", "PM002", "PM003"] and models == [{"score": s} for s in (900, 700, 600)]
+    assert [(r["tried"], r["score_in_silico"], r["reason"]) for r in rejected] == [(2, 800.0, "a clash left")]
+    assert counts["relax_rejected"] == 1 and counts["relax_attempted"] == 4
+    bad = {900.0, 800.0, 700.0}  # two rejections with max_rejected 1: the export stops short
+    chosen, _, rejected, _ = select_candidates(rows, centers, p, relax)
+    assert len(rejected) == 2 and len(chosen) == 0
+    bad = set()  # nothing to replace: the plain top of the ranking, at most per_target per target
+    chosen, _, rejected, _ = select_candidates(rows, centers, p, relax)
+    assert [c.scores["in_silico"] for c in chosen] == [900.0, 800.0, 700.0] and rejected == []
+
+
+def test_relaxation_failure_names_clash_and_non_convergence() -> None:
+    ok = {"clashes_after": 0, "clash_depth_after": 0.0, "converged": True, "rms_force_after": 1.0}
+    assert fullatom.relaxation_failure(ok) is None
+    clash = fullatom.relaxation_failure(ok | {"clashes_after": 1, "clash_depth_after": 0.043})
+    assert clash.startswith("1 heavy-atom clash(es) left") and "0.04 A" in clash
+    assert "RMS force 12" in fullatom.relaxation_failure(ok | {"converged": False, "rms_force_after": 12.0})
+
+
 def test_evidence_is_inconclusive_without_the_regime() -> None:
     """A denoiser that never learned the native hand (L ratio ~0.5): the axial claims are inconclusive whatever their
     own numbers. One whose mirrored designs are no better than the unmirrored L design keeps L by ignoring the

@@ -238,7 +238,15 @@ def _checks(m: dict[str, float], passes: dict[str, bool], package: dict[str, int
          f"a candidate binds unfavourably ({m['fullatom_max_interaction_after']:.0f} kJ/mol)"),
         (m["fullatom_max_mirror_energy_rel_diff"] > p.mirror_energy_rel_tol,
          f"mirror energy differs by {m['fullatom_max_mirror_energy_rel_diff']:.1e} (relative)"),
-        (m["fullatom_n"] == 0, "no full-atom candidate")) if bad]
+        (m["fullatom_n"] == 0, "no full-atom candidate"),
+        (m.get("fullatom_n_requested", m["fullatom_n"]) > m["fullatom_n"] > 0,
+         f"the package is short: {m['fullatom_n']:g} of {m.get('fullatom_n_requested', 0):g} candidates (the eligible "
+         "ranked designs ran out, or more than export.max_rejected could not be relaxed)")) if bad]
+    n_rej = m.get("fullatom_n_rejected", 0.0)
+    replaced = (f"; {n_rej:g} of {m['fullatom_n'] + n_rej:g} ranked designs tried could not be relaxed "
+                f"({m.get('fullatom_n_rejected_clash', 0):g} with a clash left, "
+                f"{m.get('fullatom_n_rejected_unconverged', 0):g} not converged), each rejected for the next ranked"
+                if n_rej else "")
     export_ok = package["n_exported"] > 0 and package["n_pass"] == package["n_exported"]
     return [
         check("equivariance_certificates",
@@ -259,7 +267,9 @@ def _checks(m: dict[str, float], passes: dict[str, bool], package: dict[str, int
         check("fullatom_candidates_energy_checked",
               "every exported D-peptide, built full-atom in mirror space and amber14-minimised to convergence (RMS "
               "force below the minimiser's tolerance): no heavy-atom clash, favourable interaction energy (< 0), and "
-              f"its mirrored-back complex has the mirror-space energy (rel. diff <= {p.mirror_energy_rel_tol:g})",
+              f"its mirrored-back complex has the mirror-space energy (rel. diff <= {p.mirror_energy_rel_tol:g}); "
+              "the package holds every requested candidate (a ranked design that cannot be relaxed is replaced by "
+              "the next, at most export.max_rejected times)",
               "no energy threshold stated: the paper's D-peptide candidates were checked in the wet lab (CD38)",
               {"n": m["fullatom_n"], "clashes_before_max": m["fullatom_max_clashes_before"],
                "clashes_after_max": m["fullatom_max_clashes_after"],
@@ -270,9 +280,12 @@ def _checks(m: dict[str, float], passes: dict[str, bool], package: dict[str, int
                "hbonds_after_mean": m["fullatom_mean_hbonds_after"],
                "mirror_energy_rel_diff_max": m["fullatom_max_mirror_energy_rel_diff"],
                "converged_fraction": m["fullatom_converged_fraction"],
-               "rms_force_after_max_kJ_nm": m["fullatom_max_rms_force_after"]},
-              exact(not fa_problems, "; ".join(fa_problems) or "every exported candidate checked",
-                    basis="enumeration")),
+               "rms_force_after_max_kJ_nm": m["fullatom_max_rms_force_after"],
+               "requested": m.get("fullatom_n_requested", m["fullatom_n"]),
+               "rejected_not_relaxable": m.get("fullatom_n_rejected", 0.0),
+               "replacements": replaced[2:] or "none: every ranked design tried was relaxed"},
+              exact(not fa_problems, "; ".join(fa_problems) + replaced if fa_problems else
+                    f"every one of the {m['fullatom_n']:g} exported candidates checked{replaced}", basis="enumeration")),
         check("export_checks", "every exported D-peptide passes the chirality (backbone PDB; full-atom PDB and mmCIF, "
               "every stereocentre), CIP and InChIKey (differs from its L-enantiomer) checks re-read from the files",
               "all", package, exact(export_ok, f"{package['n_pass']}/{package['n_exported']} pass",

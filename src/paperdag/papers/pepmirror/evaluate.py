@@ -42,7 +42,7 @@ def evaluate(ctx: StageContext[Params], variants: list[str]) -> dict[str, float]
     seq = read_json(ctx.input("train_seq", SEQ_EVAL_FILE))
     m |= {k: float(v) for k, v in seq.items() if k.startswith("seq_")}
     energies = read_table(ctx.input("export", FULLATOM_TABLE)).to_pandas()
-    m |= summarize_fullatom(energies)
+    m |= summarize_fullatom(energies, read_json(ctx.input("export", MANIFEST_FILE)))
     package = recheck_package(ctx.input("export", MANIFEST_FILE).parent)
     m |= {f"export_{k}": v for k, v in package.items()}
     passes = {v: certs[v]["passes"] for v in variants}

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 from paperdag.io import read_json, read_table
 from paperdag.stage import StageContext
 
-from .fullatom import full_atom
+from .fullatom import full_atom, relaxation_failure
 from .package import build_package
 from .params import Params
 from .prepare import ATOMS_FILE, EXAMPLES_FILE, PROVENANCE_FILE
@@ -19,7 +19,9 @@ from .selection import select_candidates
 
 
 def export(ctx: StageContext[Params]) -> dict[str, float]:
-    """candidate_manifest.json, FASTA, three-letter list, order sheet (CSV + Parquet), SDF, backbone PDB complexes,
+    """Candidates in rank order, each built full-atom and minimised; one that cannot be relaxed (a clash left, or
+    not converged) is rejected, listed in the manifest, and replaced by the next ranked design (selection.py).
+    candidate_manifest.json, FASTA, three-letter list, order sheet (CSV + Parquet), SDF, backbone PDB complexes,
     full-atom complexes (PDB + mmCIF) and their energies (fullatom_energies.parquet)."""
     p = ctx.params
     centers = {r["id"]: np.asarray(r["pocket_xyz"]).reshape(-1, 4, 3)[:, 1].mean(0)
@@ -28,11 +30,15 @@ def export(ctx: StageContext[Params]) -> dict[str, float]:
     atoms = read_table(ctx.input("prepare", ATOMS_FILE))
     target_atoms = {t: atoms.filter(pc.equal(atoms["target_id"], t)) for t in centers}
     designs = read_table(ctx.input("verify", VERIFIED_FILE)).to_pylist()
-    candidates, counts = select_candidates(designs, centers, p.export)
     seed = int(ctx.rng.integers(2**30))
-    models = [full_atom(c.xyz, c.sequence, target_atoms[c.target_id], centers[c.target_id], p.fullatom, seed)
-              for c in ctx.progress(candidates, desc="full-atom minimisation")]
-    files = build_package(candidates, target_atoms, provenance, (p.quality.bond_min, p.quality.bond_max), models)
+
+    def relax(c):
+        model = full_atom(c.xyz, c.sequence, target_atoms[c.target_id], centers[c.target_id], p.fullatom, seed)
+        return model, relaxation_failure(model.record)
+
+    candidates, models, rejected, counts = select_candidates(designs, centers, p.export, relax)
+    files = build_package(candidates, target_atoms, provenance, (p.quality.bond_min, p.quality.bond_max), models,
+                          rejected, p.export.n_export)
     for name, blob in files.items():
         path = ctx.output(name)
         path.parent.mkdir(parents=True, exist_ok=True)

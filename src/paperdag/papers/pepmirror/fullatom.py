@@ -406,7 +406,8 @@ class EnergyModel:
 
 
 def interface(cx: FullAtomComplex, xyz: np.ndarray, p: FullAtomParams) -> dict[str, float]:
-    """Heavy-atom clashes, buried surface (A^2) and H-bonds between the peptide and the receptor (module docstring)."""
+    """Heavy-atom clashes, the deepest one (A below its limit; 0 without a clash), buried surface (A^2) and H-bonds
+    between the peptide and the receptor (module docstring)."""
     atoms = list(cx.topology.atoms())
     el = np.array([a.element.symbol for a in atoms])
     heavy = el != "H"
@@ -432,7 +433,8 @@ def interface(cx: FullAtomComplex, xyz: np.ndarray, p: FullAtomParams) -> dict[s
         cos = (r_ha @ r_hd) / (dist * np.linalg.norm(r_hd) + 1e-12)
         hbonds += int(((dist < p.hbond_dist) & (cos < np.cos(np.radians(p.hbond_angle)))).sum())
     sasa = [freesasa.calcCoord(xyz[m].reshape(-1).tolist(), radii[m].tolist()).totalArea() for m in (pep, rec, heavy)]
-    return {"clashes": int((d < limit).sum()), "buried_surface": sasa[0] + sasa[1] - sasa[2], "hbonds": hbonds}
+    return {"clashes": int((d < limit).sum()), "clash_depth": float(max(0.0, (limit - d).max(initial=0.0))),
+            "buried_surface": sasa[0] + sasa[1] - sasa[2], "hbonds": hbonds}
 
 
 def _seqid(label: str) -> gemmi.SeqId:
@@ -557,3 +559,15 @@ def full_atom(design_d: np.ndarray, sequence: str, atoms: pa.Table, center: np.n
               "mirror_energy_abs_diff": abs(e_native - e_mirror),
               "mirror_energy_rel_diff": abs(e_native - e_mirror) / max(abs(e_mirror), 1.0)}
     return FullAtomResult(record, cx, native, numbering)
+
+
+def relaxation_failure(record: dict) -> str | None:
+    """Why a minimised complex (full_atom's record) is not a relaxed model, or None: a heavy-atom clash left, or the
+    minimiser stopped above its tolerance. The export rejects such a candidate and takes the next ranked design."""
+    problems = []
+    if record["clashes_after"] > 0:
+        problems.append(f"{record['clashes_after']} heavy-atom clash(es) left after minimisation (deepest "
+                        f"{record['clash_depth_after']:.2f} A below its limit)")
+    if not record["converged"]:
+        problems.append(f"minimisation stopped above its tolerance (RMS force {record['rms_force_after']:.2g} kJ/mol/nm)")
+    return "; ".join(problems) or None

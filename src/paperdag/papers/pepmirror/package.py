@@ -51,6 +51,7 @@ class Candidate:
     xyz: np.ndarray
     model_version: str
     scores: dict[str, float] = field(default_factory=dict)
+    source: dict = field(default_factory=dict)  # the design it came from: training seed, sample
 
 
 def validate_structure(c: Candidate, bond_range: tuple[float, float]) -> None:
@@ -145,9 +146,12 @@ def fullatom_files(c: Candidate, result: FullAtomResult) -> tuple[dict[str, byte
 
 
 def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table], provenance: dict[str, dict],
-                  bond_range: tuple[float, float], fullatom: list[FullAtomResult]) -> dict[str, bytes]:
+                  bond_range: tuple[float, float], fullatom: list[FullAtomResult],
+                  rejected: list[dict] | None = None, n_requested: int | None = None) -> dict[str, bytes]:
     """Every file of the package (path -> bytes), candidate_manifest.json last with the SHA-256 of all others;
-    ``fullatom`` holds each candidate's full-atom model (fullatom.full_atom), in the same order."""
+    ``fullatom`` holds each candidate's full-atom model (fullatom.full_atom), in the same order. ``rejected``: the
+    ranked designs that could not be relaxed and were replaced (selection.select_candidates), listed in the manifest
+    with their reason and full-atom record; ``n_requested``: the candidates asked for (the package may be short)."""
     if not candidates:
         raise ValueError("export: empty design set (no candidate passed selection)")
     if len(fullatom) != len(candidates):
@@ -209,11 +213,13 @@ def build_package(candidates: list[Candidate], target_atoms: dict[str, pa.Table]
                                "energy_units": "kJ/mol (amber14, no solvent model, reaction field beyond the cutoff)"},
                 "extinction_coefficient": "Pace et al. 1995, 280 nm, cysteines reduced",
                 "candidates": manifest_rows,
+                "n_requested": len(candidates) if n_requested is None else n_requested,
+                "rejected_after_relaxation": rejected or [],
                 "checks": {"chirality_every_non_gly_residue_D": True, "cip_descriptors_match_D": True,
                            "inchikey_differs_from_L_enantiomer": True,
                            "fullatom_every_stereocentre_D_in_pdb_and_mmcif": True},
                 "sha256": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())}}
-    files[MANIFEST_FILE] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    files[MANIFEST_FILE] = (json.dumps(manifest, indent=2, sort_keys=True, default=float) + "\n").encode()
     return files
 
 

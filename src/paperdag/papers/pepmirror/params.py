@@ -86,6 +86,10 @@ class ExportParams(ParamsModel):
     n_export: int = Field(ge=1, le=200, description="candidates exported in all")
     per_target: int = Field(ge=1, le=50, description="candidates exported per target at most")
     clash_penalty: float = Field(ge=0.0, le=1000.0, description="in-silico score = buried surface - this * clashes")
+    max_rejected: int = Field(ge=0, le=200, description=(
+        "ranked designs whose full-atom complex cannot be relaxed (a heavy-atom clash left, or the minimiser stopped "
+        "above its tolerance) are rejected and replaced by the next ranked one; after more than this many "
+        "rejections the export stops, the package stays short and fullatom_candidates_energy_checked fails"))
 
 
 class FullAtomParams(ParamsModel):

@@ -36,9 +36,17 @@ def summarize(designs: pd.DataFrame, certs: dict[str, dict], variants: list[str]
     return m
 
 
-def summarize_fullatom(table: pd.DataFrame) -> dict[str, float]:
-    """Count, medians / maxima / means over the exported candidates (fullatom_energies.parquet)."""
-    m: dict[str, float] = {"fullatom_n": float(len(table))}
+def summarize_fullatom(table: pd.DataFrame, manifest: dict | None = None) -> dict[str, float]:
+    """Count, medians / maxima / means over the exported candidates (fullatom_energies.parquet); from the package
+    manifest, the candidates requested and the ranked designs rejected because they could not be relaxed."""
+    manifest = manifest or {}
+    rejected = manifest.get("rejected_after_relaxation", [])
+    m: dict[str, float] = {"fullatom_n": float(len(table)),
+                           "fullatom_n_requested": float(manifest.get("n_requested", len(table))),
+                           "fullatom_n_rejected": float(len(rejected)),
+                           "fullatom_n_rejected_clash": float(sum(r.get("clashes_after", 0) > 0 for r in rejected)),
+                           "fullatom_n_rejected_unconverged": float(sum(not r.get("converged", True)
+                                                                        for r in rejected))}
     for when in ("before", "after"):
         m[f"fullatom_median_interaction_{when}"] = float(table[f"interaction_{when}"].median())
         m[f"fullatom_max_interaction_{when}"] = float(table[f"interaction_{when}"].max())
