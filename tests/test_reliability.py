@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import PAPERDAG, paperdag
+from conftest import PAPERDAG, executions, paperdag
 
 from paperdag.testing import NotARayHead
 
@@ -411,3 +411,45 @@ def test_failed_stage_on_prefect_and_ray_prints_no_traceback(toy_project):
     assert str(log.relative_to(toy_project.root)) in line
     text = log.read_text()
     assert "ray::_run_remote" in text and "train_b was told to fail" in text and "\x1b[" not in text
+
+
+# -- stages side by side without Ray (--local --jobs N) --------------------------------------------------------------
+def test_jobs_runs_stages_side_by_side_in_child_processes_then_cached(toy_project, tmp_path):
+    env = {"TOY_RENDEZVOUS": "1"}  # the train stages wait for each other to start: a one-by-one run fails here
+    first = paperdag("run", "toy", "--local", "--jobs", "2", cwd=toy_project.root, env=env)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "[toy.train_a] a line from the stage" in first.stderr, "a child's progress reaches the driver"
+    assert "toy: evidence 1 holds / 0 fails / 0 inconclusive" in first.stderr
+    assert (toy_project.root / "metrics/toy.json").is_file(), "the driver publishes the metrics"
+    second = paperdag("run", "toy", "--local", cwd=toy_project.root)
+    assert second.returncode == 0 and "4 cached" in second.stderr, second.stderr[-2000:]
+    assert executions(tmp_path / "log", "prepare") == 1 and executions(tmp_path / "log", "train_b") == 1
+
+
+def test_jobs_failure_is_one_line_with_the_childs_traceback_in_the_log(toy_project):
+    result = paperdag("run", "toy", "--local", "--jobs", "2", "--retries", "0", cwd=toy_project.root,
+                      env={"TOY_FAIL": "train_b"})
+    assert result.returncode == 1
+    line = _one_line_error(result.stderr)
+    assert line.startswith("error: stage toy.train_b failed: ") and "train_b was told to fail" in line, line
+    log = (toy_project.artifacts / ".logs/toy/train_b.log").read_text()
+    assert 'raise ValueError(f"{name} was told to fail")' in log, "the child's own traceback, not the driver's"
+    assert _entries(toy_project.root, "train_b") == [] and len(_entries(toy_project.root, "train_a")) == 1
+
+
+def test_jobs_needs_local(toy_project):
+    result = paperdag("run", "toy", "--jobs", "2", cwd=toy_project.root)
+    assert result.returncode == 2 and "--jobs" in _one_line_error(result.stderr)
+
+
+def test_ctrl_c_ends_a_jobs_run_and_every_child(toy_project, tmp_path, runs):
+    _set_sleep(toy_project, 30.0)
+    run = runs("run", "toy", "--local", "--jobs", "2", cwd=toy_project.root)
+    _wait_for(lambda: _started(tmp_path / "log", "prepare"), 60, "prepare to start")
+    run.descendants()
+    sent = run.signal(signal.SIGINT, group=True)  # the terminal's Ctrl-C: the children are in sessions of their own
+    rc, stderr = run.wait(30)
+    assert rc == 130 and time.monotonic() - sent < 8, stderr
+    _interrupted_once(stderr)
+    assert run.survivors(within=10) == [], "no stage process outlives the run"
+    assert _entries(toy_project.root, "prepare") == [], "the interrupted stage left nothing (no scratch either)"

@@ -89,6 +89,8 @@ def run(
                                                                      "uncached upstream stages."),
     retries: int = typer.Option(1, "--retries", min=0, help="Retries per failed stage."),
     local: bool = typer.Option(False, "--local", help="Run in this process, one stage after another (no Prefect/Ray)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="With --local: run stages side by side in child "
+                             "processes, as many as their declared CPUs fit in N (a GPU node without Ray)."),
     replicate: bool = typer.Option(False, "--replicate", help="Re-run on fresh seeds at the default sizes (the "
                                    "paper's profiles.replicate: seed keys only); verdicts in metrics/profiles/replicate/."),
 ) -> None:
@@ -98,6 +100,8 @@ def run(
     from paperdag.runs import Execution, LocalExecutor, drive, tracking_enabled
 
     t0 = time.perf_counter()
+    if jobs > 1 and not local:
+        raise UsageError("--jobs runs stages side by side with --local; without it Ray schedules them")
     if replicate:
         if profile != "default":
             raise UsageError(f"--replicate re-runs the default profile on fresh seeds; it takes no --profile "
@@ -120,11 +124,18 @@ def run(
     execution.store.prepare()  # a read-only artifacts/ is one line before anything else is printed
     if pending and not local:
         execution.estimate.cpus = os.cpu_count() or 1  # the embedded Ray's CPUs (a joined cluster: this machine's)
+    elif pending and jobs > 1:
+        execution.estimate.cpus = jobs
     plan = execution.estimate.plan_line(sum(p.cached and p.run for p in execution.plans))
     console.print(f"[bold]paperdag run[/bold] {', '.join(p.slug for p in execution.pipelines)} "
                   f"[dim](profile {profile}: {plan})[/dim]")
     if not pending or local:
-        drive(execution, LocalExecutor(), retries=retries)
+        if pending and jobs > 1:
+            from paperdag.process_exec import ProcessExecutor
+
+            drive(execution, ProcessExecutor(jobs), retries=retries)
+        else:
+            drive(execution, LocalExecutor(), retries=retries)
     else:
         from paperdag.lifetime import start_watchdog
         from paperdag.ray_exec import connect
