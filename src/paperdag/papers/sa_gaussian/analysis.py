@@ -16,8 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
 
-from .distance import best_scale, bootstrap_w1, directions, w1
+from .distance import best_scale, bootstrap_w1, directions, resample_counts, resample_generator, w1
 from .gibbs import sample_gibbs
 from .params import AnalysisParams
 from .problems import Problem, exact_at_stepsize, limit_covariance, stepsize_covariance
@@ -46,16 +47,17 @@ def _sampler(pr: Problem, target: str, y: np.ndarray, rng: np.random.Generator) 
     return (lambda m: rng.standard_normal((m, pr.dim)) @ L.T), float("nan")
 
 
-def distances(pr: Problem, alpha: float, y: np.ndarray, p: AnalysisParams,
-              rng: np.random.Generator) -> list[dict[str, Any]]:
+def distances(pr: Problem, alpha: float, y: np.ndarray, p: AnalysisParams, rng: np.random.Generator,
+              device: str = "cpu") -> list[dict[str, Any]]:
     """Per target: W1 (sliced in 2-D) to a same-size target sample, the MC floor (two fresh target samples) and
-    ``p.bootstrap`` replicates."""
+    ``p.bootstrap`` replicates, computed on ``device`` (the target samples are drawn by ``rng`` on the host)."""
     proj, rows = directions(pr.dim, p.projections), []
     for target in targets(pr):
         draw, scale = _sampler(pr, target, y, rng)
         ref = draw(len(y))
-        rows.append(dict(target=target, alpha=alpha, w1=w1(y, ref, proj), floor=w1(draw(len(y)), draw(len(y)), proj),
-                         boot=bootstrap_w1(y, ref, proj, p.bootstrap, rng).tolist(), scale=scale))
+        rows.append(dict(target=target, alpha=alpha, w1=w1(y, ref, proj, device),
+                         floor=w1(draw(len(y)), draw(len(y)), proj, device),
+                         boot=bootstrap_w1(y, ref, proj, p.bootstrap, rng, device).tolist(), scale=scale))
     return rows
 
 
@@ -69,17 +71,22 @@ def tails(pr: Problem, alpha: float, y: np.ndarray, levels: list[float]) -> list
 
 
 def checks(pr: Problem, alpha: float, y: np.ndarray, m2_three_quarters: float, m2_end: float, steps: int,
-           reps: int, rng: np.random.Generator) -> dict[str, Any]:
+           reps: int, rng: np.random.Generator, device: str = "cpu") -> dict[str, Any]:
     """Stationarity drift, covariance error against the exact stepsize covariance (NaN where none is exact),
     |mean y|, and tr Cov(x - x*) = alpha^(2e) tr Cov(y) (e = 1/4 quartic, 1/2 otherwise) with ``reps`` bootstrap
-    replicates."""
+    replicates: the resample's unbiased variance sum_i c_i (y_i - m_c)^2 / (n - 1), m_c = sum_i c_i y_i / n, from its
+    multiplicities c (distance.resample_counts, on ``device``; on the CPU the draws of y[rng.integers(0, n, n)])."""
     cov = np.atleast_2d(np.cov(y.T))
     err = float("nan")
     if exact_at_stepsize(pr):
         exact = stepsize_covariance(np.array(pr.jacobian), np.array(pr.noise_cov), alpha)
         err = float(np.linalg.norm(cov - exact) / np.linalg.norm(exact))
     e = 0.25 if pr.drift == "quartic" else 0.5
-    boot = [float(y[rng.integers(0, len(y), len(y))].var(0, ddof=1).sum()) * alpha ** (2 * e) for _ in range(reps)]
+    n, yt, gen, boot = len(y), torch.as_tensor(y, dtype=torch.float64).to(device), resample_generator(rng, device), []
+    for _ in range(reps):
+        c = resample_counts(n, rng, gen, device).to(torch.float64)[:, None]
+        mean = (c * yt).sum(0) / n
+        boot.append(float((c * (yt - mean) ** 2).sum() / (n - 1)) * alpha ** (2 * e))
     return dict(alpha=alpha, steps=steps, drift=abs(m2_end - m2_three_quarters) / m2_end, cov_error=err,
                 mean_norm=float(np.linalg.norm(y.mean(0))), var_x=float(np.trace(cov)) * alpha ** (2 * e),
                 var_x_boot=boot)

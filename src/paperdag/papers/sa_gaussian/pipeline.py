@@ -24,8 +24,8 @@ PIPELINE = Pipeline(
                 outputs=("samples.safetensors", "steady.json"), args={"setting": s},
                 resources=Resources(cpus=1, gpus=0.1)) for s in SETTINGS),
         *(Stage(f"verify_{s}", "verify", "verify:verify", upstream=("prepare", f"train_{s}"), params=("analysis",),
-                outputs=("distances.parquet", "tails.parquet", "checks.parquet"), args={"setting": s})
-          for s in SETTINGS),
+                outputs=("distances.parquet", "tails.parquet", "checks.parquet"), args={"setting": s},
+                resources=Resources(cpus=1, gpus=0.1)) for s in SETTINGS),  # distances and bootstraps on the device
         *(Stage(f"exact_{s}", "verify", "exact:exact", upstream=("prepare", f"train_{s}"), params=("transport",),
                 outputs=("exact.parquet",), args={"setting": s}) for s in PLANAR),
         *(Stage(f"probe_{s}", "verify", "probe:probe", upstream=("prepare",), params=("sim", "transport", "probe"),

@@ -1,6 +1,6 @@
 """Stage ``verify_<setting>``: per stepsize the W1 of the steady state to each limit law with its MC floor and
-bootstrap replicates (analysis.py), tails against the Gaussian limit, and the stationarity / exact-covariance
-checks."""
+bootstrap replicates (analysis.py; the distances and every bootstrap on the stage's device, distance.py), tails
+against the Gaussian limit, and the stationarity / exact-covariance checks."""
 
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ def verify(ctx: StageContext[Params], setting: str) -> dict[str, float]:
     dist, tail, check = [], [], []
     for i, st in enumerate(ctx.progress(steady, desc=f"{setting} distances")):
         y = samples[f"y_{i}"].double().numpy()
-        dist += distances(pr, st["alpha"], y, p, ctx.rng)
+        dist += distances(pr, st["alpha"], y, p, ctx.rng, ctx.device)
         tail += tails(pr, st["alpha"], y, p.tail_levels)
         check.append({"setting": setting} | checks(pr, st["alpha"], y, st["m2_three_quarters"], st["m2_end"],
-                                                   st["steps"], p.bootstrap, ctx.rng))
+                                                   st["steps"], p.bootstrap, ctx.rng, ctx.device))
     table = pa.Table.from_pylist(dist)
     write_table(ctx.output(DISTANCES_FILE), table.append_column("setting", pa.array([setting] * table.num_rows)))
     write_table(ctx.output(TAILS_FILE), pa.Table.from_pylist(tail, schema=TAIL_SCHEMA))  # empty for the quartic
