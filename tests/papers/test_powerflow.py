@@ -17,7 +17,7 @@ import torch
 
 from paperdag.common.plans import SamplePlan
 from paperdag.common.verdicts import resolve
-from paperdag.papers.powerflow import anchors, exact
+from paperdag.papers.powerflow import anchors, diversity, exact
 from paperdag.papers.powerflow.aligned import policy_state
 from paperdag.papers.powerflow.baselines import count_model_log_probs, kl, power_ceiling
 from paperdag.papers.powerflow.claims import claims, paired
@@ -720,3 +720,129 @@ def test_tempered_decoding_matches_a_hand_built_autoregressive_model():
     greedy = greedy_responses(log_p, task)
     for q in range(Q):
         assert float(cold[q, seqs.index(greedy[q])]) > 0.99
+
+
+def _diverse_task(beta: float = 1.0, seed: int = 0) -> Task:
+    return Task(3, 3, beta, draw_weights(np.random.default_rng(seed), 9, [0.4, 0.55, 0.05], 20.0), "diverse")
+
+
+def _brute_diverse(task: Task) -> dict[tuple[int, tuple[int, ...]], float]:
+    """D_div(y | q) written out response by response from the mixture's definition (diversity.py): the correct
+    traces listed by hand as a set, so coinciding traces (a = b, a = c, ...) are merged independently of the code."""
+    K, L, beta = task.modulus, task.max_len, task.guess_bias
+    out = {}
+    for q, (a, b) in enumerate(itertools.product(range(K), repeat=2)):
+        c = (a + b) % K
+        w_chain, w_guess, w_noise = task.weights[q]
+        chain = {(c,), (a, c), (b, c), (a, b, c), (b, a, c)}
+        for k in range(L + 1):
+            for y in itertools.product(range(K), repeat=k):
+                p = w_noise / (L + 1) / K**k
+                if k == 1:
+                    p += w_guess * ((1 - beta) / K + beta * (y[0] == (c + 1) % K))
+                if y in chain:
+                    p += w_chain / len(chain)
+                out[(q, y)] = p
+    return out
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.5])
+def test_diverse_data_distribution_matches_its_definition_and_its_sampler(beta):
+    """diversity.data_log_probs against the mixture written out by hand (1e-12), normalised; the sampler's
+    frequencies on one prompt with a = b (fewer distinct traces) and one with a != b (4.5 sigma per response)."""
+    task = _diverse_task(beta)
+    brute = _brute_diverse(task)
+    all_r, all_l = all_responses(task)
+    log_d = diversity.data_log_probs(task)
+    for q in range(9):
+        for j, (r, k) in enumerate(zip(all_r.tolist(), all_l.tolist(), strict=True)):
+            assert log_d[q, j].exp().item() == pytest.approx(brute[(q, tuple(r[:k]))], abs=1e-12)
+    assert torch.allclose(log_d.exp().sum(1), torch.ones(9, dtype=torch.float64), atol=1e-12)
+    rng, n = np.random.default_rng(5), 20_000
+    for q in (0, 5):  # (0, 0): traces (0,), (0, 0), (0, 0, 0); (1, 2): five distinct traces
+        draws = [diversity.sample_response(rng, task, q) for _ in range(n)]
+        responses = torch.tensor([y + [0] * (3 - len(y)) for y in draws])
+        freq = torch.bincount(_response_index(responses, torch.tensor([len(y) for y in draws]), 3),
+                              minlength=log_d.shape[1]).double() / n
+        p = log_d[q].exp()
+        assert ((freq - p).abs() <= 4.5 * (p * (1 - p) / n).sqrt() + 1e-4).all()
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.8])
+def test_diverse_target_point_matches_brute_force_enumeration(alpha):
+    """diversity.anchor on D_div against p^alpha written out over every (q, y): its prompt-averaged P(correct)
+    and entropy among correct responses (of p^alpha conditioned on correctness), and the start's; at beta = 1 and
+    alpha = 0.5 (the declared design) the target is both more accurate and more diverse than D_div."""
+    task = _diverse_task()
+    d = _brute_diverse(task)
+    want = {"start": [], "target": []}
+    for q, (a, b) in enumerate(itertools.product(range(3), repeat=2)):
+        ys = [y for (qq, y) in d if qq == q]
+        p = np.array([d[(q, y)] for y in ys])
+        ok = np.array([bool(y) and y[-1] == (a + b) % 3 for y in ys])
+        for name, u in (("start", p), ("target", p**alpha)):
+            t = u / u.sum()
+            c = t[ok] / t[ok].sum()
+            want[name].append((float(t[ok].sum()), float(-(c * np.log(c)).sum())))
+    got = diversity.anchor(diversity.data_log_probs(task), task, alpha)
+    for name in ("start", "target"):
+        quality, entropy = np.mean(want[name], axis=0)
+        assert got[name]["quality"] == pytest.approx(quality, abs=1e-10)
+        assert got[name]["diversity"] == pytest.approx(entropy, abs=1e-10)
+        assert got[name]["quality"] == pytest.approx(got[name]["accuracy"], abs=1e-12)
+    if alpha == 0.5:
+        assert got["target"]["quality"] > got["start"]["quality"] + 0.05
+        assert got["target"]["diversity"] > got["start"]["diversity"] + 0.2
+
+
+def test_diverse_point_of_a_model_with_one_correct_response_has_zero_diversity():
+    """A policy putting all its correct mass on one response has diversity 0 whatever its wrong mass; uniform over
+    all responses has diversity log(#correct responses) and quality #correct / R (13 of 40 at K = L = 3: the
+    1 + 3 + 9 responses ending in c)."""
+    task = _diverse_task()
+    all_r, all_l = all_responses(task)
+    answers = task.answers
+    one = torch.full((9, len(all_l)), -30.0, dtype=torch.float64)
+    for q in range(9):
+        one[q, 1 + int(answers[q])] = 0.0  # the single-token response [c]
+        one[q, 0] = -1.0  # some wrong mass on the empty response
+    out = diversity.point(exact.normalise(one), task)
+    assert out["diversity"] == pytest.approx(0.0, abs=1e-6)
+    uniform = diversity.point(torch.full((9, 40), -float(np.log(40)), dtype=torch.float64), task)
+    assert uniform["quality"] == pytest.approx(13 / 40) and uniform["diversity"] == pytest.approx(np.log(13))
+
+
+def _diverse_inputs(tb_q: float = 0.5, tb_d: float = 1.8, grpo_d: float = 0.2, head: float = 0.48) -> dict:
+    """The diverse variant's summary: base at quality 0.4, diversity 1.5; targets at quality ``head`` from the base
+    (0.48 from D_div); TB and GRPO over three seeds (spread +-0.01)."""
+    spread = np.array([-0.01, 0.0, 0.01])
+    pt = lambda q, d: {"quality": q, "diversity": d, "accuracy": q}
+    run = lambda q, d, kl: {"seed": np.arange(3), "quality": q + spread, "diversity": d + spread[::-1],
+                            "kl": kl + spread}
+    return {"base": pt(0.4, 1.5), "data": pt(0.4, 1.5),
+            "reference": {"kl_data_base": 0.01, "kl_data_count": 0.05, "kl_data_uniform": 2.0},
+            "anchor": {"data": {"start": pt(0.4, 1.5), "target": pt(0.48, 1.9)},
+                       "base": {"start": pt(0.4, 1.5), "target": pt(head, 1.9)}},
+            "rungs": {"the base model's sampled response": 0.4, "the base model's greedy response": 0.45},
+            "runs": {"tb_traj_flatten": run(tb_q, tb_d, 0.02), "grpo": run(0.95, grpo_d, np.nan)}, "alpha": 0.5}
+
+
+def test_diverse_claims_are_gated_on_the_target_and_on_grpo_collapsing():
+    """Regime met: both evidence claims hold; a TB run below the base's quality fails the Pareto claim; a target
+    without quality headroom from the learned base leaves it inconclusive; a GRPO that keeps 0.9 of the base's
+    diversity (collapse_frac 0.5) leaves the comparison with GRPO inconclusive."""
+    from paperdag.papers.powerflow.claims import diverse as diverse_claims
+
+    def verdicts(**kw) -> dict[str, str]:
+        return {c.id: c.verdict for c in resolve(diverse_claims(_diverse_inputs(**kw), P, 0.5, PLANS))}
+
+    good = verdicts()
+    assert all(v == "holds" for v in good.values()), good
+    assert verdicts(tb_q=0.3)["diverse_flatten_raises_quality_and_diversity"] == "fails"
+    no_head = verdicts(head=0.39)
+    assert no_head["diverse_target_has_headroom"] == "fails"
+    assert no_head["diverse_flatten_raises_quality_and_diversity"] == "inconclusive"
+    kept = verdicts(grpo_d=1.35)
+    assert kept["diverse_grpo_collapses"] == "fails"
+    assert kept["diverse_flatten_more_diverse_than_grpo"] == "inconclusive"
+    assert kept["diverse_flatten_raises_quality_and_diversity"] == "holds"

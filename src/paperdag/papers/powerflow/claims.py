@@ -31,6 +31,9 @@ base, a target, a trivial model) is exact and judged ``exact`` (basis: enumerati
   its exact target defines is TB convergence (``length_aware_keeps_length``, a check, as tb_matches_own_target).
 - check: each trajectory-level sharpening TB run's expected length lies within ``length_tol`` (relative) of its exact
   target's, on both variants, and length-aware TB's on ``lengths``; every part must hold.
+- the ``diverse`` variant (several correct responses per prompt, ``diverse``): the exact alpha < 1 target's
+  (quality, diversity) point gates alpha < 1 TB's claims (quality and diversity above the base model's; more
+  diversity than GRPO, where GRPO is competent and measured to collapse).
 - check: alpha < 1 applied to the base model raises the entropy (true of the flattened target, so it holds once TB
   reaches it). Flattening the base model cannot keep its accuracy (its exact alpha < 1 target is less accurate): the
   paper's alpha < 1 setting is the aligned model's, judged above.
@@ -340,7 +343,8 @@ def findings(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, fl
 
 def claims(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, float]], reference: dict[str, float],
            ceiling: dict, aligned: dict[str, np.ndarray], variant: dict, anchored: dict, rungs: dict[str, float],
-           p: ClaimParams, plans: Plans, peaks: dict[str, dict[str, float]] | None = None) -> list[Claim]:
+           p: ClaimParams, plans: Plans, peaks: dict[str, dict[str, float]] | None = None,
+           diverse_variant: dict | None = None, collapse_frac: float = 0.5) -> list[Claim]:
     """``runs[method][metric]``: per-seed ``seed``, exact accuracy, entropy, length and (TB) KL to the method's own
     target; ``base`` and ``targets[method]`` (with ``kl_base`` = KL(base || target)): exact metrics; ``reference``:
     the base model's and the trivial models' fit to D (kl_data_base, kl_data_count, kl_data_uniform, acc_count,
@@ -352,10 +356,12 @@ def claims(runs: Runs, base: dict[str, float], targets: dict[str, dict[str, floa
     conditioned on a correct answer and its alpha < 1 target; ``sharpen_ladder``: ``base`` / ``data`` -> rung name
     -> exact accuracy); ``rungs``: the fine-tuning-utility ladder's exact accuracies by name (ladder.py);
     ``peaks[method]``: the step and exact accuracy at the peak of an RLIF baseline's mean training curve (shown
-    beside its competence, where its final accuracy is read)."""
+    beside its competence, where its final accuracy is read); ``diverse_variant``: the diverse variant's (``diverse``,
+    with diverse.collapse_frac as ``collapse_frac``), omitted when None."""
     return (regime(runs, base, targets, reference, ceiling, aligned, anchored, rungs, p, plans, peaks or {})
             + findings(runs, base, targets, ceiling, aligned, anchored, p, plans)
-            + lengths(runs, targets, variant, anchored["lengths"], p, plans))
+            + lengths(runs, targets, variant, anchored["lengths"], p, plans)
+            + (diverse(diverse_variant, p, collapse_frac, plans) if diverse_variant is not None else []))
 
 
 def lengths(chain_runs: Runs, chain_targets: dict[str, dict[str, float]], variant: dict, anchor: dict,
@@ -421,3 +427,90 @@ def lengths(chain_runs: Runs, chain_targets: dict[str, dict[str, float]], varian
                      all_of({k: equivalence(v, margin=p.length_tol, what=f"{k}'s length relative to its target",
                                             plan=plans.seeds) for k, v in off.items()})))
     return out
+
+
+PAPER_DIVERSE = ("alpha < 1 raises diversity and quality together (a Pareto shift), where reward maximisation "
+                 "(GRPO) collapses onto one correct response")
+
+
+def diverse(dv: dict, p: ClaimParams, collapse_frac: float, plans: Plans) -> list[Claim]:
+    """The ``diverse`` variant (diverse.py): several correct responses per prompt; quality = P(correct), diversity =
+    entropy among correct responses (exact). ``dv``: ``base`` / ``data`` (points), ``reference`` (fit to D_div as
+    ``claims``' reference), ``anchor`` (``data`` / ``base`` -> ``start`` / ``target``: the exact points of the start
+    and of its alpha < 1 power target), ``rungs`` (the base model's sampled and greedy quality), ``runs`` (per-seed
+    finals of ``tb_traj_flatten`` and ``grpo``), ``alpha``.
+
+    - preconditions: the base model learned D_div (better than its count model and the uniform policy); the exact
+      target p^alpha has headroom: from D_div and from the learned base its quality and its diversity both exceed
+      its start's (the effect can appear); GRPO is competent (quality above the strongest base-model rung) and
+      collapses (its diversity's t interval lies below ``collapse_frac`` of the base model's).
+    - evidence: alpha < 1 TB raises quality and diversity above the base model's (both intervals above, all_of);
+      it keeps more diversity among correct responses than GRPO (paired by seed).
+    - check: the TB runs reach their exact target (KL below ``kl_tol``).
+    """
+    base, anchor, runs = dv["base"], dv["anchor"], dv["runs"]
+    tb, grpo = runs["tb_traj_flatten"], runs["grpo"]
+    learned = "diverse_base_learned"
+    tb_q, tb_d = mean_ci(tb["quality"], unit="seed"), mean_ci(tb["diversity"], unit="seed")
+    g_q, g_d = mean_ci(grpo["quality"], unit="seed"), mean_ci(grpo["diversity"], unit="seed")
+    ladder = base_rungs(dv["rungs"])
+    top = ladder.strongest
+
+    def targets(key: str) -> dict[str, float]:
+        return {f"from_{src}": _r(anchor[src]["target"][key]) for src in ("data", "base")}
+
+    points = {"exact_target_quality": targets("quality"), "exact_target_diversity": targets("diversity"),
+              "alpha": dv["alpha"]}
+    head = {f"{src}: {key}": exact(anchor[src]["target"][key] > anchor[src]["start"][key],
+                                   f"target {anchor[src]['target'][key]:.4f} vs start "
+                                   f"{anchor[src]['start'][key]:.4f}", basis="enumeration")
+            for src in ("data", "base") for key in ("quality", "diversity")}
+    d_div = paired_diff_ci(*paired(runs, ["tb_traj_flatten", "grpo"], "diversity"), unit="seed")
+    kl = mean_ci(tb["kl"], unit="seed")
+    return [
+        base_learned(learned, "D_div", dv["reference"], base),
+        precondition("diverse_target_has_headroom", f"on the diverse variant, the exact alpha = {dv['alpha']:g} power "
+                     "target is both more accurate (P(correct)) and more diverse (entropy among correct responses) "
+                     "than its start, from D_div and from the learned base (every part must hold)",
+                     "the start's exact quality and diversity",
+                     points | {"start_quality": {"from_data": _r(anchor["data"]["start"]["quality"]),
+                                                 "from_base": _r(base["quality"])},
+                               "start_diversity": {"from_data": _r(anchor["data"]["start"]["diversity"]),
+                                                   "from_base": _r(base["diversity"])}},
+                     all_of(head)),
+        precondition("diverse_competent_grpo", "on the diverse variant, GRPO's exact quality lies above the strongest "
+                     f"trivial use of the un-tuned base model (its sampled and greedy response; t interval over "
+                     f"{g_q.n} seeds)", top.name, {"grpo_quality": g_q.rounded(), "strongest_rung": _r(top.point())},
+                     superiority(g_q, reference=top.point(), what="GRPO's quality", plan=plans.seeds), ladder=ladder),
+        precondition("diverse_grpo_collapses", f"on the diverse variant, GRPO collapses onto few correct responses: "
+                     f"its exact diversity among correct responses lies below {collapse_frac:g} x the base model's "
+                     f"(t interval over {g_d.n} seeds)",
+                     "the pretrained model's exact diversity (a mechanism bound: collapse)",
+                     {"grpo_diversity": g_d.rounded(), "base_diversity": _r(base["diversity"]),
+                      "bound": _r(collapse_frac * base["diversity"])},
+                     superiority(g_d, direction="below", reference=collapse_frac * base["diversity"],
+                                 what="GRPO's diversity", plan=plans.seeds)),
+        evidence("diverse_flatten_raises_quality_and_diversity", "on the diverse variant, alpha < 1 "
+                 "(trajectory-level TB toward p_base^alpha) raises both the exact quality and the exact diversity "
+                 "among correct responses above the base model's (t intervals over seeds, both must hold)",
+                 PAPER_DIVERSE, points | {"tb_quality": tb_q.rounded(), "tb_diversity": tb_d.rounded(),
+                                          "base_quality": _r(base["quality"]), "base_diversity": _r(base["diversity"]),
+                                          "grpo_quality": g_q.rounded(), "grpo_diversity": g_d.rounded()},
+                 all_of({"quality": superiority(tb_q, reference=base["quality"], what="the flattened quality",
+                                                plan=plans.seeds),
+                         "diversity": superiority(tb_d, reference=base["diversity"], what="the flattened diversity",
+                                                  plan=plans.seeds)}),
+                 requires=[learned, "diverse_target_has_headroom"]),
+        evidence("diverse_flatten_more_diverse_than_grpo", "on the diverse variant, alpha < 1 TB keeps more diversity "
+                 "among correct responses than GRPO (paired t interval of the difference over seeds above 0)",
+                 PAPER_DIVERSE, points | {"tb_diversity": tb_d.rounded(), "grpo_diversity": g_d.rounded(),
+                                          "difference": d_div.rounded(), "tb_quality": tb_q.rounded(),
+                                          "grpo_quality": g_q.rounded()},
+                 superiority(d_div, what="TB - GRPO diversity", plan=plans.seeds),
+                 requires=[learned, "diverse_target_has_headroom", "diverse_competent_grpo",
+                           "diverse_grpo_collapses"]),
+        check("diverse_tb_matches_target", f"on the diverse variant, alpha < 1 TB reaches its exact target: "
+              f"KL(pi || p_base^alpha) below {p.kl_tol:g} nats (t interval over seeds)",
+              "TB's fixed point is pi = target", {"kl": kl.rounded()},
+              superiority(kl, direction="below", reference=p.kl_tol, what="KL to the target", plan=plans.seeds)),
+    ]

@@ -2,7 +2,8 @@
 (finetune_<method> seeds, with replicate_<method>'s added for the RLIF comparison and GRPO), the aligned model's
 flattening (flatten_aligned), the lengths task variant (its base model, targets and sharpening TB runs), the
 fine-tuning-utility ladder of the base model (ladder.py), the exact targets from D and from the learned base and the
-sharpening ladders (anchors.py), the claims (claims.py) and the figures (plots.py)."""
+sharpening ladders (anchors.py), the diverse variant's points (diversity.py), the claims (claims.py) and the
+figures (plots.py)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,14 @@ from paperdag.common.stats import mean_ci
 from paperdag.io import load_tensors, read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
-from . import anchors, exact
+from . import anchors, diverse, diversity, exact
 from .baselines import count_model_log_probs, kl, power_ceiling
 from .claims import claims
 from .data import load_pairs, load_task
 from .finetune import CURVE_FILE, FINAL_FILE
 from .ladder import greedy_accuracy, majority_accuracy
 from .params import Params
-from .plots import plot_kl_curves, plot_lengths, plot_pareto
+from .plots import plot_diverse, plot_kl_curves, plot_lengths, plot_pareto
 from .policy import build_model
 from .prepare import DATA_FILE, PROMPTS_FILE
 from .pretrain import BASE_FILE
@@ -105,9 +106,34 @@ def length_variant(ctx: StageContext[Params], methods: list[str]) -> dict:
             "reference": trivial_models(task, log_base, ctx.input("prepare_lengths", DATA_FILE))}
 
 
+def diverse_variant(ctx: StageContext[Params], methods: list[str]) -> dict:
+    """The ``diverse`` task variant (diversity.py): its base model's (quality, diversity) point and fit to D_div beside
+    the trivial models' (count model, uniform policy), the exact alpha < 1 power targets' points from D_div and from
+    the base (diversity.anchor), the base model's sampled and greedy quality (the ladder of GRPO's competence) and
+    each method's per-seed finals (``runs[method][key]``, finetune_<method>_diverse)."""
+    task = diverse.variant_task(ctx)
+    base = diverse.load_base(ctx, task)
+    log_base, log_d = exact.log_probs(base, task), diversity.data_log_probs(task)
+    log_uniform = torch.full_like(log_d, -float(np.log(log_d.shape[1])))
+    log_count = count_model_log_probs(task, *load_pairs(ctx.input("prepare_diverse", diverse.DATA_FILE),
+                                                        task.max_len))
+    alpha = ctx.params.alpha.flatten
+    runs = {}
+    for m in methods:
+        t = read_table(ctx.input(f"finetune_{m}_diverse", diverse.FINAL_FILE)).sort_by("seed")
+        runs[m] = {k: t[k].to_numpy() for k in t.column_names}
+    return {"base": diversity.point(log_base, task), "data": diversity.point(log_d, task),
+            "reference": {"kl_data_base": kl(log_d, log_base), "kl_data_count": kl(log_d, log_count),
+                          "kl_data_uniform": kl(log_d, log_uniform)},
+            "anchor": {"data": diversity.anchor(log_d, task, alpha), "base": diversity.anchor(log_base, task, alpha)},
+            "rungs": {"the base model's sampled response": diversity.point(log_base, task)["quality"],
+                      "the base model's greedy response": greedy_accuracy(log_base, task)},
+            "runs": runs, "alpha": alpha}
+
+
 def evaluate(ctx: StageContext[Params], methods: list[str], replicated: list[str],
-             lengths: list[str]) -> dict[str, float]:
-    """metrics.json, methods.parquet (one row per method: means and intervals) and three plots."""
+             lengths: list[str], diverse_runs: list[str] = ()) -> dict[str, float]:
+    """metrics.json, methods.parquet (one row per method: means and intervals) and four plots."""
     p, t = ctx.params, ctx.params.task
     task = load_task(ctx.input("prepare", PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias)
     model = build_model(task, p.model.d_model, p.model.n_layer, p.model.n_head)
@@ -167,7 +193,17 @@ def evaluate(ctx: StageContext[Params], methods: list[str], replicated: list[str
     metrics |= {f"acc_sharpen_ladder_{src}_{rung}": v for src, ladder in
                 anchored["sharpen_ladder"].items() for rung, v in zip(("sampled", "greedy", "tempered"),
                                                                      ladder.values(), strict=True)}
+    div = diverse_variant(ctx, diverse_runs)
+    for name, point in (("base", div["base"]), ("data", div["data"])):
+        metrics |= {f"{k}_{name}_diverse": point[k] for k in ("quality", "diversity")}
+    for src in ("data", "base"):
+        metrics |= {f"target_{k}_from_{src}_diverse": div["anchor"][src]["target"][k]
+                    for k in ("quality", "diversity")}
+    metrics |= {f"{k}_{m}_diverse": float(np.mean(div["runs"][m][k])) for m in diverse_runs
+                for k in ("quality", "diversity")}
+    metrics |= {f"{k}_diverse": v for k, v in div["reference"].items()}
+    save_figure(plot_diverse(div), ctx.output("diverse.png"))
     verdicts = claims(runs, base, targets, reference, ceiling, aligned, variant, anchored, rungs, p.claims, p.plans,
-                      peaks)
+                      peaks, div if diverse_runs else None, p.diverse.collapse_frac)
     write_metrics(ctx.out, metrics, verdicts)
     return {k: float(v) for k, v in metrics.items()}

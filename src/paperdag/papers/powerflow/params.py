@@ -106,9 +106,31 @@ class Plans(ParamsModel):
                                "RLIF baselines, GRPO and the flattened aligned models)")
 
 
+class DiverseParams(ParamsModel):
+    """The ``diverse`` task variant (diverse.py): several correct responses per prompt, most wrong mass on one
+    confident guess; its own prepare / base model / fine-tuning stages (model, pretrain, finetune and alpha.flatten
+    shared with the chain runs)."""
+
+    modulus: int = Field(ge=2, le=5, description="K of the variant (prompts (a, b) in Z_K^2)")
+    max_len: int = Field(ge=3, le=4, description="L of the variant (the longest correct trace has 3 tokens)")
+    mix: list[Weight] = Field(min_length=3, max_length=3, description="mean mixture weights of D_div: (chain over "
+                              "the correct traces, guess, noise)")
+    concentration: float = Field(gt=0.0, le=1000.0, description="Dirichlet concentration of the per-prompt weights")
+    guess_bias: float = Field(ge=0.0, le=1.0, description="beta: P(a short guess is the off-by-one answer c + 1)")
+    n_train: int = Field(ge=100, le=1_000_000, description="(q, y) pairs drawn from D_div to pretrain its base")
+    collapse_frac: float = Field(gt=0.0, lt=1.0, description="'GRPO collapses': its diversity among correct "
+                                 "responses (t interval over seeds) lies below this fraction of the base model's")
+
+    @model_validator(mode="after")
+    def _mix(self) -> DiverseParams:
+        if abs(sum(self.mix) - 1.0) > 1e-9:
+            raise ValueError("diverse.mix must sum to 1")
+        return self
+
+
 class Params(ParamsModel):
-    """Seed, task, model, pretraining, fine-tuning, the RLIF comparison's seeds, powers, claim thresholds and
-    sample-size plans."""
+    """Seed, task, model, pretraining, fine-tuning, the RLIF comparison's seeds, powers, claim thresholds,
+    sample-size plans and the diverse variant."""
 
     seed: int = Field(ge=0, description="root of every random draw")
     task: TaskParams
@@ -119,6 +141,7 @@ class Params(ParamsModel):
     alpha: AlphaParams
     claims: ClaimParams
     plans: Plans
+    diverse: DiverseParams
 
     @model_validator(mode="after")
     def _power(self) -> Params:

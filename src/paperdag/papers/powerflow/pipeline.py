@@ -1,8 +1,9 @@
 """The powerflow DAG: prepare -> train_base -> finetune_<method> for each method and replicate_<method> (more seeds)
 for each method of the RLIF comparison and GRPO (in parallel); finetune_grpo, replicate_grpo -> flatten_aligned; the
 ``lengths`` task variant: prepare_lengths -> train_base_lengths -> finetune_<method>_lengths for the two sharpening
-TB forms; all -> evaluate. The runner starts ready stages in declaration order, so the longest work is declared
-first: GRPO's chain (the longest path), then the replicate stages (7 seeds each), then the 3-seed stages."""
+TB forms; the ``diverse`` variant (diverse.py): prepare_diverse -> train_base_diverse -> finetune_<method>_diverse for
+alpha < 1 trajectory-level TB and GRPO; all -> evaluate. The runner starts ready stages in declaration order, so
+the longest work is declared first: GRPO's chain (the longest path), then the replicate stages (7 seeds each), then the 3-seed stages."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -18,6 +19,7 @@ REPLICATED = ("grpo", *COMPARED)  # GRPO too: the reference PowerFlow approaches
 LENGTHS = ("tb_traj_sharpen", "tb_length_sharpen")  # also run on the ``lengths`` task variant (task.py)
 BASE = ("task", "model")
 LANE = Resources(cpus=1, gpus=0.5)
+DIVERSE = {"tb_traj_flatten": "traj", "grpo": "grpo"}  # the diverse variant's runs (diverse.py): name -> objective
 
 
 def power_params(name: str) -> tuple[str, ...]:
@@ -69,13 +71,23 @@ PIPELINE = Pipeline(
                 outputs=("weights.safetensors", "curve.parquet", "final.parquet"),
                 args={"objective": METHODS[name][0], "power": METHODS[name][1], "variant": "lengths"}, resources=LANE)
           for name in LENGTHS),
+        Stage("prepare_diverse", "prepare", "diverse:prepare", params=("diverse",),
+              outputs=("data.parquet", "prompts.parquet", "provenance.json")),
+        Stage("train_base_diverse", "train", "diverse:pretrain", upstream=("prepare_diverse",),
+              params=("diverse", "model", "pretrain"), outputs=("base.safetensors",), resources=LANE),
+        *(Stage(f"finetune_{name}_diverse", "train", "diverse:finetune",
+                upstream=("prepare_diverse", "train_base_diverse"), params=("diverse", "model", "finetune", "alpha"),
+                outputs=("weights.safetensors", "final.parquet"), args={"objective": objective}, resources=LANE)
+          for name, objective in DIVERSE.items()),
         Stage("evaluate", "evaluate", "evaluate:evaluate",
               upstream=("prepare", "train_base", *(f"finetune_{m}" for m in METHODS),
                         *(f"replicate_{m}" for m in REPLICATED), "flatten_aligned", "prepare_lengths",
-                        "train_base_lengths", *(f"finetune_{m}_lengths" for m in LENGTHS)),
-              params=(*BASE, "finetune", "alpha", "claims", "plans"),
-              outputs=("metrics.json", "methods.parquet", "kl_curves.png", "pareto.png", "lengths.png"),
-              plots=("kl_curves.png", "pareto.png", "lengths.png"),
-              args={"methods": list(METHODS), "replicated": list(REPLICATED), "lengths": list(LENGTHS)}),
+                        "train_base_lengths", *(f"finetune_{m}_lengths" for m in LENGTHS), "prepare_diverse",
+                        "train_base_diverse", *(f"finetune_{m}_diverse" for m in DIVERSE)),
+              params=(*BASE, "finetune", "alpha", "claims", "plans", "diverse"),
+              outputs=("metrics.json", "methods.parquet", "kl_curves.png", "pareto.png", "lengths.png", "diverse.png"),
+              plots=("kl_curves.png", "pareto.png", "lengths.png", "diverse.png"),
+              args={"methods": list(METHODS), "replicated": list(REPLICATED), "lengths": list(LENGTHS),
+                    "diverse_runs": list(DIVERSE)}),
     ),
 )

@@ -1,4 +1,4 @@
-"""The three figures of the evaluate stage, one function each, on matplotlib's object API (no pyplot state)."""
+"""The four figures of the evaluate stage, one function each, on matplotlib's object API (no pyplot state)."""
 
 from __future__ import annotations
 
@@ -75,4 +75,28 @@ def plot_lengths(dists: dict[str, np.ndarray]) -> Figure:
         ax.set_title(f"length distributions, {'alpha > 1 and baselines' if power == 'sharpen' else 'alpha < 1'}",
                      fontsize=9)
         ax.legend(fontsize=6)
+    return fig
+
+
+def plot_diverse(div: dict) -> Figure:
+    """The diverse variant in the (diversity among correct responses, quality) plane: D_div and the base model
+    (stars), their exact alpha < 1 power targets (hollow, first), then each seed of TB toward the base's target
+    and of GRPO (small markers) and their means."""
+    fig, ax = new_figure(6.5, 4.8)
+    for src, color in (("data", "tab:gray"), ("base", "k")):
+        start, target = div["anchor"][src]["start"], div["anchor"][src]["target"]
+        who = "D_div" if src == "data" else "base model"
+        ax.plot(start["diversity"], start["quality"], "*", color=color, ms=14, label=who)
+        ax.plot(target["diversity"], target["quality"], "s", mfc="none", color=color, ms=12,
+                label=f"exact target {who}^{div['alpha']:g}")
+        ax.annotate("", (target["diversity"], target["quality"]), (start["diversity"], start["quality"]),
+                    arrowprops={"arrowstyle": "->", "color": color})
+    for method, color, marker in (("tb_traj_flatten", "tab:red", "s"), ("grpo", "tab:green", "^")):
+        r = div["runs"][method]
+        ax.plot(r["diversity"], r["quality"], marker, color=color, ms=5, alpha=0.6)
+        ax.plot(np.mean(r["diversity"]), np.mean(r["quality"]), marker, color=color, ms=10, label=method)
+    ax.set_xlabel("exact entropy among correct responses (nats, mean over prompts)")
+    ax.set_ylabel("exact quality P(correct)")
+    ax.set_title("diverse variant: alpha < 1 target first, then trained runs (small: seeds)", fontsize=9)
+    ax.legend(fontsize=7)
     return fig
