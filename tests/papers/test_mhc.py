@@ -33,7 +33,7 @@ from paperdag.common.transformer import GPT, GPTConfig
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.params import load_params, read_params_file
-from paperdag.papers.mhc.analysis import Runs, count_eval_step, summarise
+from paperdag.papers.mhc.analysis import Runs, count_eval_step, depth_slopes, summarise
 from paperdag.papers.mhc.baseline import unigram_cross_entropy
 from paperdag.papers.mhc.benchmark import analytic_step_flops, connection_flop_share, flop_ladder
 from paperdag.papers.mhc.claims import Manifold, Overhead, claims
@@ -363,7 +363,9 @@ def _plan(n: int, looks: int = 1) -> SamplePlan:
                       why="the test's seeds")
 
 
-PLANS = Plans(seeds=_plan(BASE_SEEDS), stress_seeds=_plan(STRESS_RUNS, looks=2))  # the stress level: ~97.1%
+PLANS = Plans(seeds=_plan(BASE_SEEDS), stress_seeds=_plan(STRESS_RUNS, looks=2),  # the stress level: ~97.1%
+              depth_seeds=_plan(BASE_SEEDS))
+GROWING = {2: np.array([10.0, 12.0, 9.0]), 4: np.array([100.0, 150.0, 80.0]), 8: np.array([900.0, 2000.0, 700.0])}
 CELLS = ("base", "stress0", "stress1")
 SWEEP = CELLS[1:]  # the stress cells: what the stability claims count over (evaluate passes these)
 RES = [2.00, 2.01, 2.02]
@@ -405,10 +407,11 @@ def _baselines(best: float) -> Baselines:
     return Baselines(ngram, {2: 3.0, 3: 2.5, 4: 2.0, 5: 2.1}, 4, best + 1.01, best + 1.02)
 
 
-def _resolved(runs: dict[str, dict[str, Runs]], best: float, cost: Overhead, failed_layers: int = 0) -> list:
+def _resolved(runs: dict[str, dict[str, Runs]], best: float, cost: Overhead, failed_layers: int = 0,
+              depth: dict[int, np.ndarray] = GROWING) -> list:
     """Claims as published (resolve: evidence gated by its preconditions)."""
     manifold = Manifold(failed_layers, 12, 1e-10 if failed_layers == 0 else 3e-4, 900, 10000, 0.04, 20)
-    return resolve(claims(runs, SWEEP, _baselines(best), manifold, cost, (64, 32), P, PLANS, 1.0))
+    return resolve(claims(runs, SWEEP, _baselines(best), manifold, cost, (64, 32), P, PLANS, 1.0, depth))
 
 
 def _verdicts(runs: dict[str, dict[str, Runs]], best: float, cost: Overhead, failed_layers: int = 0
@@ -427,7 +430,7 @@ def test_claims_are_judged_by_intervals_once_the_regime_is_reached() -> None:
         "residual_beats_ngram": "holds", "hc_beats_ngram": "holds", "mhc_beats_ngram": "holds",
         "residual_narrow_beats_ngram": "holds", "mhc_narrow_beats_ngram": "holds",
         **{f"{k}_{c}_beats_ngram": "holds" for k in ("residual", "hc", "mhc") for c in SWEEP},
-        "hc_unstable": "holds", "hc_gain_explodes": "holds",
+        "hc_unstable": "holds", "hc_gain_grows_with_depth": "holds", "hc_gain_explodes": "holds",
         "mhc_more_stable_than_hc": "holds", "mhc_as_stable_as_residual": "holds", "mhc_matches_hc_loss": "fails",
         "mhc_matches_residual_loss": "holds", "mhc_gap_holds_with_width": "holds", "mhc_flop_overhead": "holds",
         "mhc_on_manifold": "holds", "mhc_gain_bounded": "holds", "flop_count_matches_analytic": "holds"}
@@ -594,6 +597,31 @@ def test_training_evaluates_at_the_warm_up_without_changing_the_run() -> None:
     assert runs[0].val_loss == [runs[1].val_loss[i] for i in (0, 3, 10)]
 
 
+def test_depth_trend_is_the_per_seed_log_gain_slope_and_gates_the_hc_claims() -> None:
+    """Each seed's slope of log10 peak gain on log2 blocks equals numpy's degree-1 polyfit; a gain that grows about a
+    decade per doubling holds the precondition (CI over 3 seeds above 0), a flat one (gains shuffled across depths:
+    slopes -0.05, 0.02, 0.03) leaves it inconclusive and gates the gain and HC-stability claims, not the
+    residual-stability one; a blown-up run (nan gain) gives no interval."""
+    slopes = depth_slopes(GROWING)
+    for i in range(3):
+        x = np.log2([2.0, 4.0, 8.0])
+        y = np.log10([GROWING[b][i] for b in (2, 4, 8)])
+        assert slopes[i] == pytest.approx(np.polyfit(x, y, 1)[0], rel=1e-12)
+    out = {c.id: c for c in _resolved(RUNS, 2.6, WIDE)}
+    assert out["hc_gain_grows_with_depth"].verdict == "holds"
+    assert out["hc_gain_grows_with_depth"].measured["peak_gain_mean"] == {"2": 10.3333, "4": 110.0, "8": 1200.0}
+    flat = {2: np.array([10.0, 12.0, 9.0]), 4: np.array([11.0, 10.0, 10.0]), 8: np.array([9.0, 13.0, 11.0])}
+    assert all(abs(v) < 0.06 for v in depth_slopes(flat))
+    v = {c.id: c for c in _resolved(RUNS, 2.6, WIDE, depth=flat)}
+    assert v["hc_gain_grows_with_depth"].verdict == "inconclusive"
+    assert v["hc_gain_explodes"].verdict == v["mhc_more_stable_than_hc"].verdict == "inconclusive"
+    assert "hc_gain_grows_with_depth" in v["hc_gain_explodes"].reason
+    assert v["mhc_as_stable_as_residual"].verdict == "holds"
+    blown = {**GROWING, 8: np.array([900.0, np.nan, 700.0])}
+    assert np.isinf(depth_slopes(blown)).all()
+    assert {c.id: c for c in _resolved(RUNS, 2.6, WIDE, depth=blown)}["hc_gain_grows_with_depth"].verdict != "holds"
+
+
 def test_heldout_windows_share_no_byte_with_the_scored_windows() -> None:
     """The scored positions are those ``fixed_batches`` draws (read back from a stream whose byte i is i); every
     held-out window's span is disjoint from every scored window's span, checked pair by pair."""
@@ -628,7 +656,8 @@ def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
     assert all(ok is None for c, ok in zip(manifold["connection"], manifold["limit_passed"], strict=True) if c == "hc")
     metrics = runs.metrics()
     assert {c["id"] for c in metrics["claims"]} >= {"hc_gain_explodes", "mhc_gain_bounded", "mhc_flop_overhead",
-                                                    "mhc_beats_ngram", "hc_unstable", "mhc_gap_holds_with_width"}
+                                                    "mhc_beats_ngram", "hc_unstable", "mhc_gap_holds_with_width",
+                                                    "hc_gain_grows_with_depth", "hc_stress0_beats_ngram"}
     m = metrics["metrics"]
     assert m["bigram_witten_bell_val_loss"] < m["unigram_val_loss"] and m["kn_chosen_order"] in (2, 3, 4, 5)
     assert all(len(c["ladder"]) >= 2 for c in metrics["claims"] if c["id"].endswith("_beats_ngram"))

@@ -38,7 +38,7 @@ class Runs:
 def summarise(steps: pa.Table, evals: pa.Table, warmup: int, s: SweepParams, unigram: float) -> Runs:
     """Per seed: last validation loss, peak composite gain, the stability tests after ``warmup`` steps and the
     validation loss at the first evaluation at or after ``warmup`` (where the stability measures start counting)."""
-    val, fwd, bwd, at = (by_seed(evals, c) for c in ("val_loss", "gain_forward", "gain_backward", "step"))
+    val, at = by_seed(evals, "val_loss"), by_seed(evals, "step")
     grad, loss = by_seed(steps, "grad_norm"), by_seed(steps, "train_loss")
     seeds = sorted(val)
     count_step = count_eval_step(at[seeds[0]], warmup)
@@ -46,7 +46,7 @@ def summarise(steps: pa.Table, evals: pa.Table, warmup: int, s: SweepParams, uni
         raise ValueError("the seeds of a cell were evaluated at different steps")
     return Runs(
         final_val_loss=np.array([val[k][-1] for k in seeds]),
-        peak_gain=np.array([np.max(np.r_[fwd[k], bwd[k]]) for k in seeds]),
+        peak_gain=peak_gains(evals),
         stability=tuple(run_stability(loss[k], grad[k], val[k][-1], unigram, warmup, s.smooth, s.surge_nats,
                                       s.grad_factor) for k in seeds),
         count_val_loss=np.array([val[k][list(at[k]).index(count_step)] for k in seeds]),
@@ -77,6 +77,26 @@ def sweep_worst(cells: dict[str, Runs], sweep: tuple[str, ...], measure: str) ->
     if measure not in ("loss_rise", "log10_grad_ratio"):
         raise ValueError(f"unknown stability measure {measure!r}")
     return np.max([[value(s) for s in cells[c].stability] for c in sweep], axis=0)
+
+
+def peak_gains(evals: pa.Table) -> np.ndarray:
+    """Per seed (in seed order), the peak over evaluations of max(forward, backward) composite gain (nan if blown
+    up)."""
+    fwd, bwd = by_seed(evals, "gain_forward"), by_seed(evals, "gain_backward")
+    return np.array([np.max(np.r_[fwd[k], bwd[k]]) for k in sorted(fwd)])
+
+
+def depth_slopes(gain: dict[int, np.ndarray]) -> np.ndarray:
+    """Per seed, the least-squares slope of log10 peak gain on log2 blocks over the depths of ``gain`` (blocks ->
+    per-seed peak gains, the same seeds in the same order): decades of gain per doubling of depth (inf where a run
+    blew up)."""
+    blocks = sorted(gain)
+    x = np.log2(np.array(blocks, dtype=float))
+    y = np.log10(np.array([np.nan_to_num(gain[b], nan=np.inf) for b in blocks], dtype=float))  # [depths, seeds]
+    if not np.isfinite(y).all():
+        return np.full(y.shape[1], np.inf)
+    xc = x - x.mean()
+    return (xc @ (y - y.mean(axis=0))) / (xc @ xc)
 
 
 def sweep_peak_gain(cells: dict[str, Runs], sweep: tuple[str, ...]) -> np.ndarray:

@@ -9,7 +9,8 @@
   The ladder (ladder.py): Kneser-Ney n-grams of orders 2-5 fitted on the training bytes, the order chosen on held-out
   windows, and the Witten-Bell bigram; a model is judged against the strongest rung, the next one beside it. HC is unstable somewhere in the learning-rate sweep (the share
   of its seeds with an unstable stress run, Clopper-Pearson over seeds, lies above 0: the instability mHC is meant to
-  remove can appear).
+  remove can appear), and its peak composite gain grows with depth (the per-seed slope of log10 gain on log2 blocks
+  over 1x, 2x and 4x the model's blocks, CI over seeds above 0: the mechanism the gain and stability claims need).
 - evidence: HC's composite gain explodes somewhere in the sweep; mHC is more stable than HC and as stable as the
   residual over the sweep's stress cells, judged per seed on two continuous measures, the worst post-warm-up loss
   rise and the worst log10 peak-to-median pre-clip gradient norm over the stress cells (paired t-intervals, an
@@ -50,7 +51,7 @@ from paperdag.common.verdicts import (
     superiority,
 )
 
-from .analysis import Runs, sweep_peak_gain, sweep_unstable, sweep_worst
+from .analysis import Runs, depth_slopes, sweep_peak_gain, sweep_unstable, sweep_worst
 from .ladder import Baselines
 from .params import ClaimParams, Plans
 
@@ -99,14 +100,16 @@ Cells = dict[str, dict[str, Runs]]  # connection -> cell -> runs
 
 
 def claims(runs: Cells, sweep: tuple[str, ...], base: Baselines, manifold: Manifold, cost: Overhead,
-           widths: tuple[int, int], p: ClaimParams, plans: Plans, grad_clip: float) -> list[Claim]:
-    """Competence and instability preconditions; gain, stability, loss and scale evidence; the manifold,
-    bounded-gain, FLOP-count and FLOP-overhead checks. ``sweep``: the stress cells of the learning-rate sweep (same seeds
-    in each); ``widths``: the trained widths (base, narrow); ``plans``: the seeds plans of base and stress cells; ``grad_clip``: the training runs' global clip (stated
-    beside the stability claims)."""
+           widths: tuple[int, int], p: ClaimParams, plans: Plans, grad_clip: float,
+           depth_gain: dict[int, np.ndarray]) -> list[Claim]:
+    """Competence, instability and depth-trend preconditions; gain, stability, loss and scale evidence; the manifold,
+    bounded-gain, FLOP-count and FLOP-overhead checks. ``sweep``: the stress cells of the learning-rate sweep (same
+    seeds in each); ``widths``: the trained widths (base, narrow); ``plans``: the seeds plans of base, stress and
+    depth runs; ``grad_clip``: the training runs' global clip (stated beside the stability claims); ``depth_gain``:
+    blocks -> HC's per-seed peak composite gain (the same seeds at every depth)."""
     competent = [_competence(k, cell, r, base, p, plans.stress_seeds if cell in sweep else plans.seeds)
                  for k, cells in runs.items() for cell, r in cells.items() if cell in ("base", "narrow", *sweep)]
-    return [*competent, _hc_unstable(runs, sweep, plans.stress_seeds),
+    return [*competent, _hc_unstable(runs, sweep, plans.stress_seeds), _depth_trend(depth_gain, plans.depth_seeds),
             *_gain_and_stability(runs, sweep, p, plans.stress_seeds, grad_clip), *_loss_match(runs, p, plans.seeds),
             _scale(runs, widths, p, plans.seeds), *_checks(runs["mhc"], manifold, p), _flop_count(cost),
             _flop_overhead(cost, p)]
@@ -166,6 +169,23 @@ def _hc_unstable(runs: Cells, sweep: tuple[str, ...], plan: SamplePlan) -> Claim
         superiority(rate, direction="above", what="share of HC seeds with an unstable stress run", plan=plan))
 
 
+def _depth_trend(gain: dict[int, np.ndarray], plan: SamplePlan) -> Claim:
+    """HC's peak composite gain grows with depth: the per-seed least-squares slope of log10 peak gain on log2 blocks
+    (decades per doubling), its CI over seeds above 0."""
+    with np.errstate(invalid="ignore"):  # a blown-up run's inf slope leaves no interval (inconclusive)
+        slope = mean_ci(depth_slopes(gain), plan.confidence, UNIT)
+    blocks = sorted(gain)
+    return precondition(
+        "hc_gain_grows_with_depth", f"HC's peak composite mixing gain grows with depth ({', '.join(map(str, blocks))} "
+        "blocks, the same seeds and setting): the per-seed least-squares slope of log10 peak gain on log2 blocks "
+        f"({100 * plan.confidence:.3g}% CI over seeds) lies above 0, so the unconstrained product of H_res maps that "
+        "mHC replaces is what grows", "a flat gain (slope 0)",
+        {"peak_gain_per_seed": {str(b): [_r(g) for g in gain[b]] for b in blocks},
+         "peak_gain_mean": {str(b): _r(np.mean(gain[b])) for b in blocks},
+         "slope_per_seed": [_r(v) for v in depth_slopes(gain)], "slope_decades_per_doubling": slope.rounded()},
+        superiority(slope, direction="above", what="HC's log10 peak gain per doubling of depth", plan=plan))
+
+
 def _share_pct(cost: Overhead) -> dict[str, float]:
     return {str(w): round(100 * v, 2) for w, v in cost.share.items()}
 
@@ -201,7 +221,7 @@ def _gain_and_stability(runs: Cells, sweep: tuple[str, ...], p: ClaimParams, pla
                   "log10_peak_gain": log_gain.rounded()},
                  superiority(log_gain, direction="above", reference=float(np.log10(p.hc_gain_min)),
                              what="log10 of HC's peak gain", plan=plan),
-                 requires=_stress_competent(("hc",), sweep)),
+                 requires=[*_stress_competent(("hc",), sweep), "hc_gain_grows_with_depth"]),
         evidence("mhc_more_stable_than_hc", "mHC is more stable than HC over the learning-rate stress cells: per seed, "
                  "its worst post-warm-up loss rise and its worst log10 peak-to-median pre-clip gradient norm (over "
                  "the stress cells) both lie below HC's (paired t-intervals over seeds, both parts must hold; Holm "
@@ -211,7 +231,7 @@ def _gain_and_stability(runs: Cells, sweep: tuple[str, ...], p: ClaimParams, pla
                              "hc": _stability_rows(runs["hc"], sweep), "mhc": _stability_rows(runs["mhc"], sweep)},
                  all_of({MEASURES[m]: superiority(d, direction="below", what=f"mHC minus HC {MEASURES[m]}",
                                                   plan=plan) for m, d in diff["hc"].items()}),
-                 requires=[*_stress_competent(("mhc", "hc"), sweep), "hc_unstable"]),
+                 requires=[*_stress_competent(("mhc", "hc"), sweep), "hc_unstable", "hc_gain_grows_with_depth"]),
         evidence("mhc_as_stable_as_residual", f"mHC is as stable as the residual over the learning-rate stress cells: "
                  f"per seed, its worst post-warm-up loss rise exceeds the residual's by less than "
                  f"{p.loss_rise_margin:g} nats/byte and its worst log10 peak-to-median pre-clip gradient norm by less "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -16,7 +17,7 @@ from paperdag.common.ngram import bigram_cross_entropies
 from paperdag.io import read_table, save_figure, write_json
 from paperdag.stage import StageContext
 
-from .analysis import Runs, comparison_metrics, mean_curve_rows, summarise
+from .analysis import Runs, comparison_metrics, mean_curve_rows, peak_gains, summarise
 from .baseline import unigram_cross_entropy
 from .benchmark import analytic_step_flops, connection_flop_share, flop_ladder, step_times
 from .claims import Manifold, Overhead, claims
@@ -34,7 +35,7 @@ TIMING_FILE = "timing.json"
 KINDS = ("residual", "hc", "mhc")
 
 
-def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, float]:
+def evaluate(ctx: StageContext[Params], cells: list[list[str]], depths: list[int]) -> dict[str, float]:
     """metrics.json (per connection and cell: final loss with CI, peak gain, stability; the count baselines; step
     FLOPs on the width ladder and eager step times at both trained widths; claims), the three plots, timing.json and
     val_loss.json."""
@@ -50,6 +51,9 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
     runs: dict[str, dict[str, Runs]] = {k: {c: summarise(steps[k][c], evals[k][c], p.train.warmup_steps, p.sweep,
                                                          unigram) for c in steps[k]} for k in steps}
     sweep = tuple(c for c in steps["hc"] if c.startswith("stress"))  # the stress cells (their seeds, not base's)
+    depth_gain = {p.model.n_layer: runs["hc"][p.depth.cell].peak_gain[: p.depth.runs]}  # the same seeds, in order
+    depth_gain |= {f * p.model.n_layer: peak_gains(read_table(ctx.input(f"train_hc_depth_x{f}", EVALS_FILE)))
+                   for f in depths}
     windows = fixed_batches(val, p.train.eval_batches, p.train.batch_size, p.model.context, seed=p.seed)  # as train
     base = trivial_baselines(train, val, p.train.eval_batches, p.train.batch_size, p.model.context, p.seed,
                              heldout_seed=int(ctx.rng.integers(2**31)))  # on the same windows
@@ -92,7 +96,9 @@ def evaluate(ctx: StageContext[Params], cells: list[list[str]]) -> dict[str, flo
         metrics |= {f"{k}_train_step_ms_w{w}": t[k] for k in KINDS}
     metrics |= comparison_metrics(runs)
     metrics |= base.metrics()
+    metrics |= {f"hc_peak_gain_blocks{b}_mean": float(np.mean(g)) for b, g in depth_gain.items()}
     metrics |= {f"bigram_{s}_val_split_loss": v for s, v in bigram_cross_entropies(train, val[:-1], val[1:]).items()}
-    write_metrics(ctx.out, metrics, claims(runs, sweep, base, manifold, cost, widths, p.claims, p.plans, p.train.grad_clip))
+    write_metrics(ctx.out, metrics, claims(runs, sweep, base, manifold, cost, widths, p.claims, p.plans,
+                                           p.train.grad_clip, depth_gain))
     return {k: float(metrics[k]) for k in ("hc_peak_gain_max", "mhc_peak_gain_max", "mhc_base_final_val_loss_mean",
                                            "residual_base_final_val_loss_mean", "hc_base_final_val_loss_mean")}

@@ -79,6 +79,19 @@ class SeedParams(ParamsModel):
                                    "plans' pilot_sd came from: never judged (the judged seeds must miss them)")
 
 
+DEPTH_FACTORS = (2, 4)  # HC's depth trend: model.n_layer times these (2, 4, 8 blocks at the default's 2)
+
+
+class DepthParams(ParamsModel):
+    """HC's depth trend (depth.py): HC trained again at DEPTH_FACTORS times the model's blocks, in one sweep cell's
+    setting, for the first ``runs`` judged seeds; with that cell's own runs of those seeds, its per-seed peak
+    composite gain over depth is the mechanism precondition of the instability claims."""
+
+    cell: str = Field(pattern=r"^stress\d+$", description="the sweep cell whose peak lr and steps the deeper HC runs "
+                      "use (its own HC runs give the trend's first depth)")
+    runs: int = Field(ge=2, le=1000, description="seeds per depth (the first judged seeds; plans.depth_seeds.n)")
+
+
 class ClaimParams(ParamsModel):
     """Margins of the claims (claims.py): described, set in params.yaml before the run, never tuned to make a claim
     pass."""
@@ -130,6 +143,7 @@ class Plans(ParamsModel):
                               "competence, loss equivalence and the width trend")
     stress_seeds: SamplePlan = Field(description="intervals over the stress cells' seeds (seeds.stress_runs): "
                                      "stress competence, HC's instability and gain, and the stability comparisons")
+    depth_seeds: SamplePlan = Field(description="the interval over seeds of HC's per-seed depth slope (depth.runs)")
 
 
 class Params(ParamsModel):
@@ -138,6 +152,7 @@ class Params(ParamsModel):
     seed: int = Field(ge=0, description="seed of the fixed validation batches (every cell's) and of evaluate's "
                       "held-out ladder windows; the training runs' seeds are ``seeds``")
     seeds: SeedParams
+    depth: DepthParams
     corpus: CorpusParams
     model: ModelParams
     train: TrainParams
@@ -172,6 +187,11 @@ class Params(ParamsModel):
         if (self.plans.seeds.n, self.plans.stress_seeds.n) != (s.runs, s.stress_runs):
             raise ValueError(f"plans.seeds.n and plans.stress_seeds.n must be the seeds the cells run ({s.runs} and "
                              f"{s.stress_runs}: every seed is a unit of the judged intervals)")
+        if self.plans.depth_seeds.n != self.depth.runs or self.depth.runs > s.stress_runs:
+            raise ValueError("plans.depth_seeds.n must be depth.runs, at most seeds.stress_runs (the depth trend "
+                             "pairs with the stress cell's runs of the same seeds)")
+        if int(self.depth.cell[6:]) >= STRESS_CELLS:
+            raise ValueError(f"depth.cell must be one of the {STRESS_CELLS} stress cells")
         last = s.first_seed + max(s.runs, s.stress_runs) - 1
         if s.pilot[0] > s.pilot[1] or not (last < s.pilot[0] or s.first_seed > s.pilot[1]):
             raise ValueError(f"the judged seeds {s.first_seed}..{last} reuse pilot seeds {s.pilot[0]}..{s.pilot[1]}: a "
