@@ -130,12 +130,9 @@ def run(
     console.print(f"[bold]paperdag run[/bold] {', '.join(p.slug for p in execution.pipelines)} "
                   f"[dim](profile {profile}: {plan})[/dim]")
     if not pending or local:
-        if pending and jobs > 1:
-            from paperdag.process_exec import ProcessExecutor
+        from paperdag.process_exec import ProcessExecutor
 
-            drive(execution, ProcessExecutor(jobs), retries=retries)
-        else:
-            drive(execution, LocalExecutor(), retries=retries)
+        drive(execution, ProcessExecutor(jobs) if pending and jobs > 1 else LocalExecutor(), retries=retries)
     else:
         from paperdag.lifetime import start_watchdog
         from paperdag.ray_exec import connect
