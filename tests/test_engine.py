@@ -187,6 +187,35 @@ def test_code_key_ignores_docstrings_comments_and_layout(tmp_path, monkeypatch):
     assert _hash("kpkg.a") != a
 
 
+def test_code_key_is_the_same_text_on_every_python():
+    """The hashed text is Python 3.11's ``ast.dump`` whichever Python parses: a GPU node's 3.12 adds an empty
+    ``type_params`` to every function and class and empty constants to nested f-string formats, which changed every
+    key there (measured: no store entry of a lent H200's run matched CI's keys)."""
+    import ast
+    import sys
+
+    from paperdag.codehash import canonical_dump
+
+    source = 'def f(x, w):\n    y = ...\n    return f"{x:<{w}}" + f"{x!r}"\nclass C:\n    pass\n'
+    tree = ast.parse(source)
+    text = canonical_dump(tree)
+    if sys.version_info[:2] == (3, 11):
+        assert text == ast.dump(tree)
+        for path in (REPO / "src" / "paperdag").rglob("*.py"):
+            module = ast.parse(path.read_bytes())
+            assert canonical_dump(module) == ast.dump(module), path
+    for node in ast.walk(tree):  # what Python 3.12 parses from the same source
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            node.type_params = []
+        if isinstance(node, ast.JoinedStr):
+            node.values.append(ast.Constant(value=""))
+    assert canonical_dump(tree) == text
+    assert "Constant(value=Ellipsis)" in text and "type_params" not in text
+    if "type_params" in ast.FunctionDef._fields:  # Python >= 3.12: PEP 695 syntax, where used, is meaning
+        tree.body[0].type_params = [ast.Name(id="T")]
+        assert canonical_dump(tree) != text
+
+
 def test_resources_and_declaration_edits_keep_keys(toy_project):
     from dataclasses import replace
 

@@ -55,7 +55,7 @@ ImportRow = tuple[int, str, tuple[str, ...]]  # (relative level, module, importe
 @cache
 def _analysis(source: bytes) -> tuple[tuple[ImportRow, ...], bytes]:
     """One parse of a file's source, memoised by content: its import statements, and its meaning as hashed
-    (``ast.dump`` of the tree without docstrings: no comments, no positions)."""
+    (``canonical_dump`` of the tree without docstrings: no comments, no positions)."""
     tree = ast.parse(source)
     rows: list[ImportRow] = []
     for node in ast.walk(tree):
@@ -63,7 +63,33 @@ def _analysis(source: bytes) -> tuple[tuple[ImportRow, ...], bytes]:
             rows.append((-1, "", tuple(alias.name for alias in node.names)))
         elif isinstance(node, ast.ImportFrom):
             rows.append((node.level, node.module or "", tuple(alias.name for alias in node.names)))
-    return tuple(rows), ast.dump(_strip_docstrings(tree)).encode()
+    return tuple(rows), canonical_dump(_strip_docstrings(tree)).encode()
+
+
+_ABSENT = object()
+_LATER_FIELDS = frozenset({"type_params"})  # added by Python 3.12 (PEP 695); empty unless the syntax is used
+
+
+def canonical_dump(node: object) -> str:
+    """The text ``ast.dump(node)`` gives on Python 3.11, whichever Python parses (keys agree across the 3.11 of CI
+    and the 3.12 of a GPU node): every field written ``name=value``, an optional field left out when None, an empty
+    field that later Pythons added (``type_params``) left out, and the empty string constants Python 3.12 puts in
+    f-string parts (``f"{x:<{w}}"``) dropped."""
+    if isinstance(node, list):
+        return f"[{', '.join(canonical_dump(item) for item in node)}]"
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    cls = type(node)
+    fields = []
+    for name in node._fields:
+        value = getattr(node, name, _ABSENT)
+        if value is _ABSENT or (name in _LATER_FIELDS and not value) \
+                or (value is None and getattr(cls, name, _ABSENT) is None):
+            continue
+        if isinstance(node, ast.JoinedStr) and name == "values":
+            value = [v for v in value if not (isinstance(v, ast.Constant) and v.value == "")]
+        fields.append(f"{name}={canonical_dump(value)}")
+    return f"{cls.__name__}({', '.join(fields)})"
 
 
 def _imports(module: str, path: Path) -> set[str]:
