@@ -407,3 +407,31 @@ def test_every_L_exponent_spans_1_2_decades_of_L() -> None:
     raw["grid"] |= {"widths": [256, 512], "sweep": {"cells": [], "widths": [256]}}
     with pytest.raises(ValidationError, match="decades of L"):
         Params.model_validate(raw)
+
+
+def test_a_longer_search_keeps_every_reached_run_and_only_continues_the_censored() -> None:
+    """Extending the searched sizes (the default's 64 -> 256) changes nothing for a run that reached within the short
+    grid (same M1*, M2* and errors met: each set is a function of (cell, size)), and a run censored on the short grid
+    either stays censored or reaches at a size past it; the errors met at the shared sizes are identical."""
+    from paperdag.papers.distill_multiindex.budget import memory_to_target
+    from paperdag.papers.distill_multiindex.cell import Config, build_cell, error
+
+    cfg = Config(512, 256, 256, 1.0, 1.0, 1e-4, Schedule(10, 0.05), 0.5, 64)
+    cell = build_cell(0, 8, 1, 16, cfg)
+    e_ref, short, long = error(cell, cell.reference), [1, 2, 4, 8], [1, 2, 4, 8, 16, 32]
+    tols = {"loose": 1.0, "near": 0.2}
+    a = memory_to_target(cell, cfg, short, short, tols, e_ref)
+    b = memory_to_target(cell, cfg, long, long, tols, e_ref)
+    assert {m: b["near"].phase1_errors[m] for m in a["near"].phase1_errors} == a["near"].phase1_errors
+    censored = 0
+    for name in tols:
+        if a[name].memory(8) is not None:
+            assert b[name].memory(8) == a[name].memory(8)
+            assert (a[name].m1, a[name].m2, a[name].total_errors) == (b[name].m1, b[name].m2, b[name].total_errors)
+        else:
+            censored += 1
+            assert b[name].memory(8) is None or max(b[name].m1, b[name].m2) > max(short)
+            if a[name].m1 is not None and b[name].m1 == a[name].m1:
+                assert {m: b[name].total_errors[m] for m in a[name].total_errors} == a[name].total_errors
+    # one target reached on the short grid, the other censored there and reached past it: both branches exercised
+    assert censored == 1 and b["near"].memory(8) is not None
