@@ -612,3 +612,50 @@ def test_smollm2_loads_the_gguf_from_the_wheel_offline_and_answers_a_task(monkey
     assert rows[0]["correct"] == correct(parse_grid(text), short)
     both = smollm2.generate(tokenizer, model, [prompt(longer), prompt(short)], [longer.query, short.query], 4, 2)
     assert both[1] == (text, tokens)
+
+
+def test_llm_block_records_model_subsample_and_accuracy_by_dimension(tmp_path, monkeypatch):
+    """The llm profile's measurements without the model (the default and smoke run no LLM, so nothing else reaches
+    this path on a CPU): a stub stands in for SmolLM2's load and generate and answers the right grid as JSON for the
+    tasks of benchmark 0 and of 3-D, a Python function elsewhere (what SmolLM2 writes). evaluate._llm records the
+    subsample size, the backend, the model's provenance as prepare wrote it (package, version, both sha256), and
+    the LLM's accuracy per benchmark, overall and by dimension, equal to a direct count of the stub's choices; the
+    precondition's measured block (what metrics/profiles/llm/a2rbench.json carries) holds all of them."""
+    from paperdag.papers.a2rbench.evaluate import _llm as llm_block
+
+    rng = np.random.default_rng(3)
+    shapes = {1: (8,), 2: (4, 5), 3: (2, 3, 3)}
+    tasks = [make_task(rng, f"b{b}-{d}d-{i:03d}", b, d, ("caesar_up",), registry(d, K), shapes[d], K, 4, 3)
+             for b in range(2) for d in DIMS for i in range(3)]
+    by_prompt = {prompt(t): t for t in tasks}
+    right = lambda t: t.bench == 0 or t.dim == 3  # noqa: E731
+
+    def generate(tokenizer, model, prompts, queries, extra, batch):
+        picked = [by_prompt[p] for p in prompts]
+        assert all(np.array_equal(q, t.query) for q, t in zip(queries, picked))
+        return [(json.dumps(t.answer.tolist()) if right(t) else "def f(x):\n    return x", 7) for t in picked]
+
+    monkeypatch.setattr(smollm2, "load", lambda device: (None, None))
+    monkeypatch.setattr(smollm2, "generate", generate)
+    s = SolveParams(budget=50, llm_backend="smollm2", llm_endpoint="", llm_model="", llm_tasks=12,
+                    llm_extra_tokens=4, llm_batch=1)
+    asked = llm_subsample(tasks, s.llm_tasks)
+    scored, replies = llm_rows(asked, s, "cpu")
+    rows = score(tasks, (np.arange(K) for _ in tasks), DslParams(alphabet=K, max_depth=3), s, "cpu") + scored
+    record = {"model": "HuggingFaceTB/SmolLM2-135M-Instruct", "package": smollm2.PACKAGE, "version": smollm2.VERSION,
+              "wheel_sha256": "w" * 64, "gguf_sha256": smollm2.GGUF_SHA256}
+    (tmp_path / "provenance.json").write_text(json.dumps({"llm": record}))
+    block = llm_block(rows, {t.task_id for t in asked}, 2, s, tmp_path / "provenance.json")
+    assert (block["tasks"], block["backend"], block["model"]) == (12, "smollm2", record)
+    assert len(replies) == 12 and all(r["tokens"] == 7 for r in replies)
+    for b in range(2):
+        assert block["P0"][b] == pytest.approx(np.mean([right(t) for t in asked if t.bench == b]))
+        for d in DIMS:
+            cell = [right(t) for t in asked if (t.bench, t.dim) == (b, d)]
+            assert len(cell) == 2 and block["by_dim"][d][b] == pytest.approx(np.mean(cell)), (b, d)
+    assert list(block["P0"]) != [1.0, 1.0] and block["by_dim"][1][1] == 0.0  # the stub's misses are counted
+    out = {c.id: c for c in resolve(claims(_measured(llm=block), P, PLANS))}
+    measured = out["llm_solver_beats_trivial_baseline"].measured
+    assert (measured["tasks"], measured["backend"], measured["model"]) == (12, "smollm2", record)
+    assert set(measured["llm_P0_by_dim"]) == {"1d", "2d", "3d"}
+    assert out["llm_below_humans"].measured["model"] == record
