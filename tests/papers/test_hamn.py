@@ -19,7 +19,7 @@ from paperdag.common.stats import Interval
 from paperdag.common.verdicts import resolve
 from paperdag.io import read_table
 from paperdag.papers.hamn.analysis import SPAN, clean_means, tolerance
-from paperdag.papers.hamn.claims import (BASELINES, RANDOM_RANKING, UNTRAINED, Comparison, DecoderRung, EmbeddingRungs,
+from paperdag.papers.hamn.claims import (plans_check, BASELINES, RANDOM_RANKING, UNTRAINED, Comparison, DecoderRung, EmbeddingRungs,
                                          Regime, claims)
 from paperdag.papers.hamn.embedding import (average_distortion, poincare_distance, reconstruction_map, train_embedding,
                                            tree_metric_map)
@@ -31,7 +31,8 @@ from paperdag.papers.hamn.noise import noisy_queries
 from paperdag.papers.hamn.params import ClaimParams, Plans
 from paperdag.papers.hamn.queries import (Retriever, accuracy, calibrate_beta, clean_accuracy, decode_all,
                                           input_space, leaf_queries, ml_leaf, nearest_leaf)
-from paperdag.papers.hamn.retrieve import CALIBRATION_FILE, RETRIEVALS_FILE
+from paperdag.papers.hamn.pilot import FAMILIES, Spread, seed_spreads
+from paperdag.papers.hamn.retrieve import CALIBRATION_FILE, PILOT_FILE, RETRIEVALS_FILE
 from paperdag.papers.hamn.tree import ancestor_table, balanced_tree, closure_pairs, lca_level, related
 
 F64 = torch.float64
@@ -353,7 +354,9 @@ def _plan(unit: str, n: int) -> SamplePlan:
                       spending="none", why="the test's design size")
 
 
-PLANS = Plans(seeds=_plan("seed", 3), cells=_plan("cell", 6), error_cells=_plan("cell", 6))
+PLANS = Plans(seeds=_plan("seed", 3), cells=_plan("cell", 6), error_cells=_plan("cell", 6), slopes=_plan("seed", 3),
+              deepest=_plan("seed", 3), transfer=_plan("seed", 3))
+SPREADS = {f: Spread(0.1, "mhn_normed_b2", 5, {"mhn_normed_b2": 0.1}) for f in FAMILIES}
 PARAMS = dict(shallow_tol=0.05, min_map_gain=0.5, min_clean_accuracy=0.95, min_dynamics_share=0.02)
 
 
@@ -393,7 +396,7 @@ def _verdicts(delta: float = 0.1, slope: float = 0.05, gap: float = 0.1, shallow
                     slopes)
     versus = {"mhn_normed": Comparison({2: iv(delta)}, {2: iv(slope)}, iv(gap)),
               "mhn_distance": Comparison({2: iv(0.1)}, {2: iv(0.05)}, iv(0.1))}
-    out = claims(versus, max_norm, 100, regime, ClaimParams(**PARAMS), 0.8, PLANS)
+    out = claims(versus, max_norm, 100, regime, ClaimParams(**PARAMS), 0.8, PLANS, SPREADS)
     return {c.id: c.verdict for c in resolve(out)}
 
 
@@ -483,3 +486,65 @@ def test_smoke_calibration_and_retrievals(smoke_runs) -> None:
             main = rows[rows["level"] == 1.0]
             assert metrics[f"share_decoded_unlike_nn_{model}"] == pytest.approx(
                 float((main["retrieved"] != main["nearest"]).mean()))
+
+
+def _pilot_cells(slope: np.ndarray, deep: np.ndarray, shallow: np.ndarray) -> pd.DataFrame:
+    """A pilot cell table (b = 2, D = 2..4, one row per model and seed): HAMN's log rho_50 rises by slope[s] per
+    depth level over the baselines' (0), its accuracy at D = 4 exceeds theirs by deep[s], each memory's D = 2
+    accuracy is shallow[s] (HAMN's plus 0.1 times the seed index)."""
+    rows = []
+    for s in range(len(slope)):
+        for d in (2, 3, 4):
+            for m in ("mhn_normed", "mhn_distance", "hamn"):
+                hamn = m == "hamn"
+                acc = shallow[s] + (0.1 * s if hamn else 0.0) if d == 2 else 0.3 + (deep[s] if hamn and d == 4 else 0)
+                rows.append(dict(model=m, branching=2, depth=d, seed=100 + s, accuracy=acc,
+                                 log_rho50=(1.0 + s + slope[s] * d) if hamn else -0.5 * s))
+    return pd.DataFrame(rows)
+
+
+def test_pilot_spreads_are_the_sample_sds_of_one_seeds_statistic() -> None:
+    """Each family's spread is the largest ddof-1 sd over its parts of the per-seed statistic, written out here by
+    hand: the slope of HAMN's log rho_50 over the baseline's (a baseline drifting by -0.5 s per seed in level only
+    adds nothing to a slope), HAMN's deepest advantage, and the D = 2 accuracy (HAMN's the widest: + 0.1 s)."""
+    slope, deep, shallow = np.array([0.1, 0.4, 0.2, 0.3]), np.array([0.05, -0.02, 0.1, 0.0]), np.array(
+        [0.8, 0.82, 0.77, 0.79])
+    got = seed_spreads(_pilot_cells(slope, deep, shallow), BASELINES, ("mhn_normed", "mhn_distance", "hamn"), [2], 4, 2)
+    assert got["slopes"].sd == pytest.approx(float(np.std(slope, ddof=1)))
+    assert got["deepest"].sd == pytest.approx(float(np.std(deep, ddof=1)))
+    assert got["transfer"].sd == pytest.approx(float(np.std(shallow + 0.1 * np.arange(4), ddof=1)))
+    assert got["transfer"].part == "hamn_b2" and got["slopes"].n == 4
+    assert got["transfer"].by_part["mhn_normed_b2"] == pytest.approx(float(np.std(shallow, ddof=1)))
+
+
+def test_plans_check_rejects_a_pilot_sd_other_than_the_measured_one() -> None:
+    """A power plan whose declared pilot sd is this run's (to 4 digits) holds; one whose sd or pilot size differs
+    fails; a budget plan naming no pilot is not compared; the required n is Guenther's at the measured sd."""
+    spreads = {f: Spread(0.061234, "hamn_b2", 5, {"hamn_b2": 0.061234}) for f in FAMILIES}
+
+    def plans(sd: float, pilot_n: int = 5) -> Plans:
+        power = SamplePlan(unit="seed", n=10, basis="power", effect=0.1, power=0.8, pilot_n=pilot_n, pilot_sd=sd,
+                           looks=1, spending="none", why="the pilot's spread at the declared effect")
+        return Plans(seeds=_plan("seed", 10), cells=_plan("cell", 6), error_cells=_plan("cell", 6), slopes=power,
+                     deepest=power, transfer=_plan("seed", 10))
+
+    ok = plans_check(spreads, plans(0.06123))
+    assert ok.verdict == "holds" and ok.measured["slopes"]["required_n"] == 5  # (2.80 * 0.612)^2 + 1.92 = 4.86
+    assert plans_check(spreads, plans(0.0650)).verdict == "fails"
+    assert plans_check(spreads, plans(0.06123, pilot_n=4)).verdict == "fails"
+
+
+def test_smoke_pilot_is_the_calibration_seeds_decoded_like_the_evaluation(smoke_runs) -> None:
+    """The pilot rows cover every (b, D) cell of each calibration seed and no evaluation seed, with the evaluation's
+    columns and query levels; the metrics' pilot spreads are the run's own."""
+    runs = smoke_runs(SLUG)
+    metrics = json.loads((runs["evaluate"] / "metrics.json").read_text())["metrics"]
+    for model in ("mhn", *BASELINES, "hamn"):
+        pilot = read_table(runs[f"retrieve_{model}"] / PILOT_FILE).to_pandas()
+        rows = read_table(runs[f"retrieve_{model}"] / RETRIEVALS_FILE).to_pandas()
+        assert list(pilot.columns) == list(rows.columns)
+        assert set(pilot["seed"]).isdisjoint(rows["seed"]) and len(set(pilot["seed"])) >= 2
+        assert set(map(tuple, pilot[["branching", "depth"]].drop_duplicates().to_numpy())) == set(
+            map(tuple, rows[["branching", "depth"]].drop_duplicates().to_numpy()))
+        assert sorted(pilot["level"].unique()) == sorted(rows["level"].unique())
+    assert all(metrics[f"pilot_sd_{f}"] > 0 for f in FAMILIES)

@@ -20,13 +20,14 @@ unequal norm cannot return its own stored patterns on deep trees (by constructio
   and HAMN's dynamics against hyperbolic nearest-leaf decoding on the same queries;
 - checks: the calibration of the noise at D = 2 transfers to the held-out evaluation seeds (each compared memory's
   D = 2 accuracy equivalent to the calibration target: the former shallow parity, true by construction up to the
-  transfer); HAMN's iterates stay on the ball (true by construction of the exp-map updates; every iterate
+  transfer); the seed-level plans carry the spread of the pilot this run measures; HAMN's iterates stay on the ball (true by construction of the exp-map updates; every iterate
   enumerated).
 
 Units: an evaluation seed (one embedding and noise draw per (b, D) cell; the per-(b, D) intervals and the depth
 slopes are t intervals over seeds), or an evaluation cell (b, D, seed), each an independent SeedSequence draw (error
 distances, each memory against its decoders, the dynamics' share); each under its plan in params.yaml. The
-calibration seeds set beta and rho and no judged interval reuses them.
+calibration seeds set beta and rho, are the pilot of the seed-level plans (pilot.py), and no judged interval reuses
+them.
 """
 
 from __future__ import annotations
@@ -35,12 +36,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from paperdag.common.plans import required_n
 from paperdag.common.stats import Interval, mean_ci, paired_diff_ci
 from paperdag.common.verdicts import (Claim, Judgement, Ladder, all_of, check, equivalence, evidence, exact,
                                       noninferiority, precondition, superiority)
 
 from .design import CALIBRATION_DEPTH
 from .params import ClaimParams, Plans
+from .pilot import FAMILIES, Spread
 
 HYPOTHESIS = ("HAMNs outperform Euclidean MHNs on data with deep hierarchies but exhibit comparable performance on "
               "data with weak or shallow hierarchies (abstract; depth-controlled experiments, no number given)")
@@ -257,13 +260,13 @@ def comparison_claims(baseline: str, v: Comparison, tolerance: dict[str, dict[in
                  {f"b{b}": {"slope_log_ratio": _iv(v.tolerance_slope[b]),
                             "slope_log_rho50_hamn": _iv(tolerance["hamn"][b]),
                             f"slope_log_rho50_{baseline}": _iv(tolerance[baseline][b])} for b in bs},
-                 every_b({b: superiority(v.tolerance_slope[b], what=f"slope of {ratio}", plan=plans.seeds)
+                 every_b({b: superiority(v.tolerance_slope[b], what=f"slope of {ratio}", plan=plans.slopes)
                           for b in bs}),
                  requires=deep_regime(baseline)),
         evidence(f"hamn_beats_{baseline}_deepest", f"at the largest depth HAMN retrieves more accurately than {name} "
                  f"(noise calibrated at D = 2): 95% CI of {tag} above 0, for every b", HYPOTHESIS,
                  {f"b{b}": _iv(v.deepest[b]) for b in bs},
-                 every_b({b: superiority(v.deepest[b], what=f"{tag} at the largest depth", plan=plans.seeds)
+                 every_b({b: superiority(v.deepest[b], what=f"{tag} at the largest depth", plan=plans.deepest)
                           for b in bs}),
                  requires=deep_regime(baseline)),
         evidence(f"errors_closer_in_tree_vs_{baseline}", "on wrong retrievals HAMN's memory is closer in the tree "
@@ -302,12 +305,39 @@ def calibration_checks(calibration: dict[str, dict[int, Interval]], p: ClaimPara
                   "comparable performance on shallow hierarchies (abstract; here true by construction up to the "
                   "transfer to held-out seeds)", {f"b{b}": _iv(iv) for b, iv in sorted(calibration[m].items())},
                   every_b({b: equivalence(iv, margin=p.shallow_tol, center=target, what="accuracy at D = 2",
-                                          plan=plans.seeds) for b, iv in calibration[m].items()}))
+                                          plan=plans.transfer) for b, iv in calibration[m].items()}))
             for m in COMPARED]
 
 
+PILOT_RTOL = 1e-3  # a declared pilot sd is the measured one rounded to 4 significant digits
+
+
+def plans_check(spreads: dict[str, Spread], plans: Plans) -> Claim:
+    """Every seed-level plan that names a pilot (pilot_n > 0) carries the spread and size this run's pilot measures
+    (the calibration seeds, pilot.py), and a ``power`` plan's n reaches Guenther's n at that spread (the plan's own
+    validator): the plans were sized from this pilot, not from a number typed beside it."""
+    rows, bad = {}, []
+    for family in FAMILIES:
+        plan, s = getattr(plans, family), spreads[family]
+        row = {"basis": plan.basis, "planned_n": plan.n, "declared_pilot_sd": plan.pilot_sd, "pilot_sd": round(s.sd, 6),
+               "declared_pilot_n": plan.pilot_n, "pilot_n": s.n, "widest_part": s.part,
+               "required_n": (required_n(plan.effect, s.sd, plan.power)
+                              if plan.effect is not None and plan.power is not None and s.sd > 0 else None)}
+        rows[family] = row
+        if plan.pilot_n > 0 and (plan.pilot_n != s.n or plan.pilot_sd is None
+                                 or abs(plan.pilot_sd - s.sd) > PILOT_RTOL * s.sd):
+            bad.append(f"{family}: declared sd {plan.pilot_sd} (n {plan.pilot_n}), pilot {s.sd:.6g} (n {s.n})")
+    named = [f for f in FAMILIES if getattr(plans, f).pilot_n > 0]
+    return check("plans_sized_by_pilot", "each seed-level plan that names a pilot declares the spread (within "
+                 f"{PILOT_RTOL:g} relative) and the number of seeds of the pilot this run measures on the calibration "
+                 "seeds", "a design property (verdict model v2: plans from a pilot the judged run never reuses)",
+                 rows, exact(not bad, ("; ".join(bad) if bad else f"{len(named)} of {len(FAMILIES)} plans name the "
+                                       "pilot and match it: " + ", ".join(f"{f} sd {spreads[f].sd:.4g}" for f in named)),
+                             basis="enumeration"))
+
+
 def claims(versus: dict[str, Comparison], max_norm: float, n_iterates: int, regime: Regime, p: ClaimParams,
-           target: float, plans: Plans) -> list[Claim]:
+           target: float, plans: Plans, spreads: dict[str, Spread]) -> list[Claim]:
     """``versus``: baseline -> HAMN's comparison with it; ``max_norm``: the largest sqrt(c)||xi|| over
     ``n_iterates`` HAMN iterates (at most); ``regime``: what the preconditions measure; ``target``: the accuracy
     the noise was calibrated to at D = 2."""
@@ -316,6 +346,7 @@ def claims(versus: dict[str, Comparison], max_norm: float, n_iterates: int, regi
         *(c for baseline in BASELINES for c in comparison_claims(baseline, versus[baseline], regime.tolerance, plans)),
         dynamics_claim(regime.decoders["hamn"], plans),
         *calibration_checks(regime.calibration, p, target, plans),
+        plans_check(spreads, plans),
         check("retrieval_on_manifold", "every HAMN iterate stays on the ball: sqrt(c)||xi|| < 1 (computed without "
               "projection; true by construction of the exp-map updates)", "stable on-manifold retrieval (abstract)",
               {"max_sqrt_c_norm": max_norm, "margin_1_minus_max": 1.0 - max_norm, "iterates_checked": n_iterates},

@@ -23,7 +23,8 @@ from .params import Params
 from .plots import plot_accuracy_by_level, plot_accuracy_vs_depth, plot_error_lca, plot_tolerance_vs_depth
 from .prepare import TREES_FILE
 from .queries import GEOMETRY, MODELS
-from .retrieve import BETA_FILE, CALIBRATION_FILE, CLEAN_FILE, RETRIEVALS_FILE
+from .pilot import seed_spreads
+from .retrieve import BETA_FILE, CALIBRATION_FILE, CLEAN_FILE, PILOT_FILE, RETRIEVALS_FILE
 from .store import load_tree
 
 
@@ -68,7 +69,7 @@ def embedding_rungs(p: Params, quality: pd.DataFrame, ranking: dict[tuple[int, i
 
 def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     """cells.parquet (per model and cell: accuracies of the memory and its decoders, share decoded unlike the
-    nearest-neighbour decoder, log rho_50), metrics.json (claims) and four figures."""
+    nearest-neighbour decoder, log rho_50), metrics.json (claims; the pilot's spreads, pilot.py) and four figures."""
     p = ctx.params
     runs = {m: read_table(ctx.input(f"retrieve_{m}", RETRIEVALS_FILE)).to_pandas() for m in MODELS}
     calibration = {m: read_table(ctx.input(f"retrieve_{m}", CALIBRATION_FILE)).to_pandas() for m in MODELS}
@@ -92,8 +93,10 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
                      for m in MODELS})
     hamn = cells[cells.model == "hamn"]
     n_queries = len(runs["hamn"])
+    pilot = cell_table({m: read_table(ctx.input(f"retrieve_{m}", PILOT_FILE)).to_pandas() for m in MODELS}, rho)
+    spreads = seed_spreads(pilot, BASELINES, COMPARED, bs, deepest_d, CALIBRATION_DEPTH)
     verdicts = claims(versus, float(hamn["max_norm"].max()), n_queries * (p.hamn.steps + 1), regime, p.claims,
-                      p.retrieval.target_accuracy, p.plans)
+                      p.retrieval.target_accuracy, p.plans, spreads)
     leaves = {(b, d): b**d for b in bs for d in p.trees.depths}
     metrics: dict[str, float] = {f"rho_{m}_b{b}": v for m in MODELS for b, v in rho[m].items()}
     metrics |= {f"wrapped_floor_b{r.branching}": float(r.wrapped_floor) for r in calibration["hamn"].itertuples()}
@@ -121,6 +124,9 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     for m, r in decoders.items():
         metrics |= {f"acc_nn_decoder_{m}": float(r.accuracy_nn.mean()), f"acc_ml_decoder_{m}": float(
             r.accuracy_ml.mean()), f"share_decoded_unlike_nn_{m}": r.disagreements / r.n_queries}
+    for family, sp in spreads.items():
+        metrics[f"pilot_sd_{family}"] = sp.sd
+        metrics |= {f"pilot_sd_{family}_{part}": v for part, v in sp.by_part.items()}
     write_metrics(ctx.out, metrics, verdicts)
     save_figure(plot_accuracy_vs_depth(cells, clean, leaves), ctx.output("accuracy_vs_depth.png"))
     save_figure(plot_tolerance_vs_depth(cells), ctx.output("tolerance_vs_depth.png"))

@@ -101,6 +101,12 @@ class Plans(ParamsModel):
                               "nearest-neighbour decoder")
     error_cells: SamplePlan = Field(description="intervals over the evaluation cells with D >= 3 (error distances; "
                                     "a cell where a memory made no error drops out)")
+    slopes: SamplePlan = Field(description="the tolerance-slope claims over evaluation seeds (per b and baseline), "
+                               "sized from the pilot's spread of one seed's slope (pilot.py)")
+    deepest: SamplePlan = Field(description="the deepest-depth advantage claims over evaluation seeds (per b and "
+                                "baseline), sized from the pilot's spread of one seed's advantage")
+    transfer: SamplePlan = Field(description="the calibration-transfer checks over evaluation seeds (per b and "
+                                 "memory), sized from the pilot's spread of one seed's D = 2 accuracy")
 
 
 class Params(ParamsModel):
@@ -129,7 +135,8 @@ class Params(ParamsModel):
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds must be distinct")
         grid = len(self.trees.branchings) * len(self.seeds)
-        sizes = {"seeds": len(self.seeds), "cells": grid * len(self.trees.depths),
+        sizes = {"seeds": len(self.seeds), "slopes": len(self.seeds), "deepest": len(self.seeds),
+                 "transfer": len(self.seeds), "cells": grid * len(self.trees.depths),
                  "error_cells": grid * sum(d > 2 for d in self.trees.depths)}
         for name, n in sizes.items():
             if getattr(self.plans, name).n != n:

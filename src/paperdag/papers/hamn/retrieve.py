@@ -27,6 +27,7 @@ RETRIEVALS_FILE = "retrievals.parquet"
 CALIBRATION_FILE = "calibration.parquet"
 CLEAN_FILE = "clean.parquet"
 BETA_FILE = "beta.parquet"
+PILOT_FILE = "pilot.parquet"
 
 
 def query_levels(n_main: int, levels: list[float], per_level: int) -> torch.Tensor:
@@ -45,8 +46,9 @@ def wrapped_floor(sets: list[CalibrationSet], rho: float) -> float:
 def retrieve(ctx: StageContext[Params], model: str) -> dict[str, float]:
     """beta.parquet (b, D, beta, pooled noise-free calibration accuracy), calibration.parquet (branching, rho,
     accuracy, and for HAMN the wrapped-normal floor), retrievals.parquet (cell, query leaf, rho level, retrieved / nearest / ML leaf, LCA level of the
-    retrieved leaf, largest sqrt(c)||xi|| over the iterates) and clean.parquet (per cell, the noise-free accuracy of
-    every stored leaf, and the beta)."""
+    retrieved leaf, largest sqrt(c)||xi|| over the iterates), clean.parquet (per cell, the noise-free accuracy of
+    every stored leaf, and the beta) and pilot.parquet (the rows of retrievals.parquet for the cells of the
+    calibration seeds: the pilot whose spreads size the sample-size plans, never a judged interval)."""
     p, r, c, dev = ctx.params, ctx.params.retrieval, ctx.params.embedding.curvature, ctx.device
     cfg = (p.hamn if model == "hamn" else p.mhn).model_dump()
     noise = r.hamn_noise if model == "hamn" else "euclidean"
@@ -78,32 +80,39 @@ def retrieve(ctx: StageContext[Params], model: str) -> dict[str, float]:
         rho[b], acc = calibrate_noise(sets, r.target_accuracy, r.rho_max, r.bisections, r.chunk)
         calib["branching"].append(b), calib["rho"].append(rho[b]), calib["accuracy"].append(acc)
         calib["wrapped_floor"].append(wrapped_floor(sets, r.rho_max) if model == "hamn" else float("nan"))
-    clean: dict[str, list] = {k: [] for k in ("branching", "depth", "seed", "accuracy", "beta")}
-    rows: dict[str, list] = {k: [] for k in ("branching", "depth", "seed", "leaf", "level", "retrieved", "nearest",
-                                             "ml", "lca_level", "max_norm")}
-    for cell in ctx.progress(cells(p.trees.branchings, p.trees.depths, p.seeds, []), desc=model):
-        b, d, _ = cell
-        tree, memories = trees[b, d], memories_of(cell)
-        levels = query_levels(max(r.queries_per_cell, len(tree.leaves)), r.tolerance_levels, r.tolerance_queries)
-        nodes, z = (t.to(dev) for t in leaf_queries(len(tree.leaves), len(levels), memories.shape[1],
-                                                    generator(p.seed, cell, NOISE_STREAM)))
-        out = decode_all(retriever[b, d], memories, nodes, levels.to(dev) * rho[b], z, r.chunk)
-        stored = torch.arange(len(tree.leaves), device=dev)
-        for key, value in zip(clean, (*cell, clean_accuracy(retriever[b, d], memories, stored, r.chunk),
-                                      retriever[b, d].beta), strict=True):
-            clean[key].append(value)
-        nodes, retrieved = nodes.cpu().numpy(), out.retrieved.cpu().numpy()
-        for key, value in zip(("branching", "depth", "seed"), cell, strict=True):
-            rows[key] += [value] * len(nodes)
-        rows["leaf"] += nodes.tolist()
-        rows["level"] += levels.tolist()
-        rows["retrieved"] += retrieved.tolist()
-        rows["nearest"] += out.nearest.cpu().tolist()
-        rows["ml"] += out.ml.cpu().tolist()
-        rows["lca_level"] += lca_level(ancestor_table(tree), tree.leaves[nodes], tree.leaves[retrieved]).tolist()
-        rows["max_norm"] += out.max_norm.cpu().tolist()
+    def decode_cells(seeds: list[int], desc: str) -> tuple[dict[str, list], dict[str, list]]:
+        """Every cell (b, D, seed) of ``seeds``: the noisy queries' rows and the noise-free accuracy per cell."""
+        clean: dict[str, list] = {k: [] for k in ("branching", "depth", "seed", "accuracy", "beta")}
+        rows: dict[str, list] = {k: [] for k in ("branching", "depth", "seed", "leaf", "level", "retrieved",
+                                                 "nearest", "ml", "lca_level", "max_norm")}
+        for cell in ctx.progress(cells(p.trees.branchings, p.trees.depths, seeds, []), desc=desc):
+            b, d, _ = cell
+            tree, memories = trees[b, d], memories_of(cell)
+            levels = query_levels(max(r.queries_per_cell, len(tree.leaves)), r.tolerance_levels, r.tolerance_queries)
+            nodes, z = (t.to(dev) for t in leaf_queries(len(tree.leaves), len(levels), memories.shape[1],
+                                                        generator(p.seed, cell, NOISE_STREAM)))
+            out = decode_all(retriever[b, d], memories, nodes, levels.to(dev) * rho[b], z, r.chunk)
+            stored = torch.arange(len(tree.leaves), device=dev)
+            for key, value in zip(clean, (*cell, clean_accuracy(retriever[b, d], memories, stored, r.chunk),
+                                          retriever[b, d].beta), strict=True):
+                clean[key].append(value)
+            nodes, retrieved = nodes.cpu().numpy(), out.retrieved.cpu().numpy()
+            for key, value in zip(("branching", "depth", "seed"), cell, strict=True):
+                rows[key] += [value] * len(nodes)
+            rows["leaf"] += nodes.tolist()
+            rows["level"] += levels.tolist()
+            rows["retrieved"] += retrieved.tolist()
+            rows["nearest"] += out.nearest.cpu().tolist()
+            rows["ml"] += out.ml.cpu().tolist()
+            rows["lca_level"] += lca_level(ancestor_table(tree), tree.leaves[nodes], tree.leaves[retrieved]).tolist()
+            rows["max_norm"] += out.max_norm.cpu().tolist()
+        return rows, clean
+
+    rows, clean = decode_cells(p.seeds, model)
+    pilot, _ = decode_cells(p.calibration_seeds, f"{model} pilot")
     write_table(ctx.output(BETA_FILE), betas)
     write_table(ctx.output(CALIBRATION_FILE), calib)
     write_table(ctx.output(RETRIEVALS_FILE), rows)
     write_table(ctx.output(CLEAN_FILE), clean)
+    write_table(ctx.output(PILOT_FILE), pilot)
     return {f"rho_b{b}": v for b, v in rho.items()}
