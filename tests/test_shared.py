@@ -17,11 +17,13 @@ import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import BIN, REPO, executions, free_port, paperdag, ray_cluster
+from paperdag.params import PROFILES_KEY, deep_merge, read_params_file
 
 pytestmark = pytest.mark.slow
-PAPER = "a2rbench"  # seconds of default profile, and a certificate `paperdag verify` re-checks
+PAPER = "a2rbench"  # a certificate `paperdag verify` re-checks; run at its smoke sizes (clone)
 STAGES = ("prepare", "train", "verify", "export", "evaluate")
 
 
@@ -30,12 +32,19 @@ def root_uri(endpoint: str, prefix: str = "shared") -> str:
 
 
 def clone(tmp: Path, name: str, lock: Path | None = None) -> Path:
-    """A fresh clone as CI makes one: the committed params.yaml, dvc.yaml, dvc.lock (or ``lock``) and DVC config in
-    a git repository, the sources at src/ (dvc.yaml's deps), no artifacts."""
+    """A fresh clone as CI makes one: the committed dvc.yaml, dvc.lock (or ``lock``) and DVC config in a git
+    repository, the sources at src/ (dvc.yaml's deps), no artifacts; params.yaml with PAPER's smoke overlay merged
+    into its default values (the same keys, so the same stages, params and DVC entries, in seconds: its real default
+    takes minutes)."""
     folder = tmp / name
     folder.mkdir()
-    for f in ("params.yaml", "dvc.yaml", ".dvcignore"):
+    for f in ("dvc.yaml", ".dvcignore"):
         shutil.copy(REPO / f, folder / f)
+    data = read_params_file(REPO / "params.yaml")
+    section = data[PAPER]
+    data[PAPER] = {**deep_merge({k: v for k, v in section.items() if k != PROFILES_KEY},
+                                section[PROFILES_KEY]["smoke"]), PROFILES_KEY: section[PROFILES_KEY]}
+    (folder / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     shutil.copy(lock or REPO / "dvc.lock", folder / "dvc.lock")
     (folder / ".dvc").mkdir()
     shutil.copy(REPO / ".dvc" / "config", folder / ".dvc" / "config")
