@@ -33,6 +33,7 @@ from paperdag.papers.vector_lyapunov.networks.evaluation import NetworkResults, 
 from paperdag.papers.vector_lyapunov.networks.lmi import check_quadratic, history_eps_quadratic, lmi_certificate
 from paperdag.papers.vector_lyapunov.networks.model import (draw_parameters, make_network, ring, simulate_network,
                                                             step_network, subsystem_step)
+from paperdag.papers.vector_lyapunov.networks.ring import compile_ring, razumikhin_lmi_matrices, ring_decrease
 from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, block_init, compile_mono, dynamics,
                                                                  mono_constants, mono_decrease)
 from paperdag.papers.vector_lyapunov.params import (BudgetParams, ClaimParams, NetworkCegisParams,
@@ -543,6 +544,61 @@ def test_monolithic_query_compiles_exactly_and_its_block_init_is_the_sum_of_subs
         assert checked >= 3
 
 
+def test_ring_wide_query_is_max_of_blocks_and_implied_by_the_compositional_condition():
+    """(R) of ring.py: the compiled net equals its numpy twin and U(X) = max_i V(x_i) computed block by block; the
+    ring step's block i is ``subsystem_step`` with the exact channel s_i; and on every sampled query with
+    U(X), U(X^d) <= c_0, G_R <= max_i G_N,i (the compositional decrease of each block with its exact s_i), the
+    inequality that makes (N) imply (R) (whatever the certificate: no proof needed)."""
+    net = _drones(n=3, tau=1)
+    nc = NetworkCert(net.box, _arch(8, 0.995))
+    quadratic_init(nc, net)
+    k = constants(nc, net)
+    n, rng = net.n, np.random.default_rng(7)
+    checked = 0
+    for j in range(net.tau + 1):
+        D, Ax, Ad, Bw = dynamics(net, j)
+        hi = np.concatenate([np.array(list(net.box) * n), k.eps[:, j].reshape(-1), np.full(n, net.w_bound)])
+        Z = rng.uniform(-1, 1, size=(4000, 5 * n)) * hi
+        Z[:, :2 * n] *= rng.uniform(0.1, 1.0, size=(4000, 1))  # many queries inside the level set
+        ref = ring_decrease(nc, net, j, Z, k.c_0)
+        assert np.allclose(compile_ring(nc, net, j, k.c_0)(Z), ref, atol=1e-12)
+        X, E, w = Z[:, :2 * n], Z[:, 2 * n:4 * n], Z[:, 4 * n:]
+        with torch.no_grad():
+            blocks = np.stack([nc.V(torch.as_tensor(X[:, 2 * i:2 * i + 2])).numpy() for i in range(n)], 1)
+        assert np.allclose(ref[:, 1], blocks.max(1), atol=1e-14)
+        Xd = X @ D.T + E
+        nxt = X @ Ax.T + Xd @ Ad.T + w @ Bw.T
+        src = Xd if net.channel_delayed else X
+        inside = (ref[:, 1] <= k.c_0) & (ref[:, 2] <= k.c_0)
+        G_N = []
+        for i in range(n):
+            s_i = sum(net.gain[i, m] * src[:, 2 * m:2 * m + 2] @ np.asarray(net.channel) for m in range(n))
+            x_i, xd_i = torch.as_tensor(X[:, 2 * i:2 * i + 2]), torch.as_tensor(Xd[:, 2 * i:2 * i + 2])
+            step = subsystem_step(net, np.full(len(Z), i), x_i, xd_i, torch.as_tensor(s_i), torch.as_tensor(w[:, i]))
+            assert np.allclose(step.numpy(), nxt[:, 2 * i:2 * i + 2], atol=1e-12)
+            z = torch.as_tensor(np.column_stack([X[:, 2 * i:2 * i + 2], E[:, 2 * i:2 * i + 2], s_i, w[:, i]]))
+            G, _, _ = network_decrease(nc, net, np.full(len(Z), i), np.full(len(Z), j), z, k.c_0, k.kappa)
+            G_N.append(G.detach().numpy())
+        assert np.all(ref[inside, 0] <= np.max(G_N, 0)[inside] + 1e-12)
+        checked += int(inside.sum())
+    assert checked > 1000
+
+
+@pytest.mark.parametrize(("a", "b", "proved"), [(0.5, 0.3, True), (0.3, 0.65, True), (0.7, 0.4, False),
+                                                (0.2, 1.0, False)])
+def test_razumikhin_lmi_matches_the_scalar_closed_form(a, b, proved):
+    """x^+ = a x + b x(k - tau): V = p x^2 satisfies V(x^+) <= r max(V(x), V(x^d)) iff (|a| + |b|)^2 <= r (worst
+    case x^d = sign(ab) x), and the S-procedure is lossless for two quadratic forms (multiplier |a| / (|a| + |b|),
+    0.625 and 0.316 here, within 0.1 of the grid's 0.5 / 0.3, both strict enough); a 2 x 2 block-diagonal copy of the
+    system gives the same verdict."""
+    r, grid = 0.99, [0.1, 0.3, 0.5, 0.7, 0.9]
+    assert ((abs(a) + abs(b)) ** 2 <= r) == proved
+    for Ax, Ad in ((np.array([[a]]), np.array([[b]])), (np.diag([a, -a]), np.diag([b, -b]))):
+        res = razumikhin_lmi_matrices(Ax, Ad, np.sqrt(r), grid, 200)
+        assert res["outcome"] == ("proved" if proved else "not_proved")
+        assert res["solves"] >= 1
+
+
 def test_lmi_baseline_contracts_and_its_check_is_sound_against_sampling():
     net = _drones(n=4, tau=2)
     P, rate = lmi_certificate(net)
@@ -662,9 +718,12 @@ def _network_results(**change) -> NetworkResults:
     unit = {"verified": True, "unknown_cells": 0, "refuted_cells": 0}
     runs = {f"{s}_tau1_{d}": {"per_subsystem": [unit | {"verified": d == "reach", "refuted_cells": int(d == "full")}]
                               * 8} for s in ("drones", "microgrid") for d in ("reach", "full")}
-    work = {"lp_iterations": 10, "bounds": 5, "seconds": 1.0}
-    mono = [{"n": 2, "mono": {"verified": True, "outcome": "proved", **work}, "comp": {"verified": True, **work}},
-            {"n": 4, "mono": {"verified": False, "outcome": "unknown", **work | {"lp_iterations": 99}},
+    work = {"lp_iterations": 10, "bounds": 5, "seconds": 1.0, "cells": 2, "milps": 1, "milp_nodes": 7}
+    lmi = {"outcome": "not_proved", "verified": False, "solves": 5, "seconds": 0.1}
+    mono = [{"n": 2, "mono": {"verified": False, "outcome": "unknown", **work},
+             "ring": {"verified": True, "outcome": "proved", **work}, "lmi": lmi, "comp": {"verified": True, **work}},
+            {"n": 4, "mono": {"verified": False, "outcome": "unknown", **work},
+             "ring": {"verified": False, "outcome": "unknown", **work | {"lp_iterations": 99}}, "lmi": lmi,
              "comp": {"verified": True, **work}}]
     control = {"n": 8, "tau": 1, "effort": 1.0, "certified_alpha": 0.5, "attempts": [{"alpha": 0.5}],
                "controllers": {name: {"J": J, "rms_q": 0.1} for name, J in (("nominal", 1.2), ("uncertified", 1.0),
@@ -676,7 +735,8 @@ def _network_results(**change) -> NetworkResults:
         cases={"drones_tau1": case, "microgrid_tau1": case | {"learning_rounds": 2}},
         full_refuted=[True, True], falsified={"drones_tau1_reach": {"violations": 1}},
         simulated={"drones_tau1_reach": {"decay_ratio": 0.9, "invariance_ratio": 0.5}},
-        monolithic={"drones": mono, "microgrid": [r | {"mono": r["mono"] | {"verified": True}} for r in mono]},
+        monolithic={"drones": mono, "microgrid": [r | {"ring": r["ring"] | {"verified": True, "outcome": "proved"}}
+                                                  for r in mono]},
         control={"drones": control, "microgrid": control | {"certified_alpha": None, "controllers": {
             k: v for k, v in control["controllers"].items() if k != "certified"}}},
         control_costs={"drones": _costs(nominal=1.2, certified=1.05), "microgrid": _costs(nominal=1.2)})
@@ -714,6 +774,18 @@ def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
     assert _verdicts(results)["drones_competitive_control"] == "inconclusive"
 
 
+def test_monolithic_evidence_needs_undecided_not_refuted_rings():
+    """The ring-wide query of a proved compositional certificate cannot be refuted ((N) implies (R)): a refuted ring
+    beyond N = 2 fails the evidence with that reason instead of counting as a timeout; proved everywhere fails it."""
+    results = _network_results()
+    results.monolithic["drones"][1]["ring"] = results.monolithic["drones"][1]["ring"] | {"outcome": "refuted"}
+    claims = {c.id: c for c in resolve(network_claims(results, [4, 8], [1], 8, THRESHOLDS, PLANS))}
+    assert claims["drones_monolithic_competent"].verdict == "holds"
+    assert claims["drones_monolithic_fails_beyond_small_n"].verdict == "fails"
+    assert "refuted" in claims["drones_monolithic_fails_beyond_small_n"].reason
+    assert claims["microgrid_monolithic_fails_beyond_small_n"].verdict == "fails"  # proved at every N
+
+
 def test_network_evidence_is_inconclusive_outside_its_regime():
     """An undecided monolithic baseline (as measured: unknown at every N), an LMI that fails where the polygon of its
     own norm is proved as initialised, no control headroom and a subsystem left unknown by the budget make the
@@ -721,7 +793,7 @@ def test_network_evidence_is_inconclusive_outside_its_regime():
     results = _network_results()
     for system in ("drones", "microgrid"):
         for row in results.monolithic[system]:
-            row["mono"] |= {"verified": False, "outcome": "unknown"}
+            row["ring"] = row["ring"] | {"verified": False, "outcome": "unknown"}
     results.cases["microgrid_tau1"]["learning_rounds"] = 0  # the LMI's polygon proved before any learning step
     results.control_costs["drones"] |= _costs(nominal=1.05)  # the nominal law is within 10% already
     results.runs["drones_tau1_reach"]["per_subsystem"][3] = {"verified": False, "unknown_cells": 2,

@@ -112,6 +112,17 @@ class MonolithicParams(ParamsModel):
                        "network_cegis.steps)")
 
 
+class RingParams(ParamsModel):
+    """The monolithic baselines that share the compositional certificate's function (networks/ring.py), on the rings
+    of monolithic.n_grid at the first delay: (R) max_i V(x_i) as one ring-wide query (the verifier and network_budget,
+    N times the per-property one) and (Q) a whole-ring quadratic Razumikhin LMI (Clarabel)."""
+
+    lmi_multipliers: Annotated[list[Annotated[float, Field(ge=0.0, le=1.0)]], Field(min_length=1)] = Field(
+        description="S-procedure multipliers l tried in turn for (Q) (the LMI is linear in P for a fixed l)")
+    lmi_max_iter: int = Field(ge=1, le=100_000, description="Clarabel iterations per solve of (Q) (its budget: a "
+                              "solve that stops without a decided status leaves the ring unknown)")
+
+
 class BudgetParams(ParamsModel):
     """Deterministic budget of the verifier (verifier/bab.py) per verified property (a follower, or a subsystem's
     piece of the delay domain; a piece of a monolithic ring certificate gets N times the cells and MILPs, what the
@@ -238,6 +249,7 @@ class Params(ParamsModel):
     cegis: CegisParams
     uncertified: UncertifiedParams
     monolithic: MonolithicParams
+    ring: RingParams
     budget: BudgetParams
     networks: NetworkParams
     delays: DelayParams

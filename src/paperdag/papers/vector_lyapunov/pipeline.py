@@ -1,5 +1,5 @@
 """The vector_lyapunov DAG: prepare -> {train_<system> -> verify_<system>, train_mono_<system> -> verify_mono_<system>,
-control_<system>} for the two network systems, and for the platoon train_<domain> -> verify / verify_full and
+train_<system> -> verify_ring_<system>, control_<system>} for the two network systems, and for the platoon train_<domain> -> verify / verify_full and
 train_uncert; all -> evaluate. Imported only by the registry (stage functions are named as strings: no torch here)."""
 
 from paperdag.dag import Pipeline, Resources, Stage
@@ -34,6 +34,10 @@ PIPELINE = Pipeline(
                 upstream=("prepare", f"train_{system}", f"train_mono_{system}"),
                 params=(*NETWORKS, "network_certificate", "network_budget", "monolithic"),
                 outputs=("monolithic.json",), resources=ONE, args={"system": system}) for system in SYSTEMS),
+        *(Stage(f"verify_ring_{system}", "verify", "stages.verify_ring_network:verify",
+                upstream=("prepare", f"train_{system}"),
+                params=(*NETWORKS, "network_budget", "monolithic", "ring"),
+                outputs=("ring.json",), resources=ONE, args={"system": system}) for system in SYSTEMS),
         *(Stage(f"control_{system}", "train", "stages.control_network:control", upstream=("prepare",),
                 params=(*NETWORKS, "network_certificate", "network_cegis", "network_budget", "network_control",
                         "evaluation"),
@@ -50,7 +54,7 @@ PIPELINE = Pipeline(
         Stage("evaluate", "evaluate", "stages.evaluate:evaluate",
               upstream=("prepare", "train_uncert", "verify", "verify_full", *(f"train_{system}" for system in SYSTEMS),
                         *(f"verify_{system}" for system in SYSTEMS), *(f"verify_mono_{system}" for system in SYSTEMS),
-                        *(f"control_{system}" for system in SYSTEMS)),
+                        *(f"verify_ring_{system}" for system in SYSTEMS), *(f"control_{system}" for system in SYSTEMS)),
               params=("dt", "platoon", "policy", "networks", "delays", "monolithic", "evaluation", "claims", "plans"),
               outputs=("metrics.json", "scaling.parquet", "monolithic.parquet", "control.parquet",
                        "network_control.parquet",

@@ -132,7 +132,8 @@ class NetworkResults:
     subsystems refuted / unknown and the largest violation G / c_0 its counterexamples show); ``full_refuted``: per
     system, the full-domain baseline refuted while the reachability-constrained certificate is verified;
     ``falsified``/``simulated``: per verified certificate, ``falsify_folder`` and ``siss_simulation``;
-    ``monolithic``: per system, per N, the monolithic and the compositional certificate's outcome and work;
+    ``monolithic``: per system, per N, the monolithic baselines' and the compositional certificate's outcome and work
+    (``monolithic_rows``);
     ``control``: per system, the control study (control.py; the control stage's control.json); ``control_costs``:
     per system and controller, J on each held-out scenario of evaluate (``held_out_costs``, paired by scenario)."""
 
@@ -160,6 +161,10 @@ class NetworkResults:
             for row in rows:
                 out[f"{system}_mono{row['n']}_verified"] = row["mono"]["verified"]
                 out[f"{system}_mono{row['n']}_lp_iterations"] = row["mono"]["lp_iterations"]
+                if "ring" in row:
+                    out[f"{system}_ring{row['n']}_verified"] = row["ring"]["verified"]
+                    out[f"{system}_ring{row['n']}_milp_nodes"] = row["ring"]["milp_nodes"]
+                    out[f"{system}_ring_lmi{row['n']}_verified"] = row["lmi"]["verified"]
         for system, c in self.control.items():
             out |= {f"{system}_control_{name}_J": v["J"] for name, v in c["controllers"].items()}
             out[f"{system}_control_certified_alpha"] = -1.0 if c["certified_alpha"] is None else c["certified_alpha"]
@@ -183,10 +188,13 @@ def _case(run: dict, counterexamples: list[dict], features: int, rounds: int, lm
             "learning_rounds": rounds, "lmi_delay_term": max((r["delay_term"] for r in rows), default=None)}
 
 
-def monolithic_rows(mono: dict, main: dict, n_grid: list[int]) -> list[dict]:
-    """Per N of the monolithic baseline: its verification row and the compositional certificate's on the same ring
-    (the prefix of the first delay's run for N >= 3, where the prefix ring has exactly its queries; the verify_mono
-    stage's own run for smaller rings)."""
+def monolithic_rows(mono: dict, main: dict, n_grid: list[int], ring: dict | None = None) -> list[dict]:
+    """Per N of the monolithic baselines: the learned monolithic certificate's verification row ("mono"), the
+    ring-wide query of the compositional certificate's own max_i V(x_i) ("ring", (R) of ring.py) and the whole-ring
+    quadratic Razumikhin LMI ("lmi", (Q)) from the verify_ring stage's ``ring`` (None: absent), and the compositional
+    certificate's on the same ring (the prefix of the first delay's run for N >= 3, where the prefix ring has exactly
+    its queries; the verify_mono stage's own run for smaller rings)."""
+    by_n = {r["n"]: r for r in (ring or {}).get("rows", [])}
     own = {r["n"]: r for r in mono["compositional"]}
     per, seconds = main["per_subsystem"], main["timing"]["seconds"]
     rows = []
@@ -199,14 +207,15 @@ def monolithic_rows(mono: dict, main: dict, n_grid: list[int]) -> list[dict]:
                     **{k: sum(q[k] for q in per[:n]) for k in ("cells", "milps", "milp_nodes", "lp_iterations",
                                                               "bounds")},
                     "seconds": main["timing"]["constants_seconds"] + sum(seconds[:n])}
-        rows.append({"n": n, "mono": m, "comp": comp})
+        rows.append({"n": n, "mono": m, "comp": comp} | ({"ring": by_n[n]["ring"], "lmi": by_n[n]["lmi"]}
+                                                           if n in by_n else {}))
     return rows
 
 
 def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], mono: dict[str, dict],
                       trained: dict[str, dict], control: dict[str, dict], control_costs: dict[str, dict],
                       folder: Callable[[str, str], Path], n_grid: list[int], taus: list[int], mono_grid: list[int],
-                      ev: EvaluationParams, seed: int) -> NetworkResults:
+                      ev: EvaluationParams, seed: int, ring: dict[str, dict] | None = None) -> NetworkResults:
     """``runs``/``lmi``/``mono``/``trained``/``control``/``control_costs``: per system, the verify stage's run
     summaries and LMI rows, the verify_mono stage's results, the train stage's CEGIS summary, the control stage's
     study and its controllers' held-out costs per scenario (``held_out_costs``);
@@ -235,7 +244,7 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
         verified += [folder(system, name) for name, r in named.items() if r["verified"]]
         if control[system]["certified_alpha"] is not None:
             verified.append(folder(system, f"{system}_control"))
-        mono_rows[system] = monolithic_rows(mono[system], main, mono_grid)
+        mono_rows[system] = monolithic_rows(mono[system], main, mono_grid, (ring or {}).get(system))
     falsified = {f.name: falsify_folder(f, ev.falsify_samples // 10, ev.falsify_steps, seed) for f in verified}
     simulated = {f.name: siss_simulation(f, ev.sim_steps, ev.n_sims, seed) for f in verified}
     return NetworkResults(scal, slopes, by_name, neural, lmi_ok, lmi_feasible, cases, full_refuted, falsified,

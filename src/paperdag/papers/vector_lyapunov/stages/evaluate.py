@@ -23,6 +23,7 @@ from .prepare import NETWORKS_FILE
 from .train_network import NETWORK_TRAIN_FILE
 from .train_uncertified import POLICY_FILE
 from .verify_mono_network import MONO_RESULTS_FILE
+from .verify_ring_network import RING_FILE
 from .verify_network import LMI_FILE, RUNS_FILE, VERIFIED_DIR
 from .verify_vector import TIMING_FILE
 
@@ -43,6 +44,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     runs = {s: read_json(ctx.input(f"verify_{s}", RUNS_FILE))["runs"] for s in SYSTEMS}
     lmi = {s: read_json(ctx.input(f"verify_{s}", LMI_FILE)) for s in SYSTEMS}
     mono = {s: read_json(ctx.input(f"verify_mono_{s}", MONO_RESULTS_FILE)) for s in SYSTEMS}
+    ring = {s: read_json(ctx.input(f"verify_ring_{s}", RING_FILE)) for s in SYSTEMS}
     trained = {s: read_json(ctx.input(f"train_{s}", NETWORK_TRAIN_FILE)) for s in SYSTEMS}
     control_study = {s: read_json(ctx.input(f"control_{s}", CONTROL_FILE)) for s in SYSTEMS}
     draws = read_json(ctx.input("prepare", NETWORKS_FILE))
@@ -55,7 +57,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
         return ctx.input(f"verify_{system}", f"{VERIFIED_DIR}/{name}")
 
     networks = evaluate_networks(runs, lmi, mono, trained, control_study, costs, folder, p.networks.n_grid,
-                                 p.delays.taus, p.monolithic.n_grid, p.evaluation, p.seed)
+                                 p.delays.taus, p.monolithic.n_grid, p.evaluation, p.seed, ring)
 
     scal, full, control = platoon.reach, platoon.full, platoon.control
     write_table(ctx.output("scaling.parquet"), {
@@ -69,6 +71,10 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
         "system": [s for s, _ in rows], "n": [r["n"] for _, r in rows],
         "mono_outcome": [r["mono"]["outcome"] for _, r in rows],
         **{f"mono_{k}": [float(r["mono"][k]) for _, r in rows] for k in (*WORK, "seconds")},
+        "ring_outcome": [r["ring"]["outcome"] for _, r in rows],
+        **{f"ring_{k}": [float(r["ring"][k]) for _, r in rows] for k in WORK},
+        "lmi_outcome": [r["lmi"]["outcome"] for _, r in rows],
+        "lmi_seconds": [float(r["lmi"]["seconds"]) for _, r in rows],
         "comp_verified": [r["comp"]["verified"] for _, r in rows],
         **{f"comp_{k}": [float(r["comp"][k]) for _, r in rows] for k in (*WORK, "seconds")}})
     write_table(ctx.output("control.parquet"), {"controller": list(control),
