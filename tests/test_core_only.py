@@ -94,4 +94,4 @@ def test_what_needs_the_orchestration_extra_says_so_in_one_line(tmp_path, toy_pr
     """Where only the core is installed, a run that needs Prefect and Ray or MLflow stops before any stage, exit 2."""
     result, _ = _core_only(tmp_path, toy_project.root, [*PAPERDAG, *args], tracking=tracking)
     assert result.returncode == 2 and result.stderr.strip() == f"error: {words}", result.stderr
-    assert not (toy_project.root / "artifacts" / "toy").exists()
+    assert not toy_project.view("toy", "prepare").parent.exists() and not (toy_project.artifacts / "profiles").exists()

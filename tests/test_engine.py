@@ -48,6 +48,21 @@ def test_another_profile_never_replaces_the_published_default_results(toy_projec
     assert json.loads((published.parent / "profiles" / "smoke" / "toy.json").read_text())["profile"] == "smoke"
 
 
+def test_another_profile_keeps_its_views_beside_the_defaults_dvc_outs(toy_project):
+    """dvc.yaml's outs are the default's views: a smoke run materialises under artifacts/profiles/smoke/, so it
+    never re-points artifacts/<paper>/<stage> (which dvc status would then report as changed)."""
+    drive(Execution.open(["toy"], track=False))
+    view = toy_project.view("toy", "evaluate")
+    default = {f.name: f.stat().st_ino for f in view.iterdir()}
+    params = toy_project.params_path
+    params.write_text(params.read_text().replace("      n: 10", "      n: 12"))  # the smoke overlay's keys move
+    _run()
+    assert {f.name: f.stat().st_ino for f in view.iterdir()} == default, "a smoke run re-pointed a default view"
+    smoke = toy_project.view("toy", "evaluate", "smoke")
+    assert smoke == toy_project.artifacts / "profiles" / "smoke" / "toy" / "evaluate"
+    assert (smoke / "manifest.json").read_bytes() != (view / "manifest.json").read_bytes()
+
+
 def test_param_change_reruns_exactly_that_stage_and_descendants(toy_project):
     _run()
     before = _keys()
@@ -67,7 +82,7 @@ def test_profile_overlay_changes_only_dependent_keys(toy_project):
 
 def test_views_and_manifest_record_provenance(toy_project):
     _run()
-    view = toy_project.root / "artifacts/toy/train_a"
+    view = toy_project.view("toy", "train_a", "smoke")
     manifest = json.loads((view / "manifest.json").read_text())
     assert manifest["key_parts"]["params"] == {"scale_a": 1.0, "seed": 0, "sleep": 0.0}
     assert manifest["key_parts"]["args"] == {"variant": "a"}
@@ -92,7 +107,7 @@ def test_published_metrics_carry_the_environment_of_every_stage_behind_them(toy_
 
 def test_recomputed_outputs_are_byte_identical(toy_project):
     _run()
-    view = toy_project.root / "artifacts/toy"
+    view = toy_project.view("toy", "evaluate", "smoke").parent
     before = {p: p.read_bytes() for p in sorted(view.rglob("*")) if p.is_file()}
     _run(force=True)
     assert {p: p.read_bytes() for p in sorted(view.rglob("*")) if p.is_file()} == before

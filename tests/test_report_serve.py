@@ -104,8 +104,8 @@ def test_report_shows_the_gpu_verdicts_beside_the_default_ones(toy_project):
 
 
 def test_report_shows_the_plots_of_the_published_run_after_a_smoke_run(toy_project):
-    """A smoke run replaces the stage views but publishes under metrics/profiles/smoke/: the report keeps showing the
-    plots of the run behind metrics/toy.json (from the store), not the smoke run's."""
+    """A smoke run materialises under artifacts/profiles/smoke/ and publishes under metrics/profiles/smoke/: the
+    default's views and the report keep showing the plots of the run behind metrics/toy.json, not the smoke run's."""
     from toy_pipeline.stages import grey_png
 
     drive(Execution.open(["toy"], track=False))
@@ -113,7 +113,8 @@ def test_report_shows_the_plots_of_the_published_run_after_a_smoke_run(toy_proje
     copy = toy_project.root / "reports/plots/toy-n.png"
     assert copy.read_bytes() == grey_png(50)
     drive(Execution.open(["toy"], profile="smoke", track=False))
-    assert (toy_project.view("toy", "evaluate") / "n.png").read_bytes() == grey_png(10)
+    assert (toy_project.view("toy", "evaluate", "smoke") / "n.png").read_bytes() == grey_png(10)
+    assert (toy_project.view("toy", "evaluate") / "n.png").read_bytes() == grey_png(50)
     assert paperdag("report", cwd=toy_project.root).returncode == 0
     assert copy.read_bytes() == grey_png(50)
     assert base64.b64encode(grey_png(50)).decode() in (toy_project.root / "reports/index.html").read_text()

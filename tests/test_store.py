@@ -42,7 +42,7 @@ def test_interrupted_stage_leaves_nothing_that_counts(toy_project, monkeypatch):
         _run()
     store_dir = toy_project.root / "artifacts/.store/toy/prepare"
     assert [p.name for p in store_dir.iterdir()] == []  # scratch folder removed, no entry
-    assert not (toy_project.root / "artifacts/toy/prepare").exists()
+    assert not toy_project.view("toy", "prepare", "smoke").exists()
 
 
 def _compute_in_process(root: str) -> None:
@@ -129,14 +129,14 @@ def _same_file(a, b) -> bool:
 def test_entries_are_read_only_and_views_hard_link_them(toy_project):
     _run()
     entry = toy_project.store().local_path("toy", "prepare", _plans()["prepare"].key)
-    view = toy_project.view("toy", "prepare")
+    view = toy_project.view("toy", "prepare", "smoke")
     assert oct((entry / "data.parquet").stat().st_mode & 0o777) == "0o444"
     assert _same_file(entry / "data.parquet", view / "data.parquet")
 
 
 def test_a_truncated_view_file_is_recomputed_and_the_view_healed(toy_project, tmp_path):
     _run()
-    view = toy_project.view("toy", "prepare") / "data.parquet"
+    view = toy_project.view("toy", "prepare", "smoke") / "data.parquet"
     size = view.stat().st_size
     view.chmod(0o644)
     os.truncate(view, 7)  # through the hard link: the entry is damaged too
@@ -152,7 +152,7 @@ def test_an_identical_copy_in_a_view_is_relinked_without_a_heal_note(toy_project
     from paperdag.store import IDENTICAL_COPY, view_differences
 
     _run()
-    view = toy_project.view("toy", "prepare")
+    view = toy_project.view("toy", "prepare", "smoke")
     plan = _plans()["prepare"]
     entry = toy_project.store().local_path("toy", "prepare", plan.key)
     copy = view / "data.parquet"
@@ -166,18 +166,18 @@ def test_an_identical_copy_in_a_view_is_relinked_without_a_heal_note(toy_project
 
 def test_a_deleted_or_replaced_view_file_comes_back_from_the_cached_entry(toy_project, tmp_path):
     _run()
-    view = toy_project.view("toy", "train_a")
+    view = toy_project.view("toy", "train_a", "smoke")
     entry = toy_project.store().local_path("toy", "train_a", _plans()["train_a"].key)
     (view / "model.parquet").unlink()
-    (toy_project.view("toy", "prepare") / "provenance.txt").write_text("an extra file")
-    evaluate = toy_project.view("toy", "evaluate") / "metrics.json"
+    (toy_project.view("toy", "prepare", "smoke") / "provenance.txt").write_text("an extra file")
+    evaluate = toy_project.view("toy", "evaluate", "smoke") / "metrics.json"
     original = evaluate.read_bytes()
     evaluate.unlink()
     evaluate.write_bytes(original.replace(b"b is twice a", b"b is twice A"))  # same size, another file
     _run()
     assert all(executions(tmp_path / "log", s) == 1 for s in ("prepare", "train_a", "evaluate")), "nothing recomputed"
     assert _same_file(view / "model.parquet", entry / "model.parquet")
-    assert not (toy_project.view("toy", "prepare") / "provenance.txt").exists()
+    assert not (toy_project.view("toy", "prepare", "smoke") / "provenance.txt").exists()
     assert evaluate.read_bytes() == original
 
 

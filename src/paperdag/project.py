@@ -8,7 +8,7 @@ from pathlib import Path
 
 from paperdag.errors import UsageError
 from paperdag.params import DEFAULT_PROFILE
-from paperdag.store import Store
+from paperdag.store import PROFILE_VIEWS, Store
 
 
 @dataclass
@@ -39,9 +39,12 @@ class Project:
     def store(self) -> Store:
         return Store(self.artifact_root, local_dir=self.artifacts)
 
-    def view(self, paper: str, stage: str) -> Path:
-        """Where a stage's output is materialised in the project (the DVC ``outs`` path)."""
-        return self.artifacts / paper / stage
+    def view(self, paper: str, stage: str, profile: str = DEFAULT_PROFILE) -> Path:
+        """Where a stage's output is materialised in the project: ``artifacts/<paper>/<stage>`` for the default
+        profile (the DVC ``outs`` path), ``artifacts/profiles/<profile>/<paper>/<stage>`` for any other, so a smoke,
+        replicate or gpu run never replaces the outputs dvc.lock records."""
+        base = self.artifacts if profile == DEFAULT_PROFILE else self.artifacts / PROFILE_VIEWS / profile
+        return base / paper / stage
 
     def metrics_dir(self, profile: str = DEFAULT_PROFILE) -> Path:
         """Where a profile's results are published: ``metrics/`` for the default profile (committed, DVC-tracked),

@@ -176,7 +176,7 @@ class Execution:
     def finish(self, plan: StagePlan, manifest: dict[str, Any], hit: bool) -> None:
         """Materialise a finished stage into artifacts/, log it, publish metrics if it is the metrics stage."""
         entry = self.store.local_path(plan.paper, plan.name, plan.key)
-        view = self.project.view(plan.paper, plan.name)
+        view = self.project.view(plan.paper, plan.name, self.profile)
         with self.store.lock(plan.paper, plan.name, plan.key):
             repaired = materialize(entry, view, manifest["files"])
         repaired = [n for n in repaired if n not in (NO_VIEW, OTHER_ENTRY) and not n.endswith(IDENTICAL_COPY)]

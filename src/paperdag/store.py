@@ -53,6 +53,7 @@ from paperdag.remote import StoreUnavailable
 MANIFEST = "manifest.json"
 DOWNLOADS = ".download"  # under the local dir: a remote root's entries, fetched when used
 SCRATCH = ".scratch"  # under the local dir: outputs being computed for a remote root
+PROFILE_VIEWS = "profiles"  # under the local dir: other profiles' views, profiles/<profile>/<paper>/<stage>
 RUN_FILE = "run.json"  # the facts of the run that produced an entry (time, host, versions): kept out of the views
 
 
@@ -277,7 +278,7 @@ class Store:
                     shutil.rmtree(tmp, ignore_errors=True)
             except OSError:
                 continue
-        for paper_dir in self.local_dir.glob("[!.]*"):
+        for paper_dir in [*self.local_dir.glob("[!.]*"), *self.local_dir.glob(f"{PROFILE_VIEWS}/*/[!.]*")]:
             for tmp in paper_dir.glob(".*"):
                 for marker in (".tmp-", ".old-"):
                     stage = tmp.name[1:].partition(marker)[0]

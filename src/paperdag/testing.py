@@ -75,9 +75,10 @@ def run_stages(slug: str, names: list[str] | tuple[str, ...] = (), profile: str 
     execution = Execution.open([slug], profile=profile, only=tuple(names), project=project, track=track)
     drive(execution, LocalExecutor(), retries=0)
     ran = [p for p in execution.plans if p.run]
-    return StageRuns(project, slug, {p.name: project.view(slug, p.name) for p in ran},
-                     {p.name: json.loads((project.view(slug, p.name) / "manifest.json").read_text())["summary"]
-                      for p in ran}, profile)
+    views = {p.name: project.view(slug, p.name, profile) for p in ran}
+    return StageRuns(project, slug, views,
+                     {name: json.loads((view / "manifest.json").read_text())["summary"] for name, view in views.items()},
+                     profile)
 
 
 def run_smoke(slug: str, folder: Path, profile: str = "smoke", track: bool = False) -> dict[str, Any]:
