@@ -79,11 +79,15 @@ def test_report_shows_units_plans_ladders_and_whether_each_verdict_replicated(to
 
 def test_report_shows_the_gpu_verdicts_beside_the_default_ones(toy_project):
     """metrics/profiles/gpu/<paper>.json, where committed, is a column of the summary and a line per paper: evidence,
-    preconditions, regime and device; elsewhere the column says no gpu run is committed yet."""
+    preconditions, regime and device, marked stale once the gpu profile's code or params moved on; elsewhere the
+    column says no gpu run is committed yet."""
     drive(Execution.open(["toy"], track=False))
+    params = toy_project.params_path
+    params.write_text(params.read_text().replace("      n: 10\n", "      n: 10\n    gpu:\n      n: 20\n", 1))
+    key = next(p.key for p in Execution.open(["toy"], profile="gpu", track=False).plans if p.name == "evaluate")
     gpu = toy_project.metrics_path("toy", "gpu")
     gpu.parent.mkdir(parents=True)
-    doc = json.loads(toy_project.metrics_path("toy").read_text())
+    doc = json.loads(toy_project.metrics_path("toy").read_text()) | {"key": key}  # as a gpu run would publish it
     gpu.write_text(json.dumps(doc | {"profile": "gpu", "evidence_holding": 0, "evidence_inconclusive": 1,
                                      "preconditions_holding": 0, "environment": {"device": "NVIDIA H200"}}))
     assert paperdag("report", cwd=toy_project.root).returncode == 0
@@ -97,6 +101,10 @@ def test_report_shows_the_gpu_verdicts_beside_the_default_ones(toy_project):
     assert paperdag("report", cwd=toy_project.root).returncode == 0
     assert "preconditions 1/1, regime reached; device NVIDIA H200, cpu |" in (
         toy_project.root / "reports/summary.md").read_text()
+    params.write_text(params.read_text().replace("      n: 20\n", "      n: 30\n"))  # the gpu overlay edited since
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    assert "device NVIDIA H200, cpu (stale: run on other code or params than this commit's: paperdag run toy -p gpu) |" \
+        in (toy_project.root / "reports/summary.md").read_text()
     gpu.write_text("[1, 2]")
     assert paperdag("report", cwd=toy_project.root).returncode == 0
     assert "metrics/profiles/gpu/toy.json is unreadable (AttributeError): paperdag run toy -p gpu |" in (

@@ -7,7 +7,8 @@ are, grouped by cause: underpowered, range, no interval, at the boundary, precon
 preconditions holding; whether the regime was reached, i.e. every precondition holds; how many verdicts the
 replicate run on fresh seeds reproduced (a replicate of other code or params, whose metrics key is not the one
 ``--replicate`` computes now, is not compared); the gpu profile's verdicts from ``metrics/profiles/gpu/<paper>.json``
-(evidence, preconditions, regime, device), or that no gpu run is committed yet; profile; commit, provenance
+(evidence, preconditions, regime, device; marked stale where its metrics key is not the one ``-p gpu`` computes
+now), or that no gpu run is committed yet; profile; commit, provenance
 (``clean`` or the inputs that differed from the commit) and date of the metrics stage's run) and a chart of the
 three evidence verdicts per paper (reports/plots/verdicts.svg). Then per paper: a line naming the preconditions that
 failed (with their numbers), a line with its gpu verdicts, and its claims grouped by kind, preconditions first, then
@@ -83,6 +84,7 @@ def fmt(value: Any) -> str:
 
 
 NO_GPU_RUN = "no gpu run committed yet"
+STALE_GPU_RUN = "stale: run on other code or params than this commit's"
 
 
 @dataclass
@@ -189,7 +191,7 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
             if file is not None:
                 plots.append((f"{s.name}: {name}", name, file))
     return PaperResult(pipeline, metrics, problem, run, plots, _replicate_verdicts(project, pipeline), warning,
-                       gpu_verdicts(project, pipeline.slug))
+                       gpu_verdicts(project, pipeline))
 
 
 def _replicate_verdicts(project: Project, pipeline: Pipeline) -> dict[str, str]:
@@ -205,9 +207,12 @@ def _replicate_verdicts(project: Project, pipeline: Pipeline) -> dict[str, str]:
     return verdicts if doc.get("key") == stage_keys(pipeline, values)[pipeline.metrics_stage][0] else {}
 
 
-def gpu_verdicts(project: Project, slug: str) -> str:
+def gpu_verdicts(project: Project, pipeline: Pipeline) -> str:
     """The gpu profile's verdicts from ``metrics/profiles/gpu/<slug>.json``: ``evidence 3 / 0 / 4; preconditions
-    7/7, regime reached; device NVIDIA H200``, or ``NO_GPU_RUN`` where there is no such file."""
+    7/7, regime reached; device NVIDIA H200``, followed by ``STALE_GPU_RUN`` where its metrics key is not the one
+    ``paperdag run <slug> -p gpu`` computes now (code or params changed since), or ``NO_GPU_RUN`` where there is no
+    such file."""
+    slug = pipeline.slug
     path = project.metrics_path(slug, GPU_PROFILE)
     if not path.is_file():
         return NO_GPU_RUN
@@ -219,8 +224,13 @@ def gpu_verdicts(project: Project, slug: str) -> str:
         return f"{_shown(project, path)} is unreadable ({type(e).__name__}): paperdag run {slug} -p {GPU_PROFILE}"
     held, total = n["preconditions_holding"], n["preconditions_total"]
     regime = "regime reached" if held == total else "regime not reached"
+    try:
+        current = stage_keys(pipeline, load_pipeline_params(project, pipeline, GPU_PROFILE))[pipeline.metrics_stage][0]
+    except (OSError, ValueError, KeyError, TypeError, PaperdagError):
+        current = None
+    stale = f" ({STALE_GPU_RUN}: paperdag run {slug} -p {GPU_PROFILE})" if doc.get("key") != current else ""
     return (f"evidence {n['evidence_holding']} / {n['evidence_failing']} / {n['evidence_inconclusive']}; "
-            f"preconditions {held}/{total}, {regime}; {_device(doc)}")
+            f"preconditions {held}/{total}, {regime}; {_device(doc)}{stale}")
 
 
 def _device(doc: dict[str, Any]) -> str:
