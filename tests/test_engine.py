@@ -63,6 +63,21 @@ def test_another_profile_keeps_its_views_beside_the_defaults_dvc_outs(toy_projec
     assert (smoke / "manifest.json").read_bytes() != (view / "manifest.json").read_bytes()
 
 
+def test_where_no_default_result_is_there_another_profiles_run_shows_in_the_default_views(toy_project):
+    """A fresh clone's first smoke run fills artifacts/<paper>/<stage> too (as its metrics land in metrics/ where
+    nothing was published): only the default's current result is kept from being replaced; a default run then
+    takes the views back, and a smoke run after it leaves them."""
+    _run()
+    view = toy_project.view("toy", "evaluate")
+    smoke = json.loads((toy_project.view("toy", "evaluate", "smoke") / "manifest.json").read_text())["key"]
+    assert json.loads((view / "manifest.json").read_text())["key"] == smoke
+    drive(Execution.open(["toy"], track=False))
+    default = json.loads((view / "manifest.json").read_text())["key"]
+    assert default != smoke
+    _run(force=True)
+    assert json.loads((view / "manifest.json").read_text())["key"] == default
+
+
 def test_param_change_reruns_exactly_that_stage_and_descendants(toy_project):
     _run()
     before = _keys()

@@ -10,6 +10,7 @@ the driver.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -21,13 +22,13 @@ from typing import Any, Protocol
 
 from paperdag.dag import Pipeline, configured, get_pipeline, known_slugs
 from paperdag.engine import (StagePlan, execute_stage, load_pipeline_params, plan_pipeline, publish_metrics,
-                             stage_inputs)
-from paperdag.errors import StageFailed, UsageError
+                             stage_inputs, stage_keys)
+from paperdag.errors import PaperdagError, StageFailed, UsageError
 from paperdag.extras import require_extra
 from paperdag.params import DEFAULT_PROFILE, check_sections, read_params_file
 from paperdag.project import Project
 from paperdag.provenance import git_state, provenance
-from paperdag.store import IDENTICAL_COPY, NO_VIEW, OTHER_ENTRY, Store, materialize
+from paperdag.store import IDENTICAL_COPY, MANIFEST, NO_VIEW, OTHER_ENTRY, Store, materialize
 from paperdag.timings import Estimate, clock
 
 
@@ -50,6 +51,19 @@ def resolve_papers(names: list[str], params_file: dict) -> list[Pipeline]:
     return [get_pipeline(n) for n in dict.fromkeys(names)]
 
 
+def _default_keys(project: Project, pipelines: list[Pipeline], data: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Per paper, the default profile's key of each stage ({} for a paper whose default params do not load)."""
+    keys = {}
+    for p in pipelines:
+        try:
+            values = load_pipeline_params(project, p, DEFAULT_PROFILE, data)
+        except (PaperdagError, ValueError):
+            keys[p.slug] = {}
+            continue
+        keys[p.slug] = {name: key for name, (key, _, _) in stage_keys(p, values).items()}
+    return keys
+
+
 @dataclass
 class Execution:
     """The plans of one execution, plus what has happened to each stage so far."""
@@ -69,6 +83,8 @@ class Execution:
     ended: set[str] = field(default_factory=set)  # papers whose MLflow parent run is closed
     estimate: Estimate = field(default_factory=lambda: Estimate([], {}, None))  # the pending stages' expected times
     papers_provenance: dict[str, dict[str, Any]] | None = None  # paper -> provenance of its inputs, once asked
+    default_keys: dict[str, dict[str, str]] = field(default_factory=dict)  # another profile's run: paper -> stage ->
+    # the default profile's key (whose view, DVC's out, it must not replace)
     started: dict[str, float] = field(default_factory=dict)  # label -> when it started (monotonic)
     t0: float = field(default_factory=time.monotonic)
 
@@ -131,7 +147,8 @@ class Execution:
             if any(plan.paper == p.slug and plan.run and not plan.cached for plan in plans):
                 require_extra(p.slug)
         execution = cls(project, pipelines, profile, trigger, plans, store, data,
-                        estimate=Estimate.of(store, plans, cpus=None))
+                        estimate=Estimate.of(store, plans, cpus=None),
+                        default_keys={} if profile == DEFAULT_PROFILE else _default_keys(project, pipelines, data))
         if tracking_enabled() if track is None else track:
             execution.start_tracking()
         return execution
@@ -165,6 +182,15 @@ class Execution:
         """Upstream stage name -> local folder of its output (downloaded first for a remote store)."""
         return {u: str(self.store.local_path(plan.paper, u, key)) for u, key in plan.upstream.items()}
 
+    def _default_in_view(self, plan: StagePlan) -> bool:
+        """Whether ``artifacts/<paper>/<stage>`` holds the default profile's current result for ``plan``'s stage."""
+        key = self.default_keys.get(plan.paper, {}).get(plan.name)
+        try:
+            held = json.loads((self.project.view(plan.paper, plan.name) / MANIFEST).read_text()).get("key")
+        except (OSError, ValueError, AttributeError):
+            return False
+        return key is not None and held == key
+
     def blocked_by(self, plan: StagePlan) -> str | None:
         """The failed or skipped upstream stage that keeps ``plan`` from running, if any."""
         for u in plan.upstream:
@@ -177,8 +203,11 @@ class Execution:
         """Materialise a finished stage into artifacts/, log it, publish metrics if it is the metrics stage."""
         entry = self.store.local_path(plan.paper, plan.name, plan.key)
         view = self.project.view(plan.paper, plan.name, self.profile)
+        views = [view]
+        if self.profile != DEFAULT_PROFILE and not self._default_in_view(plan):
+            views.append(self.project.view(plan.paper, plan.name))  # no default result there: the latest run shows
         with self.store.lock(plan.paper, plan.name, plan.key):
-            repaired = materialize(entry, view, manifest["files"])
+            repaired = [note for v in views for note in materialize(entry, v, manifest["files"])]
         repaired = [n for n in repaired if n not in (NO_VIEW, OTHER_ENTRY) and not n.endswith(IDENTICAL_COPY)]
         if repaired:
             more = f" (+{len(repaired) - 3} more)" if len(repaired) > 3 else ""
