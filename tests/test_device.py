@@ -174,9 +174,10 @@ def test_pull_from_a_gpu_nodes_store_folder_publishes_the_gpu_profile(toy_projec
     assert all(p.cached for p in Execution.open(["toy"], profile="gpu", track=False).plans)
     _run("gpu")
     assert {s: executions(log, s) for s in ran} == ran
+    from paperdag.dag import get_pipeline
     from paperdag.report import gpu_verdicts
 
-    assert gpu_verdicts(clone, "toy").endswith(f"device {GPU_NAME}")
+    assert gpu_verdicts(clone, get_pipeline("toy")).endswith(f"device {GPU_NAME}")  # its key is this code's: not stale
 
 
 def test_pull_from_a_folder_without_a_store_is_one_line(toy_project, tmp_path):
