@@ -201,10 +201,20 @@ def _replicate_verdicts(project: Project, pipeline: Pipeline) -> dict[str, str]:
     try:
         doc = json.loads(project.metrics_path(pipeline.slug, REPLICATE_PROFILE).read_text())
         verdicts = {str(c["id"]): str(c["verdict"]) for c in doc["claims"]}
-        values = load_pipeline_params(project, pipeline, REPLICATE_PROFILE)
-    except (OSError, ValueError, KeyError, TypeError, PaperdagError):
+    except (OSError, ValueError, KeyError, TypeError):
         return {}
-    return verdicts if doc.get("key") == stage_keys(pipeline, values)[pipeline.metrics_stage][0] else {}
+    current = _metrics_key_now(project, pipeline, REPLICATE_PROFILE)
+    return verdicts if current is not None and doc.get("key") == current else {}
+
+
+def _metrics_key_now(project: Project, pipeline: Pipeline, profile: str) -> str | None:
+    """The key ``paperdag run <slug> -p <profile>`` gives the metrics stage now (None where the params do not load):
+    a published metrics file of that profile belongs to this code and params only if it carries this key."""
+    try:
+        values = load_pipeline_params(project, pipeline, profile)
+    except (OSError, ValueError, KeyError, TypeError, PaperdagError):
+        return None
+    return stage_keys(pipeline, values)[pipeline.metrics_stage][0]
 
 
 def gpu_verdicts(project: Project, pipeline: Pipeline) -> str:
@@ -224,10 +234,7 @@ def gpu_verdicts(project: Project, pipeline: Pipeline) -> str:
         return f"{_shown(project, path)} is unreadable ({type(e).__name__}): paperdag run {slug} -p {GPU_PROFILE}"
     held, total = n["preconditions_holding"], n["preconditions_total"]
     regime = "regime reached" if held == total else "regime not reached"
-    try:
-        current = stage_keys(pipeline, load_pipeline_params(project, pipeline, GPU_PROFILE))[pipeline.metrics_stage][0]
-    except (OSError, ValueError, KeyError, TypeError, PaperdagError):
-        current = None
+    current = _metrics_key_now(project, pipeline, GPU_PROFILE)
     stale = f" ({STALE_GPU_RUN}: paperdag run {slug} -p {GPU_PROFILE})" if doc.get("key") != current else ""
     return (f"evidence {n['evidence_holding']} / {n['evidence_failing']} / {n['evidence_inconclusive']}; "
             f"preconditions {held}/{total}, {regime}; {_device(doc)}{stale}")
