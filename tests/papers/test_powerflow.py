@@ -148,42 +148,86 @@ def _tree_log_probs(log_target: torch.Tensor, responses: torch.Tensor, lengths: 
     return torch.tensor(out, dtype=torch.float64)
 
 
-@pytest.mark.parametrize("kind", ["traj", "token", "length"])
+@pytest.mark.parametrize("kind", ["traj", "length"])
 @pytest.mark.parametrize("alpha", [3.0, 0.5])
 def test_tb_residual_vanishes_exactly_at_the_variants_target(kind, alpha):
     """On a toy tree (K = 2, L = 3): the policy built from the target's flows makes every TB residual zero with the
-    right log Z (log sum p~, the per-token tilt c, log sum p~), and the base policy does not."""
+    right log Z (traj: log sum p_base^alpha; LA-TB: log Z' = lambda, the per-token tilt), and the base policy does
+    not."""
     task = _task(2, 3)
     responses, lengths = all_responses(task)
     n = (lengths + 1).double()
     log_base = exact.log_probs(_model(task, 2), task)[0]
-    h = exact.base_rate(log_base.unsqueeze(0), n)
-    log_target = exact.target(kind, log_base.unsqueeze(0), n, alpha, h)[0]
+    log_target = exact.target(kind, log_base.unsqueeze(0), n, alpha)[0]
     log_pi = _tree_log_probs(log_target, responses, lengths)
-    unnormalised = {"traj": alpha * log_base, "length": alpha * log_base - (alpha - 1) * h[0] * n}
-    log_z = (exact.token_tilt(alpha * log_base.unsqueeze(0), n)[0] if kind == "token"
-             else torch.logsumexp(unnormalised[kind], 0))  # the normaliser sum_y p~(y)
-    assert tb_residual(kind, log_z, log_pi, log_base, n, alpha, h[0]).abs().max() < 1e-9
-    assert tb_residual(kind, log_z, log_base, log_base, n, alpha, h[0]).abs().max() > 1e-2
+    log_z = (exact.length_tilt(alpha * log_base.unsqueeze(0), n)[0] if kind == "length"
+             else torch.logsumexp(alpha * log_base, 0))
+    assert tb_residual(kind, log_z, log_pi, log_base, n, alpha).abs().max() < 1e-9
+    assert tb_residual(kind, log_z, log_base, log_base, n, alpha).abs().max() > 1e-2
 
 
-def test_length_aware_residual_is_eq5_with_the_length_aware_target():
-    """The paper's Eq. 5, (log Z + sum_t log pi(y_t|y_<t, q) - log p~_target(y|q)), written here from per-token log
-    probabilities, with log p~_target = alpha log p_base(y|q) - (alpha - 1) h(q) n(y), equals tb_residual('length');
-    at alpha = 1 every variant is plain TB toward p_base."""
-    gen = torch.Generator().manual_seed(0)
-    steps_pi, steps_base = -torch.rand(6, 5, generator=gen, dtype=torch.float64) * 3, -torch.rand(6, 5, generator=gen,
-                                                                                                dtype=torch.float64)
-    lengths = torch.tensor([0, 1, 2, 3, 4, 2])
-    mask = torch.arange(5) <= lengths.unsqueeze(1)  # content tokens then EOS: n(y) = k + 1 steps
-    log_pi, log_base = (steps_pi * mask).sum(1), (steps_base * mask).sum(1)
-    n, log_z, h = mask.sum(1).double(), torch.tensor(0.7, dtype=torch.float64), torch.tensor(-1.3, dtype=torch.float64)
-    for alpha in (4.0, 0.5):
-        eq5 = log_z + sum((steps_pi[:, t] * mask[:, t]) for t in range(5)) - (alpha * log_base - (alpha - 1) * h * n)
-        assert torch.allclose(tb_residual("length", log_z, log_pi, log_base, n, alpha, h), eq5, atol=1e-12)
-    plain = log_z + log_pi - log_base
-    for kind in ("traj", "length"):
-        assert torch.allclose(tb_residual(kind, log_z, log_pi, log_base, n, 1.0, h), plain, atol=1e-12)
+def test_la_tb_residual_matches_sec_3_3_on_a_hand_computed_three_response_example():
+    """PowerFlow's LA-TB (arXiv 2603.18363v2 Sec. 3.3; the first author's poster, panel 5):
+        delta = log Z'(q) + (1/|y|) log pi(y|q) - alpha [ (1/|y|) log p_base(y|q) + psi(y) ],  psi = 0 here,
+    on three responses of |y| = 1, 2, 4 tokens, alpha = 2, log Z' = 0.5, worked by hand:
+        y1: log pi = -1.0,                   log p_base = -1.0
+            delta = 0.5 + (-1.0)/1 - 2 (-1.0)/1 = 0.5 - 1.0 + 2.0 = 1.5
+        y2: log pi = -1.0 - 2.0 = -3.0,      log p_base = -0.5 - 1.5 = -2.0
+            delta = 0.5 + (-3.0)/2 - 2 (-2.0)/2 = 0.5 - 1.5 + 2.0 = 1.0
+        y3: log pi = 4 x (-0.5) = -2.0,      log p_base = 4 x (-1.5) = -6.0
+            delta = 0.5 + (-2.0)/4 - 2 (-6.0)/4 = 0.5 - 0.5 + 3.0 = 3.0
+        loss = mean delta^2 = (2.25 + 1.0 + 9.0) / 3 = 12.25 / 3 = 4.08333...
+    The code's residual, from per-token log probabilities summed over each response's tokens, equals these numbers;
+    trajectory-level TB (Eq. 5) at the same values differs: 0.5 + (-1.0) + 2.0 = 1.5, 0.5 - 3.0 + 4.0 = 1.5,
+    0.5 - 2.0 + 12.0 = 10.5."""
+    pi_tokens = [[-1.0], [-1.0, -2.0], [-0.5, -0.5, -0.5, -0.5]]
+    base_tokens = [[-1.0], [-0.5, -1.5], [-1.5, -1.5, -1.5, -1.5]]
+    log_pi = torch.tensor([sum(t) for t in pi_tokens], dtype=torch.float64)
+    log_base = torch.tensor([sum(t) for t in base_tokens], dtype=torch.float64)
+    n = torch.tensor([len(t) for t in pi_tokens], dtype=torch.float64)
+    log_z = torch.full((3,), 0.5, dtype=torch.float64)
+    delta = tb_residual("length", log_z, log_pi, log_base, n, 2.0)
+    assert delta.tolist() == pytest.approx([1.5, 1.0, 3.0], abs=1e-12)
+    assert float(delta.pow(2).mean()) == pytest.approx(12.25 / 3, abs=1e-12)
+    assert tb_residual("traj", log_z, log_pi, log_base, n, 2.0).tolist() == pytest.approx([1.5, 1.5, 10.5], abs=1e-12)
+
+
+def test_la_tb_fixed_point_is_the_length_tilted_power_target():
+    """At LA-TB's fixed point every residual is zero: log pi(y) = alpha log p(y) - lambda |y| for all y, so
+    pi = p^alpha e^{-lambda |y|} with lambda the unique normaliser. Three responses, p_base = (0.5, 0.3, 0.2),
+    |y| = (1, 2, 3), alpha = 2: lambda solves 0.25 e^{-l} + 0.09 e^{-2l} + 0.04 e^{-3l} = 1 (found here by
+    bisection, independently of exact.length_tilt's Brent search), and exact.target('length') is that pi."""
+    p, n, alpha = np.array([0.5, 0.3, 0.2]), np.array([1.0, 2.0, 3.0]), 2.0
+    lo, hi = -10.0, 10.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if (p**alpha * np.exp(-mid * n)).sum() > 1 else (lo, mid)
+    want = np.log(p**alpha * np.exp(-lo * n))
+    log_p, n_t = torch.tensor(np.log(p)).unsqueeze(0), torch.tensor(n)
+    got = exact.target("length", log_p, n_t, alpha)[0]
+    assert got.numpy() == pytest.approx(want, abs=1e-9)
+    assert float(exact.length_tilt(alpha * log_p, n_t)[0]) == pytest.approx(lo, abs=1e-9)
+    delta = tb_residual("length", torch.tensor(lo, dtype=torch.float64), got, log_p[0], n_t, alpha)
+    assert delta.abs().max() < 1e-9
+
+
+def test_rate_estimators_on_a_hand_computed_three_response_example():
+    """The former length-aware form's per-token rate h of p = (0.5, 0.3, 0.2) on |y| = (1, 2, 3), by hand:
+    log p = (-0.693147, -1.203973, -1.609438); E n = 0.5 + 0.6 + 0.6 = 1.7;
+    E log p = -0.346574 - 0.361192 - 0.321888 = -1.029653;
+    ratio h = E log p / E n = -1.029653 / 1.7 = -0.605678;
+    E n^2 = 0.5 + 1.2 + 1.8 = 3.5, Var n = 3.5 - 1.7^2 = 0.61;
+    E[n log p] = -0.346574 - 0.722384 - 0.965663 = -2.034620, Cov = -2.034620 + 1.7 x 1.029653 = -0.284210;
+    slope h = -0.284210 / 0.61 = -0.465918. And on an exactly linear log p = a + s n (a per-prompt), the slope
+    estimator is s while the ratio is not."""
+    log_p = torch.tensor([[0.5, 0.3, 0.2]], dtype=torch.float64).log()
+    n = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    assert float(exact.ratio_rate(log_p, n)[0]) == pytest.approx(-0.605678, abs=1e-6)
+    assert float(exact.slope_rate(log_p, n)[0]) == pytest.approx(-0.465918, abs=1e-6)
+    s, lin_n = -np.log(3.0), torch.arange(1.0, 6.0, dtype=torch.float64)
+    linear = exact.normalise((-0.2 + s * lin_n).unsqueeze(0))  # normalising only shifts a
+    assert float(exact.slope_rate(linear, lin_n)[0]) == pytest.approx(s, abs=1e-12)
+    assert abs(float(exact.ratio_rate(linear, lin_n)[0]) - s) > 0.1
 
 
 def test_pretraining_fits_d_not_its_length_normalised_optimum():
@@ -219,20 +263,22 @@ def test_policy_state_reads_one_seed_of_a_weights_file():
     task = _task()
     model = _model(task)
     tensors = {f"seed1.{k}": v for k, v in model.state_dict().items()} | {"seed1.log_z": torch.zeros(9),
-                                                                            "seed1.h": torch.zeros(9),
                                                                             "seed0.head.weight": torch.zeros(1)}
     other = build_model(task, 16, 1, 2)
     other.load_state_dict(policy_state(tensors, 1))  # strict: exactly the policy's keys
     assert torch.equal(exact.log_probs(other, task), exact.log_probs(model, task))
 
 
-def test_token_tilt_normalises_and_power_targets_order_entropy():
+@pytest.mark.parametrize("alpha", [2.0, 64.0])
+def test_length_tilt_normalises_and_power_targets_order_entropy(alpha):
+    """lambda(q) normalises p^alpha e^{-lambda n} at a moderate and at the power grid's largest alpha (64, where
+    lambda lies far below -60)."""
     task = _task(3, 3)
     log_base = exact.log_probs(_model(task, 3), task)
     n = (all_responses(task)[1] + 1).double()
-    c = exact.token_tilt(2.0 * log_base, n)
-    assert torch.allclose(torch.logsumexp(2.0 * log_base - c.unsqueeze(1) * n, 1), torch.zeros(9, dtype=torch.float64),
-                          atol=1e-9)
+    c = exact.length_tilt(alpha * log_base, n)
+    assert torch.allclose(torch.logsumexp(alpha * log_base - c.unsqueeze(1) * n, 1),
+                          torch.zeros(9, dtype=torch.float64), atol=1e-9)
     ent = [exact.metrics(exact.target("traj", log_base, n, a), task)["entropy"] for a in (0.5, 1.0, 3.0)]
     assert ent[0] > ent[1] > ent[2]
     assert abs(ent[1] - exact.metrics(log_base, task)["entropy"]) < 1e-6  # float32 model, renormalised
@@ -364,19 +410,18 @@ def test_kl_skips_responses_p_never_produces():
 
 
 def test_power_ceiling_finds_the_smallest_alpha_on_the_grid():
-    """At alpha = 1 the length-aware target is the base model itself, so the grid's first alpha reaches its accuracy;
+    """At alpha = 1 the LA-TB target is the base model itself, so the grid's first alpha reaches its accuracy;
     an accuracy above 1 is out of reach (None)."""
     task = _task(3, 3)
     log_base = exact.log_probs(_model(task, 3), task)
     n = (all_responses(task)[1] + 1).double()
-    h = exact.base_rate(log_base, n)
     acc_at_1 = exact.metrics(log_base, task)["accuracy"]
-    found = power_ceiling(log_base, n, h, task, acc_at_1, 1e-4)  # alpha = 1: the target is the renormalised base
+    found = power_ceiling(log_base, n, task, acc_at_1, 1e-4)  # alpha = 1: the target is the renormalised base
     assert found["smallest_alpha_within_gap"] == pytest.approx(1.0)
-    assert power_ceiling(log_base, n, h, task, 2.0, 0.0)["smallest_alpha_within_gap"] is None
+    assert power_ceiling(log_base, n, task, 2.0, 0.0)["smallest_alpha_within_gap"] is None
 
 
-METHODS = [f"tb_{k}_{p}" for k, p in itertools.product(("traj", "token", "length"), ("sharpen", "flatten"))]
+METHODS = [f"tb_{k}_{p}" for k, p in itertools.product(("traj", "length"), ("sharpen", "flatten"))]
 P = ClaimParams(kl_tol=0.05, grpo_gap=0.05, flat_acc_tol=0.05, length_tol=0.15, confidence=0.95)
 PLANS = Plans(**{k: SamplePlan(unit="seed", n=n, basis="budget", effect=None, power=None, pilot_n=0, pilot_sd=None,
                                looks=1, spending="none", why="the test's seeds, fixed by the test")
@@ -419,7 +464,8 @@ def _inputs(pf_acc: float, base_kl: float = 0.01, flat_acc: float = 0.88) -> tup
                         "tb_length_sharpen": run(0.85, 2.0, 0.02) | {"length": seeds(2.4)}}}
     point = lambda acc, ent, length: {"accuracy": acc, "entropy": ent, "length": length}
     chain = {"start": point(0.3, 1.5, 1.0), "traj": point(0.5, 0.5, 0.8), "length": point(0.88, 1.0, 1.2)}
-    lengths = {"start": point(0.5, 3.0, 2.5), "traj": point(0.85, 0.4, 1.0), "length": point(0.85, 2.0, 2.4)}
+    lengths = {"start": point(0.5, 3.0, 2.5), "traj": point(0.85, 0.4, 1.0), "length": point(0.85, 2.0, 2.4),
+               "rate_ratio": point(0.85, 1.9, 2.0), "rate_slope": point(0.85, 2.1, 2.5)}  # reported, not judged
     ladder = {"the base model's sampled response": 0.3, "the base model's greedy response": 0.35,
               "temperature-1/4 decoding of the base model": 0.4}
     anchored = {"chain": {"data": chain, "base": dict(chain)}, "lengths": {"data": lengths, "base": dict(lengths)},
@@ -663,29 +709,39 @@ def _brute_data(task: Task) -> dict[tuple[int, tuple[int, ...]], float]:
 @pytest.mark.parametrize("alpha", [0.5, 4.0])
 def test_exact_targets_of_d_match_brute_force_enumeration(alpha):
     """anchors.power_anchor on D against the alpha-power targets written out over every (q, y) of a K = 3, L = 3
-    task: trajectory-level D^alpha and length-aware D^alpha exp(-(alpha - 1) h(q) n(y)), h(q) = E_D[log D] /
-    E_D[n], n = |y| + 1; their prompt-averaged accuracy, entropy and length; and D conditioned on correctness."""
+    task: trajectory-level D^alpha, LA-TB's D^alpha exp(-lambda(q) n(y)) (lambda by bisection on the normaliser),
+    and the former form D^alpha exp(-(alpha - 1) h(q) n(y)) with h the ratio E_D[log D] / E_D[n] and the slope of
+    log D on n (numpy's weighted polyfit, weights sqrt D), n = |y| + 1; their prompt-averaged accuracy, entropy and
+    length; and D conditioned on correctness."""
     task = _task()
     d = _brute_data(task)
-    K, Q = task.modulus, task.modulus**2
-    want = {"traj": [], "length": [], "correct": []}
+    K = task.modulus
+    kinds = ("traj", "length", "rate_ratio", "rate_slope")
+    want = {k: [] for k in (*kinds, "correct")}
     for q, (a, b) in enumerate(itertools.product(range(K), repeat=2)):
         ys = [y for (qq, y) in d if qq == q]
         p = np.array([d[(q, y)] for y in ys])
         n = np.array([len(y) + 1 for y in ys])
         ok = np.array([bool(y) and y[-1] == (a + b) % K for y in ys])
-        h = (p * np.log(p)).sum() / (p * n).sum()
-        for kind, u in (("traj", p**alpha), ("length", p**alpha * np.exp(-(alpha - 1) * h * n)), ("correct", p * ok)):
+        lo, hi = -50.0, 50.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if (p**alpha * np.exp(-mid * n)).sum() > 1 else (lo, mid)
+        ratio = (p * np.log(p)).sum() / (p * n).sum()
+        slope = np.polyfit(n, np.log(p), 1, w=np.sqrt(p))[0]
+        for kind, u in (("traj", p**alpha), ("length", p**alpha * np.exp(-lo * n)),
+                        ("rate_ratio", p**alpha * np.exp(-(alpha - 1) * ratio * n)),
+                        ("rate_slope", p**alpha * np.exp(-(alpha - 1) * slope * n)), ("correct", p * ok)):
             t = u / u.sum()
             nz = t > 0
             want[kind].append((float((t * ok).sum()), float(-(t[nz] * np.log(t[nz])).sum()),
                                float((t * (n - 1)).sum())))
     got = anchors.power_anchor(data_log_probs(task), task, alpha)
-    for kind in ("traj", "length"):
+    for kind in kinds:
         acc, ent, length = np.mean(want[kind], axis=0)
-        assert got[kind]["accuracy"] == pytest.approx(acc, abs=1e-10)
-        assert got[kind]["entropy"] == pytest.approx(ent, abs=1e-10)
-        assert got[kind]["length"] == pytest.approx(length, abs=1e-10)
+        assert got[kind]["accuracy"] == pytest.approx(acc, abs=1e-9)
+        assert got[kind]["entropy"] == pytest.approx(ent, abs=1e-9)
+        assert got[kind]["length"] == pytest.approx(length, abs=1e-9)
     correct = exact.metrics(anchors.correct_only(data_log_probs(task), task), task)
     acc, ent, length = np.mean(want["correct"], axis=0)
     assert correct["accuracy"] == pytest.approx(1.0, abs=1e-12) and acc == pytest.approx(1.0)

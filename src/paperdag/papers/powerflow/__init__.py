@@ -8,9 +8,9 @@ over-sharpened (GRPO-tuned) model raises its entropy keeping its accuracy (a Par
 shortens outputs at alpha > 1 while the length-aware objective keeps the length (judged on two task variants:
 ``chain``, where length and correctness go together, and ``lengths``, correct answers at every length).
 
-Methods (objectives.py, loops.py): Trajectory Balance (Malkin et al. 2022) with a learned log Z(q) in three forms,
-trajectory-level, token-normalised (FlowRL-style, Zhu et al. 2025) and length-aware (exact forms and implied targets
-in objectives.py and exact.py); baselines with GRPO advantages (Shao et al. 2024; Dr. GRPO loss, Liu et al. 2025):
+Methods (objectives.py, loops.py): Trajectory Balance (Malkin et al. 2022) in two forms, trajectory-level (the
+paper's Eq. 5, learned log Z(q)) and PowerFlow's length-aware LA-TB (Sec. 3.3: Z = Z'(q)^|y|, the log-mismatch
+divided by |y|; exact forms and implied targets in objectives.py and exact.py); baselines with GRPO advantages (Shao et al. 2024; Dr. GRPO loss, Liu et al. 2025):
 entropy minimisation (EM-RL, trajectory level, Agarwal et al. 2025), self-certainty (Intuitor, Zhao et al. 2025, in
 its published GRPO form: per-response token mean, KL penalty to the base policy), both with the recipes' answer
 requirement, majority vote (TTRL, Zuo et al. 2025) and supervised GRPO with the true reward. Model: the shared tiny

@@ -1,10 +1,10 @@
 """Stage ``flatten_aligned``: the paper's alpha < 1 setting, flattening an aligned, over-sharpened model toward its
 own power target. The aligned model of seed s (power.seeds of them) is the supervised-GRPO policy of seed s
 (``finetune_grpo``'s seeds, then ``replicate_grpo``'s); PowerFlow (length-aware TB at alpha = alpha.flatten)
-fine-tunes a copy of it toward
-    p_LA(y|q)  proportional to  p_aligned(y|q)^alpha exp(-(alpha - 1) h(q) n(y)),
-h(q) the aligned model's log-likelihood per token (exact.target with the aligned model in place of the base), and
-the exact metrics of the aligned model, of that target and of the flattened policy are recorded per seed."""
+fine-tunes a copy of it by LA-TB (objectives.py) toward
+    p_LA(y|q)  proportional to  p_aligned(y|q)^alpha exp(-lambda(q) n(y))
+(exact.target with the aligned model in place of the base), and the exact metrics of the aligned model, of that
+target and of the flattened policy are recorded per seed."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from paperdag.stage import StageContext
 from . import exact
 from .data import load_task
 from .finetune import FINAL_FILE, WEIGHTS_FILE
-from .loops import Method, base_rate_estimate
+from .loops import Method
 from .loops import finetune as run
 from .params import Params
 from .policy import build_model
@@ -27,10 +27,9 @@ STREAM = 1_000  # generator seed = seed * 10_007 + STREAM + s: draws apart from 
 
 
 def policy_state(tensors: dict[str, torch.Tensor], seed: int) -> dict[str, torch.Tensor]:
-    """The policy weights of seed ``seed`` in a finetune stage's weights file (its log Z and h left out)."""
+    """The policy weights of seed ``seed`` in a finetune stage's weights file (its log Z left out)."""
     prefix = f"seed{seed}."
-    return {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix) and k[len(prefix):] not in
-            ("log_z", "h")}
+    return {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix) and k[len(prefix):] != "log_z"}
 
 
 def flatten_aligned(ctx: StageContext[Params]) -> dict[str, float]:
@@ -46,10 +45,9 @@ def flatten_aligned(ctx: StageContext[Params]) -> dict[str, float]:
         aligned = build_model(task, p.model.d_model, p.model.n_layer, p.model.n_head).to(ctx.device)
         aligned.load_state_dict(policy_state(tensors, seed))
         gen = torch.Generator().manual_seed(p.seed * 10_007 + STREAM + seed)
-        h = base_rate_estimate(aligned, task, f.rate_samples, gen)
         log_aligned = exact.log_probs(aligned, task)
-        target = exact.target("length", log_aligned, n_tokens, alpha, h)
-        model = run(aligned, log_aligned, task, Method("length", alpha), h, f.steps, f.group, f.lr, f.lr_log_z, f.clip,
+        target = exact.target("length", log_aligned, n_tokens, alpha)
+        model = run(aligned, log_aligned, task, Method("length", alpha), f.steps, f.group, f.lr, f.lr_log_z, f.clip,
                     gen, lambda step, *_, seed=seed: ctx.report(f"seed {seed}", step, f.steps))
         rows.append({"seed": seed, **{f"aligned_{k}": v for k, v in exact.metrics(log_aligned, task).items()},
                      **{f"target_{k}": v for k, v in exact.metrics(target, task).items()},

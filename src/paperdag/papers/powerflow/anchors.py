@@ -5,7 +5,9 @@ property, enumerated from the data distribution D (task.data_log_probs) and from
 both reported: a property the learned base's target has only through the base model's error is not the paper's.
 
 - power anchors: the exact metrics (exact.metrics) of a start distribution p and of its alpha-power targets
-  (exact.target: trajectory-level p^alpha and length-aware p^alpha exp(-(alpha - 1) h n), h = E_p[log p] / E_p[n]).
+  (exact.target: trajectory-level p^alpha and PowerFlow's LA-TB fixed point p^alpha exp(-lambda n)), and, as an
+  ablation beside them, the package's former length-aware target p^alpha exp(-(alpha - 1) h n) under both estimators
+  of the per-token rate h of p (exact.RATES: ratio E_p[log p] / E_p[n], slope Cov_p(log p, n) / Var_p(n)).
   log 0 (D_len's empty response, an incorrect response under D conditioned on correctness) is read as LOG_ZERO,
   whose exp underflows to 0 exactly in float64, so 0 log 0 = 0 in every sum.
 - the aligned model's data analogue: D conditioned on a correct answer, D(y|q) 1[ans(y) = c] / P_D(correct | q),
@@ -32,12 +34,14 @@ def safe(log_p: torch.Tensor) -> torch.Tensor:
 
 
 def power_anchor(log_p: torch.Tensor, task: Task, alpha: float) -> dict[str, dict[str, float]]:
-    """Exact metrics of ``start`` = p and of its alpha-power targets ``traj`` and ``length`` (module docstring)."""
+    """Exact metrics of ``start`` = p, of its alpha-power targets ``traj`` and ``length`` (LA-TB) and of the former
+    form's targets ``rate_ratio`` and ``rate_slope`` (module docstring)."""
     log_p = safe(log_p)
     n_tokens = (all_responses(task)[1] + 1).double()
-    h = exact.base_rate(log_p, n_tokens)
-    return {"start": exact.metrics(log_p, task)} | {
-        kind: exact.metrics(safe(exact.target(kind, log_p, n_tokens, alpha, h)), task) for kind in ("traj", "length")}
+    out = {"start": exact.metrics(log_p, task)}
+    out |= {kind: exact.metrics(safe(exact.target(kind, log_p, n_tokens, alpha)), task) for kind in ("traj", "length")}
+    return out | {f"rate_{name}": exact.metrics(safe(exact.target("rate", log_p, n_tokens, alpha, rate(log_p, n_tokens))),
+                                                task) for name, rate in exact.RATES.items()}
 
 
 def correct_only(log_p: torch.Tensor, task: Task) -> torch.Tensor:

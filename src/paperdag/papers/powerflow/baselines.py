@@ -7,7 +7,7 @@ node,
 where N counts the training pairs of prompt q whose response starts with that prefix. It is a normalised
 distribution over the R responses of each prompt, so KL(D || count) compares with KL(D || base) on the same footing.
 
-Power ceiling: the exact accuracy of the length-aware target p_LA (exact.target) on a grid of alpha; the smallest
+Power ceiling: the exact accuracy of the LA-TB target p_LA (exact.target, PowerFlow's fixed point) on a grid of alpha; the smallest
 alpha whose target comes within ``gap`` of a reference accuracy (GRPO's) says how far PowerFlow's alpha is from it.
 """
 
@@ -59,11 +59,11 @@ def kl(log_p: torch.Tensor, log_q: torch.Tensor) -> float:
     return float(torch.where(p > 0, p * (log_p - log_q), torch.zeros_like(p)).sum(1).mean())
 
 
-def power_ceiling(log_base: torch.Tensor, n_tokens: torch.Tensor, h: torch.Tensor, task: Task, reference: float,
+def power_ceiling(log_base: torch.Tensor, n_tokens: torch.Tensor, task: Task, reference: float,
                   gap: float) -> dict[str, float | None]:
-    """Exact accuracy of the length-aware target on ``ALPHA_GRID`` and the smallest alpha whose target accuracy is
+    """Exact accuracy of the LA-TB target on ``ALPHA_GRID`` and the smallest alpha whose target accuracy is
     at least ``reference - gap`` (None when no alpha up to the grid's end reaches it)."""
-    accuracy = [exact.metrics(exact.target("length", log_base, n_tokens, a, h), task)["accuracy"] for a in ALPHA_GRID]
+    accuracy = [exact.metrics(exact.target("length", log_base, n_tokens, a), task)["accuracy"] for a in ALPHA_GRID]
     reaching = [a for a, acc in zip(ALPHA_GRID, accuracy, strict=True) if acc >= reference - gap]
     return {"smallest_alpha_within_gap": round(reaching[0], 3) if reaching else None,
             "target_accuracy_at_largest_alpha": round(accuracy[-1], 4), "largest_alpha": ALPHA_GRID[-1]}

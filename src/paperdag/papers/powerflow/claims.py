@@ -1,6 +1,6 @@
 """The paper's claims restated for our scale: a pure function from exact per-seed metrics to claims of three kinds.
 
-PowerFlow is the length-aware TB (``tb_length_*``). Every number is exact (enumeration of every response); seeds
+PowerFlow is the paper's length-aware TB, LA-TB (``tb_length_*``, objectives.py). Every number is exact (enumeration of every response); seeds
 vary only the fine-tuning samples, and every method uses the same seeds, so comparisons are paired t intervals over
 the seeds both arms ran (unit ``seed``): power.seeds for PowerFlow against the RLIF baselines and GRPO, and for the
 flattened aligned models (plan ``paired``); finetune.seeds otherwise (plan ``seeds``). A quantity of one model (the
@@ -384,6 +384,8 @@ def lengths(chain_runs: Runs, chain_targets: dict[str, dict[str, float]], varian
                      "its learned base", "the start's exact expected length (a bound)",
                      {"target_length": _two(anchor, "length", "length"), "base": _r(base["length"]),
                       "data": _r(anchor["data"]["start"]["length"]),
+                      "former_rate_target_length_ablation_not_judged": {
+                          f"{est}_estimator": _two(anchor, f"rate_{est}", "length") for est in ("ratio", "slope")},
                       "relative_change": {f"from_{src}": _r(anchor[src]["length"]["length"]
                                                             / anchor[src]["start"]["length"] - 1) for src in sources}},
                      anchored_exact({src: (anchor[src]["length"]["length"], anchor[src]["start"]["length"])

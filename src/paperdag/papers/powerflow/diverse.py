@@ -12,12 +12,12 @@ from paperdag.io import load_tensors, save_tensors, write_json, write_table
 from paperdag.stage import StageContext
 
 from . import exact
-from .data import load_pairs, load_task, write_prompts
+from .data import load_task, write_prompts
 from .diversity import data_log_probs, point, sample_response
 from .loops import Method
 from .loops import finetune as run
-from .loops import pretrain as fit
 from .params import Params
+from .pretrain import fit_base
 from .policy import build_model
 from .task import Task, all_responses, draw_weights
 
@@ -53,21 +53,10 @@ def prepare(ctx: StageContext[Params]) -> dict[str, float]:
 
 
 def pretrain(ctx: StageContext[Params]) -> dict[str, float]:
-    """base.safetensors: maximum likelihood on D_div's pairs (loops.pretrain, the chain base model's settings);
-    returns exact KL(D_div || base) and the base model's quality and diversity."""
-    p, task = ctx.params, variant_task(ctx)
-    prompts, responses, lengths = (x.to(ctx.device) for x in load_pairs(ctx.input("prepare_diverse", DATA_FILE),
-                                                                         task.max_len))
-    model = build_model(task, p.model.d_model, p.model.n_layer, p.model.n_head).to(ctx.device)
-    gen = torch.Generator().manual_seed(p.seed)
-
-    def log(step: int, loss: float) -> None:
-        ctx.log_metric("pretrain_nll_per_token", loss, step)
-        ctx.report("pretrain", step, p.pretrain.steps)
-
-    fit(model, task, prompts, responses, lengths, p.pretrain.steps, p.pretrain.batch, p.pretrain.lr, gen, log)
-    save_tensors(ctx.output(BASE_FILE), model.state_dict())
-    log_d, log_base = data_log_probs(task), exact.log_probs(model, task)
+    """base.safetensors: pretrain.fit_base on D_div's pairs (the chain base model's settings); returns exact
+    KL(D_div || base) and the base model's quality and diversity."""
+    task = variant_task(ctx)
+    log_d, log_base = fit_base(ctx, task, "prepare_diverse", data_log_probs)
     kl = float((log_d.exp() * (log_d - log_base)).sum(1).mean())
     return {"kl_data_base": kl} | {f"{k}_base": v for k, v in point(log_base, task).items()}
 
@@ -90,7 +79,6 @@ def finetune(ctx: StageContext[Params], objective: str) -> dict[str, float]:
     log_base, n_tokens = exact.log_probs(base, task), (all_responses(task)[1] + 1).double()
     alpha = p.alpha.flatten if objective == "traj" else 1.0
     target = exact.target("traj", log_base, n_tokens, alpha) if objective == "traj" else None
-    h = torch.zeros(len(task.prompts), dtype=torch.float64)
     rows, tensors = [], {}
     for seed in range(f.seeds):
         gen = torch.Generator().manual_seed(p.seed * 10_007 + 7_919 + seed)
@@ -98,7 +86,7 @@ def finetune(ctx: StageContext[Params], objective: str) -> dict[str, float]:
         def log(step: int, model: torch.nn.Module, log_z: torch.Tensor, loss: float) -> None:
             ctx.report(f"seed {seed}", step, f.steps)
 
-        model = run(base, log_base, task, Method(objective, alpha), h, f.steps, f.group, f.lr, f.lr_log_z, f.clip,
+        model = run(base, log_base, task, Method(objective, alpha), f.steps, f.group, f.lr, f.lr_log_z, f.clip,
                     gen, log)
         log_pi = exact.log_probs(model, task)
         row = {"seed": seed, **point(log_pi, task)}

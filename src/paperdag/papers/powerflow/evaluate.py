@@ -87,14 +87,13 @@ def final_runs(ctx: StageContext[Params], method: str, replicated: bool) -> pa.T
 
 def length_variant(ctx: StageContext[Params], methods: list[str]) -> dict:
     """The ``lengths`` task variant: its base model's exact metrics and fit to D_len, the exact alpha > 1 targets of
-    ``methods`` (h(q) exact, as for the chain variant) and their per-seed final metrics."""
+    ``methods`` and their per-seed final metrics."""
     p, t = ctx.params, ctx.params.task
     task = load_task(ctx.input("prepare_lengths", PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias, "lengths")
     model = build_model(task, p.model.d_model, p.model.n_layer, p.model.n_head)
     model.load_state_dict(load_tensors(ctx.input("train_base_lengths", BASE_FILE)))
     log_base, n_tokens = exact.log_probs(model, task), (all_responses(task)[1] + 1).double()
-    h = exact.base_rate(log_base, n_tokens)
-    targets = {m: exact.metrics(exact.target(m.split("_")[1], log_base, n_tokens, p.alpha.sharpen, h), task)
+    targets = {m: exact.metrics(exact.target(m.split("_")[1], log_base, n_tokens, p.alpha.sharpen), task)
                for m in methods}
     runs = {}
     for m in methods:
@@ -139,7 +138,7 @@ def evaluate(ctx: StageContext[Params], methods: list[str], replicated: list[str
     model = build_model(task, p.model.d_model, p.model.n_layer, p.model.n_head)
     model.load_state_dict(load_tensors(ctx.input("train_base", BASE_FILE)))
     log_base, n_tokens = exact.log_probs(model, task), (all_responses(task)[1] + 1).double()
-    base, h = exact.metrics(log_base, task), exact.base_rate(log_base, n_tokens)
+    base = exact.metrics(log_base, task)
     reference = trivial_models(task, log_base, ctx.input("prepare", DATA_FILE))
 
     runs, s, targets, curves, peaks = {}, {}, {}, {}, {}
@@ -152,7 +151,7 @@ def evaluate(ctx: StageContext[Params], methods: list[str], replicated: list[str
         curve = read_table(ctx.input(f"finetune_{m}", CURVE_FILE))
         if m.startswith("tb_"):
             kind, power = m.split("_")[1], m.split("_")[2]
-            log_target = exact.target(kind, log_base, n_tokens, getattr(p.alpha, power), h)
+            log_target = exact.target(kind, log_base, n_tokens, getattr(p.alpha, power))
             targets[m] = exact.metrics(log_target, task) | {"kl_base": exact.metrics(log_base, task, log_target)["kl"]}
             curves[m] = spread_by_step(curve["step"].to_numpy(), curve["kl"].to_numpy())
         else:  # the peak of an RLIF baseline's training curve, beside its final accuracy
@@ -174,7 +173,7 @@ def evaluate(ctx: StageContext[Params], methods: list[str], replicated: list[str
     save_figure(plot_pareto(s, base, targets, {k: float(np.mean(v)) for k, v in aligned.items()}),
                 ctx.output("pareto.png"))
     save_figure(plot_lengths(dists), ctx.output("lengths.png"))
-    ceiling = power_ceiling(log_base, n_tokens, h, task, float(s["grpo"]["accuracy"].mean), p.claims.grpo_gap)
+    ceiling = power_ceiling(log_base, n_tokens, task, float(s["grpo"]["accuracy"].mean), p.claims.grpo_gap)
     ceiling["alpha"] = p.alpha.sharpen
     variant = length_variant(ctx, lengths)
     metrics |= {"len_base_lengths": variant["base"]["length"], "acc_base_lengths": variant["base"]["accuracy"]}
@@ -188,8 +187,8 @@ def evaluate(ctx: StageContext[Params], methods: list[str], replicated: list[str
     anchored = anchored_targets(data_log_probs(task), log_base, task, p) | {"lengths": variant["anchor"]}
     for src in ("data", "base"):
         metrics |= {f"target_{k[:3]}_{kind}_from_{src}{suffix}": anchored[name][src][kind][k]
-                    for name, suffix in (("chain", ""), ("lengths", "_lengths")) for kind in ("traj", "length")
-                    for k in ("accuracy", "length")}
+                    for name, suffix in (("chain", ""), ("lengths", "_lengths"))
+                    for kind in ("traj", "length", "rate_ratio", "rate_slope") for k in ("accuracy", "length")}
     metrics |= {f"acc_sharpen_ladder_{src}_{rung}": v for src, ladder in
                 anchored["sharpen_ladder"].items() for rung, v in zip(("sampled", "greedy", "tempered"),
                                                                      ladder.values(), strict=True)}

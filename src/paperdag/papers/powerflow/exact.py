@@ -3,11 +3,18 @@ forward pass of the K^(L-1) length-(L-1) prefixes per prompt: the last content t
 sees only the first L - 1, and the step after it is the forced EOS), the alpha-power targets and the exact metrics.
 
 Targets (n(y) = k + 1 generated tokens, all normalised over the R responses of each prompt):
-    traj    p_alpha(y|q)  proportional to  p_base(y|q)^alpha
-    token   p_tok(y|q)    proportional to  p_base(y|q)^alpha exp(-c(q) n(y)),  c(q) solving sum_y (...) = 1
-            (the fixed point of the token-normalised TB, whose log Z is per token; c found by Brent's method)
-    length  p_LA(y|q)     proportional to  p_base(y|q)^alpha exp(-(alpha - 1) h(q) n(y)),
-            h(q) = E_base[log p_base(y|q)] / E_base[n(y)] < 0, the base model's log-likelihood per token
+    traj    p_alpha(y|q)  proportional to  p_base(y|q)^alpha                     (the fixed point of Eq. 5's TB)
+    length  p_LA(y|q)     proportional to  p_base(y|q)^alpha exp(-lambda(q) n(y)),  lambda(q) solving
+            sum_y p_base^alpha e^{-lambda n} = 1 (Brent's method): the fixed point of PowerFlow's LA-TB
+            (objectives.py), whose learned log Z'(q) is lambda(q) at convergence
+    rate    p_base(y|q)^alpha exp(-(alpha - 1) h(q) n(y)), normalised: the package's former length-aware target (an
+            ablation, exact only, never trained), for a given per-token rate h(q) < 0 of the start distribution:
+            ratio_rate  h = E_p[log p(y|q)] / E_p[n(y)]               (ratio of means)
+            slope_rate  h = Cov_p(log p, n) / Var_p(n)                (the p-weighted least-squares slope of log p
+                        on n: the per-token decay of log p with length)
+            On a distribution whose log p is exactly linear in n, log p = a + s n, the slope is s and the tilt
+            exp(-(alpha - 1) s n) removes the alpha-rescaled part of the decay, so the target keeps p's length
+            distribution; the ratio (a + s E n) / E n differs from s by a / E n.
 """
 
 from __future__ import annotations
@@ -49,32 +56,48 @@ def normalise(log_unnorm: torch.Tensor) -> torch.Tensor:
     return log_unnorm - torch.logsumexp(log_unnorm, dim=1, keepdim=True)
 
 
-def token_tilt(log_power: torch.Tensor, n_tokens: torch.Tensor) -> torch.Tensor:
-    """(Q,) c(q) with sum_y exp(log_power(y) - c n(y)) = 1 (decreasing in c, so the root is unique)."""
-    def root(row: np.ndarray) -> float:
-        return brentq(lambda c: np.logaddexp.reduce(row - c * n) , -60.0, 60.0, xtol=1e-12)
-
+def length_tilt(log_power: torch.Tensor, n_tokens: torch.Tensor) -> torch.Tensor:
+    """(Q,) lambda(q) with f(lambda) = logsumexp_y(log_power(y) - lambda n(y)) = 0. f decreases in lambda (n >= 1),
+    so the root is unique; it is bracketed by min_y log_power(y) / n(y) (one term alone reaches 0) and
+    max(logsumexp log_power, 0) / min n (every term at most its value at lambda = 0, shifted by lambda min n)."""
     n = n_tokens.double().numpy()
+
+    def root(row: np.ndarray) -> float:
+        lo = float(np.min(row / n)) - 1.0
+        hi = max(float(np.logaddexp.reduce(row)), 0.0) / float(n.min()) + 1.0
+        return brentq(lambda c: np.logaddexp.reduce(row - c * n), lo, hi, xtol=1e-12)
+
     return torch.tensor([root(row) for row in log_power.numpy()], dtype=torch.float64)
 
 
-def base_rate(log_p_base: torch.Tensor, n_tokens: torch.Tensor) -> torch.Tensor:
-    """(Q,) exact h(q) = E_base[log p_base(y|q)] / E_base[n(y)]."""
-    p = log_p_base.exp()
-    return (p * log_p_base).sum(1) / (p * n_tokens).sum(1)
+def ratio_rate(log_p: torch.Tensor, n_tokens: torch.Tensor) -> torch.Tensor:
+    """(Q,) exact h(q) = E_p[log p(y|q)] / E_p[n(y)] (module docstring)."""
+    p = log_p.exp()
+    return (p * log_p).sum(1) / (p * n_tokens).sum(1)
+
+
+def slope_rate(log_p: torch.Tensor, n_tokens: torch.Tensor) -> torch.Tensor:
+    """(Q,) exact h(q) = Cov_p(log p, n) / Var_p(n) = sum_y p (log p - E log p)(n - E n) / sum_y p (n - E n)^2."""
+    p = log_p.exp()
+    mean_n = (p * n_tokens).sum(1, keepdim=True)
+    mean_lp = (p * log_p).sum(1, keepdim=True)
+    return (p * (log_p - mean_lp) * (n_tokens - mean_n)).sum(1) / (p * (n_tokens - mean_n) ** 2).sum(1)
+
+
+RATES = {"ratio": ratio_rate, "slope": slope_rate}
 
 
 def target(kind: str, log_p_base: torch.Tensor, n_tokens: torch.Tensor, alpha: float,
            h: torch.Tensor | None = None) -> torch.Tensor:
-    """(Q, R) log of the target of TB variant ``kind`` (module docstring)."""
+    """(Q, R) log of the normalised target ``kind`` (module docstring); ``h`` (Q,) only for ``rate``."""
     power = alpha * log_p_base
     if kind == "traj":
         return normalise(power)
-    if kind == "token":
-        return power - token_tilt(power, n_tokens).unsqueeze(1) * n_tokens
     if kind == "length":
+        return power - length_tilt(power, n_tokens).unsqueeze(1) * n_tokens
+    if kind == "rate":
         return normalise(power - (alpha - 1.0) * h.unsqueeze(1) * n_tokens)
-    raise ValueError(f"unknown TB variant {kind!r}")
+    raise ValueError(f"unknown target {kind!r}")
 
 
 def metrics(log_pi: torch.Tensor, task: Task, log_target: torch.Tensor | None = None) -> dict[str, float]:

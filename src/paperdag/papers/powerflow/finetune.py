@@ -9,7 +9,7 @@ from paperdag.stage import StageContext
 
 from . import exact
 from .data import load_task, stage_name
-from .loops import Method, objective_rate
+from .loops import Method
 from .loops import finetune as run
 from .objectives import TB_VARIANTS
 from .params import Params
@@ -24,7 +24,7 @@ FINAL_FILE = "final.parquet"
 
 
 def finetune(ctx: StageContext[Params], objective: str, power: str, variant: str = "chain") -> dict[str, float]:
-    """weights.safetensors (seed<i>.* policy, log_z, h), curve.parquet (exact metrics every ``eval_every`` updates,
+    """weights.safetensors (seed<i>.* policy, log_z), curve.parquet (exact metrics every ``eval_every`` updates,
     KL to the method's own target for TB) and final.parquet (final exact metrics and length distribution)."""
     p, t, f = ctx.params, ctx.params.task, ctx.params.finetune
     task = load_task(ctx.input(stage_name("prepare", variant), PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias,
@@ -36,8 +36,7 @@ def finetune(ctx: StageContext[Params], objective: str, power: str, variant: str
     curve, final, tensors = [], [], {}
     for seed in range(f.seeds):
         gen = torch.Generator().manual_seed(p.seed * 10_007 + seed)
-        h = objective_rate(base, task, objective, f.rate_samples, gen)
-        target = exact.target(objective, log_base, n_tokens, alpha, h) if objective in TB_VARIANTS else None
+        target = exact.target(objective, log_base, n_tokens, alpha) if objective in TB_VARIANTS else None
 
         def log(step: int, model: torch.nn.Module, log_z: torch.Tensor, loss: float) -> None:
             tensors[f"seed{seed}.log_z"] = log_z.clone()
@@ -49,11 +48,11 @@ def finetune(ctx: StageContext[Params], objective: str, power: str, variant: str
             ctx.report(f"seed {seed}", step, f.steps)
 
         method = Method(objective, alpha, f.intuitor_kl)
-        model = run(base, log_base, task, method, h, f.steps, f.group, f.lr, f.lr_log_z, f.clip, gen, log)
+        model = run(base, log_base, task, method, f.steps, f.group, f.lr, f.lr_log_z, f.clip, gen, log)
         log_pi = exact.log_probs(model, task)
         final.append({"seed": seed, **exact.metrics(log_pi, task, target),
                       "length_dist": exact.length_distribution(log_pi, task).tolist()})
-        tensors |= {f"seed{seed}.{k}": v for k, v in model.state_dict().items()} | {f"seed{seed}.h": h}
+        tensors |= {f"seed{seed}.{k}": v for k, v in model.state_dict().items()}
     save_tensors(ctx.output(WEIGHTS_FILE), tensors, metadata={"objective": objective, "alpha": str(alpha)})
     write_table(ctx.output(CURVE_FILE), {k: [row.get(k, float("nan")) for row in curve] for k in curve[0] | {"kl": 0}})
     write_table(ctx.output(FINAL_FILE), {k: [row.get(k, float("nan")) for row in final] for k in final[0] | {"kl": 0}})

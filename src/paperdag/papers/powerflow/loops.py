@@ -58,24 +58,6 @@ class Method:
     beta: float = 0.0
 
 
-def base_rate_estimate(base: GPT, task: Task, n_samples: int, gen: torch.Generator) -> torch.Tensor:
-    """(Q,) h^(q) = sum_i log p_base(y_i|q) / sum_i n(y_i) over n_samples base samples per prompt."""
-    prompts = task.prompts.to(next(base.parameters()).device).repeat_interleave(n_samples, 0)
-    with torch.no_grad():
-        responses, lengths = sample(base, task, prompts, gen)
-        log_p = sequence_log_prob(base, task, prompts, responses, lengths)
-    q = len(task.prompts)
-    return (log_p.view(q, n_samples).sum(1) / (lengths + 1).view(q, n_samples).sum(1).float()).cpu().double()
-
-
-def objective_rate(base: GPT, task: Task, kind: str, n_samples: int, gen: torch.Generator) -> torch.Tensor:
-    """(Q,) h(q) for the length-aware objective (base_rate_estimate); zeros for every other objective, which never
-    reads it (so it draws no samples for it)."""
-    if kind == "length":
-        return base_rate_estimate(base, task, n_samples, gen)
-    return torch.zeros(len(task.prompts), dtype=torch.float64)
-
-
 def rlif_reward(kind: str, task: Task, steps: torch.Tensor, responses: torch.Tensor, lengths: torch.Tensor,
                 group: int) -> torch.Tensor:
     """(Q, G) rewards of the RLIF baseline or supervised reference ``kind`` (objectives.py)."""
@@ -94,13 +76,13 @@ def rlif_reward(kind: str, task: Task, steps: torch.Tensor, responses: torch.Ten
     raise ValueError(f"unknown objective {kind!r}")
 
 
-def finetune(base: GPT, log_base: torch.Tensor, task: Task, method: Method, h: torch.Tensor, steps: int, group: int,
-             lr: float, lr_log_z: float, clip: float, gen: torch.Generator,
+def finetune(base: GPT, log_base: torch.Tensor, task: Task, method: Method, steps: int, group: int, lr: float,
+             lr_log_z: float, clip: float, gen: torch.Generator,
              log: Callable[[int, GPT, torch.Tensor, float], None]) -> GPT:
     """Fine-tune a copy of ``base`` for ``steps`` steps of G = ``group`` on-policy samples per prompt (all prompts
     each step, Adam with both learning rates decayed linearly to 0, policy gradients clipped to norm ``clip``), so the
     final iterate is not a draw from Adam's noise ball: at a constant rate the default run's final exact KL of
-    length-aware TB to its target was 0.028 / 0.062 / 0.060 over three seeds, and one seed went 0.077 -> 0.525 ->
+    the former length-aware TB to its target was 0.028 / 0.062 / 0.060 over three seeds, and one seed went 0.077 -> 0.525 ->
     0.028 at steps 200 / 250 / 300 (GRPO's accuracy 0.998 -> 0.957 on one seed at the last step); with the decay
     0.029 / 0.029 / 0.029. ``log_base`` (Q, R) is the base model's exact log-likelihood of every response
     (exact.log_probs), read by TB for each sample; ``log(step, model, log_z, loss)`` is called before each step and
@@ -113,7 +95,6 @@ def finetune(base: GPT, log_base: torch.Tensor, task: Task, method: Method, h: t
     decay = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 1.0 - k / steps)
     prompts = task.prompts.to(dev).repeat_interleave(group, 0)
     rows = torch.arange(q, device=dev).repeat_interleave(group)
-    h_rows = h.to(dev).float()[rows]
     base_table = log_base.to(dev).float()
     loss = torch.tensor(float("nan"))
     for step in range(steps + 1):
@@ -126,7 +107,7 @@ def finetune(base: GPT, log_base: torch.Tensor, task: Task, method: Method, h: t
         log_pi = token_lp.sum(1)
         if method.kind in TB_VARIANTS:
             log_p_base = base_table[rows, response_index(responses, lengths, task.modulus)]
-            delta = tb_residual(method.kind, log_z[rows], log_pi, log_p_base, n_tokens, method.alpha, h_rows)
+            delta = tb_residual(method.kind, log_z[rows], log_pi, log_p_base, n_tokens, method.alpha)
             loss = delta.pow(2).mean()
         else:
             reward = rlif_reward(method.kind, task, steps_lp.detach(), responses, lengths, group)

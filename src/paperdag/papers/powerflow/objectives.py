@@ -1,25 +1,33 @@
-"""The fine-tuning objectives, on on-policy samples y ~ pi_theta(. | q) with n(y) generated tokens (EOS included).
+"""The fine-tuning objectives, on on-policy samples y ~ pi_theta(. | q) with n(y) = |y| generated tokens (EOS included).
 
-The paper's objective (Chen et al. 2026, arXiv 2603.18363v2, Eqs. 5-6, just before Sec. 3.3): TB toward an
-unnormalised target,
+The paper's objective (Chen, Chen, Li & Huang 2026, "PowerFlow", arXiv 2603.18363v2): TB toward an unnormalised
+target (Sec. 3.2, Eqs. 5-6),
     L_TB(theta, phi; q, y) = ( log Z_phi(q) + sum_t log pi_theta(y_t | y_<t, q) - log p~_target(y | q) )^2,   (5)
     min_{theta, phi}  E_{q ~ D} E_{y ~ pi_theta(.|q)} [ L_TB ],                                             (6)
-and Sec. 3.3 (length-aware PowerFlow): log p(y|q) = sum_t log p(y_t | y_<t, q) is approximately negatively linear in
-|y|, so matching p_base^alpha is dominated by length (alpha > 1 collapses it, alpha < 1 inflates it); the
-length-aware target removes the alpha-rescaled part of that per-token decay. Its closed form is written below as
-``length`` (the Sec. 3.3 equation itself could not be retrieved offline; tests/papers/test_powerflow.py checks the
-implemented residual against Eq. 5 with this target, written independently).
+and its length-aware form (Sec. 3.3, LA-TB, PowerFlow's objective): log p(y|q) = sum_t log p(y_t | y_<t, q) is
+about negatively linear in |y|, so a prompt-level scalar Z lets length dominate the match (alpha > 1 collapses
+length, alpha < 1 inflates it). LA-TB reparameterises the partition function per token, Z_phi(q, y) = Z'_phi(q)^|y|,
+and divides the log-mismatch by |y|:
+    L_LA-TB = ( log Z'_phi(q) + (1/|y|) log pi_theta(y|q) - alpha [ (1/|y|) log p_base(y|q) + psi(y) ] )^2,
+the paper's full loss (its Eq. 10) weighting it by w, a detached clipped importance ratio. Its fixed point is the
+one-dimensional exponential tilt of the alpha-power target by length,
+    pi*(y|q)  proportional to  p_base(y|q)^alpha exp(-lambda_q |y|),   lambda_q = log Z'(q) at convergence.
+Sources (Sec. 3.3 beyond its first paragraph is not in the offline copy of the arXiv HTML): Eqs. 5-6 and Sec. 3.3's
+opening from the arXiv HTML (https://arxiv.org/html/2603.18363, via its mirror layerthelatestinalattice.com); the
+LA-TB loss, Z = Z'^|y| and the tilted fixed point from the first author's ICML 2026 poster (github.com/Chenruishuo/
+posterly, examples/powerflow_icml2026/poster.html @ cb50661, panel 5 "Length-Aware TB", the PowerFlow loss), as
+restated in a paper note (papernotes, "Loss & Training", Eq. 10). The authors' repository (Chenruishuo/PowerFlow) is
+not in the offline index. Here psi = 0 (our task has no answer format to penalise) and w = 1 (every update is on
+fresh on-policy samples, so the importance ratio is 1 and its clip never binds).
 
-Trajectory Balance (Malkin et al. 2022, NeurIPS) toward the alpha-power target, learned log Z_phi(q) per prompt:
-    traj    delta = log Z(q) + log pi(y|q) - alpha log p_base(y|q)                    target p_base^alpha
-    token   delta = log Z(q) + [log pi(y|q) - alpha log p_base(y|q)] / n(y)           (FlowRL-style normalisation;
-            at delta = 0, log pi = alpha log p_base - n(y) log Z: target p_base^alpha e^{-c n(y)}, c = log Z)
-    length  delta = log Z(q) + log pi(y|q) - alpha log p_base(y|q) + (alpha - 1) h(q) n(y)
-            (length-aware: h(q) = the base model's log-likelihood per token, estimated from base samples; the
-            per-token decay of log p_base is only rescaled by 1, not alpha, so a sequence that is exactly as likely
-            per token as a typical base sample keeps its base score at every length: target
-            p_base^alpha e^{-(alpha-1) h n(y)})
+Trajectory Balance (Malkin et al. 2022, NeurIPS) toward the alpha-power target, learned log Z per prompt:
+    traj    delta = log Z(q) + log pi(y|q) - alpha log p_base(y|q)                     (Eq. 5; target p_base^alpha)
+    length  delta = log Z'(q) + [log pi(y|q) - alpha log p_base(y|q)] / n(y)            (LA-TB, above; PowerFlow)
     loss = mean delta^2.
+The package's former length-aware form, delta = log Z + log pi - alpha log p_base + (alpha - 1) h(q) n(y) with h(q)
+the base model's log-likelihood per token (its target p_base^alpha exp(-(alpha - 1) h n)), was not the paper's; it is
+no longer trained: exact.target("rate", ...) keeps its exact target as an ablation, reported under two estimators of
+h (exact.ratio_rate, exact.slope_rate). Its former ``token`` variant was LA-TB's residual under another name.
 RLIF baselines and the supervised reference, all with GRPO advantages A_i = (r_i - mean_G r) / (std_G r + eps) over
 G samples per prompt and the Dr. GRPO loss -mean_i A_i log pi(y_i|q) / (L + 1) (Liu et al. 2025: no per-response
 length normalisation, which would itself bias length), except Intuitor, run in its published form (below):
@@ -44,19 +52,20 @@ from __future__ import annotations
 
 import torch
 
-TB_VARIANTS = ("traj", "token", "length")
+TB_VARIANTS = ("traj", "length")
 RLIF_REWARDS = ("entropy", "self_certainty", "majority", "grpo")
 
 
 def tb_residual(kind: str, log_z: torch.Tensor, log_pi: torch.Tensor, log_base: torch.Tensor, n_tokens: torch.Tensor,
-                alpha: float, h: torch.Tensor) -> torch.Tensor:
-    """delta of TB variant ``kind`` (module docstring), elementwise over samples."""
+                alpha: float) -> torch.Tensor:
+    """delta of TB variant ``kind``, elementwise over samples (module docstring):
+    traj    log Z(q) + log pi(y|q) - alpha log p_base(y|q)                        (Eq. 5's residual)
+    length  log Z'(q) + (1/|y|) log pi(y|q) - alpha (1/|y|) log p_base(y|q)      (LA-TB, psi = 0; ``log_z`` is log Z')
+    with log pi and log p_base summed over the |y| = ``n_tokens`` generated tokens."""
     if kind == "traj":
         return log_z + log_pi - alpha * log_base
-    if kind == "token":
-        return log_z + (log_pi - alpha * log_base) / n_tokens
     if kind == "length":
-        return log_z + log_pi - alpha * log_base + (alpha - 1.0) * h * n_tokens
+        return log_z + log_pi / n_tokens - alpha * (log_base / n_tokens)
     raise ValueError(f"unknown TB variant {kind!r}")
 
 

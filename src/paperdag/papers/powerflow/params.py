@@ -62,7 +62,6 @@ class FinetuneParams(ParamsModel):
     clip: float = Field(gt=0.0, le=1000.0, description="gradient-norm clip of the policy")
     seeds: int = Field(ge=2, le=20, description="independent runs (sampling seeds) per method")
     eval_every: int = Field(ge=1, le=100_000, description="updates between exact evaluations of the training curve")
-    rate_samples: int = Field(ge=1, le=100_000, description="base samples per prompt to estimate h(q) (length-aware TB)")
     intuitor_kl: float = Field(ge=0.0, le=1.0, description="beta: Intuitor's KL penalty to the reference (base) "
                                "policy, the published recipe's value (self_certainty only; objectives.intuitor_loss)")
 

@@ -9,9 +9,10 @@ from paperdag.dag import Pipeline, Resources, Stage
 
 from .params import Params
 
-# name -> (objective, power): the three TB variants at alpha > 1 and alpha < 1, then the RLIF baselines and GRPO
+# name -> (objective, power): the two TB variants (Eq. 5's trajectory-level TB and PowerFlow's LA-TB, objectives.py)
+# at alpha > 1 and alpha < 1, then the RLIF baselines and GRPO
 METHODS = {
-    **{f"tb_{kind}_{power}": (kind, power) for power in ("sharpen", "flatten") for kind in ("traj", "token", "length")},
+    **{f"tb_{kind}_{power}": (kind, power) for power in ("sharpen", "flatten") for kind in ("traj", "length")},
     **{name: (name, "none") for name in ("entropy", "self_certainty", "majority", "grpo")},
 }
 COMPARED = ("tb_length_sharpen", "entropy", "self_certainty", "majority")  # on power.seeds paired seeds

@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 from paperdag.common.stats import Interval
 from paperdag.io import new_figure
 
-COLORS = {"traj": "tab:red", "token": "tab:orange", "length": "tab:blue", "entropy": "tab:brown",
+COLORS = {"traj": "tab:red", "length": "tab:blue", "entropy": "tab:brown",
           "self_certainty": "tab:pink", "majority": "tab:olive", "grpo": "tab:green", "base": "k"}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -15,17 +16,20 @@ from .loops import pretrain as fit
 from .params import Params
 from .policy import build_model
 from .prepare import DATA_FILE, PROMPTS_FILE
-from .task import data_log_probs
+from .task import Task, data_log_probs
 
 BASE_FILE = "base.safetensors"
 
 
-def pretrain(ctx: StageContext[Params], variant: str = "chain") -> dict[str, float]:
-    """base.safetensors; returns exact KL(D || base) beside KL(D || uniform) and both accuracies."""
-    p, t = ctx.params, ctx.params.task
-    prepared = stage_name("prepare", variant)
-    task = load_task(ctx.input(prepared, PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias, variant)
-    prompts, responses, lengths = (x.to(ctx.device) for x in load_pairs(ctx.input(prepared, DATA_FILE), t.max_len))
+def fit_base(ctx: StageContext[Params], task: Task, prepared: str,
+             data_log_probs: Callable[[Task], torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Fit the base model of ``task`` to the pairs of stage ``prepared`` (loops.pretrain, maximum likelihood, the
+    pretrain section's settings), save it as base.safetensors and return (log D, log base): the exact (Q, R) log
+    probabilities of the task's data distribution (``data_log_probs``: task.data_log_probs for the chain and lengths
+    variants, diversity.data_log_probs for diverse) and of the fitted base model (exact.log_probs)."""
+    p = ctx.params
+    prompts, responses, lengths = (x.to(ctx.device) for x in load_pairs(ctx.input(prepared, DATA_FILE),
+                                                                         task.max_len))
     model = build_model(task, p.model.d_model, p.model.n_layer, p.model.n_head).to(ctx.device)
     gen = torch.Generator().manual_seed(p.seed)
 
@@ -35,7 +39,15 @@ def pretrain(ctx: StageContext[Params], variant: str = "chain") -> dict[str, flo
 
     fit(model, task, prompts, responses, lengths, p.pretrain.steps, p.pretrain.batch, p.pretrain.lr, gen, log)
     save_tensors(ctx.output(BASE_FILE), model.state_dict())
-    log_d, log_base = data_log_probs(task), exact.log_probs(model, task)
+    return data_log_probs(task), exact.log_probs(model, task)
+
+
+def pretrain(ctx: StageContext[Params], variant: str = "chain") -> dict[str, float]:
+    """base.safetensors (fit_base on D); returns exact KL(D || base) beside KL(D || uniform) and both accuracies."""
+    t = ctx.params.task
+    prepared = stage_name("prepare", variant)
+    task = load_task(ctx.input(prepared, PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias, variant)
+    log_d, log_base = fit_base(ctx, task, prepared, data_log_probs)
     kl = float((log_d.exp() * (log_d - log_base)).sum(1).mean())
     kl_uniform = float((log_d.exp() * (log_d + math.log(log_d.shape[1]))).sum(1).mean())
     return {"kl_data_base": kl, "kl_data_uniform": kl_uniform, "acc_base": exact.metrics(log_base, task)["accuracy"],

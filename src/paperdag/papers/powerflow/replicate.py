@@ -13,7 +13,7 @@ from paperdag.stage import StageContext
 from . import exact
 from .data import load_task
 from .finetune import FINAL_FILE, WEIGHTS_FILE
-from .loops import Method, objective_rate
+from .loops import Method
 from .loops import finetune as run
 from .objectives import TB_VARIANTS
 from .params import Params
@@ -24,7 +24,7 @@ from .task import all_responses
 
 
 def replicate(ctx: StageContext[Params], objective: str, power: str) -> dict[str, float]:
-    """weights.safetensors (seed<i>.* policy, log_z, h, as finetune_<method>'s) and final.parquet (final exact metrics,
+    """weights.safetensors (seed<i>.* policy, log_z, as finetune_<method>'s) and final.parquet (final exact metrics,
     and KL to the own target for TB) of each added seed."""
     p, t, f = ctx.params, ctx.params.task, ctx.params.finetune
     task = load_task(ctx.input("prepare", PROMPTS_FILE), t.modulus, t.max_len, t.guess_bias)
@@ -35,16 +35,15 @@ def replicate(ctx: StageContext[Params], objective: str, power: str) -> dict[str
     rows, tensors = [], {}
     for seed in range(f.seeds, p.power.seeds):
         gen = torch.Generator().manual_seed(p.seed * 10_007 + seed)
-        h = objective_rate(base, task, objective, f.rate_samples, gen)
-        target = exact.target(objective, log_base, n_tokens, alpha, h) if objective in TB_VARIANTS else None
+        target = exact.target(objective, log_base, n_tokens, alpha) if objective in TB_VARIANTS else None
         method = Method(objective, alpha, f.intuitor_kl)
 
         def log(step: int, _model: torch.nn.Module, log_z: torch.Tensor, _loss: float, seed: int = seed) -> None:
             tensors[f"seed{seed}.log_z"] = log_z.clone()
             ctx.report(f"seed {seed}", step, f.steps)
 
-        model = run(base, log_base, task, method, h, f.steps, f.group, f.lr, f.lr_log_z, f.clip, gen, log)
-        tensors |= {f"seed{seed}.{k}": v for k, v in model.state_dict().items()} | {f"seed{seed}.h": h}
+        model = run(base, log_base, task, method, f.steps, f.group, f.lr, f.lr_log_z, f.clip, gen, log)
+        tensors |= {f"seed{seed}.{k}": v for k, v in model.state_dict().items()}
         log_pi = exact.log_probs(model, task)
         rows.append({"seed": seed, **exact.metrics(log_pi, task, target),
                      "length_dist": exact.length_distribution(log_pi, task).tolist()})
