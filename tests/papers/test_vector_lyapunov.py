@@ -39,9 +39,11 @@ from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, bl
 from paperdag.papers.vector_lyapunov.params import (BudgetParams, ClaimParams, NetworkCegisParams,
                                                     NetworkCertificateParams, NetworkParams, Params, Plans,
                                                     PlatoonParams)
-from paperdag.papers.vector_lyapunov.platoon.certificate import Policy, VectorCert, compile_query, decrease
-from paperdag.papers.vector_lyapunov.platoon.evaluation import PlatoonResults, gain_one_equilibria
-from paperdag.papers.vector_lyapunov.platoon.model import make_platoon
+from paperdag.papers.vector_lyapunov.platoon.certificate import (Q_DIM, Policy, VectorCert, compile_increment,
+                                                                 compile_query, decrease)
+from paperdag.papers.vector_lyapunov.platoon.evaluation import (PlatoonResults, gain_one_equilibria,
+                                                                relative_equilibria)
+from paperdag.papers.vector_lyapunov.platoon.model import headway, make_platoon, relative, relative_step, simulate
 from paperdag.papers.vector_lyapunov.reverify import reverify
 from paperdag.papers.vector_lyapunov.stages.verify_network import VERIFIED_DIR
 from paperdag.papers.vector_lyapunov.verifier import bab, lp
@@ -155,7 +157,7 @@ def test_compiled_query_equals_torch_decrease():
     pl = make_platoon(PLATOON, 0.1, 4, np.random.default_rng(0))
     vc, pol = VectorCert(pl.box, 8, 4, 0.05, 0.99), Policy(8, 1.0)
     torch.nn.init.normal_(pol.net[-1].weight)
-    z = torch.as_tensor(np.random.default_rng(1).uniform(-1, 1, size=(300, 9)))
+    z = torch.as_tensor(np.random.default_rng(1).uniform(-1, 1, size=(300, Q_DIM)))
     for i in range(4):
         G, level = decrease(vc, pol, pl, np.full(300, i), z, 0.3)
         y = compile_query(vc, pol, pl, i, 0.3)(z.numpy())
@@ -833,7 +835,7 @@ def _platoon_results(verified: bool, violations: int) -> PlatoonResults:
                           full_summary=summary | {"verified": False}, w_sim=0.1, control={}, scenarios=sims,
                           falsified_verified=falsified if verified else {},
                           falsified_refuted={} if verified else {"vector_reach": {"violations": 7}},
-                          gain_one=[False] * 4, equilibrium_c=0.75)
+                          gain_one=[True] * 4, equilibrium_c=0.75, relative_command=[0.5] * 4)
 
 
 @pytest.mark.parametrize(("verified", "violations", "verdict"),
@@ -899,3 +901,86 @@ def test_platoon_followers_pass_a_constant_velocity_error_on_at_gain_one():
     assert 0.75 / pl.kappa <= pl.box[0] and kd * 0.75 / ks <= pl.box[0]
     weak = replace(pl, gains=(0.01, kv, kd))  # the CAVs' equilibrium spacing kd c / ks = 22.5 > S
     assert gain_one_equilibria(weak, policy, 0.75) == [not c for c in pl.is_cav]
+
+
+def _chain_rollout(pl, policy, x0, lead, w):
+    """Absolute trajectory [T + 1, N, 2] and the relative errors of every follower along it (the leader's velocity
+    error at step k is ``lead[k]``, held after the last step)."""
+    traj = simulate(pl, x0, w, lead, policy, clip=False)
+    vp = torch.cat([torch.cat([lead, lead[-1:]])[:, None], traj[:, :-1, 1]], 1)
+    return traj, relative(pl, np.arange(pl.n), traj, vp)
+
+
+def test_relative_step_and_its_compiled_net_match_the_absolute_simulation():
+    """xr_i(k+1) = relative_step(xr_i(k), xr_i(k - tau), xr_{i-1}(k - tau), (w_i, w_{i-1})) along a simulated
+    platoon (absolute errors, unclipped OVM, a nonzero CAV residual, a leader that accelerates: its acceleration
+    is w_p of follower 1), and the compiled increment net gives the same step."""
+    torch.manual_seed(0)
+    pl = make_platoon(PLATOON, 0.1, 4, np.random.default_rng(0))
+    pol = Policy(8, 1.0)
+    torch.nn.init.normal_(pol.net[-1].weight, std=0.3)
+    T, tau = 40, pl.tau
+    g = torch.Generator().manual_seed(2)
+    w = (2 * torch.rand(T, pl.n, generator=g, dtype=torch.float64) - 1) * pl.w_bound
+    lead = 0.2 * torch.sin(torch.arange(T, dtype=torch.float64) / 5)
+    x0 = 0.3 * (2 * torch.rand(pl.n, 2, generator=g, dtype=torch.float64) - 1)
+    with torch.no_grad():
+        traj, xr = _chain_rollout(pl, pol, x0, lead, w)
+        a0 = torch.cat([lead[1:] - lead[:-1], torch.zeros(1, dtype=torch.float64)]) / pl.dt  # leader acceleration
+        idx = np.arange(pl.n)
+        for k in range(tau, T - 1):
+            wp = torch.cat([a0[k:k + 1], w[k, :-1]])
+            xpd = torch.cat([torch.zeros(1, 2, dtype=torch.float64), xr[k - tau, :-1]])
+            wk = torch.stack([w[k], wp], -1)
+            nxt = relative_step(pl, idx, xr[k], xr[k - tau], xpd, wk, pol)
+            assert torch.allclose(nxt, xr[k + 1], atol=1e-10), k
+            for i in idx:
+                z = torch.cat([xr[k, i], xr[k - tau, i] - xr[k, i], xpd[i], torch.zeros(2, dtype=torch.float64),
+                               wk[i]]).numpy()
+                z[4:6] = 0.0 if i == 0 else z[4:6]  # x_p(k) does not enter the step
+                z[6:8] = xpd[i].numpy() - z[4:6]
+                inc = compile_increment(pol, pl, i)(z[None])[0]
+                assert np.allclose(inc, (xr[k + 1, i] - xr[k, i]).numpy(), atol=1e-10)
+
+
+def test_hdv_cav_hdv_chain_at_a_constant_speed_error_meets_the_relative_condition():
+    """An HDV-CAV-HDV chain cruising at a constant speed error c (each at its equilibrium spacing h_i c) stays
+    there, is the origin of the relative errors, and meets condition (C) of every follower for a (random,
+    untrained) strict certificate with any c_0 > 0: G_i = V(0) - max(R, rho c_0) = -rho c_0 < 0. In absolute
+    errors the same chain passes c on at DC gain 1 at every follower (no strict certificate of that form exists),
+    and in relative errors no follower has a nonzero equilibrium, unless a residual cancels the CAV's spacing gain."""
+    torch.manual_seed(0)
+    pl = make_platoon(PLATOON, 0.1, 3, np.random.default_rng(0))
+    assert pl.is_cav.tolist() == [False, True, False]
+    vc, pol = VectorCert(pl.box, 8, 4, 0.05, 0.99), Policy(4, 1.0)
+    torch.nn.init.normal_(pol.net[-1].weight, std=0.3)
+    c, T = 0.75, 30
+    x0 = torch.stack([torch.as_tensor(headway(pl, np.arange(3))) * c, torch.full((3,), c, dtype=torch.float64)], -1)
+    with torch.no_grad():
+        traj, xr = _chain_rollout(pl, pol, x0, torch.full((T,), c, dtype=torch.float64),
+                                  torch.zeros(T, 3, dtype=torch.float64))
+        assert torch.allclose(traj, x0.expand_as(traj), atol=1e-12)
+        assert float(xr.abs().max()) < 1e-12
+        G, level = decrease(vc, pol, pl, np.arange(3), torch.zeros(3, Q_DIM, dtype=torch.float64), 0.2)
+    assert torch.all(level == 0) and torch.allclose(G, torch.full((3,), -0.99 * 0.2, dtype=torch.float64))
+    for i in range(3):
+        assert compile_query(vc, pol, pl, i, 0.2)(np.zeros((1, Q_DIM)))[0, 0] == pytest.approx(-0.99 * 0.2)
+    assert gain_one_equilibria(pl, pol, c) == [True] * 3
+    assert all(u > 0 for u in relative_equilibria(pl, pol))
+    # a residual that cancels the CAV's spacing gain k_s on the ray s~ > 0: a nonzero relative equilibrium
+    ks = pl.gains[0]
+    cancel = Policy(1, 1.0)
+    with torch.no_grad():
+        cancel.net[0].weight.copy_(torch.tensor([[1.0, 0.0]]))
+        cancel.net[2].weight.copy_(torch.tensor([[1.0]]))
+        cancel.net[4].weight.copy_(torch.tensor([[-ks * pl.box[0]]]))
+    assert [u == 0.0 for u in relative_equilibria(pl, cancel)] == [False, True, False]
+
+
+@pytest.mark.parametrize(("command", "verdict"), [([0.5] * 4, "holds"), ([0.5, 0.0, 0.5, 0.5], "fails")])
+def test_platoon_certificate_can_exist_is_judged_on_the_relative_equilibria(command, verdict):
+    """The precondition holds when no follower has a nonzero relative equilibrium (the absolute gain-1 count is
+    beside, not judged) and fails when one has."""
+    r = replace(_platoon_results(True, 0), relative_command=command)
+    claim = {c.id: c for c in platoon_claims(r, THRESHOLDS, PLANS)}["platoon_certificate_can_exist"]
+    assert claim.verdict == verdict, claim

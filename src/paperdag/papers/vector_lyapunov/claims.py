@@ -136,22 +136,27 @@ def platoon_claims(r: PlatoonResults, p: ClaimParams, plans: Plans) -> list[Clai
     spent = sum(q["unknown_cells"] > 0 for q in r.reach_summary["per_vehicle"])
     units = {d: s["per_vehicle"] for d, s in (("reach", r.reach_summary), ("full", r.full_summary))}
     n_gain_one = sum(r.gain_one)
+    n_rel = sum(u == 0.0 for u in r.relative_command)
     decided, exists = "platoon_verification_decided", "platoon_certificate_can_exist"
     improves = bool(reach_ok and (not full_ok or scal["bounds"][-1] < full["bounds"][-1]))
     return [
         _decided(decided, "platoon, both delay domains", {d: _undecided(u) for d, u in units.items()},
                  {d: len(u) for d, u in units.items()}),
         precondition(
-            exists, "platoon: a strict vector certificate (rho < 1) can exist: no follower passes a constant "
-            "predecessor velocity error on at DC gain 1 (an equilibrium (e_s, c) with constant histories, inside "
-            "every delay domain); where followers of both types do, V_CAV <= rho^2 V_CAV along an HDV-CAV-HDV chain "
-            "rules every certificate of this form out (argument in platoon/__init__.py)",
-            f"the contraction rho = {r.reach_summary['rho']:g} < 1 the certificate needs",
-            {"followers_with_gain_one_equilibrium": n_gain_one, "followers": len(r.gain_one),
-             "velocity_error_c": r.equilibrium_c, "per_follower": r.gain_one},
-            exact(n_gain_one == 0, f"{n_gain_one}/{len(r.gain_one)} followers have an equilibrium passing "
-                  f"c = {r.equilibrium_c:g} on at gain 1 (spacing kinematics force e_v = e_vp at any equilibrium; a "
-                  "sign change of the command on a grid of e_s, continuous in e_s)", basis="enumeration")),
+            exists, "platoon: a strict vector certificate (rho < 1) can exist: the certificate is stated in relative "
+            "errors (spacing at the predecessor's speed, relative speed), so every constant-speed state of the chain "
+            "is the origin, and no follower of the certified platoon has a nonzero constant-history equilibrium of its "
+            "relative errors (a nonzero equilibrium of the chain with maximal V_i would need V_i <= rho V_i; "
+            "argument in platoon/__init__.py)",
+            f"the contraction rho = {r.reach_summary['rho']:g} < 1 the certificate needs (beside: the absolute-error "
+            "form, in which constant predecessor velocity errors pass on at DC gain 1)",
+            {"followers_with_relative_equilibrium": n_rel, "followers": len(r.relative_command),
+             "min_relative_command_over_kappa_S": min(r.relative_command),
+             "absolute_errors_followers_with_gain_one_equilibrium": n_gain_one, "velocity_error_c": r.equilibrium_c},
+            exact(n_rel == 0, f"{n_rel}/{len(r.relative_command)} followers have a nonzero relative equilibrium "
+                  f"(smallest |u_i(+-S, 0)| / (kappa S) = {min(r.relative_command):.3g}, two exact evaluations of a "
+                  "positively homogeneous command per follower); beside, in absolute errors "
+                  f"{n_gain_one}/{len(r.gain_one)} pass c = {r.equilibrium_c:g} on at gain 1", basis="enumeration")),
         _headroom("platoon_control_headroom", "platoon", nominal, p, plan),
         evidence("platoon_verified_all_n", f"platoon: the vector certificate is soundly verified for every N in {ns} "
                  "(reachability-constrained domain)", "verified for all N", {"verified": scal["verified"]},

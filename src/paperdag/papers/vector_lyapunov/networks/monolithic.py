@@ -27,7 +27,7 @@ from ..lyapunov import Cert, norm_rows
 from ..params import BudgetParams, NetworkCegisParams, NetworkCertificateParams
 from ..runtime import Log
 from ..verifier import bab, lp
-from ..verifier.graph import Builder, MaskedNet
+from ..verifier.graph import Builder, MaskedNet, Sym
 from .certificate import NetworkCert
 from .cegis import quadratic_init
 from .domain import delay_matrix, history_bound, piece_histories, piece_starts, subsystem_loop
@@ -81,13 +81,31 @@ def dynamics(net: Network, hist_j: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     return D, Ax, Ad, Bw
 
 
-def mono_decrease(mc: MonoNetCert, net: Network, j: int, Z: torch.Tensor, c_0: float):
-    """(G, V(X), V(X^d)) for a batch Z = (X, E, w) [B, 5N] on piece j (torch, differentiable)."""
+def ring_step(net: Network, j: int, Z):
+    """(X, X^d, X^+, w) of a batch Z = (X, E, w) [B, 5N] on piece j: X^d = D X + E, X^+ = Ax X + Ad X^d + Bw w
+    (``dynamics``); numpy or torch, in Z's own type (the compiled ``trace_ring_step``'s independent twin)."""
     n = net.n
-    D, Ax, Ad, Bw = (torch.as_tensor(m) for m in dynamics(net, j))
+    mats = dynamics(net, j)
+    if isinstance(Z, torch.Tensor):
+        mats = tuple(torch.as_tensor(m, dtype=Z.dtype) for m in mats)
+    D, Ax, Ad, Bw = mats
     X, E, w = Z[:, :2 * n], Z[:, 2 * n:4 * n], Z[:, 4 * n:]
     Xd = X @ D.T + E
-    nxt = X @ Ax.T + Xd @ Ad.T + w @ Bw.T
+    return X, Xd, X @ Ax.T + Xd @ Ad.T + w @ Bw.T, w
+
+
+def trace_ring_step(b: Builder, net: Network, j: int) -> tuple[Sym, Sym, Sym, Sym]:
+    """``ring_step`` traced into ``b`` (input Z = (X, E, w) [5N]): (X, X^d, X^+, w) as Syms."""
+    n = net.n
+    D, Ax, Ad, Bw = dynamics(net, j)
+    X, E, w = b.input(range(2 * n)), b.input(range(2 * n, 4 * n)), b.input(range(4 * n, 5 * n))
+    Xd = b.add(b.linear(X, D), E)
+    return X, Xd, b.add(b.linear(X, Ax), b.linear(Xd, Ad), b.linear(w, Bw)), w
+
+
+def mono_decrease(mc: MonoNetCert, net: Network, j: int, Z: torch.Tensor, c_0: float):
+    """(G, V(X), V(X^d)) for a batch Z = (X, E, w) [B, 5N] on piece j (torch, differentiable)."""
+    X, Xd, nxt, w = ring_step(net, j, Z)
     vx, vxd = mc.V(X), mc.V(Xd)
     R = mc.rho * torch.maximum(vx, vxd) + mc.gamma() * w.abs().sum(-1)
     return mc.V(nxt) - torch.clamp(R, min=mc.rho * c_0), vx, vxd
@@ -96,11 +114,8 @@ def mono_decrease(mc: MonoNetCert, net: Network, j: int, Z: torch.Tensor, c_0: f
 def compile_mono(mc: MonoNetCert, net: Network, j: int, c_0: float) -> MaskedNet:
     """Masked ReLU net Z [5N] -> (G, V(X), V(X^d)) on piece j."""
     n = net.n
-    D, Ax, Ad, Bw = dynamics(net, j)
     b = Builder(5 * n)
-    X, E, w = b.input(range(2 * n)), b.input(range(2 * n, 4 * n)), b.input(range(4 * n, 5 * n))
-    Xd = b.add(b.linear(X, D), E)
-    nxt = b.add(b.linear(X, Ax), b.linear(Xd, Ad), b.linear(w, Bw))
+    X, Xd, nxt, w = trace_ring_step(b, net, j)
     vx, vxd = mc.V.compile(b, X), mc.V.compile(b, Xd)
     R = b.add(b.max2(vx, vxd), b.linear(b.abs(w), np.ones((1, n))), weights=(mc.rho, float(mc.gamma().detach())))
     G = b.add(mc.V.compile(b, nxt), b.max2(R, b.linear(w, np.zeros((1, n)), mc.rho * c_0)), weights=(1.0, -1.0))

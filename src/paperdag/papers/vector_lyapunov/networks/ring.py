@@ -40,7 +40,7 @@ from ..verifier.graph import Builder, MaskedNet, Sym
 from .certificate import NetworkCert
 from .certify import WORK, Constants
 from .model import Network
-from .monolithic import dynamics
+from .monolithic import dynamics, ring_step, trace_ring_step
 
 
 def max_of_blocks(nc: NetworkCert, b: Builder, X: Sym, n: int) -> Sym:
@@ -57,11 +57,8 @@ def max_of_blocks(nc: NetworkCert, b: Builder, X: Sym, n: int) -> Sym:
 def compile_ring(nc: NetworkCert, net: Network, j: int, c_0: float) -> MaskedNet:
     """Masked ReLU net Z = (X, E, w) [5N] -> (G, U(X), U(X^d)) on piece j, G = U(X^+) - max(R, rho c_0)."""
     n = net.n
-    D, Ax, Ad, Bw = dynamics(net, j)
     b = Builder(5 * n)
-    X, E, w = b.input(range(2 * n)), b.input(range(2 * n, 4 * n)), b.input(range(4 * n, 5 * n))
-    Xd = b.add(b.linear(X, D), E)
-    nxt = b.add(b.linear(X, Ax), b.linear(Xd, Ad), b.linear(w, Bw))
+    X, Xd, nxt, w = trace_ring_step(b, net, j)
     ux, uxd = max_of_blocks(nc, b, X, n), max_of_blocks(nc, b, Xd, n)
     gamma = float(nc.gamma().detach())
     R = b.add(b.max2(ux, uxd), b.linear(b.abs(w), np.ones((1, n))), weights=(nc.rho, gamma))
@@ -75,10 +72,7 @@ def ring_decrease(nc: NetworkCert, net: Network, j: int, Z: np.ndarray, c_0: flo
     import torch
 
     n = net.n
-    D, Ax, Ad, Bw = dynamics(net, j)
-    X, E, w = Z[:, :2 * n], Z[:, 2 * n:4 * n], Z[:, 4 * n:]
-    Xd = X @ D.T + E
-    nxt = X @ Ax.T + Xd @ Ad.T + w @ Bw.T
+    X, Xd, nxt, w = ring_step(net, j, Z)
 
     def U(Y):
         with torch.no_grad():

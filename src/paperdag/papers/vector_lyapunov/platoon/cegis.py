@@ -19,13 +19,13 @@ from ..lyapunov import Cert
 from ..params import CegisParams, LearnerParams
 from ..runtime import Log
 from ..verifier import bab
-from .certificate import Policy, VectorCert, decrease, split_query
+from .certificate import Q_DIM, Policy, VectorCert, decrease, split_query
 from .domain import query_box, reach_bounds, vector_property
 from .model import Platoon, policy_input
 
 
 def sample_box(pl: Platoon, idx: np.ndarray, delta: np.ndarray | None, gen: torch.Generator) -> torch.Tensor:
-    """Queries z [B, 9] uniform on each follower's query box, projected onto the couplings x + delta in B."""
+    """Queries z [B, Q_DIM] uniform on each follower's query box, projected onto the couplings x + delta in B."""
     boxes = [query_box(pl, i, delta) for i in range(pl.n)]
     lo = torch.as_tensor(np.stack([boxes[i][0] for i in idx]))
     hi = torch.as_tensor(np.stack([boxes[i][1] for i in idx]))
@@ -74,7 +74,7 @@ def train_vector(pl: Platoon, vc: VectorCert, policy: Policy, learner: LearnerPa
     """CEGIS on the reachability-constrained (``reach``) or full delay domain, training ``vc`` and ``policy`` in
     place: ``p.rounds`` rounds of ``p.steps_per_round`` Adam steps on L, each followed by verifier calls."""
     opt = torch.optim.Adam([*vc.parameters(), *policy.parameters()], lr=learner.lr)
-    cex_idx, cex_z = np.zeros(0, int), torch.zeros(0, 9, dtype=torch.float64)
+    cex_idx, cex_z = np.zeros(0, int), torch.zeros(0, Q_DIM, dtype=torch.float64)
     n_cex, step_no, c_0 = [], 0, 1.0
     for rnd in range(p.rounds):
         delta = reach_bounds(policy, pl) if reach else None
@@ -90,8 +90,8 @@ def train_vector(pl: Platoon, vc: VectorCert, policy: Policy, learner: LearnerPa
             inside = level.detach() <= c_0
             loss_dec = (torch.relu(G + learner.margin * c_0) * inside).sum() / inside.sum().clamp(min=1)
             cav = torch.as_tensor(pl.is_cav[idx])
-            _, xd, _, xpd, _ = split_query(z)
-            loss_imit = (policy(policy_input(pl, xd, xpd[:, 1])).squeeze(-1) ** 2 * cav).mean()
+            _, xd, _, _, _ = split_query(z)
+            loss_imit = (policy(policy_input(pl, xd)).squeeze(-1) ** 2 * cav).mean()
             loss = (loss_dec + p.lambda_imit * loss_imit + learner.lambda_gamma * vc.gamma().sum()
                     + p.lambda_shape * loss_shape)
             opt.zero_grad()

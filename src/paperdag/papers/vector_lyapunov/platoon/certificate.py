@@ -8,9 +8,10 @@ Comparison matrix rows (one per (own type, predecessor type) pair, predecessor i
 (rows of followers of the leader, whose predecessor term vanishes, are (rho, 0)),
 i.e. c_ii = 1 - a_ii and c_ij = a_ij in the issue's notation, ||I - diag(a_ii) + offdiag(a_ij)||_inf <= rho.
 
-Decrease function of follower i at window level c_0, on the query z = (x, delta, x_p, delta_p, w), x^d = x + delta:
-    R_i(z) = c_ii max(V_i(x), V_i(x^d)) + c_ij max(V_p(x_p), V_p(x_p^d)) + gamma_i |w|
-    G_i(z) = V_i(f_i(x, x^d, x_p, x_p^d, w)) - max(R_i(z), rho c_0)
+Decrease function of follower i at window level c_0, on the query z = (x, delta, x_p, delta_p, w, w_p) of relative
+errors (``model.relative``), x^d = x + delta, f_i = ``model.relative_step`` (x_p enters only the level and R):
+    R_i(z) = c_ii max(V_i(x), V_i(x^d)) + c_ij max(V_p(x_p), V_p(x_p^d)) + gamma_i (|w| + |w_p|)
+    G_i(z) = V_i(f_i(x, x^d, x_p^d, w, w_p)) - max(R_i(z), rho c_0)
     level_i(z) = max(V_i(x), V_i(x^d), V_p(x_p), V_p(x_p^d))
 (the verified property is G_i <= 0 where level_i <= c_0; see the docstring of this subpackage for why).
 """
@@ -24,19 +25,20 @@ from torch import nn
 from ..lyapunov import Cert
 from ..params import CertificateParams, PolicyParams
 from ..verifier.graph import Builder, MaskedNet, Sym
-from .model import Platoon, accel, step
+from .model import Platoon, headway, relative_gain, relative_step
 
 HDV, CAV = 0, 1
 LEADER_PRED = 0  # predecessor kinds: 0 leader, 1 HDV, 2 CAV
-Q_DIM = 9  # x(2) delta(2) x_p(2) delta_p(2) w(1)
+Q_DIM = 10  # x(2) delta(2) x_p(2) delta_p(2) w(1) w_p(1), all in relative errors (model.relative)
 
 
 class Policy(nn.Module):
-    """Bias-free residual controller pi(y) = u_scale * W3 relu(W2 relu(W1 y))."""
+    """Bias-free residual controller pi(y) = u_scale * W3 relu(W2 relu(W1 y)), y = (s~^d / S, v~^d / E) the
+    normalised delayed relative errors (``model.policy_input``)."""
 
     def __init__(self, hidden: int, u_scale: float):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(3, hidden, bias=False), nn.ReLU(), nn.Linear(hidden, hidden, bias=False),
+        self.net = nn.Sequential(nn.Linear(2, hidden, bias=False), nn.ReLU(), nn.Linear(hidden, hidden, bias=False),
                                  nn.ReLU(), nn.Linear(hidden, 1, bias=False)).double()
         self.u_scale = u_scale
         nn.init.zeros_(self.net[-1].weight)  # start at the nominal controller
@@ -83,9 +85,9 @@ def kinds(pl: Platoon) -> tuple[np.ndarray, np.ndarray]:
 
 
 def split_query(z: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """z -> (x, x^d, x_p, x_p^d, w)."""
+    """z -> (x, x^d, x_p, x_p^d, w), w = (w_i, w_p) [..., 2]."""
     x, xp = z[..., 0:2], z[..., 4:6]
-    return x, x + z[..., 2:4], xp, xp + z[..., 6:8], z[..., 8]
+    return x, x + z[..., 2:4], xp, xp + z[..., 6:8], z[..., 8:10]
 
 
 def _v_of(vc: VectorCert, types: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -93,52 +95,56 @@ def _v_of(vc: VectorCert, types: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 
 def decrease(vc: VectorCert, policy: Policy | None, pl: Platoon, idx: np.ndarray, z: torch.Tensor, c_0: float):
-    """(G_i(z), level_i(z)) for a batch of queries z [B, 9] of followers idx [B] (torch, differentiable)."""
+    """(G_i(z), level_i(z)) for a batch of queries z [B, 10] of followers idx [B] (torch, differentiable)."""
     own, pred = kinds(pl)
     t_own = torch.as_tensor(own[idx])
     t_pred = torch.as_tensor(np.maximum(pred[idx] - 1, CAV * (pred[idx] == LEADER_PRED)))  # leader uses V_CAV at 0
     x, xd, xp, xpd, w = split_query(z)
-    nxt = step(pl, idx, x, xd, xp, xpd, w, policy)
+    nxt = relative_step(pl, idx, x, xd, xpd, w, policy)
     rows = vc.rows()[torch.as_tensor(3 * own[idx] + pred[idx])]
     own_max = torch.maximum(_v_of(vc, t_own, x), _v_of(vc, t_own, xd))
     pred_max = torch.maximum(_v_of(vc, t_pred, xp), _v_of(vc, t_pred, xpd))
-    R = rows[:, 0] * own_max + rows[:, 1] * pred_max + vc.gamma()[t_own] * w.abs()
+    R = rows[:, 0] * own_max + rows[:, 1] * pred_max + vc.gamma()[t_own] * w.abs().sum(-1)
     G = _v_of(vc, t_own, nxt) - torch.clamp(R, min=vc.rho * c_0)
     return G, torch.maximum(own_max, pred_max)
 
 
-def compile_step(b: Builder, pl: Platoon, i: int, x: Sym, xd: Sym, xp: Sym, xpd: Sym, w: Sym,
+def compile_step(b: Builder, pl: Platoon, i: int, x: Sym, xd: Sym, xpd: Sym, w: Sym, wp: Sym,
                  policy: list[np.ndarray] | None) -> Sym:
-    """x_i^+ as a Sym: the linear part of the control law read off ``accel`` (which is affine in (xd, vpd) up to
-    the policy, and homogeneous), plus the compiled residual policy for CAVs."""
-    eye = torch.eye(3, dtype=torch.float64)
-    gain = accel(pl, np.full(3, i), eye[:, :2], eye[:, 2], None).numpy()  # u = gain . (e_s^d, e_v^d, e_vp^d)
-    dt = pl.dt
-    u_in = b.cat(xd, b.linear(xpd, [[0.0, 1.0]]))
-    u = b.linear(u_in, gain[None])
-    if pl.is_cav[i] and policy is not None:
-        S, E = pl.box
-        u = b.add(u, b.mlp(b.linear(u_in, np.diag([1 / S, 1 / E, 1 / E])), policy))
-    es = b.linear(b.cat(x, xp), [[1.0, -dt, 0.0, dt]])
-    ev = b.add(b.linear(x, [[0.0, 1.0]]), u, w, weights=(1.0, dt, dt))
+    """xr_i^+ as a Sym (``model.relative_step``): u_i = g_i . xr_i^d (+ the compiled residual policy for a CAV),
+    u_p likewise for the predecessor (absent for the leader), s~^+ = s~ - dt v~ - h_i dt (u_p + w_p),
+    v~^+ = v~ + dt (u_i + w_i - u_p - w_p)."""
+    S, E = pl.box
+    dt, h = pl.dt, float(headway(pl, [i])[0])
+
+    def law(j: int, xr: Sym) -> Sym:
+        u = b.linear(xr, relative_gain(pl, [j]))
+        if pl.is_cav[j] and policy is not None:
+            u = b.add(u, b.mlp(b.linear(xr, np.diag([1 / S, 1 / E])), policy))
+        return u
+
+    ui = law(i, xd)
+    a_p = b.add(law(i - 1, xpd), wp) if i > 0 else wp  # the leader's acceleration enters as w_p
+    es = b.add(b.linear(x, [[1.0, -dt]]), a_p, weights=(1.0, -h * dt))
+    ev = b.add(b.linear(x, [[0.0, 1.0]]), ui, w, a_p, weights=(1.0, dt, dt, -dt))
     return b.cat(es, ev)
 
 
 def _query_inputs(b: Builder) -> tuple[Sym, ...]:
-    x, xp, w = b.input([0, 1]), b.input([4, 5]), b.input([8])
-    return x, b.add(x, b.input([2, 3])), xp, b.add(xp, b.input([6, 7])), w
+    x, xp = b.input([0, 1]), b.input([4, 5])
+    return x, b.add(x, b.input([2, 3])), xp, b.add(xp, b.input([6, 7])), b.input([8]), b.input([9])
 
 
 def compile_increment(policy: Policy | None, pl: Platoon, i: int) -> MaskedNet:
-    """Masked ReLU net z [9] -> x_i^+ - x_i (2) for follower i (0-based)."""
+    """Masked ReLU net z [10] -> xr_i^+ - xr_i (2) for follower i (0-based)."""
     b = Builder(Q_DIM)
-    x, xd, xp, xpd, w = _query_inputs(b)
-    nxt = compile_step(b, pl, i, x, xd, xp, xpd, w, policy.weights() if policy is not None else None)
+    x, xd, _, xpd, w, wp = _query_inputs(b)
+    nxt = compile_step(b, pl, i, x, xd, xpd, w, wp, policy.weights() if policy is not None else None)
     return b.build(b.add(nxt, x, weights=(1.0, -1.0)))
 
 
 def compile_query(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, c_0: float) -> MaskedNet:
-    """Masked ReLU net z [9] -> (G_i, level_i, V_i(x), V_i(x^d), V_p(x_p), V_p(x_p^d)) for follower i (0-based)
+    """Masked ReLU net z [10] -> (G_i, level_i, V_i(x), V_i(x^d), V_p(x_p), V_p(x_p^d)) for follower i (0-based)
     at window level c_0."""
     own, pred = kinds(pl)
     Vi = vc.V[own[i]]
@@ -146,10 +152,10 @@ def compile_query(vc: VectorCert, policy: Policy | None, pl: Platoon, i: int, c_
     c_ii, c_ij = vc.rows()[3 * own[i] + pred[i]].detach().numpy()
     gamma = float(vc.gamma()[own[i]].detach())
     b = Builder(Q_DIM)
-    x, xd, xp, xpd, w = _query_inputs(b)
-    nxt = compile_step(b, pl, i, x, xd, xp, xpd, w, policy.weights() if policy is not None else None)
+    x, xd, xp, xpd, w, wp = _query_inputs(b)
+    nxt = compile_step(b, pl, i, x, xd, xpd, w, wp, policy.weights() if policy is not None else None)
     vs = [Vi.compile(b, x), Vi.compile(b, xd), Vp.compile(b, xp), Vp.compile(b, xpd)]
     own_max, pred_max = b.max2(vs[0], vs[1]), b.max2(vs[2], vs[3])
-    R = b.add(own_max, pred_max, b.abs(w), weights=(c_ii, c_ij, gamma))
+    R = b.add(own_max, pred_max, b.abs(w), b.abs(wp), weights=(c_ii, c_ij, gamma, gamma))
     G = b.add(Vi.compile(b, nxt), b.max2(R, b.linear(w, [[0.0]], vc.rho * c_0)), weights=(1.0, -1.0))
     return b.build(b.cat(G, b.max2(own_max, pred_max), *vs))

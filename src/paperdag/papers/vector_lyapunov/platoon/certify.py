@@ -57,14 +57,14 @@ def load_trained(weights_path: Path, info_path: Path, pl: Platoon) -> tuple[Vect
 def summary_constants(vc: VectorCert, policy: Policy, pl: Platoon) -> dict:
     """The constants summary.json records: Delta [N, 2] (exact MILPs, ``reach_bounds``), c_0 = min and c_1 = max of
     the followers' level constants (exact MILPs), rho, the largest ISS gain gamma_max and comparison row sum,
-    w_certified = min(w_bar, (1 - rho) c_0 / gamma_max), and whether the OVM clip is inactive on the box."""
+    w_certified = min(w_bar, (1 - rho) c_0 / (2 gamma_max)) (two disturbance channels, w_i and w_p), and whether the OVM clip is inactive on the box."""
     delta = reach_bounds(policy, pl)
     consts = [level_constants(V, np.array(pl.box)) for V in vc.V]
     c_0, c_1 = min(c[0] for c in consts), max(c[1] for c in consts)
     gamma = float(vc.gamma().max().detach())
     return {"c_0": c_0, "c_1": c_1, "rho": vc.rho, "gamma_max": gamma, "delta": delta.tolist(),
             "rows_sum_max": float(vc.rows().sum(-1).max().detach()),
-            "w_certified": float(min(pl.w_bound, (1 - vc.rho) * c_0 / gamma)),
+            "w_certified": float(min(pl.w_bound, (1 - vc.rho) * c_0 / (2 * gamma))),
             "ovm_linear_on_box": pl.ovm_linear_on_box()}
 
 

@@ -1,10 +1,13 @@
 """The verified domain of follower i, computed soundly.
 
-Query z = (x, delta, x_p, delta_p, w), x^d = x + delta. State box B = [-S, S] x [-E, E], |w| <= w_bound.
+Query z = (x, delta, x_p, delta_p, w, w_p) in relative errors (model.relative), x^d = x + delta. State box
+B = [-S, S] x [-E, E], |w|, |w_p| <= w_bound (w_p: the predecessor's disturbance; the leader's acceleration for
+follower 1).
   * full delay domain: x, x^d, x_p, x_p^d in B                          (couplings x + delta in B)
   * reachability-constrained: additionally |delta| <= tau * Delta_i, |delta_p| <= tau * Delta_{i-1},
     Delta_i = max |x_i(k+1) - x_i(k)| over the full domain (exact MILP bounds of the closed-loop step map).
-  * the leader is fixed at the equilibrium: for follower 1, x_p = x_p^d = 0.
+  * the leader has no relative error: for follower 1, x_p = x_p^d = 0 (its speed is any constant; its
+    acceleration, |a_0| <= w_bound, enters as w_p).
 """
 
 from __future__ import annotations
@@ -24,13 +27,13 @@ def query_box(pl: Platoon, i: int, delta: np.ndarray | None) -> tuple[np.ndarray
     own = pl.tau * delta[i] if delta is not None else 2 * b
     pred = np.zeros(2) if i == 0 else (pl.tau * delta[i - 1] if delta is not None else 2 * b)
     xp = np.zeros(2) if i == 0 else b
-    hi = np.concatenate([b, np.minimum(own, 2 * b), xp, np.minimum(pred, 2 * b), [pl.w_bound]])
+    hi = np.concatenate([b, np.minimum(own, 2 * b), xp, np.minimum(pred, 2 * b), [pl.w_bound, pl.w_bound]])
     couplings = tuple((a, a + 2, -b[a % 2], b[a % 2]) for a in (0, 1, 4, 5))
     return -hi, hi, couplings
 
 
 def reach_bounds(policy: Policy | None, pl: Platoon) -> np.ndarray:
-    """Delta [N, 2]: exact bound of |x_i(k+1) - x_i(k)| over the full delay domain (4 MILPs per follower).
+    """Delta [N, 2]: exact bound of |xr_i(k+1) - xr_i(k)| over the full delay domain (4 MILPs per follower).
 
     Follower i's step depends on its predecessor's bound only through the box, so all followers are independent."""
     out = np.zeros((pl.n, 2))

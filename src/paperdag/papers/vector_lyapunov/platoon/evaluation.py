@@ -14,7 +14,7 @@ from ..scaling import loglog_slope, prefix_scaling
 from .cegis import falsify, sample_box
 from .certificate import Policy, VectorCert, decrease
 from .certify import Certificate
-from .model import Platoon, accel, simulate
+from .model import Platoon, accel, relative_accel, simulate
 
 
 def closed_loop(pl: Platoon, policy: Policy | None, steps: int, n_sims: int, w_bound: float,
@@ -76,14 +76,33 @@ def gain_one_equilibria(pl: Platoon, policy: Policy, c: float, grid: int = 4001)
     return out
 
 
+def relative_equilibria(pl: Platoon, policy: Policy | None) -> list[float]:
+    """Per follower: min(|u_i(S, 0)|, |u_i(-S, 0)|) / (kappa S), the relative command at the ends of the spacing
+    range with zero relative speed (``model.relative_accel``); 0 means a nonzero constant-history equilibrium.
+
+    In relative errors (leader at constant speed, w = 0) a state with constant histories is an equilibrium of the
+    chain iff every follower has v~(k+1) = v~ and s~(k+1) = s~, i.e. (``model.relative_step``) u_i = u_p and
+    v~_i = -h_i u_p; from the leader (u_0 = 0) on, by induction u_p = 0, so v~_i = 0 and u_i(s~_i, 0) = 0.
+    The command is positively homogeneous in xr (linear law + bias-free ReLU residual), so u_i(s~, 0) = 0 for some
+    s~ != 0 in [-S, S] iff it vanishes at s~ = S or at s~ = -S: two exact evaluations per follower. The origin
+    (every vehicle at its predecessor's constant speed and its equilibrium spacing, any speed) is always one."""
+    S = pl.box[0]
+    ends = torch.tensor([[S, 0.0], [-S, 0.0]], dtype=torch.float64)
+    with torch.no_grad():
+        return [float(relative_accel(pl, np.full(2, i), ends, policy).abs().min()) / (pl.kappa * S)
+                for i in range(pl.n)]
+
+
 @dataclass(frozen=True)
 class PlatoonResults:
     """What the platoon's claims are judged on: scaling by N (``prefix_scaling`` rows) of the vector certificate on
     the reachability-constrained (``reach``) and full (``full``) delay domains, its log-log slope (of the
     deterministic work), closed-loop performance per controller (``control``: means over the scenarios;
     ``scenarios``: one value per scenario, paired across controllers), the falsification of every vector certificate,
-    split by its verdict, and per follower of the certified platoon whether it passes a constant predecessor velocity
-    error c on at DC gain 1 (``gain_one_equilibria`` at c = ``equilibrium_c``)."""
+    split by its verdict, and per follower of the certified platoon its relative command at the ends of the spacing
+    range (``relative_equilibria``: 0 = a nonzero equilibrium of the relative errors) and, beside, whether it passes a
+    constant predecessor velocity error c on at DC gain 1 in absolute errors (``gain_one_equilibria`` at
+    c = ``equilibrium_c``: why the certificate is stated in relative errors)."""
 
     reach: dict[str, list]
     full: dict[str, list]
@@ -97,6 +116,7 @@ class PlatoonResults:
     falsified_refuted: dict[str, dict[str, float]]
     gain_one: list[bool]
     equilibrium_c: float
+    relative_command: list[float]
 
     def metrics(self) -> dict[str, float | bool]:
         s = self.reach_summary
@@ -104,6 +124,7 @@ class PlatoonResults:
                 "full_verified": self.full_summary["verified"], "c_0": s["c_0"], "rho": s["rho"],
                 "gamma_max": s["gamma_max"], "w_certified": s["w_certified"],
                 "gain_one_followers": float(sum(self.gain_one)),
+                "relative_equilibrium_followers": float(sum(u == 0.0 for u in self.relative_command)),
                 **{f"{k}_{m}": v[m] for k, v in self.control.items() for m in v},
                 **{f"falsify_{k}_{m}": v[m] for k, v in (self.falsified_verified | self.falsified_refuted).items()
                    for m in v}}
@@ -112,8 +133,8 @@ class PlatoonResults:
 def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, dict], uncertified: Policy,
                      n_grid: list[int], ev: EvaluationParams, seed: int) -> PlatoonResults:
     """Scaling (``timing``: the verify stages' seconds, by domain), closed loops (disturbance bound w_bar of the
-    platoon), falsification of both certificates, and the certified platoon's DC-gain-1 equilibria at half the
-    velocity bound."""
+    platoon), falsification of both certificates, the certified platoon's relative equilibria, and (beside) its
+    absolute DC-gain-1 equilibria at half the velocity bound."""
     pl = reach.pl
     t = timing["reach"]
     scal = prefix_scaling(reach.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
@@ -130,4 +151,5 @@ def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, di
     full_scal = prefix_scaling(full.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
     c = pl.box[1] / 2
     return PlatoonResults(scal, full_scal, loglog_slope(scal["n"], scal["bounds"]), reach.summary, full.summary,
-                          pl.w_bound, control, runs, verified, refuted, gain_one_equilibria(pl, reach.policy, c), c)
+                          pl.w_bound, control, runs, verified, refuted, gain_one_equilibria(pl, reach.policy, c), c,
+                          relative_equilibria(pl, reach.policy))

@@ -9,7 +9,10 @@ Follower i (i = 1..N) tracks its predecessor i-1 (vehicle 0 is the leader, cruis
 and every vehicle acts on tau-step-old measurements (human reaction / V2V communication delay):
 
     HDV (optimal-velocity model): u = alpha_i (V(s* + e_s^d) - v* - e_v^d) + beta_i (e_v,i-1^d - e_v^d)
-    CAV: u = k_s e_s^d + k_v (e_v,i-1^d - e_v^d) - k_d e_v^d + pi_theta(e_s^d / S, e_v^d / E, e_v,i-1^d / E)
+    CAV: u = k_s e_s^d + k_v (e_v,i-1^d - e_v^d) - k_d e_v^d + pi_theta(s~^d / S, v~^d / E)
+
+with the relative errors s~ = e_s - h_i e_v,i-1, v~ = e_v - e_v,i-1 (``relative``; h_i the equilibrium headway). The
+certificates act on the relative errors, whose step ``relative_step`` is (the platoon package's docstring).
 
 with the piecewise-linear optimal velocity ``V(s) = clip(kappa (s - s_st), 0, v_max)``, ``kappa = v_max /
 (s_go - s_st)`` and equilibrium spacing ``s* = s_st + v*/kappa``. On the state box ``|e_s| <= S`` the clip is
@@ -113,23 +116,75 @@ def cav_nominal(pl: Platoon, xd: torch.Tensor, vpd: torch.Tensor) -> torch.Tenso
     return ks * xd[..., 0] + kv * (vpd - xd[..., 1]) - kd * xd[..., 1]
 
 
-def policy_input(pl: Platoon, xd: torch.Tensor, vpd: torch.Tensor) -> torch.Tensor:
-    """Normalised controller input (e_s^d / S, e_v^d / E, e_vp^d / E)."""
-    S, E = pl.box
-    return torch.stack([xd[..., 0] / S, xd[..., 1] / E, vpd / E], -1)
+def headway(pl: Platoon, idx) -> np.ndarray:
+    """h_i of followers ``idx``: the spacing error of follower i's equilibrium behind a predecessor cruising at a
+    constant velocity error c is h_i c (HDV: V(s* + h c) = v* + c, h = 1 / kappa; CAV: the nominal law's
+    k_s e_s - k_d c = 0, h = k_d / k_s)."""
+    ks, _, kd = pl.gains
+    return np.where(pl.is_cav[idx], kd / ks, 1.0 / pl.kappa)
+
+
+def relative(pl: Platoon, idx, x: torch.Tensor, vp: torch.Tensor) -> torch.Tensor:
+    """Relative errors of followers ``idx``: (s~, v~) = (e_s - h_i e_vp, e_v - e_vp), the spacing error at the
+    predecessor's speed and the relative speed; every constant-speed state of the chain is s~ = v~ = 0."""
+    h = torch.as_tensor(headway(pl, idx), dtype=x.dtype)
+    return torch.stack([x[..., 0] - h * vp, x[..., 1] - vp], -1)
+
+
+def policy_input(pl: Platoon, xr: torch.Tensor) -> torch.Tensor:
+    """Normalised controller input (s~^d / S, v~^d / E) of the delayed relative errors xr [..., 2]."""
+    return xr / torch.tensor(pl.box, dtype=xr.dtype)
 
 
 def accel(pl: Platoon, idx, xd: torch.Tensor, vpd: torch.Tensor, policy, clip: bool = False) -> torch.Tensor:
-    """Acceleration command of followers ``idx``; ``policy`` maps the normalised input to a residual (or None)."""
+    """Acceleration command of followers ``idx`` from absolute delayed errors; ``policy`` maps the normalised
+    relative input (``policy_input`` of ``relative``) to a residual (or None)."""
     u = cav_nominal(pl, xd, vpd)
     if policy is not None:
-        u = u + policy(policy_input(pl, xd, vpd)).squeeze(-1)
+        u = u + policy(policy_input(pl, relative(pl, idx, xd, vpd))).squeeze(-1)
     cav = torch.as_tensor(pl.is_cav[idx])
     return torch.where(cav, u, hdv_accel(pl, idx, xd, vpd, clip))
 
 
+def relative_gain(pl: Platoon, idx) -> np.ndarray:
+    """[len(idx), 2] gains of the unclipped laws in relative errors, u_i = g_i . (s~^d, v~^d) (+ the CAV residual):
+    HDV alpha (kappa e_s - e_v) + beta (e_vp - e_v) = alpha kappa s~ - (alpha + beta) v~ (h = 1 / kappa);
+    CAV k_s e_s + k_v (e_vp - e_v) - k_d e_v = k_s s~ - (k_v + k_d) v~ (h = k_d / k_s)."""
+    idx = np.asarray(idx)
+    ks, kv, kd = pl.gains
+    hdv = np.stack([pl.alpha[idx] * pl.kappa, -(pl.alpha[idx] + pl.beta[idx])], -1)
+    return np.where(pl.is_cav[idx][:, None], np.array([ks, -(kv + kd)]), hdv)
+
+
+def relative_accel(pl: Platoon, idx, xrd: torch.Tensor, policy) -> torch.Tensor:
+    """u_i = g_i . xr_i^d + [CAV] pi(xr_i^d / (S, E)) of followers ``idx`` from delayed relative errors xrd."""
+    idx = np.asarray(idx)
+    u = (torch.as_tensor(relative_gain(pl, idx), dtype=xrd.dtype) * xrd).sum(-1)
+    if policy is not None:
+        u = u + torch.as_tensor(pl.is_cav[idx], dtype=xrd.dtype) * policy(policy_input(pl, xrd)).squeeze(-1)
+    return u
+
+
+def relative_step(pl: Platoon, idx, x: torch.Tensor, xd: torch.Tensor, xpd: torch.Tensor, w: torch.Tensor,
+                  policy) -> torch.Tensor:
+    """xr_i(k+1) of followers ``idx`` (0-based) from xr_i(k), xr_i(k - tau), xr_{i-1}(k - tau), w = (w_i, w_{i-1})
+    [..., 2] (unclipped OVM). With u_p = a_{i-1}(xr_{i-1}^d) (0 for the leader, whose acceleration enters as w_p):
+
+        s~(k+1) = s~ - dt v~ - h_i dt (u_p + w_p),     v~(k+1) = v~ + dt (u_i + w_i - u_p - w_p)
+
+    (from e_s(k+1) = e_s + dt (e_vp - e_v) and e_v(k+1) = e_v + dt (u + w) of both vehicles)."""
+    idx = np.asarray(idx)
+    lead = torch.as_tensor(idx == 0)
+    up = torch.where(lead, torch.zeros((), dtype=x.dtype), relative_accel(pl, np.maximum(idx - 1, 0), xpd, policy))
+    ui = relative_accel(pl, idx, xd, policy)
+    h = torch.as_tensor(headway(pl, idx), dtype=x.dtype)
+    a_p = up + w[..., 1]
+    return torch.stack([x[..., 0] - pl.dt * x[..., 1] - h * pl.dt * a_p,
+                        x[..., 1] + pl.dt * (ui + w[..., 0] - a_p)], -1)
+
+
 def step(pl: Platoon, idx, x, xd, xp, xpd, w, policy, clip: bool = False) -> torch.Tensor:
-    """x_i(k+1) from x_i(k), x_i(k-tau), x_{i-1}(k), x_{i-1}(k-tau), w_i(k) for followers ``idx``."""
+    """Absolute errors x_i(k+1) from x_i(k), x_i(k-tau), x_{i-1}(k), x_{i-1}(k-tau), w_i(k) for followers ``idx``."""
     u = accel(pl, idx, xd, xpd[..., 1], policy, clip)
     return torch.stack([x[..., 0] + pl.dt * (xp[..., 1] - x[..., 1]), x[..., 1] + pl.dt * (u + w)], -1)
 
