@@ -1,7 +1,9 @@
-"""Stage ``evaluate``: feature-space metrics of every generator, dataset, budget, seed and step count against that
-dataset's test images, the trivial generators' ladder (a Gaussian fitted to the training images mapping the
-generators' evaluation noise, replay of training images, the training image nearest to each Gaussian draw), a
-real-vs-real reference and the training images projected to the mean-norm sphere (the floor of any generator on it),
+"""Stage ``evaluate``: feature-space metrics of every generator, dataset (pixel space, the autoencoder's latent
+space), budget, seed and step count against the photo crops' test images, the trivial generators' ladder (a Gaussian
+fitted to the training images, or to their codes, mapping the generators' evaluation noise, replay of training
+images, the training image nearest to each Gaussian draw), a real-vs-real reference and the training images (codes)
+projected to the mean-norm sphere (the floor of any generator on it; decoded for the latent space), the latent
+generators' ceiling (the decoded training codes),
 the trivial classifiers of the photo crops' labels (k-NN and logistic regression on the raw crops, the most frequent
 label), the regime (regime.py), the claims (claims.py) and the figures (plots.py)."""
 
@@ -16,6 +18,7 @@ from paperdag.common.baselines.generators import nearest_neighbour_retrieval, re
 from paperdag.io import load_tensors, read_json, save_figure, write_table
 from paperdag.stage import StageContext
 
+from .autoencoder import SOURCE
 from .claims import NATURAL, FeatureSpace, Measured, Scores, claims
 from .data import DATASETS, load_split, to_model_space
 from .features import N_CLASSES, SCALE_BLIND, blind_file, classifier_file, standardise
@@ -37,7 +40,7 @@ from .labelled import LABELS_FILE
 from .probes import CORRECT_FILE, LABELLED_FILE, OBSERVATION_FILE
 from .regime import coupling_agreement, saturated_fraction
 from .stats import per_seed, summarize
-from .train import SAMPLES_FILE, to_uint8
+from .train import LATENT, SAMPLES_FILE, load_autoencoder, to_uint8
 from .trivial import gaussian_mixture, trivial_classifiers
 
 METRICS = ("fd", "one_nn", "precision", "recall", "label_tv")
@@ -46,12 +49,15 @@ TRIVIAL = ("gaussian", "gmm", "replay", "retrieval")  # the trivial generators' 
 
 def score_dataset(ctx: StageContext[Params], methods: list[str], dataset: str) -> tuple[list[dict], Scores, dict]:
     """(score rows of every method, budget, seed and step count and of the references; the claims' numbers; what the
-    figures need) for one generator dataset."""
+    figures need) for one generator dataset. The latent flows generate photo crops (decoded): they are scored against
+    the photo crops' test split in the same feature space, and their trivial Gaussian, sphere floor and OT coupling
+    live in the latent space (decoded to images); their ceiling is the decoded training codes (reconstructions)."""
     p, n = ctx.params, ctx.params.flow.n_samples
-    (X_tr, _), (X_te, y_te) = (load_split(ctx.input("prepare", DATA_FILE), dataset, s) for s in ("train", "test"))
+    images = SOURCE if dataset == LATENT else dataset
+    (X_tr, _), (X_te, y_te) = (load_split(ctx.input("prepare", DATA_FILE), images, s) for s in ("train", "test"))
     X_tr, X_te = (torch.as_tensor(to_model_space(a)) for a in (X_tr, X_te))
-    net = Classifier(X_te.shape[1], p.features.hidden, p.features.feat_dim, N_CLASSES[dataset])
-    net.load_state_dict(load_tensors(ctx.input("train_features", classifier_file(dataset))))
+    net = Classifier(X_te.shape[1], p.features.hidden, p.features.feat_dim, N_CLASSES[images])
+    net.load_state_dict(load_tensors(ctx.input("train_features", classifier_file(images))))
     real = featurize(net.eval(), X_te[:n])
     feature_correct = (featurize(net, X_te)[1] == y_te).astype(float)
 
@@ -64,10 +70,23 @@ def score_dataset(ctx: StageContext[Params], methods: list[str], dataset: str) -
              for m in methods for i, b in enumerate(budgets) for s in range(p.flow.n_seeds)
              for j, k in enumerate(p.flow.sample_steps)]
     rows = [r for r in sweep if r["budget"] == budgets[-1]]  # the claims' budget
-    drawn = gaussian_baseline(X_tr, eval_noise(n, X_tr.shape[1], p.seed))
+    if dataset == LATENT:  # the generators' space: the scaled codes, decoded x = D(s z)
+        ae, space, scale = load_autoencoder(ctx)
+        with torch.no_grad():
+            ceiling: dict[str, torch.Tensor] = {"reconstruction": to_uint8(ae.decode(scale * space[:n]))}
+
+        def to_image(z: torch.Tensor) -> torch.Tensor:
+            with torch.no_grad():
+                return ae.decode(scale * z)
+    else:
+        space, ceiling = X_tr, {}
+
+        def to_image(z: torch.Tensor) -> torch.Tensor:
+            return z
+    drawn = to_image(gaussian_baseline(space, eval_noise(n, space.shape[1], p.seed)))
     pool = X_tr.numpy()
-    sphere = project_to_sphere(X_tr[:n], float(X_tr.norm(dim=1).mean()))  # SFM's S_R (train.py's radius)
-    if dataset == NATURAL:  # the mixture rung on the judged dataset only (EM in 192 dims is the evaluate's cost)
+    sphere = to_image(project_to_sphere(space[:n], float(space.norm(dim=1).mean())))  # SFM's S_R (train.py's radius)
+    if dataset == NATURAL:  # the mixture rung on the judged pixel space only (EM in 192 dims is the evaluate's cost)
         mixed, k_mix = gaussian_mixture(pool.astype(np.float64), p.metrics.gmm_components, n, p.seed)
         mixture_images = {"gmm": to_uint8(torch.as_tensor(mixed, dtype=X_tr.dtype))}
     else:
@@ -75,18 +94,18 @@ def score_dataset(ctx: StageContext[Params], methods: list[str], dataset: str) -
     reference_images = {"gaussian": to_uint8(drawn), **mixture_images,
                         "replay": to_uint8(torch.as_tensor(replay(pool, n, ctx.rng))),
                         "retrieval": to_uint8(torch.as_tensor(nearest_neighbour_retrieval(pool, pool, drawn.numpy()))),
-                        "real_train": to_uint8(X_tr[:n]), "sphere_train": to_uint8(sphere)}
+                        "real_train": to_uint8(X_tr[:n]), "sphere_train": to_uint8(sphere), **ceiling}
     reference = {k: image_score(v) for k, v in reference_images.items()}
     baselines = [dict(dataset=dataset, method=r, budget=0, seed=0, steps=0, **v) for r, v in reference.items()]
     blind = scale_blind_space(ctx, dataset, X_te, y_te, samples, budgets, reference_images) \
         if dataset == SCALE_BLIND else None
-    same, pairs = coupling_agreement(X_tr, p.flow.batch, p.metrics.coupling_batches,
+    same, pairs = coupling_agreement(space, p.flow.batch, p.metrics.coupling_batches,
                                      torch.Generator().manual_seed(p.seed))
     scores = Scores(per_seed(rows, ("method", "steps"), "fd"), {k: reference[k]["fd"] for k in TRIVIAL if k in reference},
                     reference["real_train"]["fd"], feature_correct, chance(y_te), same, pairs,
                     {b: per_seed([r for r in sweep if r["budget"] == b], ("method", "steps"), "fd") for b in budgets},
-                    reference["sphere_train"]["fd"], blind)
-    k = N_CLASSES[dataset]
+                    reference["sphere_train"]["fd"], blind, reference.get("reconstruction", {}).get("fd"))
+    k = N_CLASSES[images]
     low = {m: label_frequencies(featurize(net, samples[m][-1, 0, 0].float() / 127.5 - 1)[1], k) for m in methods}
     figures = {"summary": summarize(rows, ("method", "steps"), METRICS), "reference": reference,
                "samples": {m: samples[m][-1, 0] for m in methods}, "real": to_uint8(X_te),

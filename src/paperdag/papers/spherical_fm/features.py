@@ -1,7 +1,7 @@
-"""Stage ``train_features``: one classifier per generator dataset whose penultimate layer is that dataset's metric
-feature space (MNIST: the digit; photo crops: photograph x quadrant), and for the photo crops a second, scale-blind
-one: the same recipe and labels on per-crop standardised crops s(x) = (x - mean(x)) / sqrt(var(x) + STD_EPS) (mean and
-variance over the crop's 3 c^2 values). s(c x) = s(x) for every c > 0 up to STD_EPS, so a crop and its projection to
+"""Stage ``train_features``: the classifier of the photo crops (photograph x quadrant) whose penultimate layer is the
+metric feature space of every generator (the pixel-space and the latent flows both generate photo crops), and a
+second, scale-blind one: the same recipe and labels on per-crop standardised crops
+s(x) = (x - mean(x)) / sqrt(var(x) + STD_EPS) (mean and variance over the crop's 3 c^2 values). s(c x) = s(x) for every c > 0 up to STD_EPS, so a crop and its projection to
 the sphere S_R (x -> R x / ||x||) share one point of that space: the norm a generator on S_R discards by construction
 is invisible there (claims.sphere_can_act_scale_blind)."""
 
@@ -18,7 +18,7 @@ from .params import Params
 from .prepare import DATA_FILE
 from .training import accuracy, train_classifier
 
-N_CLASSES = {"mnist": 10, "photos": 8}
+N_CLASSES = {"photos": 8}
 SCALE_BLIND = "photos"  # the dataset with a scale-blind feature space (the judged one)
 STD_EPS = 1e-4  # variance floor in model units (x in [-1, 1]): a crop of one flat colour (std 0) maps to ~0, not
 # to amplified 8-bit rounding; it is 1/100 of the variance of a crop whose values spread by 0.1 (~13 grey levels)

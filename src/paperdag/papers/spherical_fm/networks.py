@@ -83,3 +83,34 @@ class Classifier(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """logits W f(x) + b."""
         return self.head(self.body(x))
+
+
+class ConvAutoencoder(nn.Module):
+    """x_hat = D(E(x)) for flattened c x c RGB crops (row-major [c, c, 3], values in [-1, 1]); c a multiple of 4.
+    E: conv3x3 (3 -> w) SiLU, conv4x4 stride 2 (w -> 2w) SiLU, conv4x4 stride 2 (2w -> 4w) SiLU, flatten, linear
+    (4w (c/4)^2 -> k). D mirrors it: linear (k -> 4w (c/4)^2) SiLU, transposed conv4x4 stride 2 (4w -> 2w) SiLU,
+    transposed conv4x4 stride 2 (2w -> w) SiLU, conv3x3 (w -> 3), tanh (back to [-1, 1])."""
+
+    def __init__(self, side: int, width: int, latent_dim: int) -> None:
+        super().__init__()
+        self.side, self.width, q = side, width, side // 4
+        self.encoder = nn.Sequential(
+            nn.Conv2d(3, width, 3, padding=1), nn.SiLU(), nn.Conv2d(width, 2 * width, 4, 2, 1), nn.SiLU(),
+            nn.Conv2d(2 * width, 4 * width, 4, 2, 1), nn.SiLU(), nn.Flatten(), nn.Linear(4 * width * q * q, latent_dim))
+        self.decoder = nn.Sequential(
+            nn.Linear(latent_dim, 4 * width * q * q), nn.SiLU(), nn.Unflatten(1, (4 * width, q, q)),
+            nn.ConvTranspose2d(4 * width, 2 * width, 4, 2, 1), nn.SiLU(), nn.ConvTranspose2d(2 * width, width, 4, 2, 1),
+            nn.SiLU(), nn.Conv2d(width, 3, 3, padding=1), nn.Tanh())
+
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        """E(x): rows [n, 3 c^2] -> codes [n, k]."""
+        return self.encoder(x.reshape(-1, self.side, self.side, 3).permute(0, 3, 1, 2))
+
+    def decode(self, z: torch.Tensor) -> torch.Tensor:
+        """D(z): codes [..., k] -> rows [..., 3 c^2] in [-1, 1] (row-major [c, c, 3], as the crops)."""
+        out = self.decoder(z.reshape(-1, z.shape[-1])).permute(0, 2, 3, 1)
+        return out.reshape(*z.shape[:-1], 3 * self.side * self.side)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """D(E(x))."""
+        return self.decode(self.encode(x))

@@ -54,9 +54,10 @@ class FlowParams(ParamsModel):
     hidden: int = Field(ge=8, le=4096, description="hidden width of the velocity MLP")
     depth: int = Field(ge=1, le=8, description="hidden layers of the velocity MLP")
     time_dim: int = Field(ge=2, le=512, multiple_of=2, description="Fourier features of t")
-    budgets: dict[Literal["photos", "mnist"], Annotated[list[Annotated[int, Field(ge=1, le=1_000_000)]],
-                                                        Field(min_length=1)]] = Field(
-        description="training budgets (Adam steps per generator and seed) per dataset, ascending: the claims use the "
+    budgets: dict[Literal["photos", "latent"], Annotated[list[Annotated[int, Field(ge=1, le=1_000_000)]],
+                                                         Field(min_length=1)]] = Field(
+        description="training budgets (Adam steps per generator and seed) per generator dataset (photos: pixel "
+                    "space; latent: the autoencoder's latent space of the same crops), ascending: the claims use the "
                     "last; the budget sweep reports every generator and SFM's gap at each")
     batch: int = Field(ge=2, le=4096, description="minibatch size (also the size of each OT problem)")
     lr: float = Field(gt=0.0, le=1.0, description="peak Adam learning rate (cosine decay)")
@@ -64,6 +65,16 @@ class FlowParams(ParamsModel):
     sample_steps: Annotated[list[Annotated[int, Field(ge=1, le=1000)]], Field(min_length=2)] = Field(
         description="integration step counts of the samplers, ascending")
     n_samples: int = Field(ge=20, le=100_000, description="samples per (generator, seed, step count)")
+
+
+class AutoencoderParams(ParamsModel):
+    """The convolutional autoencoder of the photo crops (latent.py) whose latent space the latent flows model."""
+
+    width: int = Field(ge=4, le=1024, description="channels w of the first conv layer (then 2w, 4w)")
+    latent_dim: int = Field(ge=2, le=1024, description="dimension k of the latent code")
+    steps: int = Field(ge=1, le=1_000_000, description="Adam steps")
+    batch: int = Field(ge=8, le=4096, description="minibatch size")
+    lr: float = Field(gt=0.0, le=1.0, description="peak Adam learning rate (cosine decay)")
 
 
 class MetricParams(ParamsModel):
@@ -115,7 +126,7 @@ class Plans(ParamsModel):
 
 
 class Params(ParamsModel):
-    """Seed, data, the probe and feature classifiers, the generators, metrics, claim thresholds and sample-size
+    """Seed, data, the probe and feature classifiers, the autoencoder, the generators, metrics, claim thresholds and sample-size
     plans."""
 
     seed: int = Field(ge=0, description="root of every random draw")
@@ -124,6 +135,7 @@ class Params(ParamsModel):
     probe: ClassifierParams = Field(description="the observation's probes, one per dataset and representation")
     features: ClassifierParams = Field(description="the classifiers (one per generator dataset) whose features the "
                                                    "metrics use")
+    autoencoder: AutoencoderParams
     flow: FlowParams
     metrics: MetricParams
     claims: ClaimParams
@@ -135,10 +147,11 @@ class Params(ParamsModel):
         for name, values in [("sample_steps", self.flow.sample_steps), *(("budgets", b) for b in budgets)]:
             if values != sorted(set(values)):
                 raise ValueError(f"flow.{name} must be distinct and ascending")
-        if set(self.flow.budgets) != {"photos", "mnist"}:
-            raise ValueError("flow.budgets needs one list for each generator dataset (photos, mnist)")
-        tests = {"mnist": round(self.data.test_frac * self.data.max_rows),
-                 "photos": round(self.data.test_frac * self.data.photo_crops)}
+        if set(self.flow.budgets) != {"photos", "latent"}:
+            raise ValueError("flow.budgets needs one list for each generator dataset (photos, latent)")
+        if self.data.crop_side % 4:
+            raise ValueError("data.crop_side must be a multiple of 4 (the autoencoder halves it twice)")
+        tests = {"photos": round(self.data.test_frac * self.data.photo_crops)}
         if self.flow.n_samples > min(tests.values()):
             raise ValueError(f"flow.n_samples must not exceed either test split {tests} (samples and real images are "
                              "compared in equal numbers)")

@@ -27,10 +27,10 @@ def _tile(images: torch.Tensor, per_row: int, channels: int) -> np.ndarray:
 def plot_samples(samples: dict[str, dict[str, torch.Tensor]], steps: list[int], real: dict[str, torch.Tensor],
                  per_row: int = 12) -> Figure:
     """Per dataset: real test images, then one row of samples (seed 0, the same source noise) per generator and step
-    count; photo crops in colour, digits in grey (dark ink)."""
+    count; photo crops (pixel and latent generators) in colour, digits in grey (dark ink)."""
     labels, rows = [], []
     for d, by_method in samples.items():
-        channels = 3 if d == "photos" else 1
+        channels = 1 if d in ("mnist", "digits") else 3  # photo crops, in pixel or latent space
         labels.append(f"{d}: real test")
         rows.append(_tile(real[d], per_row, channels))
         for m, by_steps in by_method.items():

@@ -66,3 +66,20 @@ def train_classifier(X: torch.Tensor, y: torch.Tensor, hidden: int, feat_dim: in
 def accuracy(net: nn.Module, X: torch.Tensor, y: torch.Tensor) -> float:
     """Fraction of rows with argmax_c f(x)_c = y."""
     return float((net(X).argmax(1) == y).float().mean())
+
+
+def train_autoencoder(net: nn.Module, X: torch.Tensor, steps: int, batch: int, lr: float,
+                      gen: torch.Generator) -> torch.Tensor:
+    """Minimise the reconstruction error (1/n) sum_i ||D(E(x_i)) - x_i||^2 / d over ``steps`` minibatches of the rows
+    of X; returns the loss per step [steps] (on the CPU)."""
+    opt, sched = _optimizer(net.parameters(), lr, steps)
+    losses = []
+    for _ in range(steps):
+        x = X[torch.randint(len(X), (batch,), generator=gen, device=X.device)]
+        loss = F.mse_loss(net(x), x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.detach())
+    return torch.stack(losses).cpu()
