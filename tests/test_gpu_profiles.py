@@ -41,6 +41,7 @@ NO_GPU_OVERLAY = {
 # replaces an int or float), so the smoke run's code path is still the gpu run's.
 EXTRA_SIZE_KEYS = {
     "dune": {"net.width"},
+    "spherical_fm": {"autoencoder.batch"},  # the autoencoder's minibatch size: same code path at any size
 }
 
 # Keys a gpu overlay may set that the smoke overlay leaves alone because another test runs the code path they select
