@@ -1,7 +1,8 @@
 """trudi science against independent oracles: the batched simulators against scalar references, the chain KL bound
 against the closed-form KL of a linear-Gaussian chain, densities and KLs against torch.distributions, DPPO's loss
 against a transcription of its published loss (clip, clamp, mean over dimensions, denoising discount, approx_kl) and
-its per-seed KL stop, the clip ablation's per-step clipped loss against a loop over steps, SeedAdam's int64 count, GAE against its definition, the detour's mirror symmetry and its congestion
+its per-seed KL stop, the clip ablation's per-step clipped loss against a loop over steps (and the ablation
+reported beside the stability claim, judged by none), SeedAdam's int64 count, GAE against its definition, the detour's mirror symmetry and its congestion
 (a split batch beats a one-sided one by the closed-form amount), the plateau rule (window sizes, the slope and noise
 sd against numpy's least squares, the budget it chooses), the ladder's scripted controllers (reacher's action
 against autograd's Jacobian, the detour split against prepare's route rollout, the pendulum's energy pumping and
@@ -511,10 +512,12 @@ def _summaries(trudi_better: bool, kl_gauss: float = 0.1, one_mode_optimal: bool
                                    ("reacher", "dppo", "base"), ("reacher", "final", "base"),
                                    ("reacher", "trudi", "stress")]}
     stress = {"env": "reacher", "lr": 0.03, "max_kl_trudi": _seeds(0.1, 0.01), "max_kl_dppo": _seeds(100.0, 1.0),
-              "max_kl_final": _seeds(10.0, 0.5) ** 1.1,
-              **{f"mean_kl_{m}": _seeds(0.05, 0.01) for m in ("trudi", "dppo", "final")},
+              "max_kl_final": _seeds(10.0, 0.5) ** 1.1, "max_kl_clip": _seeds(1000.0, 10.0),
+              **{f"mean_kl_{m}": _seeds(0.05, 0.01) for m in ("trudi", "dppo", "final", "clip")},
               "return_trudi": _seeds(-10.0), "return_dppo": _seeds(-10 - sign, 0.3),
-              "return_final": _seeds(-10 - sign, 0.2), **{f"drop_{m}": _seeds(0.5) for m in ("trudi", "dppo", "final")}}
+              "return_final": _seeds(-10 - sign, 0.2), "return_clip": _seeds(-15.0, 0.4),
+              "base_return_clip": _seeds(-5.0, 0.4),
+              **{f"drop_{m}": _seeds(0.5) for m in ("trudi", "dppo", "final", "clip")}}
     detour = {"coverage_trudi": _seeds(0.4 if trudi_better else 0.05, 0.02), "coverage_gauss": _seeds(0.0, 0.0),
               "coverage_det_trudi": _seeds(0.0, 0.0), "return_trudi": _seeds(-20 + sign), "return_gauss": _seeds(-20, 0.3)}
     par = {e: {"return_trudi": _seeds(-30 + (0 if trudi_better else -50)), "return_gauss": _seeds(-30),
@@ -554,6 +557,28 @@ def test_claims_hold_or_fail_on_the_numbers_once_the_regime_is_reached() -> None
     assert one_mode["detour_rewards_both_modes"] == "fails"
     assert one_mode["multimodal_captures_both_modes"] == "inconclusive"
     assert good["epsilon_sensitivity"] == "holds" and bad["epsilon_sensitivity"] == "fails"
+
+
+def test_clip_ablation_is_reported_beside_the_stability_claim_and_judged_by_none() -> None:
+    """The stability claim judges DPPO as published: its verdict and interval are DPPO's, and moving the clip
+    ablation's returns to either side of TruDi's changes neither; the ablation's paired differences (TruDi - clip,
+    DPPO - clip) and its KL sit beside it, and no claim is about the ablation."""
+    s = _summaries(True)
+    out = {c.id: c for c in resolve(claims(s, RUNGS, P, PLANS))}
+    stable = out["stable_where_clip_unstable"]
+    assert stable.verdict == "holds" and stable.measured["return_trudi_minus_dppo"]["mean"] == pytest.approx(1.0)
+    ab = stable.measured["ablation_clip"]
+    assert "clip 0.2" in ab["what"] and ab["return_trudi_minus_clip"]["mean"] == pytest.approx(5.0)
+    assert ab["return_dppo_minus_clip"]["mean"] == pytest.approx(4.0)
+    assert ab["log_max_kl_clip_over_trudi"]["mean"] == pytest.approx(float(np.mean(np.log(
+        s["stress"]["max_kl_clip"]) - np.log(s["stress"]["max_kl_trudi"]))), abs=1e-4)
+    assert not [c for c in out if "clip" in c and c != "stable_where_clip_unstable"]
+    for shift in (-20.0, 20.0):
+        moved = _summaries(True)
+        moved["stress"]["return_clip"] = moved["stress"]["return_clip"] + shift
+        again = {c.id: c for c in resolve(claims(moved, RUNGS, P, PLANS))}["stable_where_clip_unstable"]
+        assert again.verdict == stable.verdict and again.measured["return_trudi_minus_dppo"] == \
+            stable.measured["return_trudi_minus_dppo"]
 
 
 def test_on_par_is_inconclusive_when_the_step_sizes_are_not_matched() -> None:
@@ -634,7 +659,11 @@ def test_smoke_pipeline_trains_every_configuration(smoke_runs) -> None:
     evals = read_table(runs["evaluate"] / "evals.parquet").to_pylist()
     configs = {(r["env"], r["method"], r["setting"]) for r in evals}
     assert {(e, m, "main") for e in ENVS for m in ("trudi", "gauss")} <= configs
-    assert {("reacher", m, "stress") for m in ("trudi", "dppo", "final")} <= configs
+    assert {("reacher", m, st) for m in ("trudi", "dppo", "final", "clip") for st in ("base", "stress")} - \
+        {("reacher", "trudi", "base")} <= configs
+    assert not [c for c in runs.metrics()["claims"] if c["id"].startswith("competent_") and "clip" in c["id"]]
+    stable = next(c for c in runs.metrics()["claims"] if c["id"] == "stable_where_clip_unstable")
+    assert math.isfinite(stable["measured"]["ablation_clip"]["return_trudi_minus_clip"]["mean"])
     assert all(math.isfinite(r["return_stoch"]) and math.isfinite(r["return_det"]) for r in evals)
     kl_gauss = [r["mean_kl"] for r in evals if (r["env"], r["method"], r["setting"]) == ("pendulum", "gauss", "main")]
     eps_trudi = {r["epsilon"] for r in evals if (r["env"], r["method"], r["setting"]) == ("pendulum", "trudi", "main")}

@@ -19,6 +19,8 @@ from paperdag.common.stats import Interval, mean_ci, slope_ci
 
 UNIMODAL = ("pendulum", "reacher")
 MAIN, BASE, STRESS = "main", "base", "stress"
+STABILITY = ("trudi", "dppo", "final", "clip")  # the methods run at the base and the large learning rate
+ABLATIONS = ("clip",)  # reported beside the claims, judged by none
 
 
 def select(table: pa.Table, column: str, **where: object) -> np.ndarray:
@@ -79,10 +81,11 @@ def plateaus(curves: pa.Table, budgets: list[int], fraction: float, minimum: int
 
 def competence(evals: pa.Table) -> dict[str, dict]:
     """Per compared configuration (env/method/setting: the main and base runs and TruDi at the large learning rate,
-    whose baselines are expected to fail there): its per-seed stochastic returns (in seed order) and simulator."""
+    whose baselines are expected to fail there; not the ``clip`` ablation, which is reported and compared with
+    nothing): its per-seed stochastic returns (in seed order) and simulator."""
     rows = evals.to_pylist()
-    configs = sorted({(r["env"], r["method"], r["setting"]) for r in rows
-                      if r["setting"] in (MAIN, BASE) or (r["setting"], r["method"]) == (STRESS, "trudi")})
+    configs = sorted({(r["env"], r["method"], r["setting"]) for r in rows if r["method"] not in ABLATIONS
+                      and (r["setting"] in (MAIN, BASE) or (r["setting"], r["method"]) == (STRESS, "trudi"))})
     return {"/".join(c): {"returns": select(evals, "return_stoch", env=c[0], method=c[1], setting=c[2]),
                           "seeds": select(evals, "seed", env=c[0], method=c[1], setting=c[2]).astype(int).tolist(),
                           "env": c[0]} for c in configs}
@@ -99,12 +102,14 @@ def summarise(evals: pa.Table, curves: pa.Table, throughput: pa.Table, env: dict
 
     stress = {"env": env["stress"], "lr": float(ev("lr", setting=STRESS, method="dppo")[0])}
     paired = ev("seed", setting=STRESS, method="dppo")  # TruDi's further stress seeds serve its competence only
-    for m in ("trudi", "dppo", "final"):
+    for m in STABILITY:
         if not np.array_equal(ev("seed", setting=STRESS, method=m)[:len(paired)], paired):
             raise ValueError(f"stress seeds of {m} are not paired with the DPPO baseline's")
         stress |= {f"{k}_{m}": ev(c, setting=STRESS, method=m)[:len(paired)]
                    for k, c in (("max_kl", "max_kl"), ("mean_kl", "mean_kl"), ("return", "return_stoch"))}
         stress[f"drop_{m}"] = return_drop(curves, setting=STRESS, method=m)[:len(paired)]
+    for m in ABLATIONS:  # the ablation's return at the base rate, beside (its competence is judged by no claim)
+        stress[f"base_return_{m}"] = ev("return_stoch", setting=BASE, method=m)
     detour = {f"{k}_{m}": ev(c, env="detour", method=m, setting=MAIN) for m in ("trudi", "gauss")
               for k, c in (("coverage", "coverage_stoch"), ("return", "return_stoch"))}
     detour["coverage_det_trudi"] = ev("coverage_det", env="detour", method="trudi", setting=MAIN)

@@ -15,7 +15,9 @@ paperdag.common.stats), judged under its sample-size plan (params.yaml ``plans``
   max(plateau_min_iterations, plateau_window) iterations, its interval inside +-(the per-iteration noise sd); the
   declared sweep's budgets up to the run's judged on prefixes, the first where both curves pass recorded); the
   detour rewards keeping both modes (its congestion term: a split scripted batch beats a one-sided one).
-- evidence: TruDi's return above DPPO's (per-step clipping) and final-step's at the large learning rate, its coverage
+- evidence: TruDi's return above DPPO's (as published) and final-step's at the large learning rate (beside DPPO's,
+  unjudged, the ``clip`` ablation: DPPO's per-step structure with PPO's clip 0.2, summed unclamped log-probs, no KL
+  stop), its coverage
   of both detour modes, its detour return above Gaussian PPO's, and its return on par with Gaussian PPO's on the
   unimodal tasks (per seed (TruDi - Gaussian) + ``par_tol`` (Gaussian - trivial) > 0: the relative margin judged
   with the Gaussian gain's own spread, never on its mean).
@@ -134,6 +136,25 @@ def plateau_claim(env: str, curves: dict, p: ClaimParams, plan: SamplePlan) -> C
                         "a zero slope +- the per-iteration noise sd", measured, judged[budget])
 
 
+ABLATION_CLIP = ("DPPO's per-step structure with PPO's clip 0.2, summed unclamped step log-probs, no denoising "
+                 "discount, no KL stop (the stability baseline of the earlier runs); reported beside "
+                 "stable_where_clip_unstable, which judges DPPO as published; judged by no claim")
+
+
+def ablation(st: dict) -> dict:
+    """The ``clip`` ablation's numbers at the large learning rate beside the stability claim (paired with TruDi's and
+    DPPO's seeds) and its return at the base rate: reported, not judged."""
+    return {"what": ABLATION_CLIP,
+            "return_trudi_minus_clip": paired_diff_ci(st["return_trudi"], st["return_clip"], unit="seed").rounded(),
+            "return_dppo_minus_clip": paired_diff_ci(st["return_dppo"], st["return_clip"], unit="seed").rounded(),
+            "max_kl_clip": mean_ci(st["max_kl_clip"], unit="seed").rounded(),
+            "log_max_kl_clip_over_trudi": paired_diff_ci(np.log(st["max_kl_clip"]), np.log(st["max_kl_trudi"]),
+                                                         unit="seed").rounded(),
+            "mean_kl_clip": mean_ci(st["mean_kl_clip"], unit="seed").rounded(),
+            "return_drop_clip": mean_ci(st["drop_clip"], unit="seed").rounded(),
+            "base_return_clip": mean_ci(st["base_return_clip"], unit="seed").rounded()}
+
+
 def findings(s: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
     """The evidence and the checks (module docstring)."""
     st, det, sweep = s["stress"], s["detour"], s["sweep"]
@@ -146,14 +167,16 @@ def findings(s: dict, p: ClaimParams, plans: Plans) -> list[Claim]:
             ("final", "whole_chain_beats_final_step_constraint", "the final-step-only trust region's",
              "the trust region must cover the entire diffusion trajectory (the paper's design argument)")):
         d = paired_diff_ci(st["return_trudi"], st[f"return_{m}"], unit="seed")
+        measured = {f"return_trudi_minus_{m}": d.rounded(),
+                    f"return_drop_{m}": mean_ci(st[f"drop_{m}"], unit="seed").rounded(),
+                    "return_drop_trudi": mean_ci(st["drop_trudi"], unit="seed").rounded(),
+                    f"mean_kl_{m}": mean_ci(st[f"mean_kl_{m}"], unit="seed").rounded(),
+                    "mean_kl_trudi": mean_ci(st["mean_kl_trudi"], unit="seed").rounded()}
+        if m == "dppo":
+            measured["ablation_clip"] = ablation(st)
         out.append(evidence(cid, f"at the large learning rate ({st['lr']:g}, {st['env']}) TruDi's final return is "
                             f"higher than {statement} (paired interval of the difference above 0)", paper,
-                            {f"return_trudi_minus_{m}": d.rounded(),
-                             f"return_drop_{m}": mean_ci(st[f"drop_{m}"], unit="seed").rounded(),
-                             "return_drop_trudi": mean_ci(st["drop_trudi"], unit="seed").rounded(),
-                             f"mean_kl_{m}": mean_ci(st[f"mean_kl_{m}"], unit="seed").rounded(),
-                             "mean_kl_trudi": mean_ci(st["mean_kl_trudi"], unit="seed").rounded()},
-                            superiority(d, what=f"TruDi - {m} return", plan=plans.seeds),
+                            measured, superiority(d, what=f"TruDi - {m} return", plan=plans.seeds),
                             requires=[stress_trudi, competent(f"{st['env']}/{m}/base"), f"stress_destabilises_{m}"]))
     cover = mean_ci(det["coverage_trudi"], unit="seed")
     out.append(evidence("multimodal_captures_both_modes", f"detour from the symmetric start: TruDi sends more than "

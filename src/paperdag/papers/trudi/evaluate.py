@@ -11,7 +11,7 @@ from paperdag.claims import write_metrics
 from paperdag.io import read_json, read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
-from .analysis import summarise
+from .analysis import STABILITY, summarise
 from .baselines import BASELINES_FILE
 from .claims import claims
 from .params import ENVS, Params
@@ -20,13 +20,14 @@ from .prepare import SPECS_FILE, THROUGHPUT_FILE
 
 
 def headline_metrics(s: dict) -> dict[str, float]:
-    """Means over seeds of the summaries ``s`` (analysis.summarise) for the metrics file (the claims judge intervals)."""
+    """Means over seeds of the summaries ``s`` (analysis.summarise) for the metrics file (the claims judge intervals;
+    ``*_clip`` is the clip ablation's, judged by none)."""
     st, det = s["stress"], s["detour"]
-    metrics = {f"stress_max_kl_{m}": st[f"max_kl_{m}"].mean() for m in ("trudi", "dppo", "final")}
-    metrics |= {f"stress_mean_kl_{m}": st[f"mean_kl_{m}"].mean() for m in ("trudi", "dppo", "final")}
-    metrics |= {f"stress_return_drop_{m}": st[f"drop_{m}"].mean() for m in ("trudi", "dppo", "final")}
+    metrics = {f"stress_max_kl_{m}": st[f"max_kl_{m}"].mean() for m in STABILITY}
+    metrics |= {f"stress_mean_kl_{m}": st[f"mean_kl_{m}"].mean() for m in STABILITY}
+    metrics |= {f"stress_return_drop_{m}": st[f"drop_{m}"].mean() for m in STABILITY}
     metrics |= {f"stress_return_trudi_minus_{m}": (st["return_trudi"] - st[f"return_{m}"]).mean()
-                for m in ("dppo", "final")}
+                for m in STABILITY[1:]}
     metrics |= {"detour_coverage_trudi": det["coverage_trudi"].mean(), "detour_coverage_gauss": det["coverage_gauss"]
                 .mean(), "detour_return_trudi_minus_gauss": (det["return_trudi"] - det["return_gauss"]).mean()}
     metrics |= {f"{e}_return_trudi_minus_gauss": (v["return_trudi"] - v["return_gauss"]).mean()

@@ -1,6 +1,7 @@
 """The trudi DAG: prepare -> train_* (method x simulator x setting, fanned out; TruDi's main runs after Gaussian
-PPO's on the same simulator, whose per-update KL sets its epsilon) and baselines (the competence ladder's random-search
-controller) -> evaluate."""
+PPO's on the same simulator, whose per-update KL sets its epsilon; on the stability simulator DPPO as published, the
+final-step trust region and the ``clip`` ablation at the base and the large learning rate) and baselines (the
+competence ladder's random-search controller) -> evaluate."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -13,7 +14,7 @@ GPU = Resources(cpus=1, gpus=0.25)
 RUNS = {  # stage name -> train args
     **{f"train_{env}_{m}": {"method": m, "setting": "main", "env": env} for env in ENVS for m in ("trudi", "gauss")},
     **{f"{setting}_{m}": {"method": m, "setting": setting}
-       for setting in ("base", "stress") for m in ("dppo", "final")},
+       for setting in ("base", "stress") for m in ("dppo", "clip", "final")},  # clip: the labelled ablation
     "stress_trudi": {"method": "trudi", "setting": "stress"},
     "sweep_trudi": {"method": "trudi", "setting": "sweep"},
 }

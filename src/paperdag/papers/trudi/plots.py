@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 from paperdag.io import new_figure
 
 COLORS = {"trudi": "tab:blue", "dppo": "tab:red", "clip": "tab:pink", "final": "tab:orange", "gauss": "tab:gray"}
+LABELS = {"dppo": "DPPO (as published)", "clip": "clip 0.2 ablation"}
 
 
 def _band(ax, curves: pa.Table, label: str, color: str, **where: object) -> None:
@@ -34,13 +35,14 @@ def plot_returns(curves: pa.Table, envs: tuple[str, ...]) -> Figure:
 
 
 def plot_kl(curves: pa.Table, env: str, lrs: tuple[float, float]) -> Figure:
-    """KL(old || new) per update on the stress simulator at the base and the large learning rate (log scale), with
-    TruDi's trust-region bound epsilon dashed (at the base rate the matched one, Gaussian PPO's KL)."""
+    """KL(old || new) per update on the stress simulator at the base and the large learning rate (log scale) of TruDi,
+    DPPO, the final-step trust region and the clip ablation, with TruDi's trust-region bound epsilon dashed (at the
+    base rate the matched one, Gaussian PPO's KL)."""
     fig, axes = new_figure(9.0, 3.4, ncols=2)
     for ax, lr, settings in zip(axes, lrs, (("main", "base"), ("stress",))):
-        for m in ("trudi", "dppo", "final"):
+        for m in ("trudi", "dppo", "final", "clip"):
             setting = settings[0] if m == "trudi" or len(settings) == 1 else settings[1]
-            _band(ax, curves, m, COLORS[m], env=env, method=m, setting=setting, y="kl")
+            _band(ax, curves, LABELS.get(m, m), COLORS[m], env=env, method=m, setting=setting, y="kl")
         epsilon = next(r["epsilon"] for r in curves.to_pylist()
                        if (r["env"], r["method"], r["setting"]) == (env, "trudi", settings[0]))
         ax.axhline(epsilon, color="k", ls="--", lw=1, label=f"TruDi's epsilon {epsilon:.3g}")

@@ -13,8 +13,8 @@ for a Gaussian one) and normalised advantages A:
   1): approx_kl = mean((r - 1) - log r) is measured with the minibatch's loss, before its step; the step is taken, and
   a seed whose approx_kl exceeded target_kl takes no further step in this iteration (DPPO breaks out of its minibatch
   and epoch loops; here the other seeds go on).
-- ``clip`` (ablation, not in the default DAG: DPPO's per-step structure with PPO's settings, the form of the earlier
-  runs): ratio r_k of the summed, unclamped step log-density, the environment step's advantage, L = -E sum_k min(r_k
+- ``clip`` (the labelled ablation, run beside DPPO and reported beside the stability claim, judged by none: DPPO's
+  per-step structure with PPO's settings, the form of the earlier runs): ratio r_k of the summed, unclamped step log-density, the environment step's advantage, L = -E sum_k min(r_k
   A, clip(r_k, 1 -+ c) A) with PPO's c, no denoising discount, no KL stop (the whole-chain ratio prod_k r_k is not
   bounded by this clipping).
 - ``trudi``: L = -E r_proj A + alpha E KL_chain(mu_proj || mu_theta), r_proj the ratio of the projected chain
