@@ -7,6 +7,7 @@ contract is checked by tests/test_paper_contract.py."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -29,8 +30,9 @@ from paperdag.papers.hamn.ladders import random_ranking_map
 from paperdag.papers.hamn.modern_hopfield import distance_energy, distance_update, mhn_energy, mhn_update
 from paperdag.papers.hamn.noise import noisy_queries
 from paperdag.papers.hamn.params import ClaimParams, Plans
-from paperdag.papers.hamn.queries import (Retriever, accuracy, calibrate_beta, clean_accuracy, decode_all,
-                                          input_space, leaf_queries, ml_leaf, nearest_leaf)
+from paperdag.papers.hamn.queries import (Retriever, accuracy, calibrate_beta, calibrate_beta_noisy,
+                                          calibrate_noise_on_decoder, clean_accuracy, decode_all,
+                                          decoder_accuracy, input_space, leaf_queries, ml_leaf, nearest_leaf)
 from paperdag.papers.hamn.pilot import FAMILIES, Spread, seed_spreads
 from paperdag.papers.hamn.retrieve import CALIBRATION_FILE, PILOT_FILE, RETRIEVALS_FILE
 from paperdag.papers.hamn.tree import ancestor_table, balanced_tree, closure_pairs, lca_level, related
@@ -236,6 +238,62 @@ def test_calibrate_beta_is_the_smallest_storing_beta_on_a_grid() -> None:
         scan = np.exp(np.linspace(np.log(1e-6), np.log(r.beta / step / 1.001), 40))
         assert all(pooled(float(b)) < 0.99 for b in scan[-5:]), model
         assert pooled(r.beta) == acc
+
+
+@pytest.mark.parametrize("model", ["mhn_normed", "mhn_distance", "hamn"])
+def test_noisy_beta_rule_is_the_smallest_competent_beta_on_a_grid(model: str) -> None:
+    """calibrate_beta_noisy against a brute-force scan: its beta meets A_mem >= max(A_ml, A_nn) - gap on the same
+    noisy queries (both decoders' accuracies recomputed here by ml_leaf and nearest_leaf), the scanned betas more
+    than one bisection step below it (above the start) do not, a start that already qualifies is kept, and a gap no
+    beta meets ends at beta_max. HAMN's queries here are wrapped normals (their ML decoder is its nearest leaf, so
+    the argmax limit qualifies; tangent noise at 0 on these points is decoded far better by its ML decoder)."""
+    noise = "wrapped" if model == "hamn" else "euclidean"
+    start = Retriever(model, noise, 1.0, 1e-4, 5, 1e-5, 1.0, 1e-4, 8)
+    sets = [(_memories(model, 16, s), *leaf_queries(16, 64, 3, torch.Generator().manual_seed(40 + s))) for s in (1, 2)]
+    rho, gap, beta_max, k = 0.4, 0.01, 1e6, 12
+    q = [noisy_queries(m, n, rho, z, noise, 1.0) for m, n, z in sets]
+    n = sum(len(nd) for _, nd, _ in sets)
+    ml = sum(int((ml_leaf(noise, qq, m, rho, 1.0) == nd).sum()) for qq, (m, nd, _) in zip(q, sets)) / n
+    nn = sum(int((nearest_leaf(model, qq, m, 1.0) == nd).sum()) for qq, (m, nd, _) in zip(q, sets)) / n
+
+    def pooled(beta: float) -> float:
+        r = replace(start, beta=beta)
+        return sum(int((r.retrieve(qq, m)[0] == nd).sum()) for qq, (m, nd, _) in zip(q, sets)) / n
+
+    r, rule = calibrate_beta_noisy(start, sets, rho, gap, beta_max, k, 64)
+    assert rule.decoder == max(ml, nn) and rule.n_queries == 128 and rule.accuracy == pooled(r.beta)
+    assert pooled(1e-4) < rule.decoder - gap <= rule.accuracy, (model, pooled(1e-4), rule)
+    step = (beta_max / 1e-4) ** (1 / 2**k)
+    scan = np.exp(np.linspace(np.log(1e-4), np.log(r.beta / step / 1.001), 40))
+    assert all(pooled(float(b)) < rule.decoder - gap for b in scan[-5:]), model
+    kept, _ = calibrate_beta_noisy(replace(start, beta=r.beta * 10), sets, rho, gap, beta_max, k, 64)
+    assert kept.beta == r.beta * 10
+    unmet, _ = calibrate_beta_noisy(start, sets, rho, -0.5, beta_max, 3, 64)
+    assert unmet.beta == pytest.approx(beta_max)
+
+
+def test_noise_is_calibrated_on_the_decoder_whatever_the_beta() -> None:
+    """calibrate_noise_on_decoder: the rho it returns brings the ML decoder's pooled accuracy (decoder_accuracy,
+    checked against ml_leaf) to the target within the bisection's resolution (the accuracy at rho -+ one step
+    brackets the target), and the same rho comes back whatever the memory's beta (the memory plays no part)."""
+    sets = []
+    for s in (1, 2):
+        nodes, z = leaf_queries(16, 400, 3, torch.Generator().manual_seed(50 + s))
+        sets.append((Retriever("hamn", "tangent", 1.0, 1e-3, 5, 1e-5, 1.0, 1e-4, 8), _memories("hamn", 16, s),
+                     nodes, z))
+    rho, acc = calibrate_noise_on_decoder(sets, 0.8, 4.0, 12, 128)
+    r, m, nd, z = sets[0]
+    by_hand = float((ml_leaf("tangent", noisy_queries(m, nd, rho, z, "tangent", 1.0), m, rho, 1.0) == nd).double()
+                    .mean())
+    assert decoder_accuracy(r, m, nd, rho, z, 128) == by_hand
+    step = 4.0 / 2**12
+
+    def pooled(x: float) -> float:
+        return sum(decoder_accuracy(rr, mm, nn, x, zz, 128) for rr, mm, nn, zz in sets) / 2
+
+    assert pooled(rho - step) >= 0.8 >= pooled(rho + step) and abs(acc - 0.8) < 0.05
+    hot = [(replace(r, beta=1e3), *rest) for r, *rest in sets]
+    assert calibrate_noise_on_decoder(hot, 0.8, 4.0, 12, 128) == (rho, acc)
 
 
 @pytest.mark.parametrize("model", ["mhn_normed", "mhn_distance", "hamn"])
@@ -498,7 +556,7 @@ def _pilot_cells(slope: np.ndarray, deep: np.ndarray, shallow: np.ndarray) -> pd
             for m in ("mhn_normed", "mhn_distance", "hamn"):
                 hamn = m == "hamn"
                 acc = shallow[s] + (0.1 * s if hamn else 0.0) if d == 2 else 0.3 + (deep[s] if hamn and d == 4 else 0)
-                rows.append(dict(model=m, branching=2, depth=d, seed=100 + s, accuracy=acc,
+                rows.append(dict(model=m, branching=2, depth=d, seed=100 + s, accuracy=acc, accuracy_ml=acc,
                                  log_rho50=(1.0 + s + slope[s] * d) if hamn else -0.5 * s))
     return pd.DataFrame(rows)
 

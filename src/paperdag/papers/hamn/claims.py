@@ -18,8 +18,8 @@ unequal norm cannot return its own stored patterns on deep trees (by constructio
   the noise at which a memory retrieves half its queries), the deepest-depth advantage and the closeness of errors in
   the tree, for each baseline, each for every b (``all_of``: every b holds, or one fails under Holm's correction);
   and HAMN's dynamics against hyperbolic nearest-leaf decoding on the same queries;
-- checks: the calibration of the noise at D = 2 transfers to the held-out evaluation seeds (each compared memory's
-  D = 2 accuracy equivalent to the calibration target: the former shallow parity, true by construction up to the
+- checks: the calibration of the noise at D = 2 transfers to the held-out evaluation seeds (the D = 2
+  accuracy of each compared memory's noise's ML decoder equivalent to the calibration target: the former shallow parity, true by construction up to the
   transfer); the seed-level plans carry the spread of the pilot this run measures; HAMN's iterates stay on the ball (true by construction of the exp-map updates; every iterate
   enumerated).
 
@@ -297,10 +297,12 @@ def dynamics_claim(r: DecoderRung, plans: Plans) -> Claim:
 
 def calibration_checks(calibration: dict[str, dict[int, Interval]], p: ClaimParams, target: float,
                        plans: Plans) -> list[Claim]:
-    """Each compared memory's D = 2 accuracy on the evaluation seeds is equivalent to the target its noise was
-    calibrated to on the calibration seeds (within ``shallow_tol``, for every b): the calibration transfers."""
+    """The D = 2 accuracy of the ML decoder of each compared memory's noise on the evaluation seeds is equivalent to
+    the target that noise was calibrated to on the calibration seeds (within ``shallow_tol``, for every b): the
+    calibration transfers."""
     return [check(f"calibration_transfers_{m}", f"the noise of {MODEL_NAMES[m]} calibrated at D = 2 on the "
-                  f"calibration seeds to accuracy {target:g} gives accuracy within {p.shallow_tol:g} of it on the "
+                  f"calibration seeds to ML-decoder accuracy {target:g} gives its ML decoder accuracy within "
+                  f"{p.shallow_tol:g} of it on the "
                   "held-out evaluation seeds (95% CI over seeds inside the band), for every b",
                   "comparable performance on shallow hierarchies (abstract; here true by construction up to the "
                   "transfer to held-out seeds)", {f"b{b}": _iv(iv) for b, iv in sorted(calibration[m].items())},

@@ -3,7 +3,8 @@
 Evaluation cells are every (b, D, s) with s an evaluation seed; the calibration cells of branching b are
 (b, 2, s) for s a calibration seed. A cell's draws come from SeedSequence([root, b, D, s, stream]), so both
 geometries of a cell share their initial coordinates and negatives (stream 0), and all models share their query
-noise (stream 1).
+noise (stream 1); the noisy queries of the beta rule on the calibration cells (b, D, c) have a stream of their own
+(stream 2), so they are not the pilot's queries.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-EMBED_STREAM, NOISE_STREAM = 0, 1
+EMBED_STREAM, NOISE_STREAM, BETA_STREAM = 0, 1, 2
 CALIBRATION_DEPTH = 2
 
 

@@ -87,7 +87,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     regime = Regime(clean_means(clean), {g: {b: seed_values(q[q.seed.isin(p.seeds)], b, deepest_d, "map") for b in bs}
                                          for g, q in quality.items()},
                     {g: embedding_rungs(p, q, ranking) for g, q in quality.items()}, decoders,
-                    {m: {b: mean_ci(shallow[(shallow.model == m) & (shallow.branching == b)]["accuracy"].to_numpy(),
+                    {m: {b: mean_ci(shallow[(shallow.model == m) & (shallow.branching == b)]["accuracy_ml"].to_numpy(),
                                     unit="seed") for b in bs} for m in COMPARED},
                     {m: {b: mean_ci(depth_slopes(cells[cells.model == m], b, "log_rho50"), unit="seed") for b in bs}
                      for m in MODELS})
@@ -102,7 +102,10 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     metrics |= {f"wrapped_floor_b{r.branching}": float(r.wrapped_floor) for r in calibration["hamn"].itertuples()}
     for r in betas.itertuples():
         metrics[f"beta_{r.model}_b{r.branching}_D{r.depth}"] = float(r.beta)
+        metrics[f"beta_clean_rule_{r.model}_b{r.branching}_D{r.depth}"] = float(r.beta_clean)
         metrics[f"beta_calibration_clean_acc_{r.model}_b{r.branching}_D{r.depth}"] = float(r.clean_accuracy)
+        metrics[f"beta_calibration_noisy_acc_{r.model}_b{r.branching}_D{r.depth}"] = float(r.noisy_accuracy)
+        metrics[f"beta_calibration_noisy_decoder_{r.model}_b{r.branching}_D{r.depth}"] = float(r.noisy_decoder)
     means = cells.groupby(["model", "branching", "depth"])[["accuracy", "accuracy_nn", "share_unlike_nn",
                                                             "log_rho50"]].mean().reset_index()
     for r in means.itertuples():

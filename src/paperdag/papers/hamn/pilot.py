@@ -5,9 +5,9 @@ at the declared effect d). The calibration seeds also set beta and rho, so their
 calibration target by construction; only their spread is used. No pilot seed enters a judged interval.
 
 Families (the plan each sizes): ``slopes``, one seed's OLS slope over D of log rho_50(HAMN) - log rho_50(baseline);
-``deepest``, one seed's accuracy advantage of HAMN at the largest D; ``transfer``, one seed's D = 2 accuracy of a
-compared memory. A family's spread is the largest sample sd (ddof 1) over its parts (every b, every baseline or
-memory): the plan must serve its least precise part.
+``deepest``, one seed's accuracy advantage of HAMN at the largest D; ``transfer``, one seed's D = 2 accuracy of the
+ML decoder of a compared memory's noise (the accuracy its rho is calibrated to). A family's spread is the largest
+sample sd (ddof 1) over its parts (every b, every baseline or memory): the plan must serve its least precise part.
 """
 
 from __future__ import annotations
@@ -50,5 +50,5 @@ def seed_spreads(cells: pd.DataFrame, baselines: tuple[str, ...], compared: tupl
             adv[f"{m}_b{b}"] = a[(a.branching == b) & (a.depth == deepest)]["delta"].to_numpy()
         for m in compared:
             acc[f"{m}_b{b}"] = cells[(cells.model == m) & (cells.branching == b)
-                                     & (cells.depth == shallow)]["accuracy"].to_numpy()
+                                     & (cells.depth == shallow)]["accuracy_ml"].to_numpy()
     return {"slopes": _spread(slopes), "deepest": _spread(adv), "transfer": _spread(acc)}

@@ -12,9 +12,14 @@ beta in [beta_min, beta_max] (bisection on log beta; noise-free accuracy taken t
 noise-free retrieval (each stored leaf queried with itself, the memory's dynamics run, the nearest memory read out)
 reaches ``target`` pooled over the calibration seeds' embeddings of that (b, D), which no evaluation reuses. At
 beta -> infinity every memory is its nearest-neighbour decoder; this beta keeps retrieval at finite temperature.
+The beta the memory runs at (``calibrate_beta_noisy``, 2026-12-05): the smallest beta >= that one with
+    A_mem(beta) >= max(A_ml, A_nn) - gap,
+A the pooled accuracy of noisy calibration queries of that (b, D) at the calibrated rho (the memory's, its noise's
+ML decoder's and its nearest-neighbour decoder's, on the same queries).
 
-Query noise (``calibrate_noise``): rho of each model and branching is set once at depth 2, on the calibration
-seeds, by bisection in [0, rho_max] for the pooled leaf accuracy to cross ``target``.
+Query noise (``calibrate_noise_on_decoder``): rho of each model and branching is set once at depth 2, on the
+calibration seeds, by bisection in [0, rho_max] for the pooled accuracy of the noise's ML decoder to cross
+``target`` (``calibrate_noise``: the same bisection on the memory's own accuracy, the previous rule).
 
 Decoders: ``nearest_leaf`` (the stored pattern nearest to the query in the memory's geometry, no update: the memory's
 zero-temperature, zero-step limit) and ``ml_leaf`` (the noise's maximum-likelihood leaf, noise.log_likelihood).
@@ -163,17 +168,80 @@ CalibrationSet = tuple[Retriever, torch.Tensor, torch.Tensor, torch.Tensor]
 """(retriever, memories, query nodes, noise z) of one calibration cell."""
 
 
-def pooled_accuracy(sets: list[CalibrationSet], rho: float, chunk: int) -> float:
-    """Mean accuracy at noise rho over the calibration cells (equal query counts: the pooled accuracy)."""
-    return sum(accuracy(r, m, n, rho, z, chunk) for r, m, n, z in sets) / len(sets)
+def decoder_accuracy(retriever: Retriever, memories: torch.Tensor, nodes: torch.Tensor, rho: float, z: torch.Tensor,
+                     chunk: int) -> float:
+    """Fraction of noisy queries whose ML leaf under the retriever's noise at rho (``ml_leaf``) is their source."""
+    hits = [ml_leaf(retriever.noise, noisy_queries(memories, nodes[lo:lo + chunk], rho, z[lo:lo + chunk],
+                                                   retriever.noise, retriever.curvature),
+                    memories, rho, retriever.curvature) == nodes[lo:lo + chunk] for lo in range(0, len(nodes), chunk)]
+    return float(torch.cat(hits).double().mean())
 
 
-def calibrate_noise(sets: list[CalibrationSet], target: float, rho_max: float, iterations: int,
-                    chunk: int) -> tuple[float, float]:
-    """Bisection on rho for pooled accuracy(rho) = target (accuracy falls as rho grows); returns (rho, accuracy)."""
+def calibrate_noise_on_decoder(sets: list[CalibrationSet], target: float, rho_max: float, iterations: int,
+                               chunk: int) -> tuple[float, float]:
+    """Bisection on rho in [0, rho_max] for the ML decoder's pooled accuracy (mean over the calibration cells, equal
+    query counts) to cross ``target`` (it falls as rho grows); returns (rho, that accuracy at rho). The memory's
+    beta plays no part: the noise is set by what its Bayes-optimal read-out can decode."""
+    def pooled(rho: float) -> float:
+        return sum(decoder_accuracy(r, m, n, rho, z, chunk) for r, m, n, z in sets) / len(sets)
+
     lo, hi = 0.0, rho_max
     for _ in range(iterations):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if pooled_accuracy(sets, mid, chunk) >= target else (lo, mid)
+        lo, hi = (mid, hi) if pooled(mid) >= target else (lo, mid)
     rho = (lo + hi) / 2
-    return rho, pooled_accuracy(sets, rho, chunk)
+    return rho, pooled(rho)
+
+
+@dataclass(frozen=True)
+class NoisyRule:
+    """The noisy beta rule's outcome in one (b, D): the memory's pooled accuracy at the chosen beta, its stronger
+    decoder's (max of the ML and nearest-neighbour decoders' pooled accuracies) and the number of queries."""
+
+    accuracy: float
+    decoder: float
+    n_queries: int
+
+
+def calibrate_beta_noisy(retriever: Retriever, sets: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
+                         rho: float, gap: float, beta_max: float, iterations: int,
+                         chunk: int) -> tuple[Retriever, NoisyRule]:
+    """The retriever at the smallest beta in [retriever.beta, beta_max] (retriever.beta itself if it qualifies, else
+    bisection on log beta) with pooled noisy accuracy A_mem(beta) >= max(A_ml, A_nn) - gap over ``sets`` ((memories,
+    query leaves, standard noise z) of the calibration cells, queries at ratio rho); beta_max where none does.
+    A beta's test stops at the first cell after which the pooled hit count is decided either way (exact: the same
+    decision as counting every cell); the returned accuracy counts every cell."""
+    c = retriever.curvature
+    queries = [noisy_queries(m, n, rho, z, retriever.noise, c) for m, n, z in sets]
+    n = sum(len(nd) for _, nd, _ in sets)
+    ml = sum(int((ml_leaf(retriever.noise, q, m, rho, c) == nd).sum()) for q, (m, nd, _) in zip(queries, sets)) / n
+    nn = sum(int((nearest_leaf(retriever.model, q, m, c) == nd).sum()) for q, (m, nd, _) in zip(queries, sets)) / n
+    strongest = max(ml, nn)
+    need = math.ceil((strongest - gap) * n - 1e-9)  # A_mem >= strongest - gap  <=>  hits >= need
+    hits_of: dict[tuple[float, int], int] = {}
+
+    def hits(beta: float, k: int) -> int:
+        if (beta, k) not in hits_of:
+            r, (m, nd, _), q = replace(retriever, beta=beta), sets[k], queries[k]
+            hits_of[beta, k] = int(sum(int((r.retrieve(q[lo:lo + chunk], m)[0] == nd[lo:lo + chunk]).sum())
+                                       for lo in range(0, len(nd), chunk)))
+        return hits_of[beta, k]
+
+    def competent(beta: float) -> bool:
+        got, left = 0, n
+        for k in range(len(sets)):
+            got, left = got + hits(beta, k), left - len(sets[k][1])
+            if got >= need or got + left < need:
+                break
+        return got >= need
+
+    def pooled(beta: float) -> float:
+        return sum(hits(beta, k) for k in range(len(sets))) / n
+
+    if competent(retriever.beta):
+        return retriever, NoisyRule(pooled(retriever.beta), strongest, n)
+    lo, hi = math.log(retriever.beta), math.log(beta_max)
+    for _ in range(iterations):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if competent(math.exp(mid)) else (mid, hi)
+    return replace(retriever, beta=math.exp(hi)), NoisyRule(pooled(math.exp(hi)), strongest, n)

@@ -1,6 +1,7 @@
-"""Stage ``retrieve_<model>``: set the memory's beta in every (b, D) by the finite-temperature rule and its query
-noise at depth 2, both on the calibration seeds (queries.py), then decode noisy leaf queries in every evaluation
-cell by the memory, its nearest-neighbour decoder and its noise's ML decoder; one row per query.
+"""Stage ``retrieve_<model>``: on the calibration seeds (queries.py), the noise-free beta rule in every (b, D), the
+query noise at depth 2 (on the noise's ML decoder), then the beta the memory runs at in every (b, D) (the noisy
+rule, from the noise-free rule's beta up); then decode noisy leaf queries in every evaluation cell by the memory,
+its nearest-neighbour decoder and its noise's ML decoder; one row per query.
 
 A cell's queries: ``queries_per_cell`` at the calibrated rho (level 1; the accuracies of the claims), then
 ``tolerance_queries`` at each rho level * rho of ``tolerance_levels`` (with level 1, the psychometric curve whose
@@ -13,13 +14,14 @@ import torch
 from paperdag.io import write_table
 from paperdag.stage import StageContext
 
-from .design import CALIBRATION_DEPTH, NOISE_STREAM, cells, generator
+from .design import BETA_STREAM, CALIBRATION_DEPTH, NOISE_STREAM, cells, generator
 from .embed import EMBEDDINGS_FILE
 from .noise import noisy_queries
 from .params import Params
 from .prepare import TREES_FILE
-from .queries import (GEOMETRY, CalibrationSet, Retriever, calibrate_beta, calibrate_noise, clean_accuracy,
-                      decode_all, input_space, leaf_queries, nearest_leaf, probe_leaves)
+from .queries import (GEOMETRY, CalibrationSet, Retriever, calibrate_beta, calibrate_beta_noisy,
+                      calibrate_noise_on_decoder, clean_accuracy, decode_all, input_space, leaf_queries, nearest_leaf,
+                      probe_leaves)
 from .store import load_embeddings, load_tree
 from .tree import ancestor_table, lca_level
 
@@ -44,8 +46,9 @@ def wrapped_floor(sets: list[CalibrationSet], rho: float) -> float:
 
 
 def retrieve(ctx: StageContext[Params], model: str) -> dict[str, float]:
-    """beta.parquet (b, D, beta, pooled noise-free calibration accuracy), calibration.parquet (branching, rho,
-    accuracy, and for HAMN the wrapped-normal floor), retrievals.parquet (cell, query leaf, rho level, retrieved / nearest / ML leaf, LCA level of the
+    """beta.parquet (b, D, beta the memory runs at (the noisy rule), beta_clean (the noise-free rule's), its pooled
+    noise-free calibration accuracy, and the noisy rule's pooled memory and decoder accuracies), calibration.parquet
+    (branching, rho, the ML decoder's pooled accuracy, and for HAMN the wrapped-normal floor), retrievals.parquet (cell, query leaf, rho level, retrieved / nearest / ML leaf, LCA level of the
     retrieved leaf, largest sqrt(c)||xi|| over the iterates), clean.parquet (per cell, the noise-free accuracy of
     every stored leaf, and the beta) and pilot.parquet (the rows of retrievals.parquet for the cells of the
     calibration seeds: the pilot whose spreads size the sample-size plans, never a judged interval)."""
@@ -62,13 +65,12 @@ def retrieve(ctx: StageContext[Params], model: str) -> dict[str, float]:
     def memories_of(cell: tuple[int, int, int]) -> torch.Tensor:
         return input_space(model, embeddings[cell][torch.as_tensor(trees[cell[:2]].leaves)]).to(dev)
 
-    retriever, betas = {}, {k: [] for k in ("branching", "depth", "beta", "clean_accuracy")}
+    clean_rule, clean_acc = {}, {}
     for b, d in ctx.progress(list(trees), desc=f"{model} beta"):
         probes = probe_leaves(len(trees[b, d].leaves), r.beta_queries).to(dev)
-        retriever[b, d], acc = calibrate_beta(base, [(memories_of((b, d, s)), probes) for s in p.calibration_seeds],
-                                              r.clean_target, r.beta_min, r.beta_max, r.beta_bisections, r.chunk)
-        for key, value in zip(betas, (b, d, retriever[b, d].beta, acc), strict=True):
-            betas[key].append(value)
+        clean_rule[b, d], clean_acc[b, d] = calibrate_beta(
+            base, [(memories_of((b, d, s)), probes) for s in p.calibration_seeds], r.clean_target, r.beta_min,
+            r.beta_max, r.beta_bisections, r.chunk)
     rho, calib = {}, {"branching": [], "rho": [], "accuracy": [], "wrapped_floor": []}
     for b in p.trees.branchings:
         sets: list[CalibrationSet] = []
@@ -76,10 +78,24 @@ def retrieve(ctx: StageContext[Params], model: str) -> dict[str, float]:
             cell = (b, CALIBRATION_DEPTH, s)
             nodes, z = (t.to(dev) for t in leaf_queries(len(trees[cell[:2]].leaves), r.calibration_queries,
                                                         p.embedding.dim, generator(p.seed, cell, NOISE_STREAM)))
-            sets.append((retriever[b, CALIBRATION_DEPTH], memories_of(cell), nodes, z))
-        rho[b], acc = calibrate_noise(sets, r.target_accuracy, r.rho_max, r.bisections, r.chunk)
+            sets.append((clean_rule[b, CALIBRATION_DEPTH], memories_of(cell), nodes, z))
+        rho[b], acc = calibrate_noise_on_decoder(sets, r.target_accuracy, r.rho_max, r.bisections, r.chunk)
         calib["branching"].append(b), calib["rho"].append(rho[b]), calib["accuracy"].append(acc)
         calib["wrapped_floor"].append(wrapped_floor(sets, r.rho_max) if model == "hamn" else float("nan"))
+    retriever, betas = {}, {k: [] for k in ("branching", "depth", "beta", "beta_clean", "clean_accuracy",
+                                            "noisy_accuracy", "noisy_decoder")}
+    for b, d in ctx.progress(list(trees), desc=f"{model} noisy beta"):
+        noisy = []
+        for s in p.calibration_seeds:
+            cell = (b, d, s)
+            nodes, z = (t.to(dev) for t in leaf_queries(len(trees[b, d].leaves), r.beta_queries, p.embedding.dim,
+                                                        generator(p.seed, cell, BETA_STREAM)))
+            noisy.append((memories_of(cell), nodes, z))
+        retriever[b, d], rule = calibrate_beta_noisy(clean_rule[b, d], noisy, rho[b], r.noisy_gap, r.beta_max,
+                                                     r.noisy_bisections, r.chunk)
+        for key, value in zip(betas, (b, d, retriever[b, d].beta, clean_rule[b, d].beta, clean_acc[b, d],
+                                      rule.accuracy, rule.decoder), strict=True):
+            betas[key].append(value)
     def decode_cells(seeds: list[int], desc: str) -> tuple[dict[str, list], dict[str, list]]:
         """Every cell (b, D, seed) of ``seeds``: the noisy queries' rows and the noise-free accuracy per cell."""
         clean: dict[str, list] = {k: [] for k in ("branching", "depth", "seed", "accuracy", "beta")}
