@@ -12,14 +12,14 @@ beta in [beta_min, beta_max] (bisection on log beta; noise-free accuracy taken t
 noise-free retrieval (each stored leaf queried with itself, the memory's dynamics run, the nearest memory read out)
 reaches ``target`` pooled over the calibration seeds' embeddings of that (b, D), which no evaluation reuses. At
 beta -> infinity every memory is its nearest-neighbour decoder; this beta keeps retrieval at finite temperature.
-The beta the memory runs at (``calibrate_beta_noisy``, 2026-12-05): the smallest beta >= that one with
+The beta the memory runs at (``calibrate_beta_noisy``): the smallest beta >= that one with
     A_mem(beta) >= max(A_ml, A_nn) - gap,
 A the pooled accuracy of noisy calibration queries of that (b, D) at the calibrated rho (the memory's, its noise's
 ML decoder's and its nearest-neighbour decoder's, on the same queries).
 
 Query noise (``calibrate_noise_on_decoder``): rho of each model and branching is set once at depth 2, on the
 calibration seeds, by bisection in [0, rho_max] for the pooled accuracy of the noise's ML decoder to cross
-``target`` (``calibrate_noise``: the same bisection on the memory's own accuracy, the previous rule).
+``target`` (until cac8c15 the same bisection ran on the memory's own accuracy).
 
 Decoders: ``nearest_leaf`` (the stored pattern nearest to the query in the memory's geometry, no update: the memory's
 zero-temperature, zero-step limit) and ``ml_leaf`` (the noise's maximum-likelihood leaf, noise.log_likelihood).
