@@ -27,7 +27,7 @@ class DataParams(ParamsModel):
 class TrainParams(ParamsModel):
     """Network, optimiser and augmentations: identical for SimCLR, NCL and BayesNCL (pretrain.Recipe)."""
 
-    n_seeds: int = Field(ge=2, le=64, description="independent pretraining runs per (method, dataset)")
+    n_seeds: int = Field(ge=2, le=256, description="independent pretraining runs per (method, dataset)")
     first_seed: int = Field(ge=0, le=1_000_000, description=(
         "seed index of the first run: run s (0 <= s < n_seeds) pretrains from train.run_seed(seed, dataset, "
         "first_seed + s); the judged seeds [first_seed, first_seed + n_seeds) never meet the pilot's"))
