@@ -39,11 +39,15 @@ from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, bl
 from paperdag.papers.vector_lyapunov.params import (BudgetParams, ClaimParams, NetworkCegisParams,
                                                     NetworkCertificateParams, NetworkParams, Params, Plans,
                                                     PlatoonParams)
+from paperdag.papers.vector_lyapunov.platoon.cascade import (accel_transfer, cascade_analysis,
+                                                             constant_acceleration_states, delayed_loop, exceeds, hinf,
+                                                             response, spectral_radius)
 from paperdag.papers.vector_lyapunov.platoon.certificate import (Q_DIM, Policy, VectorCert, compile_increment,
                                                                  compile_query, decrease)
 from paperdag.papers.vector_lyapunov.platoon.evaluation import (PlatoonResults, gain_one_equilibria,
                                                                 relative_equilibria)
-from paperdag.papers.vector_lyapunov.platoon.model import headway, make_platoon, relative, relative_step, simulate
+from paperdag.papers.vector_lyapunov.platoon.model import (headway, make_platoon, relative, relative_gain,
+                                                          relative_step, simulate)
 from paperdag.papers.vector_lyapunov.reverify import reverify
 from paperdag.papers.vector_lyapunov.stages.verify_network import VERIFIED_DIR
 from paperdag.papers.vector_lyapunov.verifier import bab, lp
@@ -835,7 +839,20 @@ def _platoon_results(verified: bool, violations: int) -> PlatoonResults:
                           full_summary=summary | {"verified": False}, w_sim=0.1, control={}, scenarios=sims,
                           falsified_verified=falsified if verified else {},
                           falsified_refuted={} if verified else {"vector_reach": {"violations": 7}},
-                          gain_one=[True] * 4, equilibrium_c=0.75, relative_command=[0.5] * 4)
+                          gain_one=[True] * 4, equilibrium_c=0.75, relative_command=[0.5] * 4,
+                          cascade=_cascade_results())
+
+
+def _cascade_results(radius: float = 0.93, broken: bool = False) -> dict:
+    """A 4-follower H, C, H, C cascade analysis: spectral radii ``radius``, one DC cycle (followers 2 and 4), broken
+    (lambda 1 > rho^2) or not (lambda 0.5)."""
+    cycle = {"j": 1, "i": 3, "gain": 1.0 if broken else 0.5, "bound": 0.99 ** 2, "a": 0.1}
+    return {"spectral_radius": [radius] * 4, "radius_bound": 0.99 ** (1 / 3), "accel_hinf": [1.0, 1.05, 1.0, 1.05],
+            "accel_hinf_w": [0.0, 0.04, 0.0, 0.04], "accel_hinf_certified": True,
+            "loops": [{"pair": [k, k + 1], "types": ["HDV", "CAV"], "peak": 1.02, "w": 0.03, "certified": True}
+                      for k in range(3)],
+            "dc_cycles": [cycle], "dc_broken": [cycle] if broken else [], "first_n_broken": 4 if broken else None,
+            "equilibrium_residual": 0.0, "is_cav": [False, True, False, True]}
 
 
 @pytest.mark.parametrize(("verified", "violations", "verdict"),
@@ -984,3 +1001,109 @@ def test_platoon_certificate_can_exist_is_judged_on_the_relative_equilibria(comm
     r = replace(_platoon_results(True, 0), relative_command=command)
     claim = {c.id: c for c in platoon_claims(r, THRESHOLDS, PLANS)}["platoon_certificate_can_exist"]
     assert claim.verdict == verdict, claim
+
+
+@pytest.mark.parametrize("follower", [0, 1])
+def test_delayed_loop_spectral_radius_is_the_root_of_the_hand_derived_characteristic_polynomial(follower):
+    """tau = 1: xr(k+1) = A0 xr(k) + b g^T xr(k - 1) has det(z^2 I - z A0 - b g^T)
+    = z [z^3 - 2 z^2 + (1 - dt g_v) z + dt g_v + dt^2 g_s] (A0 = [[1, -dt], [0, 1]], b = (0, dt), g = (g_s, g_v)),
+    so the stacked loop's spectral radius is the largest root modulus of that cubic (an HDV and a CAV follower)."""
+    pl = make_platoon(PLATOON, 0.1, 2, np.random.default_rng(0))
+    g_s, g_v = relative_gain(pl, [follower])[0]
+    dt = pl.dt
+    cubic = [1.0, -2.0, 1.0 - dt * g_v, dt * g_v + dt ** 2 * g_s]
+    assert spectral_radius(pl, follower) == pytest.approx(np.abs(np.roots(cubic)).max(), rel=1e-12)
+    unstable = replace(pl, alpha=pl.alpha * 40)  # a stiff HDV gain with a one-step delay oscillates out
+    assert spectral_radius(unstable, 0) > 1.0
+
+
+@pytest.mark.parametrize(("a", "peak_w"), [(0.6, 0.0), (-0.6, np.pi), (0.0, None)])
+def test_hinf_of_a_first_order_lag_is_its_closed_form(a, peak_w):
+    """H(z) = b / (z - a): sup_w |H| = b / (1 - |a|), at w = 0 for a > 0 and at pi for a < 0 (flat for a = 0); the
+    crossing test says exceeded just below the peak and not just above it."""
+    b = 0.3
+    num, den = np.array([0.0, b]), np.array([1.0, -a])
+    out = hinf(num, den, 257, 1e-7)
+    assert out["peak"] == pytest.approx(b / (1 - abs(a)), rel=1e-10) and out["certified"]
+    if peak_w is not None:
+        assert out["w"] == pytest.approx(peak_w, abs=1e-6)
+    assert exceeds(num, den, 0.999 * out["peak"], 1e-7) and not exceeds(num, den, 1.001 * out["peak"], 1e-7)
+    resonant = (np.array([0.0, 0.0, 0.19]), np.polymul([1.0, -0.9 * np.exp(0.5j)], [1.0, -0.9 * np.exp(-0.5j)]).real)
+    grid = response(*resonant, np.linspace(0, np.pi, 200001)).max()  # an interior peak: a dense grid as the oracle
+    assert hinf(*resonant, 65, 1e-7)["peak"] == pytest.approx(grid, rel=1e-8)
+
+
+def _amplitude(u: np.ndarray, w: float) -> complex:
+    """Complex amplitude of u at frequency w over a whole number of periods."""
+    return complex(np.sum(u * np.exp(-1j * w * np.arange(len(u))))) * 2 / len(u)
+
+
+def test_accel_transfer_is_the_predecessor_to_follower_channel_of_the_simulation():
+    """An HDV, CAV platoon (absolute errors, unclipped OVM, nominal CAV law) behind a leader whose speed oscillates at
+    w = 2 pi / 144 (near the CAV's peak): in steady state each follower's acceleration is H_i(e^{jw}) times its
+    predecessor's (|.| and phase), and the same loop driven on the wrong channel (the follower's own disturbance,
+    E = (0, dt)) does not match it (the mutation the test must catch)."""
+    pl = make_platoon(PLATOON, 0.1, 2, np.random.default_rng(0))
+    period, w = 144, 2 * np.pi / 144
+    T = 12 * period
+    k = torch.arange(T + 1, dtype=torch.float64)
+    lead = 0.1 * torch.sin(w * k)
+    with torch.no_grad():
+        traj = simulate(pl, torch.zeros(pl.n, 2, dtype=torch.float64), torch.zeros(T, pl.n, dtype=torch.float64),
+                        lead[:-1], None, clip=False)
+    acc = np.concatenate([np.diff(lead.numpy())[:, None], np.diff(traj[..., 1].numpy(), axis=0)], 1) / pl.dt
+    tail = acc[-5 * period:]
+    amp = [_amplitude(tail[:, j], w) for j in range(3)]
+    z = np.exp(1j * w)
+    for i in range(2):
+        num, den = accel_transfer(pl, i)
+        assert amp[i + 1] / amp[i] == pytest.approx(np.polyval(num, z) / np.polyval(den, z), rel=1e-6)
+        A, _, _, Cu = delayed_loop(pl, i)
+        own = np.zeros((A.shape[0], 1))
+        own[1, 0] = pl.dt
+        wrong = (Cu @ np.linalg.solve(z * np.eye(A.shape[0]) - A, own))[0, 0]
+        assert abs(abs(wrong) - abs(amp[i + 1] / amp[i])) > 0.05 * abs(amp[i + 1] / amp[i])
+
+
+def test_a_constant_leader_acceleration_rules_out_a_strict_certificate_from_the_second_cav_on():
+    """H, C, H, C behind a leader at constant acceleration: the chain (absolute simulation, unclipped) settles at the
+    relative states of ``constant_acceleration_states`` (a fixed point of relative_step), the two CAVs (one law, a
+    nonzero residual) hold the same state, so the DC cycle 2 -> 4 has lambda = 1 > rho^2 and the cascade analysis
+    breaks from N = 4 (not N = 2); and any strict certificate violates (C) at one of the constant queries of
+    followers 2-4 (here a random one)."""
+    torch.manual_seed(0)
+    pl = make_platoon(PLATOON, 0.1, 4, np.random.default_rng(0))
+    pol = Policy(8, 1.0)
+    torch.nn.init.normal_(pol.net[-1].weight, std=0.05)
+    a, T = 0.1, 1500
+    lead = a * pl.dt * torch.arange(T, dtype=torch.float64)
+    with torch.no_grad():
+        traj, xr = _chain_rollout(pl, pol, torch.zeros(pl.n, 2, dtype=torch.float64), lead,
+                                  torch.zeros(T, pl.n, dtype=torch.float64))
+    x = constant_acceleration_states(pl, pol, a)
+    assert np.allclose(xr[-2].numpy(), x, atol=1e-9)  # the last row holds the leader's speed (_chain_rollout)
+    assert np.array_equal(x[1], x[3]) and not np.allclose(x[0], x[2])
+    out = cascade_analysis(pl, pol, 0.99, 257, 1e-9, 1e-7)
+    assert out["equilibrium_residual"] < 1e-12 and out["first_n_broken"] == 4
+    assert {(c["j"], c["i"]) for c in out["dc_broken"]} == {(1, 3)}
+    assert all(c["gain"] == pytest.approx(1.0, abs=1e-12) for c in out["dc_broken"])
+    assert cascade_analysis(pl.first(2), pol, 0.99, 257, 1e-9, 1e-7)["dc_broken"] == []
+    vc = VectorCert(pl.box, 0, 4, 0.05, 0.99)
+    xt = torch.as_tensor(x)
+    z = torch.cat([xt[1:], torch.zeros(3, 2, dtype=torch.float64), xt[:-1], torch.zeros(3, 4, dtype=torch.float64)], 1)
+    with torch.no_grad():
+        _, level = decrease(vc, pol, pl, np.arange(1, 4), z, 1.0)
+        G = torch.stack([decrease(vc, pol, pl, np.array([i + 1]), z[i:i + 1], float(level[i]))[0][0]
+                         for i in range(3)])
+    assert float(G.max()) > 0
+
+
+@pytest.mark.parametrize(("radius", "broken", "verdict"), [(0.93, False, "holds"), (0.93, True, "fails"),
+                                                           (0.9999, False, "fails")])
+def test_platoon_cascade_precondition_is_judged_on_radius_and_dc_cycles(radius, broken, verdict):
+    """The cascade precondition holds when every radius is within rho^(1/3) and no DC cycle breaks, fails otherwise,
+    and the platoon's evidence waits on it."""
+    r = replace(_platoon_results(True, 0), cascade=_cascade_results(radius, broken))
+    claims = {c.id: c for c in resolve(platoon_claims(r, THRESHOLDS, PLANS))}
+    assert claims["platoon_cascade_admits_contraction"].verdict == verdict
+    assert claims["platoon_verified_all_n"].verdict == ("holds" if verdict == "holds" else "inconclusive")

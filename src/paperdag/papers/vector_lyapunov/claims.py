@@ -10,7 +10,9 @@ costs over scenarios (``plans.scenarios``).
 
 - precondition: the regime. A verdict "not verified" is judged only where the verifier decided (every unit proved
   or refuted within its budget, none left unknown); a strict certificate can exist at all (the platoon's velocity
-  errors must not pass on at DC gain 1); the monolithic baseline is competent where the paper says it works (the
+  errors must not pass on at DC gain 1), and the relative cascade admits its contraction (per-follower spectral
+  radius, DC cycles of the chain behind a constantly accelerating leader: platoon/cascade.py); the monolithic
+  baseline is competent where the paper says it works (the
   compositional certificate's own max_i V(x_i), verified as one ring-wide query, is proved on the smallest ring;
   the learned monolithic certificate and a whole-ring quadratic Razumikhin LMI beside); the LMI baseline's verdict reflects its certificate class, not the looseness of its
   closed-form check (where it is not verified, the polygon of its own norm, i.e. the neural certificate before any
@@ -121,6 +123,46 @@ def _headroom(cid: str, what: str, ratios: dict[str, Interval], p: ClaimParams, 
         parts[next(iter(parts))] if len(parts) == 1 else _any_of(parts))
 
 
+def _cascade(r: PlatoonResults, cid: str) -> Claim:
+    """Precondition: the necessary condition of platoon/cascade.py for a strict max-type certificate (rho < 1) of the
+    relative cascade: (a) every follower's delay-augmented linear loop has spectral radius <= rho^(1 / (2 tau + 1));
+    (b) every DC cycle (two followers j < i of one type whose constant-acceleration states are collinear,
+    x_i = lambda x_j) has lambda <= rho^(i - j). The acceleration H-infinity norms and the HDV-CAV loop gains (the
+    string-stability sweep beyond DC) are reported beside, not judged."""
+    c = r.cascade
+    rho = r.reach_summary["rho"]
+    radius, bound = max(c["spectral_radius"]), c["radius_bound"]
+    broken, cycles = c["dc_broken"], c["dc_cycles"]
+    loops = [lp["peak"] for lp in c["loops"]]
+    ok_a, ok_b = radius <= bound, not broken
+    first = broken[0] if broken else None
+    why_b = (f"(b) {len(broken)}/{len(cycles)} DC cycles break it, the first from N = {c['first_n_broken']}: "
+             f"followers {first['j'] + 1} and {first['i'] + 1} (same type) hold the same constant-acceleration state "
+             f"(lambda = {first['gain']:.12g} > rho^{first['i'] - first['j']} = {first['bound']:.6g})"
+             if broken else f"(b) all {len(cycles)} DC cycles have lambda <= rho^(i - j)")
+    return precondition(
+        cid, "platoon: the relative cascade admits the contraction a strict max-type certificate needs (necessary, "
+        "platoon/cascade.py): (a) every follower's delay-augmented linear loop, predecessor at rest, has spectral "
+        "radius <= rho^(1 / (2 tau + 1)); (b) behind a leader at constant acceleration (|a| <= w_bar) every follower "
+        "holds a constant relative state x_i, inside both delay domains, and (C) forces V(x_i) <= rho^(i - j) V(x_j) "
+        "for followers j < i of one type, so where x_i = lambda x_j, lambda <= rho^(i - j)",
+        f"the contraction rho = {rho:g} of the certificate (per step of the chain at DC; rho^(1 / (2 tau + 1)) per "
+        "time step of one follower); beside: the string-stability sweep (sup over frequency of the acceleration "
+        "transfers and of each HDV-CAV pair's loop, Ploeg et al. 2014), nominal CAV law",
+        {"spectral_radius_max": radius, "radius_bound": bound,
+         "spectral_radius": {"hdv": max((x for x, f in zip(c["spectral_radius"], c["is_cav"]) if not f), default=None),
+                             "cav": max((x for x, f in zip(c["spectral_radius"], c["is_cav"]) if f), default=None)},
+         "dc_cycles": len(cycles), "dc_cycles_broken": len(broken), "first_n_broken": c["first_n_broken"],
+         "dc_gain_max": max((d["gain"] for d in cycles), default=None),
+         "accel_hinf": {"hdv": max((x for x, f in zip(c["accel_hinf"], c["is_cav"]) if not f), default=None),
+                        "cav": max((x for x, f in zip(c["accel_hinf"], c["is_cav"]) if f), default=None)},
+         "hdv_cav_loop_gain": {"min": min(loops, default=None), "max": max(loops, default=None),
+                               "above_1": sum(g > 1.0 for g in loops), "pairs": len(loops)},
+         "equilibrium_residual": c["equilibrium_residual"]},
+        exact(ok_a and ok_b, f"(a) largest spectral radius {radius:.4g} {'<=' if ok_a else '>'} rho^(1/(2 tau + 1)) = "
+              f"{bound:.6g}; {why_b}", basis="enumeration"))
+
+
 def platoon_claims(r: PlatoonResults, p: ClaimParams, plans: Plans) -> list[Claim]:
     """Preconditions (decided, a certificate can exist, control headroom); verified for every N, reachability
     helps, the certified controller competitive (evidence); work linear and soundness (checks)."""
@@ -138,6 +180,7 @@ def platoon_claims(r: PlatoonResults, p: ClaimParams, plans: Plans) -> list[Clai
     n_gain_one = sum(r.gain_one)
     n_rel = sum(u == 0.0 for u in r.relative_command)
     decided, exists = "platoon_verification_decided", "platoon_certificate_can_exist"
+    cascade = "platoon_cascade_admits_contraction"
     improves = bool(reach_ok and (not full_ok or scal["bounds"][-1] < full["bounds"][-1]))
     return [
         _decided(decided, "platoon, both delay domains", {d: _undecided(u) for d, u in units.items()},
@@ -157,11 +200,12 @@ def platoon_claims(r: PlatoonResults, p: ClaimParams, plans: Plans) -> list[Clai
                   f"(smallest |u_i(+-S, 0)| / (kappa S) = {min(r.relative_command):.3g}, two exact evaluations of a "
                   "positively homogeneous command per follower); beside, in absolute errors "
                   f"{n_gain_one}/{len(r.gain_one)} pass c = {r.equilibrium_c:g} on at gain 1", basis="enumeration")),
+        _cascade(r, cascade),
         _headroom("platoon_control_headroom", "platoon", nominal, p, plan),
         evidence("platoon_verified_all_n", f"platoon: the vector certificate is soundly verified for every N in {ns} "
                  "(reachability-constrained domain)", "verified for all N", {"verified": scal["verified"]},
                  exact(all(scal["verified"]), f"verified per N {scal['verified']}", basis="exact solver"),
-                 requires=[decided, exists]),
+                 requires=[decided, exists, cascade]),
         check("platoon_work_linear",
               f"platoon: compositional verification work (cells + MILP nodes) grows about linearly in N ({_band(p)}; "
               "a prefix sum of per-follower work, each follower with its own deterministic budget: linear by "
@@ -176,7 +220,7 @@ def platoon_claims(r: PlatoonResults, p: ClaimParams, plans: Plans) -> list[Clai
                  {"reach_verified": reach_ok, "full_verified": full_ok,
                   "reach_bounds": scal["bounds"][-1], "full_bounds": full["bounds"][-1]},
                  exact(improves, f"reach verified {reach_ok}, full verified {full_ok}, work {scal['bounds'][-1]} vs "
-                       f"{full['bounds'][-1]}", basis="exact solver"), requires=[decided, exists]),
+                       f"{full['bounds'][-1]}", basis="exact solver"), requires=[decided, exists, cascade]),
         evidence("platoon_competitive_control",
                  f"platoon: the certified controller's RMS spacing error and string-stability ratio are within "
                  f"{p.control_tol:.0%} of the uncertified one's on the same held-out scenarios ({plan.confidence:.1%} "

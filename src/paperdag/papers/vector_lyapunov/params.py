@@ -218,6 +218,18 @@ class EvaluationParams(ParamsModel):
     falsify_steps: int = Field(ge=0, le=10_000, description="projected-gradient steps of the falsifier")
 
 
+class CascadeParams(ParamsModel):
+    """The linear stability and gain analysis of the platoon's relative cascade (platoon/cascade.py), judged by
+    ``platoon_cascade_admits_contraction``: its frequency grid and the two numerical tolerances."""
+
+    freq_grid: int = Field(ge=16, le=1_000_000, description="uniform frequencies on [0, pi] of the H-infinity sweeps "
+                           "(refined at the argmax by a bounded scalar search and certified by the exact crossing test)")
+    collinear_tol: float = Field(gt=0.0, le=1e-3, description="relative distance |x_i - lambda x_j| / |x_j| below which "
+                                 "two constant-acceleration states count as collinear (a DC cycle of the chain)")
+    root_tol: float = Field(gt=0.0, le=1e-3, description="|1 - |r|| below which a root of the crossing polynomial "
+                            "counts as lying on the unit circle")
+
+
 class ClaimParams(ParamsModel):
     """Thresholds of the claims (claims.py): described, set in params.yaml, never tuned to make a claim pass."""
 
@@ -258,6 +270,7 @@ class Params(ParamsModel):
     network_budget: BudgetParams
     network_control: NetworkControlParams
     evaluation: EvaluationParams
+    cascade: CascadeParams
     claims: ClaimParams
     plans: Plans
 

@@ -43,6 +43,14 @@ a_i(S, 0) = 0 or a_i(-S, 0) = 0: two exact evaluations per follower (the nominal
 alpha kappa, k_s > 0; a residual can cancel k_s). The condition is necessary, not sufficient: whether (C) holds is
 what the verifier decides.
 
+A second, stronger necessary condition (``platoon_cascade_admits_contraction``, cascade.py): constant *accelerations*
+pass on at DC gain 1 (every follower holding a constant relative state has u_i = u_p). Behind a leader at constant
+acceleration a (|a| <= w_bar, the disturbance of follower 1) every follower holds a constant relative state x_i(a)
+that depends only on its own law, a constant history inside both delay domains, and (C) of followers i >= 2 (w = 0)
+forces V_i(x_i) <= rho V_{i-1}(x_{i-1}); two followers j < i with the same law (the CAVs share gains and residual)
+have x_i = x_j, so V(x_j) <= rho^(i - j) V(x_j): impossible. The linear delayed loops' spectral radii and the
+HDV-CAV string-stability loop gains are computed beside (cascade.py).
+
 Implemented sufficient condition (per follower i, verified compositionally)
 -------------------------------------------------------------------------
 Notation: B = [-S, S] x [-E, E] box of the relative errors; V_i >= 0 bias-free ReLU certificate, positive definite and positively

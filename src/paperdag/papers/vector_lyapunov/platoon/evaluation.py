@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..params import EvaluationParams
+from ..params import CascadeParams, EvaluationParams
 from ..scaling import loglog_slope, prefix_scaling
+from .cascade import cascade_analysis
 from .cegis import falsify, sample_box
 from .certificate import Policy, VectorCert, decrease
 from .certify import Certificate
@@ -102,7 +103,8 @@ class PlatoonResults:
     split by its verdict, and per follower of the certified platoon its relative command at the ends of the spacing
     range (``relative_equilibria``: 0 = a nonzero equilibrium of the relative errors) and, beside, whether it passes a
     constant predecessor velocity error c on at DC gain 1 in absolute errors (``gain_one_equilibria`` at
-    c = ``equilibrium_c``: why the certificate is stated in relative errors)."""
+    c = ``equilibrium_c``: why the certificate is stated in relative errors); ``cascade``: the certified platoon's
+    linear stability and gains and its DC cycles (``cascade.cascade_analysis``)."""
 
     reach: dict[str, list]
     full: dict[str, list]
@@ -117,6 +119,23 @@ class PlatoonResults:
     gain_one: list[bool]
     equilibrium_c: float
     relative_command: list[float]
+    cascade: dict
+
+    def cascade_metrics(self) -> dict[str, float]:
+        """Scalars of ``cascade``: the largest spectral radius and acceleration gain per follower type, the largest
+        HDV-CAV loop gain, the DC cycles (count, broken, largest gain) and the smallest N with a broken one (0: none)."""
+        c = self.cascade
+        out = {}
+        for name, flag in (("hdv", False), ("cav", True)):
+            own = [k for k, f in enumerate(c["is_cav"]) if f == flag]
+            if own:
+                out[f"cascade_{name}_spectral_radius_max"] = max(c["spectral_radius"][k] for k in own)
+                out[f"cascade_{name}_accel_hinf_max"] = max(c["accel_hinf"][k] for k in own)
+        return out | {"cascade_radius_bound": c["radius_bound"],
+                      "cascade_loop_gain_max": max((lp["peak"] for lp in c["loops"]), default=0.0),
+                      "cascade_dc_cycles": float(len(c["dc_cycles"])), "cascade_dc_broken": float(len(c["dc_broken"])),
+                      "cascade_dc_gain_max": max((d["gain"] for d in c["dc_cycles"]), default=0.0),
+                      "cascade_first_n_broken": float(c["first_n_broken"] or 0)}
 
     def metrics(self) -> dict[str, float | bool]:
         s = self.reach_summary
@@ -125,16 +144,17 @@ class PlatoonResults:
                 "gamma_max": s["gamma_max"], "w_certified": s["w_certified"],
                 "gain_one_followers": float(sum(self.gain_one)),
                 "relative_equilibrium_followers": float(sum(u == 0.0 for u in self.relative_command)),
+                **self.cascade_metrics(),
                 **{f"{k}_{m}": v[m] for k, v in self.control.items() for m in v},
                 **{f"falsify_{k}_{m}": v[m] for k, v in (self.falsified_verified | self.falsified_refuted).items()
                    for m in v}}
 
 
 def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, dict], uncertified: Policy,
-                     n_grid: list[int], ev: EvaluationParams, seed: int) -> PlatoonResults:
+                     n_grid: list[int], ev: EvaluationParams, cascade: CascadeParams, seed: int) -> PlatoonResults:
     """Scaling (``timing``: the verify stages' seconds, by domain), closed loops (disturbance bound w_bar of the
-    platoon), falsification of both certificates, the certified platoon's relative equilibria, and (beside) its
-    absolute DC-gain-1 equilibria at half the velocity bound."""
+    platoon), falsification of both certificates, the certified platoon's relative equilibria, its cascade analysis
+    (at the certificate's rho), and (beside) its absolute DC-gain-1 equilibria at half the velocity bound."""
     pl = reach.pl
     t = timing["reach"]
     scal = prefix_scaling(reach.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
@@ -152,4 +172,6 @@ def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, di
     c = pl.box[1] / 2
     return PlatoonResults(scal, full_scal, loglog_slope(scal["n"], scal["bounds"]), reach.summary, full.summary,
                           pl.w_bound, control, runs, verified, refuted, gain_one_equilibria(pl, reach.policy, c), c,
-                          relative_equilibria(pl, reach.policy))
+                          relative_equilibria(pl, reach.policy),
+                          cascade_analysis(pl, reach.policy, reach.summary["rho"], cascade.freq_grid,
+                                           cascade.collinear_tol, cascade.root_tol))
