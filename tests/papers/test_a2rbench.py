@@ -659,3 +659,29 @@ def test_llm_block_records_model_subsample_and_accuracy_by_dimension(tmp_path, m
     assert (measured["tasks"], measured["backend"], measured["model"]) == (12, "smollm2", record)
     assert set(measured["llm_P0_by_dim"]) == {"1d", "2d", "3d"}
     assert out["llm_below_humans"].measured["model"] == record
+
+
+def test_llm_rows_pull_tasks_one_batch_at_a_time(monkeypatch):
+    """The LLM phase reports progress as it goes: llm_rows draws each batch from its iterable only when it is about
+    to generate it (a progress wrapper then advances with the replies), in the batches ``smollm2.generate`` forms
+    from the whole list, and keeps the tasks' order."""
+    rng = np.random.default_rng(4)
+    tasks = [make_task(rng, f"t{i}", 0, 1, ("caesar_up",), registry(1, K), (6,), K, 4, 3) for i in range(5)]
+    pulled, calls = [], []
+
+    def feed():
+        for t in tasks:
+            pulled.append(t.task_id)
+            yield t
+
+    def generate(tokenizer, model, prompts, queries, extra, batch):
+        calls.append((len(pulled), len(prompts)))
+        return [("[]", 1) for _ in prompts]
+
+    monkeypatch.setattr(smollm2, "load", lambda device: (None, None))
+    monkeypatch.setattr(smollm2, "generate", generate)
+    s = SolveParams(budget=1, llm_backend="smollm2", llm_endpoint="", llm_model="", llm_tasks=5,
+                    llm_extra_tokens=4, llm_batch=2)
+    rows, replies = llm_rows(feed(), s, "cpu")
+    assert calls == [(2, 2), (4, 2), (5, 1)]
+    assert [r["task_id"] for r in rows] == [r["task_id"] for r in replies] == [t.task_id for t in tasks]

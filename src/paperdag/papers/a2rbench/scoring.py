@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 
 import numpy as np
 from scipy.special import gammaln
@@ -52,21 +53,31 @@ def llm_subsample(tasks: Sequence[Task], n: int) -> list[Task]:
 
 
 def llm_rows(tasks: Iterable[Task], s: SolveParams, device: str) -> tuple[list[dict], list[dict]]:
-    """The LLM solver on ``tasks`` (P0): score rows like ``score``'s (cost: one query) and the replies."""
-    tasks = list(tasks)
+    """The LLM solver on ``tasks`` (P0): score rows like ``score``'s (cost: one query) and the replies. ``tasks`` is
+    consumed one batch of ``s.llm_batch`` at a time (the batches ``smollm2.generate`` would form from the whole list),
+    so a progress wrapper around it advances as the replies come in."""
     if s.llm_backend == "endpoint":
-        replies = [(ask(s.llm_endpoint, s.llm_model, prompt(t)), 0) for t in tasks]
+        answered = ((t, (ask(s.llm_endpoint, s.llm_model, prompt(t)), 0)) for t in tasks)
     else:
         tokenizer, model = smollm2.load("cpu" if device == "cpu" else device.removeprefix("torch:"))
-        replies = smollm2.generate(tokenizer, model, [prompt(t) for t in tasks], [t.query for t in tasks],
-                                   s.llm_extra_tokens, s.llm_batch)
+        answered = ((t, reply) for batch in _batches(tasks, s.llm_batch)
+                    for t, reply in zip(batch, smollm2.generate(tokenizer, model, [prompt(t) for t in batch],
+                                                                [t.query for t in batch], s.llm_extra_tokens,
+                                                                s.llm_batch)))
     rows, texts = [], []
-    for t, (text, tokens) in zip(tasks, replies):
+    for t, (text, tokens) in answered:
         ok = correct(parse_grid(text), t)
         rows.append({"task_id": t.task_id, "bench": t.bench, "dim": t.dim, "variant": t.variant, "phase": "P0",
                      "solver": "llm", "correct": ok, "cost": 1, "correct_full": ok, "cost_full": 1})
         texts.append({"task_id": t.task_id, "reply": text, "tokens": tokens, "correct": ok})
     return rows, texts
+
+
+def _batches(items: Iterable[Task], n: int) -> Iterator[list[Task]]:
+    """Consecutive lists of ``n`` items (the last one shorter), drawn from ``items`` only as each is needed."""
+    it = iter(items)
+    while batch := list(islice(it, n)):
+        yield batch
 
 
 def score(tasks: Iterable[Task], perms: Iterable[np.ndarray], dsl: DslParams, s: SolveParams,
