@@ -44,10 +44,8 @@ from paperdag.common.verdicts import (
 )
 
 from .params import ClaimParams, Plans
-from .pilot import SeedPlan
+from .pilot import BASELINES, PAPER, SeedPlan
 
-PAPER = "bayesncl"
-BASELINES = ("simclr", "ncl")
 UNTRAINED_RUNG = "the untrained encoder (same seed)"
 PIXEL_RUNG = "the linear probe on raw pixels"
 Runs = dict[tuple[str, str, str], np.ndarray]  # (dataset, method, metric) -> one value per seed, in seed order

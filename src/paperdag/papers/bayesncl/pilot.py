@@ -22,7 +22,7 @@ import numpy as np
 
 from paperdag.common.plans import required_n
 
-PAPER, BASELINES = "bayesncl", ("simclr", "ncl")
+PAPER, BASELINES = "bayesncl", ("simclr", "ncl")  # the paper's method and its baselines (claims.py reads them here)
 Runs = dict[tuple[str, str, str], np.ndarray]  # (dataset, method, metric) -> one value per seed, in seed order
 
 
