@@ -123,6 +123,12 @@ def _headroom(cid: str, what: str, ratios: dict[str, Interval], p: ClaimParams, 
         parts[next(iter(parts))] if len(parts) == 1 else _any_of(parts))
 
 
+def _max_by_type(values: list[float], is_cav: list[bool]) -> dict[str, float | None]:
+    """{"hdv": max over the HDV followers, "cav": max over the CAVs} (None where the platoon has none)."""
+    return {kind: max((x for x, f in zip(values, is_cav) if f == cav), default=None)
+            for kind, cav in (("hdv", False), ("cav", True))}
+
+
 def _cascade(r: PlatoonResults, cid: str) -> Claim:
     """Precondition: the necessary condition of platoon/cascade.py for a strict max-type certificate (rho < 1) of the
     relative cascade: (a) every follower's delay-augmented linear loop has spectral radius <= rho^(1 / (2 tau + 1));
@@ -150,12 +156,10 @@ def _cascade(r: PlatoonResults, cid: str) -> Claim:
         "time step of one follower); beside: the string-stability sweep (sup over frequency of the acceleration "
         "transfers and of each HDV-CAV pair's loop, Ploeg et al. 2014), nominal CAV law",
         {"spectral_radius_max": radius, "radius_bound": bound,
-         "spectral_radius": {"hdv": max((x for x, f in zip(c["spectral_radius"], c["is_cav"]) if not f), default=None),
-                             "cav": max((x for x, f in zip(c["spectral_radius"], c["is_cav"]) if f), default=None)},
+         "spectral_radius": _max_by_type(c["spectral_radius"], c["is_cav"]),
          "dc_cycles": len(cycles), "dc_cycles_broken": len(broken), "first_n_broken": c["first_n_broken"],
          "dc_gain_max": max((d["gain"] for d in cycles), default=None),
-         "accel_hinf": {"hdv": max((x for x, f in zip(c["accel_hinf"], c["is_cav"]) if not f), default=None),
-                        "cav": max((x for x, f in zip(c["accel_hinf"], c["is_cav"]) if f), default=None)},
+         "accel_hinf": _max_by_type(c["accel_hinf"], c["is_cav"]),
          "hdv_cav_loop_gain": {"min": min(loops, default=None), "max": max(loops, default=None),
                                "above_1": sum(g > 1.0 for g in loops), "pairs": len(loops)},
          "equilibrium_residual": c["equilibrium_residual"]},
