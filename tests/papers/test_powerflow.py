@@ -9,6 +9,7 @@ platform contract is checked by tests/test_paper_contract.py.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -52,6 +53,21 @@ SLUG = "powerflow"
 def _task(modulus: int = 3, max_len: int = 3, seed: int = 0, variant: str = "chain") -> Task:
     return Task(modulus, max_len, 0.5, draw_weights(np.random.default_rng(seed), modulus**2, [0.4, 0.35, 0.25], 5.0),
                 variant)
+
+
+class _SamplingTask(Task):
+    """The same task with its prompt table built once: Task.prompts rebuilds the (Q, 2) table on every read, which
+    is most of the cost of one sample_response call; the samplers read the same values (asserted where used)."""
+
+    @functools.cached_property
+    def prompts(self) -> torch.Tensor:
+        return Task.prompts.fget(self)
+
+
+def _for_sampling(task: Task) -> Task:
+    fast = _SamplingTask(task.modulus, task.max_len, task.guess_bias, task.weights, task.variant)
+    assert torch.equal(fast.prompts, task.prompts) and torch.equal(fast.answers, task.answers)
+    return fast
 
 
 def _model(task: Task, seed: int = 0) -> torch.nn.Module:
@@ -102,7 +118,8 @@ def test_data_distribution_is_normalised_and_matches_its_sampler(variant):
     log_d = data_log_probs(task)
     assert torch.allclose(log_d.exp().sum(1), torch.ones(25, dtype=torch.float64), atol=1e-12)
     rng, q, n = np.random.default_rng(3), 7, 20_000
-    draws = [sample_response(rng, task, q) for _ in range(n)]
+    fast = _for_sampling(task)
+    draws = [sample_response(rng, fast, q) for _ in range(n)]
     responses = torch.tensor([y + [0] * (4 - len(y)) for y in draws])
     freq = torch.bincount(_response_index(responses, torch.tensor([len(y) for y in draws]), 5),
                           minlength=log_d.shape[1]).double() / n
@@ -236,7 +253,8 @@ def test_pretraining_fits_d_not_its_length_normalised_optimum():
     task = Task(2, 3, 0.5, np.array([[0.4, 0.35, 0.25]] * 4))
     log_d = data_log_probs(task)
     rng = np.random.default_rng(0)
-    pairs = [(q, sample_response(rng, task, q)) for q in rng.integers(4, size=4000).tolist()]
+    fast = _for_sampling(task)
+    pairs = [(q, sample_response(rng, fast, q)) for q in rng.integers(4, size=4000).tolist()]
     prompts = task.prompts[torch.tensor([q for q, _ in pairs])]
     responses = torch.zeros(len(pairs), 3, dtype=torch.long)
     for i, (_, r) in enumerate(pairs):
@@ -395,7 +413,8 @@ def test_count_model_approaches_d_with_many_pairs():
     below KL(D || uniform)."""
     task, rng = _task(3, 3), np.random.default_rng(4)
     qs = rng.integers(9, size=40_000)
-    draws = [sample_response(rng, task, int(q)) for q in qs]
+    fast = _for_sampling(task)
+    draws = [sample_response(rng, fast, int(q)) for q in qs]
     responses = torch.tensor([y + [0] * (3 - len(y)) for y in draws])
     log_d = data_log_probs(task)
     log_c = count_model_log_probs(task, task.prompts[torch.as_tensor(qs)], responses, torch.tensor([len(y) for y in draws]))
@@ -815,8 +834,9 @@ def test_diverse_data_distribution_matches_its_definition_and_its_sampler(beta):
             assert log_d[q, j].exp().item() == pytest.approx(brute[(q, tuple(r[:k]))], abs=1e-12)
     assert torch.allclose(log_d.exp().sum(1), torch.ones(9, dtype=torch.float64), atol=1e-12)
     rng, n = np.random.default_rng(5), 20_000
+    fast = _for_sampling(task)
     for q in (0, 5):  # (0, 0): traces (0,), (0, 0), (0, 0, 0); (1, 2): five distinct traces
-        draws = [diversity.sample_response(rng, task, q) for _ in range(n)]
+        draws = [diversity.sample_response(rng, fast, q) for _ in range(n)]
         responses = torch.tensor([y + [0] * (3 - len(y)) for y in draws])
         freq = torch.bincount(_response_index(responses, torch.tensor([len(y) for y in draws]), 3),
                               minlength=log_d.shape[1]).double() / n
