@@ -462,12 +462,14 @@ def test_the_declared_plan_is_the_committed_pilots() -> None:
         assert plan.planned == measured["plan_n"]
 
 
-def test_the_pilot_path_trains_the_pilots_seeds_and_judges_nothing_but_the_plan() -> None:
+def test_the_pilot_path_trains_the_pilots_seeds_and_judges_nothing_but_the_plan(smoke_runs) -> None:
     """The pilot profile's code path at smoke size, through the platform: every row is a pilot seed, the metrics carry
-    every part's spread and n, and the only claim is the plan's check."""
+    every part's spread and n, and the only claim is the plan's check. It runs in the smoke run's project (the
+    session's, shared with the contract test), so the stages whose keys the overrides leave unchanged (prepare: the
+    same data params) come from the store instead of running again; everything downstream of the pilot's seeds runs."""
     from paperdag.testing import run_stages
 
-    runs = run_stages(SLUG, profile="smoke", train={"first_seed": 1000},
+    runs = run_stages(SLUG, profile="smoke", root=smoke_runs(SLUG).project.root, train={"first_seed": 1000},
                       plans={"seeds": {"n": 2}, "pilot": {"run": True, "n_seeds": 2}}, sweep={"n_seeds": 0})
     rows = read_table(runs["evaluate"] / "results.parquet").to_pylist()
     assert {r["seed"] for r in rows} == {1000, 1001}
