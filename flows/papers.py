@@ -18,6 +18,7 @@ one summary; the full traceback of a failed stage is in its log file); they stil
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import subprocess
@@ -248,22 +249,60 @@ def check_configured_api() -> None:
         check_api(PREFECT_API_URL.value())
 
 
+def launch_api_server() -> None:
+    """Start the temporary Prefect API's process now, without waiting for it, unless an API is configured; the
+    later ``start_api_server`` adopts it and waits until it answers, so its start-up overlaps whatever this process
+    does in between (the CLI starts the embedded Ray there)."""
+    from prefect.settings import PREFECT_API_URL
+
+    if not PREFECT_API_URL.value():
+        _loopback_server().launch()
+
+
 def start_api_server() -> str | None:
-    """Start the temporary Prefect API this process's flows will use, unless an API is configured (then checked
-    with ``check_api``); returns its URL. Prefect's own temporary server, started the way paperdag needs it (see
-    the module docstring)."""
-    from prefect.server.api.server import SubprocessASGIServer
+    """Start the temporary Prefect API this process's flows will use (or adopt the one ``launch_api_server``
+    started) and wait until it answers, unless an API is configured (then checked with ``check_api``); returns its
+    URL."""
     from prefect.settings import PREFECT_API_URL
 
     if PREFECT_API_URL.value():
         check_api(PREFECT_API_URL.value())
         return None
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    for handler in (h for name in ("", "prefect") for h in logging.getLogger(name).handlers):
+        if isinstance(handler, PrefectConsoleHandler):  # its start/stop notices (the stop comes at exit)
+            handler.addFilter(_ServerNoticeFilter())
+    server = _loopback_server()
+    # Prefect's 20 s default start-up wait (counted in sleeps) is too short on a loaded laptop; its own setting wins
+    server.start(None if "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" in os.environ else API_STARTUP_TIMEOUT_S)
+    return server.api_url
+
+
+@functools.cache
+def _loopback_server():  # noqa: ANN202 - a SubprocessASGIServer, imported late (the server modules are heavy)
+    """Prefect's own temporary server (one per process: Prefect's clients find it by its class registry), started
+    the way paperdag needs it (see the module docstring); ``launch`` starts its process ahead of ``start``."""
+    from prefect.server.api.server import SubprocessASGIServer
+
     for var in ("no_proxy", "NO_PROXY"):  # an HTTP proxy in the environment must not carry loopback calls
         hosts = [h for h in os.environ.get(var, "").split(",") if h]
         os.environ[var] = ",".join(hosts + [h for h in ("127.0.0.1", "localhost") if h not in hosts])
 
     class LoopbackServer(SubprocessASGIServer):
+        launched: subprocess.Popen | None = None
+
+        def launch(self) -> None:
+            """Start the process now; ``start`` adopts it (its first ``_run_uvicorn_command``) and waits."""
+            if not self.running and self.launched is None:
+                self.port = self.port or self.find_available_port()
+                self.launched = self._spawn()
+
         def _run_uvicorn_command(self) -> subprocess.Popen:
+            launched, self.launched = self.launched, None
+            return launched or self._spawn()
+
+        def _spawn(self) -> subprocess.Popen:
             import prefect
             from prefect.settings import get_current_settings
 
@@ -277,12 +316,4 @@ def start_api_server() -> str | None:
                 start_new_session=True, preexec_fn=_die_with_parent,
             )
 
-    from prefect.logging.handlers import PrefectConsoleHandler
-
-    for handler in (h for name in ("", "prefect") for h in logging.getLogger(name).handlers):
-        if isinstance(handler, PrefectConsoleHandler):  # its start/stop notices (the stop comes at exit)
-            handler.addFilter(_ServerNoticeFilter())
-    server = LoopbackServer()  # registered as the temporary server Prefect's clients use (one per process)
-    # Prefect's 20 s default start-up wait (counted in sleeps) is too short on a loaded laptop; its own setting wins
-    server.start(None if "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" in os.environ else API_STARTUP_TIMEOUT_S)
-    return server.api_url
+    return LoopbackServer()

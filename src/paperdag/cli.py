@@ -138,10 +138,10 @@ def run(
         from paperdag.ray_exec import connect
 
         start_watchdog()  # Ray's and Prefect's processes end with this one, however it ends (SIGKILL included)
-        from flows.papers import run_execution
+        from flows.papers import launch_api_server, run_execution
 
-        connect(ray_address)  # in the main thread, before Prefect starts its API
-
+        launch_api_server()  # the temporary Prefect API's process starts up while Ray does
+        connect(ray_address)  # in the main thread (Ray's start-up wants it), before the flow waits for its API
         run_execution(execution, ray_address=ray_address, retries=retries)
     _summarise(execution, time.perf_counter() - t0)
 
