@@ -29,6 +29,8 @@ from paperdag.papers.spherical_fm.regime import coupling_agreement, saturated_fr
 from paperdag.papers.spherical_fm.stats import per_seed
 from paperdag.papers.spherical_fm.trivial import trivial_classifiers
 
+torch.set_num_threads(1)  # one thread, as the whole suite runs (test_pepmirror sets it on import): alone, torch's
+# 2 threads on 2 shared cores thrash (the autoencoder test: ~6 s -> ~95 s)
 SLUG = "spherical_fm"
 F64 = torch.float64
 
@@ -440,8 +442,8 @@ def test_autoencoder_reads_crops_row_major_and_learns_a_low_rank_set() -> None:
     assert net.decode(torch.zeros(2, 7, 6)).shape == (2, 7, 192)
     g = torch.Generator().manual_seed(1)
     X = torch.tanh(torch.randn(2000, 3, generator=g) @ torch.randn(3, 192, generator=g) / 3)
-    losses = training.train_autoencoder(net, X, 400, 64, 3e-3, torch.Generator().manual_seed(2))
-    assert losses.shape == (400,)
+    losses = training.train_autoencoder(net, X, 200, 64, 1e-2, torch.Generator().manual_seed(2))  # error/var 0.05
+    assert losses.shape == (200,)
     with torch.no_grad():
         assert float(((net(X) - X) ** 2).mean()) < 0.1 * float(X.var())
     z = torch.randn(50, 6, generator=g) * 3
@@ -482,6 +484,13 @@ def _value_pairs(z: torch.Tensor) -> np.ndarray:
     return (bits[:-1] << np.uint64(32)) | bits[1:]
 
 
+def _found_in(words: np.ndarray, sorted_words: np.ndarray) -> np.ndarray:
+    """np.isin(words, sorted_words) by binary search in the sorted array (np.isin hashes the ~2.4M training words
+    anew on every call: ~4 s each on a shared core)."""
+    at = np.minimum(np.searchsorted(sorted_words, words), len(sorted_words) - 1)
+    return sorted_words[at] == words
+
+
 def test_eval_noise_is_its_own_stream_apart_from_every_training_seed(monkeypatch) -> None:
     """eval_noise(n, d, s) is torch.randn from manual_seed(s + EVAL_STREAM), and shares no stretch of values (hence
     no row, at any offset) with the source noise of the first training batches of any seed of the run: the root seeds
@@ -511,11 +520,11 @@ def test_eval_noise_is_its_own_stream_apart_from_every_training_seed(monkeypatch
                             [torch.Generator().manual_seed(s) for s in seeds])
         assert len(drawn) == steps * len(seeds) and drawn[0].shape == (batch, dim)
         training_words.append(np.concatenate([_value_pairs(x0) for x0 in drawn]))
-    training_words = np.concatenate(training_words)
+    training_words = np.sort(np.concatenate(training_words))
     for root in (0, 5):
-        assert not np.isin(_value_pairs(eval_noise(n, dim, root)), training_words).any()
+        assert not _found_in(_value_pairs(eval_noise(n, dim, root)), training_words).any()
     old = torch.randn(n, dim, generator=torch.Generator().manual_seed(0))  # the seeding before: seed alone
-    assert np.isin(_value_pairs(old), training_words).mean() > 0.5
+    assert _found_in(_value_pairs(old), training_words).mean() > 0.5
 
 
 def test_trivial_classifiers_match_a_brute_force_nearest_neighbour() -> None:
@@ -536,7 +545,7 @@ def test_trivial_classifiers_match_a_brute_force_nearest_neighbour() -> None:
 
 def test_smoke_run_trains_every_model_in_pixel_and_latent_space_and_samples_every_step_count(smoke_runs) -> None:
     runs = smoke_runs(SLUG)
-    flow = {"budgets": {"photos": [15, 60], "latent": [30]}, "n_seeds": 2, "sample_steps": [5, 10, 20, 40],
+    flow = {"budgets": {"photos": [5, 20], "latent": [10]}, "n_seeds": 2, "sample_steps": [5, 20],
             "n_samples": 100}  # the smoke profile
     for m in SPECS:
         for d in ("photos", "latent"):  # latent samples are decoded to crops
