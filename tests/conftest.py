@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
@@ -26,6 +27,10 @@ for var, value in {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": 
                    "DVC_NO_ANALYTICS": "1", "MLFLOW_ENABLE_TELEMETRY": "false", "PAPERDAG_TRACKING": "off"}.items():
     os.environ[var] = value
 os.environ.pop("MLFLOW_TRACKING_URI", None)
+# Prefect's temporary API servers keep their database in PREFECT_HOME: one per test session (per pytest-xdist
+# worker), so concurrent sessions never contend for one sqlite file and a user's ~/.prefect is left alone
+os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="paperdag-tests-prefect-")
+atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], True)
 os.environ.pop("RAY_ADDRESS", None)
 
 TOY_PARAMS = """\
@@ -60,14 +65,21 @@ def toy_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture(scope="session")
 def smoke_runs(tmp_path_factory: pytest.TempPathFactory):
     """``smoke_runs(slug)``: the paper's whole smoke profile run through the engine, once per test session (the
-    contract test and the paper's own tests share it)."""
+    contract test and the paper's own tests share it). Under pytest-xdist the workers share one project per paper:
+    the first to ask computes it under a file lock, the others then find every stage in its store."""
+    import fcntl
+
     from paperdag.testing import run_stages
 
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     done = {}
 
     def run(slug: str):
         if slug not in done:
-            done[slug] = run_stages(slug, root=tmp_path_factory.mktemp(f"smoke-{slug}"))
+            with open(shared / f"smoke-{slug}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                done[slug] = run_stages(slug, root=shared / f"smoke-{slug}")
         return done[slug]
 
     return run
@@ -107,60 +119,94 @@ def _wait_http(url: str, proc: subprocess.Popen, what: str, seconds: float = 180
     pytest.fail(f"{what} did not answer at {url} within {seconds:.0f}s")
 
 
+Spec = tuple[list[str], str, str, dict[str, str]]  # a server's command, the URL that answers when it is up, its name, env
+
+
 @contextlib.contextmanager
-def _server(cmd: list[str], url: str, what: str, env: dict[str, str] | None = None):
-    """A server process in its own session, answered at ``url`` before the block runs, killed (with its group)
-    however the block ends."""
-    proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _servers(*specs: Spec):
+    """Server processes, each in its own session, started together (their start-ups overlap) and each answered at
+    its URL before the block runs; killed (with their groups) however the block ends."""
+    procs: list[subprocess.Popen] = []
     try:
-        _wait_http(url, proc, what)
-        yield proc
+        for cmd, _, _, env in specs:
+            procs.append(subprocess.Popen(cmd, env={**os.environ, **env}, start_new_session=True,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        for proc, (_, url, what, _) in zip(procs, specs):
+            _wait_http(url, proc, what)
+        yield procs
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(30)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _prefect_spec(home: Path) -> tuple[Spec, str]:
+    """A Prefect server on 127.0.0.1 (its database under ``home``), as users run one for the UI; and its API URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/api"
+    env = {"PREFECT_HOME": str(home), "PREFECT_UI_ENABLED": "false", "PREFECT_API_URL": ""}
+    return ([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)], f"{url}/health",
+            "prefect server", env), url
+
+
+def _mlflow_spec(folder: Path) -> tuple[Spec, str]:
+    """An MLflow tracking server on 127.0.0.1 (sqlite store and proxied artifacts under ``folder``); and its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [str(BIN / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+           "--backend-store-uri", f"sqlite:///{folder / 'mlflow-server.db'}",
+           "--artifacts-destination", str(folder / "mlflow-artifacts")]
+    return (cmd, f"{url}/health", "mlflow server", {}), url
+
+
+def _s3_spec() -> tuple[Spec, str]:
+    """moto's standalone S3-protocol server on 127.0.0.1; and its endpoint (host:port)."""
+    port = free_port()
+    return ([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)], f"http://127.0.0.1:{port}/",
+            "moto_server", {}), f"127.0.0.1:{port}"
+
+
+def _s3_team(endpoint: str, proc: subprocess.Popen) -> dict:
+    """The bucket ``team`` on a started S3 server; the environment a client needs (dummy credentials), the endpoint
+    and the server's process."""
+    import pyarrow.fs as pafs
+
+    env = {"AWS_ACCESS_KEY_ID": "team-key", "AWS_SECRET_ACCESS_KEY": "team-secret", "AWS_DEFAULT_REGION": "us-east-1"}
+    os.environ.update(env)
+    pafs.S3FileSystem(endpoint_override=endpoint, scheme="http", region="us-east-1",
+                      allow_bucket_creation=True).create_dir("team")
+    return {"env": env, "endpoint": endpoint, "proc": proc}
 
 
 @pytest.fixture
 def prefect_server(tmp_path):
-    """A Prefect server on 127.0.0.1 for one test (stopped afterwards), as users run one for the UI."""
-    port = free_port()
-    env = {"PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_UI_ENABLED": "false", "PREFECT_API_URL": ""}
-    url = f"http://127.0.0.1:{port}/api"
-    with _server([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                 f"{url}/health", "prefect server", env):
+    """A Prefect server for one test (stopped afterwards); yields its API URL."""
+    spec, url = _prefect_spec(tmp_path / "prefect-home")
+    with _servers(spec):
         yield url
 
 
 @pytest.fixture
 def s3_server():
-    """An S3-protocol server (moto's standalone server) on 127.0.0.1 with the bucket ``team``; yields the
-    environment a client needs (dummy credentials) and the endpoint."""
-    port = free_port()
-    with _server([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)], f"http://127.0.0.1:{port}/",
-                 "moto_server") as proc:
-        import pyarrow.fs as pafs
-
-        env = {"AWS_ACCESS_KEY_ID": "team-key", "AWS_SECRET_ACCESS_KEY": "team-secret", "AWS_DEFAULT_REGION": "us-east-1"}
-        os.environ.update(env)
-        pafs.S3FileSystem(endpoint_override=f"127.0.0.1:{port}", scheme="http", region="us-east-1",
-                          allow_bucket_creation=True).create_dir("team")
-        yield {"env": env, "endpoint": f"127.0.0.1:{port}", "proc": proc}
+    """An S3-protocol server with the bucket ``team`` for one test; yields ``_s3_team``'s dict."""
+    spec, endpoint = _s3_spec()
+    with _servers(spec) as (proc,):
+        yield _s3_team(endpoint, proc)
 
 
 @pytest.fixture
-def mlflow_server(tmp_path):
-    """An MLflow tracking server on 127.0.0.1 serving artifacts through its proxy; yields its URL."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    cmd = [str(BIN / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-           "--backend-store-uri", f"sqlite:///{tmp_path / 'mlflow-server.db'}",
-           "--artifacts-destination", str(tmp_path / "mlflow-artifacts")]
-    with _server(cmd, f"{url}/health", "mlflow server"):
-        yield url
+def team_servers(tmp_path):
+    """A team's three servers for one test, started together: S3 (``_s3_team``'s dict), MLflow and Prefect (URLs)."""
+    (s3, endpoint), (mlflow, mlflow_url), (prefect, prefect_url) = (_s3_spec(), _mlflow_spec(tmp_path),
+                                                                    _prefect_spec(tmp_path / "prefect-home"))
+    with _servers(s3, mlflow, prefect) as (proc, _, _):
+        yield {"s3": _s3_team(endpoint, proc), "mlflow": mlflow_url, "prefect": prefect_url}
 
 
 def stop_cluster(temp_dir: str) -> None:
