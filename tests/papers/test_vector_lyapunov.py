@@ -180,12 +180,15 @@ def test_certificate_is_positive_definite_and_homogeneous():
 
 @pytest.mark.slow
 def test_smoke_certificates_reverify_to_their_stored_verdicts(smoke_runs, tmp_path):
-    """Every smoke certificate folder re-verifies to its stored verdict (VERIFIED where it is proved; REFUTED or,
-    when the smoke budget leaves cells unknown, UNDECIDED where it is not); the platoon folder with a scaled w_bound
-    or a changed tau is REFUSED naming it (the network folders' outcomes are tested on their own below)."""
+    """One smoke certificate folder of each kind, the platoon's (``verify``) and a network one (verify_drones' full
+    delay domain folder, the smallest ring: the reach folders take the same path, and the network folders' outcomes
+    are tested on their own below), re-verifies to its stored verdict (VERIFIED where it is proved; REFUTED or, when
+    the smoke budget leaves cells unknown, UNDECIDED where it is not); the platoon folder with a scaled w_bound or a
+    changed tau is REFUSED naming it."""
     runs = smoke_runs("vector_lyapunov")
-    folders = [runs["verify"], *sorted((runs["verify_drones"] / VERIFIED_DIR).iterdir())]
-    for folder in folders:
+    network = sorted((runs["verify_drones"] / VERIFIED_DIR).iterdir())
+    assert [f.name for f in network] == ["drones_tau1_full", "drones_tau1_reach"], network
+    for folder in (runs["verify"], network[0]):
         result = verify_folder("vector_lyapunov", folder)
         proved = read_json(folder / SUMMARY_FILE)["verified"]
         expected = {Outcome.VERIFIED} if proved else {Outcome.REFUTED, Outcome.UNDECIDED}
@@ -367,7 +370,8 @@ def test_network_verifier_proves_reach_domain_refutes_full_domain_and_reverifies
     assert not refuted["summary"]["verified"] and refuted["counterexamples"]
     for c in refuted["counterexamples"]:
         assert c["G_torch"] > 0 and abs(c["G_torch"] - c["G_compiled"]) < 1e-9
-    for name, expect in (("reach", Outcome.VERIFIED), ("full", Outcome.REFUTED)):
+    # the proved folder's re-verification (VERIFIED, the table all ok) is the untouched folder's `paperdag verify`
+    for name, expect in (("full", Outcome.REFUTED),):
         shown = []
         result = reverify(root / name, Work("test"), shown.append)
         assert result.outcome is expect, result
@@ -400,9 +404,30 @@ def _paperdag_verify(folder: Path, *options: str) -> subprocess.CompletedProcess
                            str(folder), *options], capture_output=True, text=True, timeout=600, check=False)
 
 
+@pytest.fixture
+def paperdag_verify(capsys, monkeypatch):
+    """``paperdag verify vector_lyapunov FOLDER [OPTIONS]`` in this process: the CLI's own dispatch (``cli.main``
+    less its signal handlers and ``sys.exit``): its exit code, stdout, and on stderr the progress and error lines
+    as ``main`` prints them, without a Python start-up and the paper's imports per call (the untouched folder's test
+    and tests/test_cli.py run the real command in a subprocess)."""
+    from paperdag import cli
+
+    def run(folder: Path, *options: str) -> subprocess.CompletedProcess:
+        argv = ["paperdag", "verify", "vector_lyapunov", str(folder), *options]
+        monkeypatch.setattr(sys, "argv", argv)
+        capsys.readouterr()
+        code, line = cli._dispatch()
+        if line:
+            print(line, file=sys.stderr)
+        captured = capsys.readouterr()
+        return subprocess.CompletedProcess(argv, code, captured.out, captured.err)
+
+    return run
+
+
 @pytest.mark.parametrize("field", TAMPERS)
 def test_paperdag_verify_refutes_or_refuses_a_tampered_folder_in_one_line_naming_the_field(drone_folders, tmp_path,
-                                                                                          field):
+                                                                                          field, paperdag_verify):
     """A proved folder whose stored eps was shrunk by 2% is REFUTED (a stored constant the re-derivation
     contradicts); one whose w_bound was scaled by 10 or whose tau was changed from 1 to 3 is REFUSED (no certificate
     of this problem): ``paperdag verify`` exits 1 with one line that names the field (nothing is re-proved)."""
@@ -411,27 +436,27 @@ def test_paperdag_verify_refutes_or_refuses_a_tampered_folder_in_one_line_naming
     shutil.copytree(root / "reach", folder)
     file, change, outcome = TAMPERS[field]
     _tamper(folder, file, change)
-    result = _paperdag_verify(folder)
+    result = paperdag_verify(folder)
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
     assert result.returncode == 1 and len(lines) == 1, lines
     assert lines[0].startswith(outcome) and field in lines[0], lines
 
 
-def test_verify_outcomes_of_a_foreign_folder_and_a_budget_of_one(drone_folders, tmp_path):
+def test_verify_outcomes_of_a_foreign_folder_and_a_budget_of_one(drone_folders, tmp_path, paperdag_verify):
     """A folder of another kind of certificate (a table of task certificates) is REFUSED naming the file it lacks;
-    a budget of one subsystem leaves the three-subsystem proof UNDECIDED naming the budget (exit 1); a budget of
-    three suffices: VERIFIED."""
+    a budget of one subsystem leaves the three-subsystem proof UNDECIDED naming the budget (exit 1); that a budget
+    of three suffices (VERIFIED) is checked by the untouched folder's ``paperdag verify --budget 3`` below."""
     root, _ = drone_folders
     (tmp_path / "certificates.parquet").write_bytes(b"PAR1")
     foreign = verify_folder("vector_lyapunov", tmp_path)
     assert foreign.outcome is Outcome.REFUSED and foreign.message.startswith(META_FILE), foreign
-    spent = _paperdag_verify(root / "reach", "--budget", "1")
+    spent = paperdag_verify(root / "reach", "--budget", "1")
     assert spent.returncode == 1 and spent.stdout.splitlines()[-1].startswith("UNDECIDED --budget 1 spent: 1 of 3 "
                                                                                "subsystems"), spent.stdout
-    assert verify_folder("vector_lyapunov", root / "reach", budget=3).outcome is Outcome.VERIFIED
 
 
-def test_paperdag_verify_is_undecided_not_refuted_when_the_stored_budget_cannot_re_prove(drone_folders, tmp_path):
+def test_paperdag_verify_is_undecided_not_refuted_when_the_stored_budget_cannot_re_prove(drone_folders, tmp_path,
+                                                                                          paperdag_verify):
     """A proved folder whose stored verifier budget is cut to ``milp_nodes: 1`` (no MILP can close a cell the bounds
     leave open) is UNDECIDED naming that budget, exit 1: a spent budget contradicts nothing (it was REFUTED, "verdict
     differs", before); the same folder with its full budget is VERIFIED (the outcome is the budget's)."""
@@ -439,7 +464,7 @@ def test_paperdag_verify_is_undecided_not_refuted_when_the_stored_budget_cannot_
     folder = tmp_path / "reach"
     shutil.copytree(root / "reach", folder)
     _tamper(folder, META_FILE, lambda m: m["budget"].update(milp_nodes=1))
-    result = _paperdag_verify(folder)
+    result = paperdag_verify(folder)
     last = result.stdout.splitlines()[-1]
     assert result.returncode == 1 and last.startswith("UNDECIDED"), result.stdout + result.stderr
     assert "milp_nodes 1" in last and "cells unknown" in last and "0 refuted cells" in last, last
@@ -447,12 +472,16 @@ def test_paperdag_verify_is_undecided_not_refuted_when_the_stored_budget_cannot_
 
 
 def test_paperdag_verify_on_an_untouched_folder_prints_the_table_and_exits_0(drone_folders):
+    """The proved folder re-verifies from its files: with a budget of three subsystems (all of them: it suffices) the
+    table of the constants, every one ok (the pieces' eps included), then VERIFIED with nothing differing, exit 0."""
     root, _ = drone_folders
-    result = _paperdag_verify(root / "reach")
+    result = _paperdag_verify(root / "reach", "--budget", "3")
     lines = result.stdout.splitlines()
     assert result.returncode == 0, result.stdout + result.stderr
     names = [line.split()[0] for line in lines[1:-1]]
     assert lines[0].startswith("constant") and lines[-1].startswith("VERIFIED"), lines
+    assert "differs" not in lines[-1] and "not violations" not in lines[-1], lines[-1]
+    assert any(line.startswith("eps piece 1") for line in lines) and all(line.endswith("ok") for line in lines[1:-1])
     assert names == ["c_0", "c_1", "kappa", "eps", "eps", "delta", "w_certified", "window", "gamma", "rho", "c_s",
                      "c_n"], names
 
@@ -666,12 +695,14 @@ def test_control_cost_is_the_closed_loop_of_the_gains_and_tuning_lowers_it(syste
 
 def test_certify_path_stops_at_the_first_proved_controller():
     """The nominal drones ring is proved, a destabilising gain (kv -> 0.01: b1 ~ 0) is not: from alpha = 1 the
-    path backs off to the nominal controller and reports the refuted attempt before it."""
+    path backs off to the nominal controller and reports the refuted attempt before it. (No CEGIS round: each
+    attempt's certificate is its LMI initialisation whatever the check finds, so the check's MILPs get one node; the
+    verdicts are the verifier's under BUDGET.)"""
     draws = {k: v.tolist() for k, v in draw_parameters(NETWORKS, "drones", 3, np.random.default_rng(0)).items()}
     nominal = {k: np.asarray(draws[k]) for k in GAINS["drones"]}
     bad = {"kp": nominal["kp"], "kv": np.full(3, 0.01)}
     cegis = NetworkCegisParams(lr=0.001, batch=128, margin=0.005, lambda_gamma=0.01, rounds=0, steps=1, milps=1,
-                               cex_weight=1, milp_nodes=2000, keep=8)
+                               cex_weight=1, milp_nodes=1, keep=8)
     found = certify_path(NETWORKS, 0.1, "drones", 3, 1, draws, nominal, bad, [1.0, 0.0], _arch(8, 0.995), cegis,
                          BUDGET, torch.Generator().manual_seed(0), lambda *a: None)
     assert [a["alpha"] for a in found.attempts] == [1.0, 0.0]
@@ -685,10 +716,11 @@ def _cert_bytes(folder):
 
 
 @pytest.mark.slow
-def test_verification_is_deterministic_under_cpu_load(tmp_path):
-    """Same key, same certificates: the smoke verification of the drone ring twice in fresh projects, the second
-    time with a busy process competing for the CPU, gives byte-identical certificate folders and verdicts."""
-    first = run_stages("vector_lyapunov", ["verify_drones"], root=tmp_path / "a")
+def test_verification_is_deterministic_under_cpu_load(smoke_runs, tmp_path):
+    """Same key, same certificates: the smoke verification of the drone ring twice in fresh projects (the first is
+    the session's smoke run, shared with the contract test), the second time with a busy process competing for the
+    CPU, gives byte-identical certificate folders and verdicts."""
+    first = smoke_runs("vector_lyapunov")
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         second = run_stages("vector_lyapunov", ["verify_drones"], root=tmp_path / "b")
