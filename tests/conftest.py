@@ -27,6 +27,11 @@ for var, value in {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": 
                    "DVC_NO_ANALYTICS": "1", "MLFLOW_ENABLE_TELEMETRY": "false", "PAPERDAG_TRACKING": "off"}.items():
     os.environ[var] = value
 os.environ.pop("MLFLOW_TRACKING_URI", None)
+# OpenMP threads that wait for work sleep instead of spinning: two pytest-xdist workers (or a test beside its own
+# subprocesses) each running torch's two intra-op threads on 2 cores otherwise spin against each other (a torch
+# test took 28 s beside a copy of itself against 6 s alone; 7 s with passive waiting, the same 6 s alone). Set
+# before torch is imported; subprocesses inherit it; it changes no result, only how idle threads wait.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # Prefect's temporary API servers keep their database in PREFECT_HOME: one per test session (per pytest-xdist
 # worker), so concurrent sessions never contend for one sqlite file and a user's ~/.prefect is left alone
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="paperdag-tests-prefect-")
