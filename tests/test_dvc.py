@@ -79,3 +79,31 @@ def test_outs_of_a_recompute_elsewhere_leave_dvc_status_clean(toy_project, tmp_p
     shutil.copytree(root, other, ignore=shutil.ignore_patterns("artifacts", "mlflow.db"))
     assert paperdag("run", "toy", "--local", cwd=other).returncode == 0
     assert "up to date" in _dvc("status", cwd=other).stdout
+
+
+def test_dvc_commit_records_a_papers_stages_as_dvc_commit_does(toy_project, tmp_path):
+    """`paperdag dvc --commit toy` after a run writes the dvc.lock that `dvc commit -f` of its four stages writes
+    (byte for byte: DVC's own entries, in one write of dvc.lock), and `dvc status` is then clean; a paper whose
+    outputs do not exist yet is one line naming the run that makes them, an unknown paper a usage error."""
+    root = toy_project.root
+    params = toy_project.params_path
+    params.write_text(params.read_text().split("toy_cluster:")[0])
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    _dvc("init", "-q", cwd=root)
+    assert paperdag("dvc", "--write", cwd=root).returncode == 0
+    names = [f"toy-{s}" for s in ("prepare", "train_a", "train_b", "evaluate")]
+
+    missing = paperdag("dvc", "--commit", "toy", cwd=root)
+    assert missing.returncode == 1 and not (root / "dvc.lock").exists(), missing.stderr
+    assert missing.stderr.strip().splitlines()[-1].startswith("error: cannot record toy-prepare in dvc.lock: ")
+    assert "run `paperdag run toy` first" in missing.stderr
+    assert paperdag("dvc", "--commit", "nope", cwd=root).returncode == 2
+
+    assert paperdag("run", "toy", "--local", cwd=root).returncode == 0
+    other = tmp_path / "twin"  # same depth as root: dvc.yaml's relative deps match
+    shutil.copytree(root, other, symlinks=True)
+    _dvc("commit", "-f", *names, cwd=other)
+    done = paperdag("dvc", "--commit", "toy", cwd=root)
+    assert done.returncode == 0 and "dvc.lock records 4 stages of toy" in done.stderr, done.stdout + done.stderr
+    assert (root / "dvc.lock").read_text() == (other / "dvc.lock").read_text()
+    assert "up to date" in _dvc("status", cwd=root).stdout

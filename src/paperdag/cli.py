@@ -179,15 +179,29 @@ def stage(paper: str, stage_name: str = typer.Argument(..., metavar="STAGE"),
 
 
 @app.command()
-def dvc(write: bool = typer.Option(False, "--write", help="Regenerate dvc.yaml from the declarations."),
-        check: bool = typer.Option(False, "--check", help="Fail if dvc.yaml differs from the declarations.")) -> None:
-    """Keep dvc.yaml in sync with the pipeline declarations."""
+def dvc(papers: list[str] = typer.Argument(None, help="With --commit: the papers (default: all)."),
+        write: bool = typer.Option(False, "--write", help="Regenerate dvc.yaml from the declarations."),
+        check: bool = typer.Option(False, "--check", help="Fail if dvc.yaml differs from the declarations."),
+        commit: bool = typer.Option(False, "--commit", help="Record the papers' stages in dvc.lock as they are now "
+                                    "(`dvc commit -f` of each, in one write of dvc.lock).")) -> None:
+    """Keep dvc.yaml in sync with the pipeline declarations; record results in dvc.lock."""
     from paperdag.dvcgen import render_dvc_yaml
     from paperdag.project import Project
 
-    if write == check:
-        raise typer.BadParameter("give exactly one of --write or --check")
+    if write + check + commit != 1:
+        raise typer.BadParameter("give exactly one of --write, --check or --commit")
+    if papers and not commit:
+        raise typer.BadParameter("papers are named only with --commit")
     project = Project.find()
+    if commit:
+        from paperdag.dvclock import commit_stages, stage_names
+        from paperdag.extras import require_orchestration
+
+        require_orchestration(["dvc"], "paperdag dvc --commit", "run `dvc commit -f` where DVC is installed")
+        names = stage_names(project.root, papers or [])
+        commit_stages(project.root, names)
+        console.print(f"dvc.lock records {len(names)} stages of {', '.join(papers) if papers else 'every paper'}")
+        return
     text = render_dvc_yaml(project.root)
     path = project.root / "dvc.yaml"
     if write:
