@@ -32,13 +32,20 @@ def _paperdag_sources(toy_project):
     (toy_project.root / "src").symlink_to(REPO / "src", target_is_directory=True)
 
 
-def test_dvc_repro_shares_the_store(toy_project, tmp_path):
-    root, log = toy_project.root, tmp_path / "log"
+def _dvc_project(toy_project) -> Path:  # noqa: ANN001 - the toy_project fixture's Project
+    """The toy project with just the toy pipeline, as a git and DVC repository with its generated dvc.yaml."""
+    root = toy_project.root
     params = toy_project.params_path
-    params.write_text(params.read_text().split("toy_cluster:")[0])  # just the toy pipeline
+    params.write_text(params.read_text().split("toy_cluster:")[0])
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     _dvc("init", "-q", cwd=root)
     assert paperdag("dvc", "--write", cwd=root).returncode == 0
+    return root
+
+
+def test_dvc_repro_shares_the_store(toy_project, tmp_path):
+    root, log = _dvc_project(toy_project), tmp_path / "log"
+    params = toy_project.params_path
 
     _dvc("repro", cwd=root, env={"PAPERDAG_TRACKING": "on"})
     assert [executions(log, s) for s in ("prepare", "train_a", "train_b", "evaluate")] == [1, 1, 1, 1]
@@ -68,12 +75,7 @@ def test_dvc_repro_shares_the_store(toy_project, tmp_path):
 
 def test_outs_of_a_recompute_elsewhere_leave_dvc_status_clean(toy_project, tmp_path):
     """dvc.lock from one clone, the stages recomputed from scratch in another: identical outs, nothing to do."""
-    root = toy_project.root
-    params = toy_project.params_path
-    params.write_text(params.read_text().split("toy_cluster:")[0])
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    _dvc("init", "-q", cwd=root)
-    assert paperdag("dvc", "--write", cwd=root).returncode == 0
+    root = _dvc_project(toy_project)
     _dvc("repro", cwd=root)
     other = tmp_path / "clone"  # same depth as root, so dvc.yaml's relative deps match
     shutil.copytree(root, other, ignore=shutil.ignore_patterns("artifacts", "mlflow.db"))
@@ -85,12 +87,7 @@ def test_dvc_commit_records_a_papers_stages_as_dvc_commit_does(toy_project, tmp_
     """`paperdag dvc --commit toy` after a run writes the dvc.lock that `dvc commit -f` of its four stages writes
     (byte for byte: DVC's own entries, in one write of dvc.lock), and `dvc status` is then clean; a paper whose
     outputs do not exist yet is one line naming the run that makes them, an unknown paper a usage error."""
-    root = toy_project.root
-    params = toy_project.params_path
-    params.write_text(params.read_text().split("toy_cluster:")[0])
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    _dvc("init", "-q", cwd=root)
-    assert paperdag("dvc", "--write", cwd=root).returncode == 0
+    root = _dvc_project(toy_project)
     names = [f"toy-{s}" for s in ("prepare", "train_a", "train_b", "evaluate")]
 
     missing = paperdag("dvc", "--commit", "toy", cwd=root)
