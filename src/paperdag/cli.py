@@ -179,7 +179,7 @@ def stage(paper: str, stage_name: str = typer.Argument(..., metavar="STAGE"),
 
 
 @app.command()
-def dvc(papers: list[str] = typer.Argument(None, help="With --commit: the papers (default: all)."),
+def dvc(papers: list[str] = typer.Argument(None, help="With --commit: the papers, or `all` (the default)."),
         write: bool = typer.Option(False, "--write", help="Regenerate dvc.yaml from the declarations."),
         check: bool = typer.Option(False, "--check", help="Fail if dvc.yaml differs from the declarations."),
         commit: bool = typer.Option(False, "--commit", help="Record the papers' stages in dvc.lock as they are now "
@@ -200,7 +200,7 @@ def dvc(papers: list[str] = typer.Argument(None, help="With --commit: the papers
         require_orchestration(["dvc"], "paperdag dvc --commit", "run `dvc commit -f` where DVC is installed")
         names = stage_names(project.root, papers or [])
         commit_stages(project.root, names)
-        console.print(f"dvc.lock records {len(names)} stages of {', '.join(papers) if papers else 'every paper'}")
+        console.print(f"dvc.lock records {len(names)} stages of {', '.join(papers or ['all'])}")
         return
     text = render_dvc_yaml(project.root)
     path = project.root / "dvc.yaml"

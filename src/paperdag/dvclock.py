@@ -13,19 +13,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paperdag.dag import configured
 from paperdag.dvcgen import dvc_stage_name
-from paperdag.errors import PaperdagError, UsageError
+from paperdag.errors import PaperdagError
 from paperdag.params import read_params_file
+from paperdag.runs import resolve_papers
 
 
 def stage_names(root: Path, papers: list[str]) -> list[str]:
-    """The DVC stage names of ``papers`` (every paper in params.yaml when none is named), in declaration order."""
-    pipelines = {p.slug: p for p in configured(read_params_file(root / "params.yaml"))}
-    unknown = [p for p in papers if p not in pipelines]
-    if unknown:
-        raise UsageError(f"unknown paper {unknown[0]!r} (params.yaml configures {', '.join(sorted(pipelines))})")
-    return [dvc_stage_name(slug, s.name) for slug in (papers or list(pipelines)) for s in pipelines[slug].order()]
+    """The DVC stage names of ``papers`` (``all`` or none named: every paper in params.yaml), in declaration order."""
+    pipelines = resolve_papers(papers or ["all"], read_params_file(root / "params.yaml"))
+    return [dvc_stage_name(p.slug, s.name) for p in pipelines for s in p.order()]
 
 
 def commit_stages(root: Path, names: list[str]) -> None:
