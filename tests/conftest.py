@@ -32,6 +32,13 @@ os.environ.pop("MLFLOW_TRACKING_URI", None)
 # test took 28 s beside a copy of itself against 6 s alone; 7 s with passive waiting, the same 6 s alone). Set
 # before torch is imported; subprocesses inherit it; it changes no result, only how idle threads wait.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import torch  # noqa: E402 - after OMP_WAIT_POLICY, which OpenMP reads once
+
+# torch in a test process runs one intra-op thread: two workers on 2 cores (stages run in-process still get their
+# declared threads from the engine). Three paper test modules used to set it on import, which held for the whole
+# session from collection on; here it is one policy, also for a file run alone.
+torch.set_num_threads(1)
+
 # Prefect's temporary API servers keep their database in PREFECT_HOME: one per test session (per pytest-xdist
 # worker), so concurrent sessions never contend for one sqlite file and a user's ~/.prefect is left alone
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="paperdag-tests-prefect-")

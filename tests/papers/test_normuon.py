@@ -40,8 +40,6 @@ from paperdag.papers.normuon.reference import (REFERENCES, haar_semi_orthogonal,
 from paperdag.papers.normuon.training import (RunConfig, RunResult, lr_factor, make_optimizers,
                                               row_norm_cv, train_run)
 
-torch.set_num_threads(1)
-
 
 def _matrix(shape: tuple[int, int], seed: int) -> torch.Tensor:
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))

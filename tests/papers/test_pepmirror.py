@@ -31,7 +31,6 @@ from paperdag.papers.pepmirror.reverify import VERIFIED_FILE
 from paperdag.verification import Outcome
 from paperdag.verification import reverify as verify_folder
 
-torch.set_num_threads(1)
 BONDS = (1.2, 1.8)
 
 

@@ -29,8 +29,6 @@ from paperdag.papers.spherical_fm.regime import coupling_agreement, saturated_fr
 from paperdag.papers.spherical_fm.stats import per_seed
 from paperdag.papers.spherical_fm.trivial import trivial_classifiers
 
-torch.set_num_threads(1)  # one thread, as the whole suite runs (test_pepmirror sets it on import): alone, torch's
-# 2 threads on 2 shared cores thrash (the autoencoder test: ~6 s -> ~95 s)
 SLUG = "spherical_fm"
 F64 = torch.float64
 
