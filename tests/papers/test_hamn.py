@@ -240,36 +240,65 @@ def test_calibrate_beta_is_the_smallest_storing_beta_on_a_grid() -> None:
         assert pooled(r.beta) == acc
 
 
-@pytest.mark.parametrize("model", ["mhn_normed", "mhn_distance", "hamn"])
-def test_noisy_beta_rule_is_the_smallest_competent_beta_on_a_grid(model: str) -> None:
-    """calibrate_beta_noisy against a brute-force scan: its beta meets A_mem >= max(A_ml, A_nn) - gap on the same
-    noisy queries (both decoders' accuracies recomputed here by ml_leaf and nearest_leaf), the scanned betas more
-    than one bisection step below it (above the start) do not, a start that already qualifies is kept, and a gap no
-    beta meets ends at beta_max. HAMN's queries here are wrapped normals (their ML decoder is its nearest leaf, so
-    the argmax limit qualifies; tangent noise at 0 on these points is decoded far better by its ML decoder)."""
-    noise = "wrapped" if model == "hamn" else "euclidean"
-    start = Retriever(model, noise, 1.0, 1e-4, 5, 1e-5, 1.0, 1e-4, 8)
-    sets = [(_memories(model, 16, s), *leaf_queries(16, 64, 3, torch.Generator().manual_seed(40 + s))) for s in (1, 2)]
-    rho, gap, beta_max, k = 0.4, 0.01, 1e6, 12
+def _pooled_decoders(model: str, noise: str, sets, rho: float) -> tuple[list[torch.Tensor], float, float, float]:
+    """(noisy queries per set, pooled ML-decoder accuracy, pooled nearest-leaf accuracy, pooled chance 1 / leaves),
+    recomputed here by ml_leaf and nearest_leaf."""
     q = [noisy_queries(m, n, rho, z, noise, 1.0) for m, n, z in sets]
     n = sum(len(nd) for _, nd, _ in sets)
     ml = sum(int((ml_leaf(noise, qq, m, rho, 1.0) == nd).sum()) for qq, (m, nd, _) in zip(q, sets)) / n
     nn = sum(int((nearest_leaf(model, qq, m, 1.0) == nd).sum()) for qq, (m, nd, _) in zip(q, sets)) / n
+    return q, ml, nn, sum(len(nd) / len(m) for m, nd, _ in sets) / n
+
+
+@pytest.mark.parametrize("model", ["mhn_normed", "mhn_distance", "hamn"])
+def test_noisy_beta_rule_is_the_smallest_competent_beta_on_a_grid(model: str) -> None:
+    """calibrate_beta_noisy against a brute-force scan: its beta meets A_mem - chance >= (1 - g)(max(A_ml, A_nn) -
+    chance) on the same noisy queries (both decoders' accuracies recomputed here by ml_leaf and nearest_leaf, chance
+    1 / 16), the scanned betas more than one bisection step below it (above the start) do not, a start that already
+    qualifies is kept, and a share no beta meets ends at beta_max. HAMN's queries here are wrapped normals (their ML
+    decoder is its nearest leaf, so the argmax limit qualifies; tangent noise at 0 on these points is decoded far
+    better by its ML decoder)."""
+    noise = "wrapped" if model == "hamn" else "euclidean"
+    start = Retriever(model, noise, 1.0, 1e-4, 5, 1e-5, 1.0, 1e-4, 8)
+    sets = [(_memories(model, 16, s), *leaf_queries(16, 64, 3, torch.Generator().manual_seed(40 + s))) for s in (1, 2)]
+    rho, g, beta_max, k = 0.4, 0.02, 1e6, 12
+    q, ml, nn, chance = _pooled_decoders(model, noise, sets, rho)
+    assert chance == 1 / 16
 
     def pooled(beta: float) -> float:
         r = replace(start, beta=beta)
-        return sum(int((r.retrieve(qq, m)[0] == nd).sum()) for qq, (m, nd, _) in zip(q, sets)) / n
+        return sum(int((r.retrieve(qq, m)[0] == nd).sum()) for qq, (m, nd, _) in zip(q, sets)) / 128
 
-    r, rule = calibrate_beta_noisy(start, sets, rho, gap, beta_max, k, 64)
+    def competent(acc: float) -> bool:
+        return acc - chance >= (1 - g) * (max(ml, nn) - chance) - 1e-12
+
+    r, rule = calibrate_beta_noisy(start, sets, rho, g, beta_max, k, 64)
     assert rule.decoder == max(ml, nn) and rule.n_queries == 128 and rule.accuracy == pooled(r.beta)
-    assert pooled(1e-4) < rule.decoder - gap <= rule.accuracy, (model, pooled(1e-4), rule)
+    assert not competent(pooled(1e-4)) and competent(rule.accuracy), (model, pooled(1e-4), rule)
     step = (beta_max / 1e-4) ** (1 / 2**k)
     scan = np.exp(np.linspace(np.log(1e-4), np.log(r.beta / step / 1.001), 40))
-    assert all(pooled(float(b)) < rule.decoder - gap for b in scan[-5:]), model
-    kept, _ = calibrate_beta_noisy(replace(start, beta=r.beta * 10), sets, rho, gap, beta_max, k, 64)
+    assert not any(competent(pooled(float(b))) for b in scan[-5:]), model
+    kept, _ = calibrate_beta_noisy(replace(start, beta=r.beta * 10), sets, rho, g, beta_max, k, 64)
     assert kept.beta == r.beta * 10
-    unmet, _ = calibrate_beta_noisy(start, sets, rho, -0.5, beta_max, 3, 64)
+    unmet, _ = calibrate_beta_noisy(start, sets, rho, -10.0, beta_max, 3, 64)
     assert unmet.beta == pytest.approx(beta_max)
+
+
+def test_noisy_beta_rule_rejects_a_memory_that_decodes_nothing_above_chance() -> None:
+    """Near chance an absolute gap admits a memory that has lost everything its decoder reads: at beta 1e-4 the
+    L2-normalised memory sends every query to one state (accuracy = chance 1/16 exactly), which is within 0.025 of
+    its decoders at rho 5 (0.086), so the absolute rule (A_mem >= A_ref - 0.025) keeps that beta; the relative rule
+    (g = 0.03125) moves to a beta that keeps 1 - g of the decoder's accuracy above chance."""
+    start = Retriever("mhn_normed", "euclidean", 1.0, 1e-4, 5)
+    sets = [(_memories("mhn_normed", 16, s), *leaf_queries(16, 256, 3, torch.Generator().manual_seed(60 + s)))
+            for s in (1, 2)]
+    rho, g = 5.0, 0.03125
+    q, ml, nn, chance = _pooled_decoders("mhn_normed", "euclidean", sets, rho)
+    at_start = sum(int((start.retrieve(qq, m)[0] == nd).sum()) for qq, (m, nd, _) in zip(q, sets)) / 512
+    ref = max(ml, nn)
+    assert at_start == chance and ref - 0.025 <= at_start < ref  # the absolute rule keeps the start
+    r, rule = calibrate_beta_noisy(start, sets, rho, g, 1e6, 12, 64)
+    assert r.beta > 1e3 * start.beta and rule.accuracy - chance >= (1 - g) * (ref - chance)
 
 
 def test_noise_is_calibrated_on_the_decoder_whatever_the_beta() -> None:

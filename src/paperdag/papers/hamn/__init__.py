@@ -5,8 +5,8 @@ hierarchies and comparably on shallow ones; its wrong retrievals are closer in t
 manifold. The abstract gives no number; we measure leaf retrieval from noisy queries on balanced trees of depth
 2..6: accuracy at a noise calibrated at depth 2 on held-out seeds (on the noise's ML decoder), and noise tolerance
 (the noise at which a memory retrieves half its queries) against depth; every memory at a finite temperature set by
-one rule on held-out seeds (queries.calibrate_beta_noisy: the smallest beta that stores its leaves and retrieves
-noisy queries within a declared gap of its decoders) and judged against the nearest-neighbour and ML decoders of
+one rule on held-out seeds (queries.calibrate_beta_noisy: the smallest beta that stores its leaves and keeps a
+declared share of its stronger decoder's accuracy above chance on noisy queries) and judged against the nearest-neighbour and ML decoders of
 its own geometry and noise.
 
 Methods: HAMN (hyperbolic_memory.py): points of the Poincare ball, an energy on the Minkowski inner product of the

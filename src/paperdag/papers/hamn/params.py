@@ -52,10 +52,11 @@ class RetrievalParams(ParamsModel):
     bisections: int = Field(ge=1, le=40, description="bisection steps of the noise calibration")
     clean_target: float = Field(gt=0.5, le=1.0, description="noise-free accuracy the beta rule asks of the smallest "
                                 "beta, pooled over the calibration seeds of each (b, D) (queries.calibrate_beta)")
-    noisy_gap: float = Field(gt=0.0, lt=1.0, description=(
-        "the beta rule's competence on noisy queries: the smallest beta (at or above the noise-free rule's) whose "
-        "pooled accuracy on noisy calibration queries at the calibrated rho is at most this far below its stronger "
-        "decoder's on the same queries (queries.calibrate_beta_noisy)"))
+    noisy_rel_gap: float = Field(gt=0.0, lt=1.0, description=(
+        "the beta rule's competence on noisy queries, relative: the smallest beta (at or above the noise-free "
+        "rule's) whose pooled accuracy above chance on noisy calibration queries at the calibrated rho keeps at least "
+        "1 - noisy_rel_gap of its stronger decoder's accuracy above chance on the same queries "
+        "(queries.calibrate_beta_noisy)"))
     noisy_bisections: int = Field(ge=1, le=40, description="bisection steps of the noisy beta rule on log beta")
     beta_min: float = Field(gt=0.0, le=1e3, description="lower end of the bisection on log beta")
     beta_max: float = Field(gt=0.0, le=1e12, description="upper end of the bisection on log beta")

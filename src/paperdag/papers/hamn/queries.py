@@ -13,9 +13,11 @@ noise-free retrieval (each stored leaf queried with itself, the memory's dynamic
 reaches ``target`` pooled over the calibration seeds' embeddings of that (b, D), which no evaluation reuses. At
 beta -> infinity every memory is its nearest-neighbour decoder; this beta keeps retrieval at finite temperature.
 The beta the memory runs at (``calibrate_beta_noisy``): the smallest beta >= that one with
-    A_mem(beta) >= max(A_ml, A_nn) - gap,
+    A_mem(beta) - chance >= (1 - g) (max(A_ml, A_nn) - chance),
 A the pooled accuracy of noisy calibration queries of that (b, D) at the calibrated rho (the memory's, its noise's
-ML decoder's and its nearest-neighbour decoder's, on the same queries).
+ML decoder's and its nearest-neighbour decoder's, on the same queries), chance = 1 / leaves: the memory keeps at
+least 1 - g of what its stronger decoder reads from the noise above chance (until the 2026-12-05 afternoon the gap
+was absolute, A_mem >= max(A_ml, A_nn) - 0.025, which in deep cells near chance let a memory lose a third of it).
 
 Query noise (``calibrate_noise_on_decoder``): rho of each model and branching is set once at depth 2, on the
 calibration seeds, by bisection in [0, rho_max] for the pooled accuracy of the noise's ML decoder to cross
@@ -204,11 +206,13 @@ class NoisyRule:
 
 
 def calibrate_beta_noisy(retriever: Retriever, sets: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
-                         rho: float, gap: float, beta_max: float, iterations: int,
+                         rho: float, rel_gap: float, beta_max: float, iterations: int,
                          chunk: int) -> tuple[Retriever, NoisyRule]:
     """The retriever at the smallest beta in [retriever.beta, beta_max] (retriever.beta itself if it qualifies, else
-    bisection on log beta) with pooled noisy accuracy A_mem(beta) >= max(A_ml, A_nn) - gap over ``sets`` ((memories,
-    query leaves, standard noise z) of the calibration cells, queries at ratio rho); beta_max where none does.
+    bisection on log beta) whose pooled noisy accuracy over ``sets`` ((memories, query leaves, standard noise z) of
+    the calibration cells, queries at ratio rho) keeps 1 - rel_gap of its stronger decoder's accuracy above chance:
+        A_mem(beta) - chance >= (1 - rel_gap) (max(A_ml, A_nn) - chance),   chance = mean over queries of 1 / leaves,
+    i.e. hits >= (1 - rel_gap) hits_ref + rel_gap n chance; beta_max where none does.
     A beta's test stops at the first cell after which the pooled hit count is decided either way (exact: the same
     decision as counting every cell); the returned accuracy counts every cell."""
     c = retriever.curvature
@@ -217,7 +221,9 @@ def calibrate_beta_noisy(retriever: Retriever, sets: list[tuple[torch.Tensor, to
     ml = sum(int((ml_leaf(retriever.noise, q, m, rho, c) == nd).sum()) for q, (m, nd, _) in zip(queries, sets)) / n
     nn = sum(int((nearest_leaf(retriever.model, q, m, c) == nd).sum()) for q, (m, nd, _) in zip(queries, sets)) / n
     strongest = max(ml, nn)
-    need = math.ceil((strongest - gap) * n - 1e-9)  # A_mem >= strongest - gap  <=>  hits >= need
+    chance = sum(len(nd) / len(m) for m, nd, _ in sets) / n
+    # A_mem - chance >= (1 - g)(A_ref - chance)  <=>  hits >= need (1e-9: float slack on an integer bound)
+    need = math.ceil(((1 - rel_gap) * strongest + rel_gap * chance) * n - 1e-9)
     hits_of: dict[tuple[float, int], int] = {}
 
     def hits(beta: float, k: int) -> int:

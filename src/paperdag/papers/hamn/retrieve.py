@@ -91,7 +91,7 @@ def retrieve(ctx: StageContext[Params], model: str) -> dict[str, float]:
             nodes, z = (t.to(dev) for t in leaf_queries(len(trees[b, d].leaves), r.beta_queries, p.embedding.dim,
                                                         generator(p.seed, cell, BETA_STREAM)))
             noisy.append((memories_of(cell), nodes, z))
-        retriever[b, d], rule = calibrate_beta_noisy(clean_rule[b, d], noisy, rho[b], r.noisy_gap, r.beta_max,
+        retriever[b, d], rule = calibrate_beta_noisy(clean_rule[b, d], noisy, rho[b], r.noisy_rel_gap, r.beta_max,
                                                      r.noisy_bisections, r.chunk)
         for key, value in zip(betas, (b, d, retriever[b, d].beta, clean_rule[b, d].beta, clean_acc[b, d],
                                       rule.accuracy, rule.decoder), strict=True):
