@@ -186,15 +186,6 @@ def _stderr_to(path: str) -> Iterator[None]:
         os.close(saved)
 
 
-def _last_words(path: str) -> str:
-    try:
-        with open(path, errors="replace") as f:
-            lines = [l.strip() for l in f if l.strip()]
-    except OSError:
-        return ""
-    return lines[-1][-200:] if lines else ""
-
-
 def _init(address: str | None) -> None:
     """``ray.init``: the embedded Ray, or a cluster with Ray's own messages kept in a log file and the wait bounded
     (``PAPERDAG_RAY_CONNECT_TIMEOUT_S``; in the CLI the process ends with one line if Ray does not return)."""

@@ -81,11 +81,6 @@ def run_stages(slug: str, names: list[str] | tuple[str, ...] = (), profile: str 
                      profile)
 
 
-def run_smoke(slug: str, folder: Path, profile: str = "smoke", track: bool = False) -> dict[str, Any]:
-    """Run ``slug``'s whole pipeline with ``profile`` in a project at ``folder``; returns its published metrics."""
-    return run_stages(slug, profile=profile, root=folder, track=track).metrics()
-
-
 class NotARayHead:
     """A TCP listener on 127.0.0.1 that is not a Ray head: silent, an SSH banner, HTTP/1.1, or an HTTP/2 server
     that answers the preface and then nothing (what ``ray.init`` would wait on forever)."""
