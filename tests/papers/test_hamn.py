@@ -24,8 +24,8 @@ from paperdag.papers.hamn.claims import (plans_check, BASELINES, RANDOM_RANKING,
                                          Regime, claims)
 from paperdag.papers.hamn.embedding import (average_distortion, poincare_distance, reconstruction_map, train_embedding,
                                            tree_metric_map)
-from paperdag.papers.hamn.hyperbolic_memory import (energy_terms, hamn_energy, hamn_retrieve, hamn_step, lorentz_lift,
-                                                     minkowski, poincare_ball)
+from paperdag.papers.hamn.hyperbolic_memory import (STILL, energy_terms, hamn_energy, hamn_retrieve, hamn_step,
+                                                     lorentz_lift, minkowski, poincare_ball)
 from paperdag.papers.hamn.ladders import random_ranking_map
 from paperdag.papers.hamn.modern_hopfield import distance_energy, distance_update, mhn_energy, mhn_update
 from paperdag.papers.hamn.noise import noisy_queries
@@ -434,6 +434,31 @@ def test_on_manifold_check_records_the_largest_iterate_norm() -> None:
         xi = hamn_step(ball, xi, mem, 5.0, 1e-5, 1.0, 1e-4, 8)
     assert torch.allclose(out.max_norm, torch.stack(norms).max(dim=0).values, atol=1e-12) and (out.max_norm < 1).all()
     assert _verdicts(max_norm=1.0)["retrieval_on_manifold"] == "fails"
+
+
+def test_per_query_stopping_equals_descending_every_query_for_every_step() -> None:
+    """hamn_retrieve stops each state once its step moves it by no more than STILL; on a batch with mixed
+    convergence (stored points and noisy queries at three temperatures: states stop after 2 to 30 steps) it reads
+    out the same leaf as descending the whole batch for every step (hamn_step, no stopping) and as the previous
+    criterion (the whole batch until no state moves by more than STILL), with the same states and largest norms to
+    within 1e-6 (the batch's composition changes the rounding; a state converges where the Armijo test can no longer
+    see an energy decrease, ~1e-8 wide)."""
+    ball, mem = poincare_ball(1.0), _ball_points(16, 3, 1.0, 7, radius=1.5)
+    nodes, z = leaf_queries(16, 64, 3, torch.Generator().manual_seed(3))
+    for beta in (1.0, 5.0, 50.0):
+        q = torch.cat([mem, noisy_queries(mem, nodes, 0.5, z, "tangent", 1.0)])
+        out = hamn_retrieve(q, mem, beta, 1e-5, 1.0, 30, 1.0, 1e-4, 8)
+        assert out.steps.min() <= 3 and out.steps.max() >= 10 and len(out.steps.unique()) >= 5, beta
+        full, top, every = q, q.norm(dim=1), None
+        for _ in range(30):
+            new = hamn_step(ball, full, mem, beta, 1e-5, 1.0, 1e-4, 8)
+            if every is None and float((new - full).abs().max()) <= STILL:
+                every = new  # the previous criterion's final states
+            full, top = new, torch.maximum(top, new.norm(dim=1))
+        for ref in (full, every if every is not None else full):
+            assert torch.equal(energy_terms(ref, mem, 1.0)[0].argmax(dim=1), out.retrieved), beta
+            assert torch.allclose(ref, out.states, atol=1e-6, rtol=0), beta
+        assert torch.allclose(top, out.max_norm, atol=1e-6, rtol=0), beta
 
 
 def _plan(unit: str, n: int) -> SamplePlan:

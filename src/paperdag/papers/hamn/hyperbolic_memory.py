@@ -17,8 +17,11 @@ E(xi_new) <= E(xi) - armijo t ||grad_R E||_xi^2 holds (a query with no admissibl
 decreases the energy. The iterates are formed without geoopt's projection onto the ball, so that the on-manifold
 check (sqrt c ||xi|| < 1 for every iterate) can fail. The retrieved memory is the one nearest to the
 final state in the hyperbolic distance, i.e. the largest c <L(p_i), L(xi)>_L = -cosh(sqrt c d) (geoopt's dist clamps
-artanh at 1 - 1e-7 and saturates near d = 16 / sqrt c, too close for leaves near the boundary). Descent stops early
-once no state moves by more than STILL in a step (every later step would move it less: the readout is final).
+artanh at 1 - 1e-7 and saturates near d = 16 / sqrt c, too close for leaves near the boundary). Each state stops
+descending once it moves by no more than STILL in a step, max_k |xi_new,k - xi_k| <= STILL (every later step would
+move it less: its readout is final); the others go on. Steps are per state (the energy, its gradient, the step and
+its backtracking read only that state), so a stopped state is what running every state to the step at which all
+have stopped would give, to within the STILL moves it would still make.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 import geoopt
 import torch
 
-STILL = 1e-12  # largest coordinate move of any state in a step below which the descent has converged
+STILL = 1e-12  # largest coordinate move of a state in a step at or below which that state's descent has converged
 
 
 def poincare_ball(c: float) -> geoopt.PoincareBall:
@@ -71,11 +74,13 @@ def curvature(scores: torch.Tensor, cosh0: torch.Tensor, beta: float, lam: float
 
 @dataclass(frozen=True)
 class Retrieval:
-    """Final states, the retrieved memory per query, and the largest sqrt(c) ||xi|| over every iterate."""
+    """Final states, the retrieved memory per query, the largest sqrt(c) ||xi|| over every iterate, and the number of
+    steps each state took (the last one moved it by no more than STILL, or it is the step budget)."""
 
     states: torch.Tensor
     retrieved: torch.Tensor
     max_norm: torch.Tensor
+    steps: torch.Tensor
 
 
 def hamn_step(ball: geoopt.PoincareBall, xi: torch.Tensor, memories: torch.Tensor, beta: float, lam: float,
@@ -106,15 +111,20 @@ def hamn_step(ball: geoopt.PoincareBall, xi: torch.Tensor, memories: torch.Tenso
 
 def hamn_retrieve(queries: torch.Tensor, memories: torch.Tensor, beta: float, lam: float, c: float, steps: int,
                   step_size: float, armijo: float, backtracks: int) -> Retrieval:
-    """Descend E from the queries (points of the ball) for at most ``steps`` steps, read out the nearest memory."""
+    """Descend E from the queries (points of the ball) for at most ``steps`` steps, each state until its step moves
+    it by no more than STILL (max_k |xi_new,k - xi_k|), then read out the nearest memory."""
     ball = poincare_ball(c)
-    xi = queries
+    xi = queries.clone()
     max_norm = c**0.5 * xi.norm(dim=1)
+    taken = torch.zeros(len(xi), dtype=torch.long, device=xi.device)
+    active = torch.arange(len(xi), device=xi.device)
     for _ in range(steps):
-        new = hamn_step(ball, xi, memories, beta, lam, step_size, armijo, backtracks)
-        moved = float((new - xi).abs().max()) if len(xi) else 0.0
-        xi = new
-        max_norm = torch.maximum(max_norm, c**0.5 * xi.norm(dim=1))
-        if moved <= STILL:
+        if len(active) == 0:
             break
-    return Retrieval(xi, energy_terms(xi, memories, c)[0].argmax(dim=1), max_norm)
+        old = xi[active]
+        new = hamn_step(ball, old, memories, beta, lam, step_size, armijo, backtracks)
+        xi[active] = new
+        max_norm[active] = torch.maximum(max_norm[active], c**0.5 * new.norm(dim=1))
+        taken[active] += 1
+        active = active[(new - old).abs().amax(dim=1) > STILL]
+    return Retrieval(xi, energy_terms(xi, memories, c)[0].argmax(dim=1), max_norm, taken)
