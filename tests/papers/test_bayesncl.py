@@ -41,6 +41,15 @@ from paperdag.papers.bayesncl.objectives import (
 )
 from paperdag.papers.bayesncl.params import ClaimParams, Params
 from paperdag.papers.bayesncl.pilot import effects, part_names, seed_plan, spreads
+from paperdag.papers.bayesncl.pretrain import (
+    Recipe,
+    _views,
+    batches,
+    pretrain,
+    pretrain_seeds,
+    supervise,
+    supervise_seeds,
+)
 from paperdag.papers.bayesncl.train import run_seed
 from paperdag.params import PROFILES_KEY, load_params, read_params_file
 
@@ -478,3 +487,114 @@ def test_the_pilot_path_trains_the_pilots_seeds_and_judges_nothing_but_the_plan(
     parts = part_names(DATASETS)
     assert all(f"pilot_sd_{k}" in out["metrics"] and f"plan_n_{k}" in out["metrics"] for k in parts)
     assert out["metrics"]["plan_n"] == max(out["metrics"][f"plan_n_{k}"] for k in parts)
+
+
+
+def _tiny_recipe(steps: int = 6) -> Recipe:
+    """A recipe small enough for a test; 48 images in batches of 16 cross two epoch boundaries in 6 steps."""
+    return Recipe(width=4, hidden=16, feat_dim=8, steps=steps, batch=16, lr=0.002, gate_lr=0.0005,
+                  weight_decay=1e-5, temperature=0.2, p0=0.8, kl_weight=3e-5, pi_init=0.5, pi_eps=0.01,
+                  min_scale=0.8, jitter=0.4, hue=0.5, p_gray=0.0, flip=False)
+
+
+# Batched and one-seed runs differ by float round-off only (k seeds' convolutions run as one grouped convolution,
+# reductions in another order). In float32 that round-off does not stay small: a ReLU input or an Adam gradient near 0
+# flips sign (Adam's first step moves a weight by +-lr whatever the gradient's size), so two float32 trajectories part
+# within a few steps (measured at _tiny_recipe, NCL: losses equal at step 1, 0.008 apart at step 6), as two runs of
+# the same seed on two BLAS builds do. So the equality is tested in float64, where it is the batching alone: measured
+# at _tiny_recipe over 6 steps, per-step losses within 6e-14, weights within 7e-12 (BayesNCL; 3e-15 SimCLR / NCL),
+# encoder outputs within 3e-15, against ~0.1 between two seeds. BATCH_TOL is 100x the measured worst; float32 is
+# held to the first step (before any update), within 1e-5 (measured: 0 to 1e-7).
+BATCH_TOL = 1e-9
+
+
+@pytest.fixture
+def float64():
+    """torch's default dtype float64 for the test (networks, images and draws), restored after."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
+
+
+def _h(net: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return net.encoder(x)
+
+
+def _images(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    return torch.rand(48, 3, 12, 12, generator=gen), torch.rand(20, 3, 12, 12, generator=gen)
+
+
+@pytest.mark.parametrize("method", ["simclr", "ncl", "bayesncl"])
+def test_a_batched_run_of_k_seeds_equals_k_single_seed_runs(method: str, float64) -> None:
+    """pretrain_seeds over seeds (a, b, c) gives each seed the network (weights; encoder outputs on held-out images)
+    and the per-step loss trajectory of pretrain on that seed alone, within BATCH_TOL; the seeds' results differ by
+    far more (each has its own init, batch order and views)."""
+    x, held = _images(5)
+    r, seeds = _tiny_recipe(), [101, 202, 303]
+    single_losses: list[list[float]] = [[] for _ in seeds]
+    single = [pretrain(x, method, r, seed, lambda step, st, i=i: single_losses[i].append(st["loss"]))
+              for i, seed in enumerate(seeds)]
+    batched_losses: list[torch.Tensor] = []
+    batched = pretrain_seeds(x, method, r, seeds, lambda step, st: batched_losses.append(st["loss"]))
+    assert torch.stack(batched_losses).shape == (r.steps, len(seeds))
+    torch.testing.assert_close(torch.stack(batched_losses).T, torch.tensor(single_losses), atol=BATCH_TOL, rtol=0)
+    for one, many in zip(single, batched):
+        assert not many.training and list(one.state_dict()) == list(many.state_dict())
+        for name, v in one.state_dict().items():
+            torch.testing.assert_close(many.state_dict()[name], v, atol=BATCH_TOL, rtol=0)
+        torch.testing.assert_close(_h(many, held), _h(one, held), atol=BATCH_TOL, rtol=0)
+        assert int(many.state_dict()["encoder.net.1.num_batches_tracked"]) == r.steps
+    spread = min((_h(single[i], held) - _h(single[j], held)).abs().max().item() for i in range(3) for j in range(i))
+    assert spread > 1e6 * BATCH_TOL
+
+
+def test_a_batched_float32_first_step_equals_the_single_seed_runs() -> None:
+    """In float32 (the stages' dtype) the first step's per-seed losses, before any update, equal the one-seed runs'
+    within 1e-5: same init, batch and views per seed."""
+    x, _ = _images(5)
+    r = _tiny_recipe(steps=1)
+    single = []
+    for seed in (101, 202):
+        pretrain(x, "bayesncl", r, seed, lambda step, st: single.append(st["loss"]))
+    batched = []
+    pretrain_seeds(x, "bayesncl", r, [101, 202], lambda step, st: batched.append(st["loss"]))
+    torch.testing.assert_close(batched[0], torch.tensor(single), atol=1e-5, rtol=0)
+    assert abs(single[0] - single[1]) > 1e-3
+
+
+def test_a_seeds_run_does_not_depend_on_which_seeds_share_its_batch(float64) -> None:
+    """Seed b trained beside a, beside c, first or second, gives the network it gives alone within BATCH_TOL: it keeps
+    its own generator (batch order, views) and init. Fails if the seeds shared one RNG stream or one data order."""
+    x, held = _images(6)
+    r = _tiny_recipe()
+    ref = _h(pretrain(x, "bayesncl", r, 8), held)
+    for seeds, i in (([7, 8], 1), ([8, 9], 0), ([8, 7], 0), ([9, 7, 8], 2)):
+        torch.testing.assert_close(_h(pretrain_seeds(x, "bayesncl", r, seeds)[i], held), ref, atol=BATCH_TOL, rtol=0)
+    # each step, seed 8 reads the batch and views it reads alone, and seed 7 other ones
+    gens = [torch.Generator().manual_seed(s) for s in (7, 8)]
+    its = [batches(len(x), r.batch, r.steps, g) for g in gens]
+    g_alone = torch.Generator().manual_seed(8)
+    it_alone = [batches(len(x), r.batch, r.steps, g_alone)]
+    for _ in range(r.steps):
+        views, idxs = _views(x, its, gens, 2, r)
+        views_alone, idx_alone = _views(x, it_alone, [g_alone], 2, r)
+        assert torch.equal(idxs[1], idx_alone[0]) and not torch.equal(idxs[0], idxs[1])
+        torch.testing.assert_close(views[1], views_alone[0], atol=BATCH_TOL, rtol=0)
+        assert (views[0] - views[1]).abs().max() > 1e6 * BATCH_TOL
+
+
+def test_batched_supervised_seeds_equal_single_seed_runs(float64) -> None:
+    """supervise_seeds over (a, b) gives each seed supervise's classifier (logits on held-out images) within
+    BATCH_TOL, and the two seeds differ by far more."""
+    x, held = _images(7)
+    y = torch.randint(0, 4, (48,), generator=torch.Generator().manual_seed(8))
+    r, seeds = _tiny_recipe(), [11, 12]
+    single = [supervise(x, y, 4, r, seed) for seed in seeds]
+    batched = supervise_seeds(x, y, 4, r, seeds)
+    with torch.no_grad():
+        for one, many in zip(single, batched):
+            torch.testing.assert_close(many(held), one(held), atol=BATCH_TOL, rtol=0)
+        assert (single[0](held) - single[1](held)).abs().max() > 1e6 * BATCH_TOL

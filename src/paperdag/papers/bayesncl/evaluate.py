@@ -21,8 +21,8 @@ from .params import Params
 from .pilot import effects, part_names, seed_plan, spreads
 from .plots import plot_summary, plot_top_activations
 from .prepare import COUNTERFACTUAL_FILE, DATA_FILE
-from .pretrain import Recipe, initial
-from .train import SUPERVISED, WEIGHTS_FILE, run_seed
+from .pretrain import initial
+from .train import SUPERVISED, WEIGHTS_FILE, recipe, run_seed
 
 UNTRAINED = "untrained"  # the trivial baseline: the same encoder at its initialisation
 GATE = "gate{}"  # BayesNCL at point k of the gate grid (stage gate_<dataset>_<k>)
@@ -43,7 +43,7 @@ def supervised_probes(ctx: StageContext[Params], dataset: str, train: Split, tes
 def evaluate(ctx: StageContext[Params], methods: list[str], datasets: list[str]) -> dict[str, float]:
     """results.parquet (one row per dataset, method, seed), summary.png, top_activations_<dataset>.png, metrics."""
     p, e = ctx.params, ctx.params.evaluate
-    r = Recipe(**p.train.model_dump(exclude={"n_seeds", "first_seed"}))
+    r = recipe(p.train)
     rows, acts, pixels, supervised = [], {}, {}, {}
     for dataset in datasets:
         splits = {s: load_split(ctx.input("prepare", DATA_FILE), dataset, s, p.data.image_size) for s in ("train", "test")}

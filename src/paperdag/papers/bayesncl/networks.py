@@ -65,3 +65,9 @@ class ContrastiveNet(nn.Module):
         self.encoder = Encoder(width)
         self.projector = projector(self.encoder.dim, hidden, feat_dim)
         self.gate = GateHead(self.encoder.dim, hidden, feat_dim, pi_init, eps) if gated else None
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """(h, z, pi): h = encoder(x), z = projector(h), pi = gate(stopgrad(h)) (None without a gate)."""
+        h = self.encoder(x)
+        z = self.projector(h)
+        return h, z, self.gate(h.detach()) if self.gate is not None else None

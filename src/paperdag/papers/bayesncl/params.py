@@ -31,6 +31,9 @@ class TrainParams(ParamsModel):
     first_seed: int = Field(ge=0, le=1_000_000, description=(
         "seed index of the first run: run s (0 <= s < n_seeds) pretrains from train.run_seed(seed, dataset, "
         "first_seed + s); the judged seeds [first_seed, first_seed + n_seeds) never meet the pilot's"))
+    seed_batch: int = Field(ge=1, le=256, description=(
+        "seeds trained together as one batched network (stacked weights, vmap; each seed its own init, batches, "
+        "views and optimiser state); 1: one seed after another. Changes float round-off only"))
     width: int = Field(ge=4, le=128, description="encoder base width w (channels w, 2w, 4w; h has 4w dims)")
     hidden: int = Field(ge=8, le=2048, description="hidden width of the projector and of the gate head")
     feat_dim: int = Field(ge=4, le=1024, description="D, number of feature dimensions z (the interpreted ones)")
