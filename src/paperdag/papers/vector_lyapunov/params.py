@@ -3,7 +3,7 @@ the one source of values."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
@@ -200,6 +200,11 @@ class NetworkControlParams(ParamsModel):
     horizon: int = Field(ge=2, le=100_000, description="steps of each training scenario")
     alphas: Annotated[list[Annotated[float, Field(ge=0.0, le=1.0)]], Field(min_length=1)] = Field(
         description="path points g_nominal^(1 - alpha) g_tuned^alpha tried in this order (descending; 0: nominal)")
+    load_steps: list[Literal["drones", "microgrid"]] = Field(
+        description="systems whose training and held-out scenarios are load steps (control.scenarios) instead of "
+        "i.i.d. disturbances")
+    load_step_window: float = Field(gt=0.0, le=1.0, description="each load step starts at a uniform integer step "
+                                    "in [0, window x horizon)")
 
     @model_validator(mode="after")
     def _descending(self) -> NetworkControlParams:

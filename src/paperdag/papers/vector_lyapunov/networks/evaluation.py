@@ -19,7 +19,7 @@ from ..verifier.folder import COUNTEREXAMPLES_FILE, META_FILE, SUMMARY_FILE
 from .cegis import falsify_network, sample_queries
 from .certificate import network_decrease
 from .certify import load_certificate_folder
-from .control import cost, scenarios
+from .control import cost, lqr_cost, scenarios
 from .model import SYSTEMS, make_network, simulate_network
 
 
@@ -72,16 +72,21 @@ def siss_simulation(folder: Path, steps: int, n_sims: int, seed: int) -> dict[st
 
 def held_out_costs(p: NetworkParams, dt: float, study: dict, draws: dict[str, list[float]], n_sims: int, steps: int,
                    seed: int) -> dict[str, list[float]]:
-    """Per controller of a control study (``study``: the control stage's control.json, whose gains it reads), the
-    cost J (control.cost) of each of ``n_sims`` held-out scenarios (control.scenarios on the study's ring, drawn from
+    """Per controller of a control study (``study``: the control stage's control.json, whose gains, or LQR gain K, it
+    reads), the cost J (control.cost, control.lqr_cost) of each of ``n_sims`` held-out scenarios (control.scenarios on
+    the study's ring, with its load steps where the study has a load_step_window, drawn from
     ``seed`` here: fresh, never seen by the tuning), the same scenarios for every controller (paired by scenario).
     Every scenario has the same steps and subsystems, so the mean of a controller's values is its J over all of
     them."""
     net = make_network(p, dt, study["system"], study["n"], study["tau"], draws)
-    x0, w = scenarios(net, n_sims, steps, torch.Generator().manual_seed(seed))
+    x0, w = scenarios(net, n_sims, steps, torch.Generator().manual_seed(seed), study.get("load_step_window"))
     out = {}
     with torch.no_grad():
         for name, c in study["controllers"].items():
+            if "K" in c:  # the LQR bound of the delay-augmented ring (control.lqr)
+                out[name] = [lqr_cost(net, p, draws, np.asarray(c["K"]), x0[s:s + 1], w[:, s:s + 1],
+                                      study["effort"])["J"] for s in range(n_sims)]
+                continue
             gains = {k: torch.as_tensor(np.asarray(v, dtype=np.float64)) for k, v in c["gains"].items()}
             out[name] = [float(cost(net, p, draws, gains, x0[s:s + 1], w[:, s:s + 1], study["effort"])["J"])
                          for s in range(n_sims)]

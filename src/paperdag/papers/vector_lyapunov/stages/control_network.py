@@ -1,7 +1,9 @@
 """Stage ``control_<system>`` (drones, microgrid): the control study of networks/control.py on the ring of
 delays.tau_n at the first delay. The uncertified controller is tuned on training scenarios; the certified one is the
 first proved point of the path back to the nominal controller, saved as the certificate folder
-``certificates/<system>_control`` that ``paperdag verify`` re-checks; the three are compared on held-out scenarios.
+``certificates/<system>_control`` that ``paperdag verify`` re-checks; the ladder's bound is the LQR of the
+delay-augmented ring (its gain K stored as controller ``lqr``); all are compared on held-out scenarios (load steps for
+the systems in network_control.load_steps).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from paperdag.io import read_json, write_json
 from paperdag.stage import StageContext
 
 from ..networks.certify import write_network_certificate
-from ..networks.control import GAINS, certify_path, cost, scenarios, tune
+from ..networks.control import GAINS, certify_path, cost, lqr_cost, lqr_of, scenarios, tune
 from ..networks.model import make_network
 from ..params import Params
 from ..runtime import torch_generator
@@ -30,8 +32,9 @@ def control(ctx: StageContext[Params], system: str) -> dict[str, float]:
     draws = read_json(ctx.input("prepare", NETWORKS_FILE))[system]
     n, tau = p.delays.tau_n, p.delays.taus[0]
     net = make_network(p.networks, p.dt, system, n, tau, draws)
-    train, held_out = scenarios(net, c.scenarios, c.horizon, gen), scenarios(net, p.evaluation.n_sims,
-                                                                              p.evaluation.sim_steps, gen)
+    window = c.load_step_window if system in c.load_steps else None
+    train = scenarios(net, c.scenarios, c.horizon, gen, window)
+    held_out = scenarios(net, p.evaluation.n_sims, p.evaluation.sim_steps, gen, window)
     tuned = tune(net, p.networks, draws, *train, c.effort, c.steps, c.lr,
                  lambda J, step: ctx.log_metric(f"{system}_control_train_J", J, step))
     nominal = {k: np.asarray(draws[k][:n]) for k in GAINS[system]}
@@ -45,12 +48,15 @@ def control(ctx: StageContext[Params], system: str) -> dict[str, float]:
             perf = cost(net, p.networks, draws, {k: torch.as_tensor(v) for k, v in gains.items()}, *held_out, c.effort)
             rows[name] = {"gains": {k: list(map(float, v)) for k, v in gains.items()},
                           **{k: float(v) for k, v in perf.items()}}
+    law = lqr_of(net, p.networks, draws, c.effort)
+    rows["lqr"] = {"K": law.K.tolist(), **lqr_cost(net, p.networks, draws, law.K, *held_out, c.effort)}
     if found.cert is not None:
         write_network_certificate(ctx.output(f"{CONTROL_DIR}/{system}_control"), found.cert, found.net, arch,
                                   p.network_budget, found.result)
     else:
         ctx.output(CONTROL_DIR).mkdir()
     write_json(ctx.output(CONTROL_FILE), {"system": system, "n": n, "tau": tau, "effort": c.effort,
+                                          "load_step_window": window,
                                           "certified_alpha": found.alpha, "attempts": found.attempts,
                                           "controllers": rows})
     return {f"{name}_J": r["J"] for name, r in rows.items()} | {
