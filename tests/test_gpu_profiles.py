@@ -32,10 +32,11 @@ NO_GPU_OVERLAY = {
     "powerflow": "no size named resolves it: the failed preconditions are exact-target ceilings (the alpha-power "
                  "targets themselves lack the claimed length, accuracy or entropy property, enumerated exactly) and "
                  "self-certainty's competence (0.22 vs the base's majority vote 0.74), not power",
-    "hamn": "no GPU size helps: since the finite-temperature redesign (cac8c15) HAMN is competent, and the one "
-            "precondition left (the L2-normalised memory's dynamics act on 2.5% [2.0, 3.1]% of queries against the "
-            "declared 2%) needs more evaluation cells, i.e. more seeds of host-side numpy embeddings and retrieval "
-            "descent; seeds past the declared 10 are a new plan, declared before its run, not a device size",
+    "hamn": "no GPU size helps: since the finite-temperature redesign (cac8c15, relative competence gap 5c99e0f) "
+            "HAMN is competent, and the one precondition left (the L2-normalised memory's dynamics act on 2.3% "
+            "[1.8, 2.8]% of queries against the declared 2%, ~352 cells would resolve it) needs more evaluation "
+            "cells, i.e. more seeds of host-side embeddings and retrieval descent; seeds past the declared 10 are a "
+            "new plan, declared before its run, not a device size",
 }
 
 # Keys a gpu overlay may set that the smoke overlay leaves alone: each must be a pure size (an int or float that
