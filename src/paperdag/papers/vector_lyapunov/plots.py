@@ -64,8 +64,7 @@ def control_performance(control: dict[str, dict[str, float]], networks: dict[str
         ax[1].bar(x + (k - 1.5) * 0.2, J, 0.2, label="LQR bound" if name == "lqr" else name)
     ax[1].set_xticks(x, list(networks))
     ax[1].set_ylabel("cost J / nominal J")
-    ax[1].set_title("networks: tuned gains, certified on the path back to nominal, LQR of the delay-augmented ring",
-                    fontsize=7)
+    ax[1].set_title("networks: J per controller; LQR of the delay-augmented ring", fontsize=8)
     for a in ax:  # room above the bars for the legend
         a.set_ylim(0, 1.3 * a.get_ylim()[1])
         a.legend(fontsize=7, ncol=3, loc="upper center")
