@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -922,3 +923,57 @@ def test_diverse_claims_are_gated_on_the_target_and_on_grpo_collapsing():
     assert kept["diverse_grpo_collapses"] == "fails"
     assert kept["diverse_flatten_more_diverse_than_grpo"] == "inconclusive"
     assert kept["diverse_flatten_raises_quality_and_diversity"] == "holds"
+
+
+def _sampled_count_kl(task: Task, log_d: torch.Tensor, n: int, rng: np.random.Generator) -> float:
+    """KL(D || count model) of one draw of n pretraining pairs (q ~ Uniform, y ~ D(. | q) from the exact table)."""
+    all_r, all_l = all_responses(task)
+    p = log_d.exp().numpy()
+    qs = rng.integers(len(p), size=n)
+    cdf = np.cumsum(p / p.sum(1, keepdims=True), 1)
+    rows = np.minimum((cdf[qs] < rng.random(n)[:, None]).sum(1), p.shape[1] - 1)  # inverse-CDF draw per pair
+    return kl(log_d, count_model_log_probs(task, task.prompts[torch.as_tensor(qs)], all_r[rows], all_l[rows]))
+
+
+def test_count_model_expected_kl_matches_the_mean_over_sampled_pairs_and_its_large_sample_limit():
+    """baselines.count_model_expected_kl (the chain rule over the trie, binomial node counts) against the mean KL of
+    the count model (count_model_log_probs, not the formula) over 200 independent draws of 200 pairs from D_div
+    (within 4 standard errors), and against its large-sample limit N E[KL] -> Q K S / 2 (K free conditionals at
+    each of the S = 1 + K + K^2 nodes, L = 3) at N = 10^7 (within 1%)."""
+    from paperdag.papers.powerflow.baselines import count_model_expected_kl
+
+    task = _diverse_task()
+    log_d = diversity.data_log_probs(task)
+    rng = np.random.default_rng(11)
+    draws = np.array([_sampled_count_kl(task, log_d, 200, rng) for _ in range(200)])
+    expected = count_model_expected_kl(log_d, task, 200)
+    assert abs(draws.mean() - expected) < 4 * draws.std(ddof=1) / np.sqrt(len(draws)), (draws.mean(), expected)
+    K, Q, S = task.modulus, len(task.prompts), 1 + task.modulus + task.modulus**2
+    n = 10**7
+    assert n * count_model_expected_kl(log_d, task, n) == pytest.approx(Q * K * S / 2, rel=0.01)
+
+
+def test_declared_diverse_size_puts_the_count_model_where_the_argument_says():
+    """params.yaml's diverse.n_train argument, on the declared design (D_div with the weights prepare_diverse draws
+    from diverse.seed), by enumeration: (1) at the former 20,000 pairs the add-one count model is below the limit
+    Q K S / (2 N) that a base model memorising its pairs tends to (the unsmoothed table's variance term), so no
+    longer pretraining budget makes the base beat it; (2) at the declared size the count model is in its add-one
+    regime, N E[KL] / Q between 10 and 13 (11.1-12.0 on D_div designs for N in 500..5000), its KL above ten times the
+    former size's (the 1/N law); (3) the declared size leaves the count trie sparse: at most ~3 pairs per response
+    per prompt (N / (Q R) <= 3)."""
+    from paperdag.papers.powerflow import diverse
+    from paperdag.papers.powerflow.baselines import count_model_expected_kl
+    from paperdag.papers.powerflow.params import Params
+    from paperdag.params import load_params, read_params_file
+
+    params_file = Path(__file__).resolve().parents[2] / "params.yaml"
+    d = load_params(read_params_file(params_file), "powerflow", Params, "default", params_file).diverse
+    task = diverse.design_task(d, diverse.variant_rng(d.seed, "prepare_diverse"))
+    log_d = diversity.data_log_probs(task)
+    K, Q, R, S = task.modulus, len(task.prompts), log_d.shape[1], 1 + task.modulus + task.modulus**2
+    former = count_model_expected_kl(log_d, task, 20_000)
+    assert former < Q * K * S / (2 * 20_000)
+    declared = count_model_expected_kl(log_d, task, d.n_train)
+    assert 10 < d.n_train * declared / Q < 13
+    assert declared > 10 * former
+    assert d.n_train / (Q * R) <= 3

@@ -17,6 +17,7 @@ from collections import Counter
 
 import numpy as np
 import torch
+from scipy.stats import binom
 
 from . import exact
 from .task import Task, all_responses
@@ -50,6 +51,55 @@ def count_model_log_probs(task: Task, prompts: torch.Tensor, responses: torch.Te
                                                                              + LAPLACE * (K + 1)))
                             for t in range(min(len(tokens), L)))
     return out
+
+
+def _prefix_masses(log_d: torch.Tensor, task: Task) -> tuple[np.ndarray, np.ndarray]:
+    """The trie of D under the count model: (Q, S) node masses m_q(s) = D_q(y starts with s) of the S prefixes s
+    with |s| < L, and (Q, S, K + 1) child masses m_q(s x): x a digit, the mass of the prefix s x; x = EOS (index K),
+    D_q(y = s)."""
+    K, L = task.modulus, task.max_len
+    responses, lengths = all_responses(task)
+    d = log_d.exp().double().numpy()
+    nodes = [tuple(r[:k]) for r, k in zip(responses.tolist(), lengths.tolist(), strict=True) if k < L]
+    index = {s: i for i, s in enumerate(nodes)}
+    mass = np.zeros((d.shape[0], len(nodes)))
+    child = np.zeros((d.shape[0], len(nodes), K + 1))
+    for j, (r, k) in enumerate(zip(responses.tolist(), lengths.tolist(), strict=True)):
+        for t in range(min(k + 1, L)):
+            mass[:, index[tuple(r[:t])]] += d[:, j]
+            child[:, index[tuple(r[:t])], r[t] if t < k else K] += d[:, j]
+    return mass, child
+
+
+def _expected_log(n: int, p: np.ndarray, shift: float) -> np.ndarray:
+    """E log(N + shift) for N ~ Binomial(n, p), elementwise over p: the sum over the binomial pmf, on the counts
+    within 40 standard deviations (+ 40) of the mean (the mass outside is below double precision's resolution)."""
+    out = np.empty(p.size)
+    for i, pi in enumerate(p.reshape(-1)):
+        mean, sd = n * pi, np.sqrt(n * pi * (1.0 - pi))
+        k = np.arange(max(0, int(mean - 40 * sd) - 40), min(n, int(mean + 40 * sd) + 40) + 1, dtype=np.float64)
+        out[i] = (binom.pmf(k, n, pi) * np.log(k + shift)).sum()
+    return out.reshape(p.shape)
+
+
+def count_model_expected_kl(log_d: torch.Tensor, task: Task, n_train: int) -> float:
+    """The expected prompt-averaged KL(D || c) of the count model (module docstring) fitted to n_train pairs drawn
+    as the pretraining pairs are (q ~ Uniform over the Q prompts, y ~ D(. | q)), exactly. By the chain rule over the
+    trie, for each prompt q
+        KL(D_q || c_q) = -H(D_q) - sum_{s, x} m_q(s x) log(N(q, s x) + 1) + sum_s m_q(s) log(N(q, s) + K + 1),
+    s over the content prefixes with |s| < L, x over the K digits and EOS (_prefix_masses), and every count is
+    marginally N(q, s) ~ Binomial(n_train, m_q(s) / Q) (each pair independently has prompt q and a response starting
+    with s), so by linearity E KL is a sum of E log(N + c) over binomial pmfs. For counts large at every node it
+    tends to the variance term Q * K * S / (2 n_train) (K free conditionals at each of the S nodes of each prompt);
+    add-one smoothing lowers it where a node's expected count is small."""
+    K, Q = task.modulus, log_d.shape[0]
+    mass, child = _prefix_masses(log_d, task)
+    d = log_d.exp().double()
+    neg_entropy = torch.where(d > 0, d * log_d.double(), torch.zeros_like(d)).sum(1).numpy()
+    e_child = _expected_log(n_train, child / Q, 1.0)
+    e_node = _expected_log(n_train, mass / Q, float(K + 1))
+    per_prompt = neg_entropy - (child * e_child).sum((1, 2)) + (mass * e_node).sum(1)
+    return float(per_prompt.mean())
 
 
 def kl(log_p: torch.Tensor, log_q: torch.Tensor) -> float:

@@ -19,7 +19,7 @@ from paperdag.io import load_tensors, read_table, save_figure, write_table
 from paperdag.stage import StageContext
 
 from . import anchors, diverse, diversity, exact
-from .baselines import count_model_log_probs, kl, power_ceiling
+from .baselines import count_model_expected_kl, count_model_log_probs, kl, power_ceiling
 from .claims import claims
 from .data import load_pairs, load_task
 from .finetune import CURVE_FILE, FINAL_FILE
@@ -107,7 +107,8 @@ def length_variant(ctx: StageContext[Params], methods: list[str]) -> dict:
 
 def diverse_variant(ctx: StageContext[Params], methods: list[str]) -> dict:
     """The ``diverse`` task variant (diversity.py): its base model's (quality, diversity) point and fit to D_div beside
-    the trivial models' (count model, uniform policy), the exact alpha < 1 power targets' points from D_div and from
+    the trivial models' (count model, uniform policy; the count model's exact expected KL over draws of the declared
+    n_train pairs beside the drawn one's), the exact alpha < 1 power targets' points from D_div and from
     the base (diversity.anchor), the base model's sampled and greedy quality (the ladder of GRPO's competence) and
     each method's per-seed finals (``runs[method][key]``, finetune_<method>_diverse)."""
     task = diverse.variant_task(ctx)
@@ -123,6 +124,7 @@ def diverse_variant(ctx: StageContext[Params], methods: list[str]) -> dict:
         runs[m] = {k: t[k].to_numpy() for k in t.column_names}
     return {"base": diversity.point(log_base, task), "data": diversity.point(log_d, task),
             "reference": {"kl_data_base": kl(log_d, log_base), "kl_data_count": kl(log_d, log_count),
+                          "kl_data_count_expected": count_model_expected_kl(log_d, task, ctx.params.diverse.n_train),
                           "kl_data_uniform": kl(log_d, log_uniform)},
             "anchor": {"data": diversity.anchor(log_d, task, alpha), "base": diversity.anchor(log_base, task, alpha)},
             "rungs": {"the base model's sampled response": diversity.point(log_base, task)["quality"],

@@ -110,6 +110,8 @@ class DiverseParams(ParamsModel):
     confident guess; its own prepare / base model / fine-tuning stages (model, pretrain, finetune and alpha.flatten
     shared with the chain runs)."""
 
+    seed: int = Field(ge=0, description="root of the variant's random draws (its prompts' weights and pretraining "
+                      "pairs, its base model's initialisation and batch order, its runs' sampling), in place of seed")
     modulus: int = Field(ge=2, le=5, description="K of the variant (prompts (a, b) in Z_K^2)")
     max_len: int = Field(ge=3, le=4, description="L of the variant (the longest correct trace has 3 tokens)")
     mix: list[Weight] = Field(min_length=3, max_length=3, description="mean mixture weights of D_div: (chain over "
