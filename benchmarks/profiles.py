@@ -11,7 +11,7 @@ nothing smaller reaches its regime is allowed 15, which the table marks), a smok
 ``default`` computes nothing. It reads what ``paperdag list`` reads: each stage's latest recorded wall time in the
 store (``timings.expected``), replayed with the run's scheduler on this machine's CPUs (``timings.simulate``), so the
 estimate is a full run from scratch, as good as the history (times recorded under load overstate it). A paper
-whose stages have no history here is listed as such and not judged. ``smoke`` runs
+some of whose stages have no history here is listed as such and not judged. ``smoke`` runs
 ``paperdag run PAPER -p smoke --local --force`` with tracking off, one paper after another, and times it.
 
 Prints a table, records it in benchmarks/results.json (``profiles default`` / ``profiles smoke``) and exits 1 when a
@@ -90,12 +90,12 @@ def main() -> int:
         target = args.target_s or 600.0
         cpus = os.cpu_count() or 1
         for slug, (seconds, missing, n) in default_estimates(papers, cpus).items():
-            if seconds is None:
-                rows[slug] = "no history in this store"
+            if seconds is None or missing:
+                rows[slug] = "no history in this store" if seconds is None else (
+                    f"not judged: {n - missing} of {n} stages have history here (at least {seconds / 60:.1f} min)")
                 continue
             mark = "ok" if seconds <= target else ("over (within 15 min)" if seconds <= LONG_S else "over")
-            part = f", {missing} of {n} stages without history: more" if missing else ""
-            rows[slug] = f"{seconds / 60:.1f} min {mark}{part}"
+            rows[slug] = f"{seconds / 60:.1f} min {mark}"
             over += [slug] if seconds > target else []
         rows |= {"cpus_simulated": cpus, "target_s": target}
     else:

@@ -128,6 +128,30 @@ def test_report_shows_the_plots_of_the_published_run_after_a_smoke_run(toy_proje
     assert base64.b64encode(grey_png(50)).decode() in (toy_project.root / "reports/index.html").read_text()
 
 
+def test_a_plot_the_metrics_do_not_depend_on_is_the_default_profiles(toy_project, monkeypatch):
+    """A stage the metrics do not depend on shows its view's plot only while the view holds a default result: a smoke
+    run fills a view that holds no default result (so DVC's outs show the latest run), and the report then keeps its
+    copy of the default's figure. ``_entry_folders`` is stubbed to make the toy's evaluate such a stage."""
+    from paperdag import report
+    from toy_pipeline.stages import grey_png
+
+    def plots() -> list:
+        (toy,) = [r for r in report.results(toy_project) if r.pipeline.slug == "toy"]
+        return [file for _, _, file in toy.plots]
+
+    monkeypatch.setattr(report, "_entry_folders", lambda *args: {})
+    view = toy_project.view("toy", "evaluate")
+    drive(Execution.open(["toy"], profile="smoke", track=False))
+    assert (view / "n.png").read_bytes() == grey_png(10)
+    assert plots() == []
+    copy = toy_project.root / "reports/plots/toy-n.png"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(grey_png(50))
+    assert plots() == [copy]
+    drive(Execution.open(["toy"], track=False))
+    assert plots() == [view / "n.png"]
+
+
 def test_report_of_a_fresh_clone_keeps_the_facts_of_the_same_metrics(toy_project):
     """A clone has the committed metrics and reports/ but no store: the report keeps each paper's commit and date
     from reports/runs.json while the metrics carry the key they were written with, and drops them once not."""

@@ -40,7 +40,7 @@ from paperdag.dag import Pipeline, registry
 from paperdag.engine import load_pipeline_params, stage_keys
 from paperdag.errors import PaperdagError
 from paperdag.io import write_text_atomic
-from paperdag.params import GPU_PROFILE, REPLICATE_PROFILE
+from paperdag.params import DEFAULT_PROFILE, GPU_PROFILE, REPLICATE_PROFILE
 from paperdag.project import Project
 from paperdag.provenance import describe
 from paperdag.store import MANIFEST, Store
@@ -184,9 +184,12 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
         run = {k: known[pipeline.slug][k] for k in ("commit", "provenance", "date") if k in known[pipeline.slug]}
     plots = []
     for s in pipeline.order():
-        for name in s.plots:  # a stage the metrics do not depend on shows its view
-            places = [folder / name for folder in folders.get(s.name, [project.view(pipeline.slug, s.name)])]
-            places += [_folder(project) / "plots" / f"{pipeline.slug}-{name}"] if remembered else []
+        for name in s.plots:  # a stage the metrics do not depend on shows its view while it holds a default result
+            copy = _folder(project) / "plots" / f"{pipeline.slug}-{name}"
+            if s.name in folders:
+                places = [folder / name for folder in folders[s.name]] + ([copy] if remembered else [])
+            else:
+                places = [view / name for view in _default_view(project, store, pipeline.slug, s.name)] + [copy]
             file = next((place for place in places if place.is_file()), None)
             if file is not None:
                 plots.append((f"{s.name}: {name}", name, file))
@@ -247,6 +250,21 @@ def _device(doc: dict[str, Any]) -> str:
     if isinstance(device, dict):
         device = ", ".join(sorted({str(v) for v in device.values()}))
     return f"device {device}" if device else "device not recorded"
+
+
+def _default_view(project: Project, store: Store, slug: str, stage: str) -> list[Path]:
+    """``[artifacts/<slug>/<stage>]`` where that view holds a default-profile result, else ``[]``: a run of another
+    profile fills a view that holds no default result (runs.finish), and its figures are not the default's (the
+    report keeps its copy of the default's). An entry whose run.json this machine lacks counts as the default's."""
+    view = project.view(slug, stage)
+    key = _view_manifest(view).get("key")
+    if not key:
+        return []
+    try:
+        run = json.loads((store.local_path(slug, stage, key) / "run.json").read_text())
+    except (OSError, ValueError):
+        run = {}
+    return [view] if not isinstance(run, dict) or run.get("profile", DEFAULT_PROFILE) == DEFAULT_PROFILE else []
 
 
 def _view_manifest(view: Path) -> dict[str, Any]:
