@@ -74,6 +74,15 @@ def toy_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     return project
 
 
+@pytest.fixture
+def float64():
+    """torch's default dtype float64 for the test (networks, tensors and draws), restored after."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
+
+
 @pytest.fixture(scope="session")
 def smoke_runs(tmp_path_factory: pytest.TempPathFactory):
     """``smoke_runs(slug)``: the paper's whole smoke profile run through the engine, once per test session (the

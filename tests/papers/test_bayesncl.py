@@ -508,15 +508,6 @@ def _tiny_recipe(steps: int = 6) -> Recipe:
 BATCH_TOL = 1e-9
 
 
-@pytest.fixture
-def float64():
-    """torch's default dtype float64 for the test (networks, images and draws), restored after."""
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
-
-
 def _h(net: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         return net.encoder(x)

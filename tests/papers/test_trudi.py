@@ -73,14 +73,6 @@ def _reacher_ref(state: dict, a: list[float]) -> float:
     return -math.hypot(tip[0] - state["target"][0], tip[1] - state["target"][1]) - 0.01 * (a[0] ** 2 + a[1] ** 2)
 
 
-@pytest.fixture
-def float64():
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
-
-
 @pytest.mark.parametrize("name", ENVS)
 def test_batched_env_matches_scalar_reference_step_for_step(name: str, float64) -> None:
     """n = 6 environments (one pushed into the obstacle's path; clipped actions) stepped for the full horizon, in
