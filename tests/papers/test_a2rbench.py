@@ -630,6 +630,17 @@ def test_smollm2_loads_the_gguf_from_the_wheel_offline_and_answers_a_task(monkey
     assert rows[0]["correct"] == correct(parse_grid(text), short)
     both = smollm2.generate(tokenizer, model, [prompt(longer), prompt(short)], [longer.query, short.query], 4, 2)
     assert both[1] == (text, tokens)
+    # batched greedy decoding (left padding, attention mask, a stop per row) gives batch 1's replies, exactly: on
+    # these prompts no two logits tie within the batch's round-off (the llm profile's probe: 0 of 24 replies moved
+    # at batch 8 or 16), so an exact test is not flaky on one machine; a CPU with other kernels could break a tie
+    third = make_task(np.random.default_rng(11), "v", 0, 1, ("caesar_up", "rev"), registry(1, K), (6,), K, 4, 2)
+    flat = make_task(np.random.default_rng(12), "w", 0, 2, ("flip_lr",), registry(2, K), (2, 3), K, 4, 2)
+    batch = [longer, short, third, flat]
+    alone = [smollm2.generate(tokenizer, model, [prompt(t)], [t.query], 4, 1)[0] for t in batch]
+    together = smollm2.generate(tokenizer, model, [prompt(t) for t in batch], [t.query for t in batch], 4, 4)
+    assert together == alone and alone[1] == (text, tokens)
+    assert all(0 < n <= len(tokenizer(json.dumps(t.query.tolist()))["input_ids"]) + 4 for t, (_, n) in
+               zip(batch, together))
 
 
 def test_llm_block_records_model_subsample_and_accuracy_by_dimension(tmp_path, monkeypatch):
@@ -663,8 +674,10 @@ def test_llm_block_records_model_subsample_and_accuracy_by_dimension(tmp_path, m
     record = {"model": "HuggingFaceTB/SmolLM2-135M-Instruct", "package": smollm2.PACKAGE, "version": smollm2.VERSION,
               "wheel_sha256": "w" * 64, "gguf_sha256": smollm2.GGUF_SHA256}
     (tmp_path / "provenance.json").write_text(json.dumps({"llm": record}))
-    block = llm_block(rows, {t.task_id for t in asked}, 2, s, tmp_path / "provenance.json")
+    block = llm_block(rows, [t.task_id for t in asked], 2, s, tmp_path / "provenance.json")
     assert (block["tasks"], block["backend"], block["model"]) == (12, "smollm2", record)
+    ids = hashlib.sha256("\n".join(t.task_id for t in asked).encode()).hexdigest()
+    assert block["subsample_sha256"] == ids and block["decoding"]["greedy"] and block["decoding"]["batch"] == 1
     assert len(replies) == 12 and all(r["tokens"] == 7 for r in replies)
     for b in range(2):
         assert block["P0"][b] == pytest.approx(np.mean([right(t) for t in asked if t.bench == b]))
@@ -675,31 +688,45 @@ def test_llm_block_records_model_subsample_and_accuracy_by_dimension(tmp_path, m
     out = {c.id: c for c in resolve(claims(_measured(llm=block), P, PLANS))}
     measured = out["llm_solver_beats_trivial_baseline"].measured
     assert (measured["tasks"], measured["backend"], measured["model"]) == (12, "smollm2", record)
+    assert measured["subsample_sha256"] == ids and measured["decoding"] == block["decoding"]
     assert set(measured["llm_P0_by_dim"]) == {"1d", "2d", "3d"}
     assert out["llm_below_humans"].measured["model"] == record
 
 
-def test_llm_rows_pull_tasks_one_batch_at_a_time(monkeypatch):
-    """The LLM phase reports progress as it goes: llm_rows draws each batch from its iterable only when it is about
-    to generate it (a progress wrapper then advances with the replies), in the batches ``smollm2.generate`` forms
-    from the whole list, and keeps the tasks' order."""
+def test_llm_rows_decode_in_batches_sorted_by_prompt_length_and_answer_in_task_order(monkeypatch):
+    """smollm2.batches is a function of the prompts alone: indices sorted by (prompt length, index), cut into
+    consecutive groups of the batch size (equal lengths keep their order; the same prompts give the same batches
+    whatever ran before). llm_rows hands smollm2.generate exactly those batches, one at a time through the progress
+    wrapper, and returns rows and replies in the tasks' order."""
     rng = np.random.default_rng(4)
-    tasks = [make_task(rng, f"t{i}", 0, 1, ("caesar_up",), registry(1, K), (6,), K, 4, 3) for i in range(5)]
-    pulled, calls = [], []
+    sizes = [(9,), (6,), (12,), (6,), (8,), (10,), (6,)]
+    tasks = [make_task(rng, f"t{i}", 0, 1, ("caesar_up",), registry(1, K), shape, K, 4, 3)
+             for i, shape in enumerate(sizes)]
+    prompts = [prompt(t) for t in tasks]
+    lengths = [len(p) for p in prompts]
+    assert lengths[1] == lengths[3] == lengths[6] < lengths[4] < lengths[0] < lengths[5] < lengths[2]
+    assert smollm2.batches(prompts, 3) == [[1, 3, 6], [4, 0, 5], [2]]
+    assert smollm2.batches(prompts, 1) == [[1], [3], [6], [4], [0], [5], [2]]
+    assert smollm2.batches(prompts, 100) == [[1, 3, 6, 4, 0, 5, 2]] and smollm2.batches([], 4) == []
+    calls, wrapped = [], []
 
-    def feed():
-        for t in tasks:
-            pulled.append(t.task_id)
-            yield t
+    def generate(tokenizer, model, prompts_, queries, extra, batch):
+        calls.append([prompts.index(p) if prompts.count(p) == 1 else p for p in prompts_])
+        assert batch == len(prompts_) and all(np.array_equal(q, tasks[prompts.index(p)].query)
+                                               for p, q in zip(prompts_, queries))
+        return [(f"[{len(p)}]", len(p)) for p in prompts_]
 
-    def generate(tokenizer, model, prompts, queries, extra, batch):
-        calls.append((len(pulled), len(prompts)))
-        return [("[]", 1) for _ in prompts]
+    def progress(items):
+        items = list(items)
+        wrapped.append(items)
+        yield from items
 
     monkeypatch.setattr(smollm2, "load", lambda device: (None, None))
     monkeypatch.setattr(smollm2, "generate", generate)
-    s = SolveParams(budget=1, llm_backend="smollm2", llm_endpoint="", llm_model="", llm_tasks=5,
-                    llm_extra_tokens=4, llm_batch=2)
-    rows, replies = llm_rows(feed(), s, "cpu")
-    assert calls == [(2, 2), (4, 2), (5, 1)]
+    s = SolveParams(budget=1, llm_backend="smollm2", llm_endpoint="", llm_model="", llm_tasks=7,
+                    llm_extra_tokens=4, llm_batch=3)
+    rows, replies = llm_rows(iter(tasks), s, "cpu", progress)
+    assert wrapped == [smollm2.batches(prompts, 3)] and len(calls) == 3
+    assert calls == [[1, 3, 6], [4, 0, 5], [2]]
     assert [r["task_id"] for r in rows] == [r["task_id"] for r in replies] == [t.task_id for t in tasks]
+    assert [r["tokens"] for r in replies] == lengths  # each reply went back to its own task

@@ -134,7 +134,8 @@ def _llm_competence(m: Measured, plan: SamplePlan) -> Claim:
                         {"gain": gain.rounded(), "llm_P0": _ci(llm["P0"], plan).rounded(),
                          "llm_P0_by_dim": {f"{d}d": _ci(v, plan).rounded() for d, v in llm["by_dim"].items()},
                          "search_P0_same_tasks": _ci(llm["search"], plan).rounded(), "tasks": llm["tasks"],
-                         "backend": llm["backend"], "model": llm["model"]},
+                         "backend": llm["backend"], "model": llm["model"],
+                         "subsample_sha256": llm.get("subsample_sha256"), "decoding": llm.get("decoding")},
                         superiority(gain, what=f"LLM - {ladder.strongest.name} accuracy", plan=plan), ladder=ladder)
 
 

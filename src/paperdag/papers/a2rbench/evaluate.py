@@ -3,6 +3,8 @@ the information analysis, the claims (claims.py) and the figures (plots.py)."""
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pyarrow as pa
 
@@ -41,9 +43,9 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     llm = None
     if p.solve.llm_backend != "off":
         asked = llm_subsample(tasks, p.solve.llm_tasks)
-        llm_scored, replies = llm_rows(ctx.progress(asked, desc="llm"), p.solve, ctx.device)
+        llm_scored, replies = llm_rows(asked, p.solve, ctx.device, lambda items: ctx.progress(items, desc="llm"))
         rows += llm_scored
-        llm = _llm(rows, {t.task_id for t in asked}, benches, p.solve, ctx.input("prepare", SEEDS_FILE))
+        llm = _llm(rows, [t.task_id for t in asked], benches, p.solve, ctx.input("prepare", SEEDS_FILE))
         llm["replies"] = replies
     write_table(ctx.output("scores.parquet"), pa.Table.from_pylist(rows))
     write_json(ctx.output(LLM_FILE), llm["replies"] if llm else [])
@@ -103,9 +105,13 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     return {key: float(v) for key, v in metrics.items()}
 
 
-def _llm(rows: list[dict], asked: set[str], benches: int, s: object, provenance: object) -> dict[str, object]:
+def _llm(rows: list[dict], subsample: list[str], benches: int, s: object, provenance: object) -> dict[str, object]:
     """The LLM's P0 accuracy per benchmark on its subsample, and the trivial solvers' and the search's on the same
-    tasks (paired by benchmark), by dimension, with the model's provenance (recorded by prepare)."""
+    tasks (paired by benchmark), by dimension, with the model's provenance (recorded by prepare), the subsample's
+    identity (sha256 of its task ids in order) and the decoding (greedy, batch size and order, torch threads)."""
+    import torch
+
+    asked = set(subsample)
     same = [r for r in rows if r["task_id"] in asked and r["phase"] == "P0"]
     return {"P0": accuracy(same, benches, solver="llm"),
             "trivial": {t: accuracy(same, benches, solver=t) for t in TRIVIAL},
@@ -113,6 +119,9 @@ def _llm(rows: list[dict], asked: set[str], benches: int, s: object, provenance:
             "by_dim": {d: accuracy(same, benches, solver="llm", dim=d) for d in DIMS
                        if any(r["dim"] == d for r in same)},
             "tasks": len(asked), "backend": s.llm_backend,
+            "subsample_sha256": hashlib.sha256("\n".join(subsample).encode()).hexdigest(),
+            "decoding": {"greedy": True, "batch": s.llm_batch, "batch_order": "prompt length in characters, then index",
+                         "extra_tokens": s.llm_extra_tokens, "torch_threads": torch.get_num_threads()},
             "model": read_json(provenance).get("llm") or {"endpoint": s.llm_endpoint, "model": s.llm_model}}
 
 

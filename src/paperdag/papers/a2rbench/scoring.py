@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy.special import gammaln
@@ -52,32 +51,31 @@ def llm_subsample(tasks: Sequence[Task], n: int) -> list[Task]:
     return picked[:n]
 
 
-def llm_rows(tasks: Iterable[Task], s: SolveParams, device: str) -> tuple[list[dict], list[dict]]:
-    """The LLM solver on ``tasks`` (P0): score rows like ``score``'s (cost: one query) and the replies. ``tasks`` is
-    consumed one batch of ``s.llm_batch`` at a time (the batches ``smollm2.generate`` would form from the whole list),
-    so a progress wrapper around it advances as the replies come in."""
+def llm_rows(tasks: Sequence[Task], s: SolveParams, device: str,
+             progress: Callable[[Iterable], Iterable] = iter) -> tuple[list[dict], list[dict]]:
+    """The LLM solver on ``tasks`` (P0): score rows like ``score``'s (cost: one query) and the replies, both in the
+    order of ``tasks``. SmolLM2 decodes them in ``smollm2.batches`` of ``s.llm_batch`` (sorted by prompt length, a
+    function of the prompts alone); ``progress`` wraps the batches (the endpoint's tasks), so a progress bar
+    advances as the replies come in."""
+    tasks = list(tasks)
+    prompts = [prompt(t) for t in tasks]
     if s.llm_backend == "endpoint":
-        answered = ((t, (ask(s.llm_endpoint, s.llm_model, prompt(t)), 0)) for t in tasks)
+        answers = [(ask(s.llm_endpoint, s.llm_model, prompts[i]), 0) for i in progress(range(len(tasks)))]
     else:
         tokenizer, model = smollm2.load("cpu" if device == "cpu" else device.removeprefix("torch:"))
-        answered = ((t, reply) for batch in _batches(tasks, s.llm_batch)
-                    for t, reply in zip(batch, smollm2.generate(tokenizer, model, [prompt(t) for t in batch],
-                                                                [t.query for t in batch], s.llm_extra_tokens,
-                                                                s.llm_batch)))
+        answers = [None] * len(tasks)
+        for group in progress(smollm2.batches(prompts, s.llm_batch)):
+            replies = smollm2.generate(tokenizer, model, [prompts[i] for i in group], [tasks[i].query for i in group],
+                                       s.llm_extra_tokens, len(group))
+            for i, reply in zip(group, replies):
+                answers[i] = reply
     rows, texts = [], []
-    for t, (text, tokens) in answered:
+    for t, (text, tokens) in zip(tasks, answers):
         ok = correct(parse_grid(text), t)
         rows.append({"task_id": t.task_id, "bench": t.bench, "dim": t.dim, "variant": t.variant, "phase": "P0",
                      "solver": "llm", "correct": ok, "cost": 1, "correct_full": ok, "cost_full": 1})
         texts.append({"task_id": t.task_id, "reply": text, "tokens": tokens, "correct": ok})
     return rows, texts
-
-
-def _batches(items: Iterable[Task], n: int) -> Iterator[list[Task]]:
-    """Consecutive lists of ``n`` items (the last one shorter), drawn from ``items`` only as each is needed."""
-    it = iter(items)
-    while batch := list(islice(it, n)):
-        yield batch
 
 
 def score(tasks: Iterable[Task], perms: Iterable[np.ndarray], dsl: DslParams, s: SolveParams,

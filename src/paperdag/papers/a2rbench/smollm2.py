@@ -86,11 +86,33 @@ def load(device: str = "cpu") -> tuple[object, object]:
     return tokenizer, model.to(device).eval()
 
 
+def batches(prompts: Sequence[str], batch: int) -> list[list[int]]:
+    """The batches the prompts are decoded in: their indices sorted by (prompt length in characters, index), cut
+    into consecutive groups of ``batch``. Similar lengths share a batch (little left padding); the order is a
+    function of the prompts alone (no timing, no token counts of another process), so each reply is a function of
+    the cache key."""
+    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
+    return [order[i:i + batch] for i in range(0, len(order), batch)]
+
+
 def generate(tokenizer: object, model: object, prompts: Sequence[str], queries: Sequence[object], extra: int,
              batch: int) -> list[tuple[str, int]]:
-    """Greedy replies (text, new tokens) to ``prompts``, each a single user turn, in batches of ``batch``; each
-    reply is capped at |tokens of json(query)| + ``extra`` new tokens."""
+    """Greedy replies (text, new tokens) to ``prompts``, each a single user turn, in the order given; decoded in
+    consecutive batches of ``batch`` (left-padded, with the attention mask; the caller forms the batches, see
+    ``batches``). Reply i is capped at cap_i = |tokens of json(query_i)| + ``extra`` new tokens and ends at the
+    end-of-turn token: each sequence stops on its own (a stopping criterion per row), and the batch ends when every
+    row has stopped, so a batch costs the longest of its replies, not the largest cap."""
     import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class Caps(StoppingCriteria):
+        """Row i is done once it has cap_i new tokens."""
+
+        def __init__(self, start: int, caps: list[int]) -> None:
+            self.start, self.caps = start, torch.tensor(caps)
+
+        def __call__(self, input_ids: torch.Tensor, scores: object, **kwargs: object) -> torch.Tensor:
+            return (input_ids.shape[1] - self.start >= self.caps).to(input_ids.device)
 
     caps = [len(tokenizer(json.dumps(q.tolist()))["input_ids"]) + extra for q in queries]
     out: list[tuple[str, int]] = []
@@ -98,10 +120,11 @@ def generate(tokenizer: object, model: object, prompts: Sequence[str], queries: 
         chats = [tokenizer.apply_chat_template([{"role": "user", "content": p}], add_generation_prompt=True,
                                                tokenize=False) for p in prompts[i:i + batch]]
         enc = tokenizer(chats, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
-        cap = caps[i:i + batch]
+        cap, start = caps[i:i + batch], enc["input_ids"].shape[1]
         with torch.no_grad():
-            ids = model.generate(**enc, max_new_tokens=max(cap), do_sample=False, pad_token_id=tokenizer.pad_token_id)
-        for row, n in zip(ids[:, enc["input_ids"].shape[1]:], cap):
+            ids = model.generate(**enc, max_new_tokens=max(cap), do_sample=False, pad_token_id=tokenizer.pad_token_id,
+                                 stopping_criteria=StoppingCriteriaList([Caps(start, cap)]))
+        for row, n in zip(ids[:, start:], cap):
             row = row[:n]
             stop = (row == tokenizer.eos_token_id).nonzero()
             row = row[:int(stop[0])] if len(stop) else row
