@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperdag.common.plans import required_n
+from paperdag.common.plans import SamplePlan, required_n
 from paperdag.common.stats import Interval, mean_ci, paired_diff_ci
 from paperdag.common.verdicts import (Claim, Judgement, Ladder, all_of, check, equivalence, evidence, exact,
                                       noninferiority, precondition, superiority)
@@ -311,13 +311,23 @@ def calibration_checks(calibration: dict[str, dict[int, Interval]], p: ClaimPara
             for m in COMPARED]
 
 
-PILOT_RTOL = 1e-3  # a declared pilot sd is the measured one rounded to 4 significant digits
+PILOT_RTOL = 1e-3  # a plan without effect and power: its declared pilot sd is the measured one to 4 digits
+
+
+def _sizes_alike(plan: SamplePlan, sd: float) -> bool:
+    """Whether the declared pilot sd sizes the plan as this run's pilot sd does: Guenther's n at the plan's effect and
+    power is the same at both (the pilot's spread moves in round-off across machines, so an exact sd is no test of
+    where the plan came from; its n is), or, for a plan without effect and power, the sds agree within PILOT_RTOL."""
+    if plan.effect is not None and plan.power is not None and sd > 0 and plan.pilot_sd and plan.pilot_sd > 0:
+        return required_n(plan.effect, plan.pilot_sd, plan.power) == required_n(plan.effect, sd, plan.power)
+    return plan.pilot_sd is not None and abs(plan.pilot_sd - sd) <= PILOT_RTOL * sd
 
 
 def plans_check(spreads: dict[str, Spread], plans: Plans) -> Claim:
-    """Every seed-level plan that names a pilot (pilot_n > 0) carries the spread and size this run's pilot measures
-    (the calibration seeds, pilot.py), and a ``power`` plan's n reaches Guenther's n at that spread (the plan's own
-    validator): the plans were sized from this pilot, not from a number typed beside it."""
+    """Every seed-level plan that names a pilot (pilot_n > 0) carries the size of this run's pilot (the calibration
+    seeds, pilot.py) and a spread that sizes it as this pilot's spread does (``_sizes_alike``), and a ``power``
+    plan's n reaches Guenther's n at that spread (the plan's own validator): the plans were sized from this pilot,
+    not from a number typed beside it."""
     rows, bad = {}, []
     for family in FAMILIES:
         plan, s = getattr(plans, family), spreads[family]
@@ -326,13 +336,14 @@ def plans_check(spreads: dict[str, Spread], plans: Plans) -> Claim:
                "required_n": (required_n(plan.effect, s.sd, plan.power)
                               if plan.effect is not None and plan.power is not None and s.sd > 0 else None)}
         rows[family] = row
-        if plan.pilot_n > 0 and (plan.pilot_n != s.n or plan.pilot_sd is None
-                                 or abs(plan.pilot_sd - s.sd) > PILOT_RTOL * s.sd):
+        if plan.pilot_n > 0 and (plan.pilot_n != s.n or not _sizes_alike(plan, s.sd)):
             bad.append(f"{family}: declared sd {plan.pilot_sd} (n {plan.pilot_n}), pilot {s.sd:.6g} (n {s.n})")
     named = [f for f in FAMILIES if getattr(plans, f).pilot_n > 0]
-    return check("plans_sized_by_pilot", "each seed-level plan that names a pilot declares the spread (within "
-                 f"{PILOT_RTOL:g} relative) and the number of seeds of the pilot this run measures on the calibration "
-                 "seeds", "a design property (verdict model v2: plans from a pilot the judged run never reuses)",
+    return check("plans_sized_by_pilot", "each seed-level plan that names a pilot declares the number of seeds of the "
+                 "pilot this run measures on the calibration seeds and a spread that sizes the same plan as that "
+                 "pilot's (Guenther's n at the plan's effect and power; the spread itself moves in round-off across "
+                 f"machines), or, without effect and power, its spread within {PILOT_RTOL:g} relative",
+                 "a design property (verdict model v2: plans from a pilot the judged run never reuses)",
                  rows, exact(not bad, ("; ".join(bad) if bad else f"{len(named)} of {len(FAMILIES)} plans name the "
                                        "pilot and match it: " + ", ".join(f"{f} sd {spreads[f].sd:.4g}" for f in named)),
                              basis="enumeration"))
