@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -518,3 +519,15 @@ def test_list_shows_each_stages_and_papers_expected_time_from_stored_timings(tmp
     params.write_text(params.read_text().replace("scale_b: 2.0", "scale_b: 5.0"))
     shown = paperdag("list", cwd=project.root).stdout.splitlines()
     assert next(line for line in shown if line.startswith("toy ")).count("(2 stale, ~6 min to run; a full run ~")
+
+
+def test_a_stage_that_imports_torch_while_it_runs_gets_its_declared_threads():
+    """torch imported after the stage starts takes the stage's cpus as its intra-op threads, not every core (torch
+    caps OMP_NUM_THREADS at the cores, so the test declares 1 cpu on a machine with more)."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: torch's default is already 1 thread")
+    code = ("from paperdag.engine import _seed_everything; _seed_everything(0, 'train', 1); import torch; "
+            "print(torch.get_num_threads())")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import os
 import platform
 import shutil
 import sys
@@ -166,9 +167,14 @@ def resolve_fn(package: str, fn: str) -> Callable[..., Any]:
 
 
 def _seed_everything(seed: int, stage: str, threads: int) -> Any:
+    """The stage's numpy Generator, seeded by (seed, crc32(stage)); torch, where the stage's module imported it,
+    seeded by seed * 1000003 + crc32(stage) with ``threads`` intra-op threads. A stage that imports torch only while
+    it runs gets the same threads through OMP_NUM_THREADS, which torch reads when it starts (else it takes every core,
+    and its sums would depend on the machine's core count)."""
     import numpy as np
 
     salt = zlib.crc32(stage.encode())
+    os.environ["OMP_NUM_THREADS"] = str(max(1, threads))
     if "torch" in sys.modules:
         torch = sys.modules["torch"]
         torch.manual_seed(seed * 1_000_003 + salt)
