@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from paperdag.dag import Pipeline, registry
-from paperdag.engine import load_pipeline_params, stage_keys
+from paperdag.engine import load_pipeline_params, read_run, stage_keys
 from paperdag.errors import PaperdagError
 from paperdag.io import write_text_atomic
 from paperdag.params import DEFAULT_PROFILE, GPU_PROFILE, REPLICATE_PROFILE
@@ -260,11 +260,8 @@ def _default_view(project: Project, store: Store, slug: str, stage: str) -> list
     key = _view_manifest(view).get("key")
     if not key:
         return []
-    try:
-        run = json.loads((store.local_path(slug, stage, key) / "run.json").read_text())
-    except (OSError, ValueError):
-        run = {}
-    return [view] if not isinstance(run, dict) or run.get("profile", DEFAULT_PROFILE) == DEFAULT_PROFILE else []
+    profile = read_run(store.local_path(slug, stage, key)).get("profile", DEFAULT_PROFILE)
+    return [view] if profile == DEFAULT_PROFILE else []
 
 
 def _view_manifest(view: Path) -> dict[str, Any]:
