@@ -10,8 +10,6 @@ from matplotlib.figure import Figure
 from paperdag.common.stats import mean_ci
 from paperdag.io import new_figure
 
-DIM_COLORS = {1: "tab:blue", 2: "tab:orange", 3: "tab:green"}
-
 
 def plot_verifiers(acceptance: dict[str, dict[str, float]]) -> Figure:
     """Grouped bars: the fraction of lossy and of invertible rules each verifier accepts."""
