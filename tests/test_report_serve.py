@@ -170,6 +170,33 @@ def test_report_of_a_fresh_clone_keeps_the_facts_of_the_same_metrics(toy_project
         in summary.read_text()
 
 
+def test_report_keeps_the_published_runs_facts_and_figures_beside_another_recompute_of_its_key(toy_project):
+    """The published metrics came from another machine's run of the same key, with other numbers: this machine's
+    entry of that key is not the run behind them, so the report keeps reports/runs.json's facts and its copy of that
+    run's figure instead of the local entry's."""
+    from toy_pipeline.stages import grey_png
+
+    drive(Execution.open(["toy"], track=False))
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    runs_file, copy = toy_project.root / "reports/runs.json", toy_project.root / "reports/plots/toy-n.png"
+    runs = json.loads(runs_file.read_text())
+    assert runs["toy"]["date"] != "-" and copy.read_bytes() == grey_png(50)
+    published = json.loads(toy_project.metrics_path("toy").read_text())
+    other = published | {"metrics": {**published["metrics"], "ratio": 2.5}}  # the other machine's numbers
+    toy_project.metrics_path("toy").write_text(json.dumps(other, indent=2, sort_keys=True) + "\n")
+    runs_file.write_text(json.dumps({"toy": runs["toy"] | {"commit": "abcdef0", "date": "2026-01-02 03:04"}}))
+    copy.write_bytes(grey_png(77))  # the other machine's figure, as committed with its metrics
+    assert paperdag("report", cwd=toy_project.root).returncode == 0
+    summary = (toy_project.root / "reports/summary.md").read_text()
+    assert "abcdef0" in summary and "2026-01-02 03:04" in summary
+    assert copy.read_bytes() == grey_png(77)
+    page = (toy_project.root / "reports/index.html").read_text()
+    assert base64.b64encode(grey_png(77)).decode() in page and base64.b64encode(grey_png(50)).decode() not in page
+    toy_project.metrics_path("toy").write_text(json.dumps(published, indent=2, sort_keys=True) + "\n")
+    assert paperdag("report", cwd=toy_project.root).returncode == 0  # the entry's own result: its facts again
+    assert json.loads(runs_file.read_text())["toy"] == runs["toy"] and copy.read_bytes() == grey_png(50)
+
+
 def test_report_survives_a_corrupt_metrics_file(toy_project):
     drive(Execution.open(["toy"], track=False))
     toy_project.metrics_path("toy").write_text('{"claims": [')

@@ -274,15 +274,9 @@ def round_floats(value: Any, digits: int = 6) -> Any:
     return value
 
 
-def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: str, key: str) -> dict[str, Any]:
-    """Copy the metrics stage's ``metrics.json`` to ``metrics/<slug>.json`` (another profile's to
-    ``metrics/profiles/<profile>/``, and to ``metrics/<slug>.json`` only while no result is published there: a
-    new paper's first smoke run), adding paper, title, profile, key and the verdicts (``verdicts.counts``, the
-    ``headline`` line, ``regime_reached``, ``verdicts`` id -> verdict, ``holds`` id -> 0/1), and its flat DVC summary
-    (counts, ``claim.<id>`` 1 holds / 0 fails / -1 inconclusive, the pipeline's headline metrics) next to it under
-    ``summary/``; floats to 6 significant digits. ``environment`` is the environment of the stages behind the
-    result (``environment.summarise`` of what the entry's run.json records): a function of the entry, so a cached
-    or pulled result publishes the same bytes on every machine."""
+def metrics_doc(pipeline: Pipeline, entry: Path, profile: str, key: str) -> dict[str, Any]:
+    """The document ``publish_metrics`` writes for the metrics stage's store entry (reads the entry, writes nothing):
+    its ``metrics.json`` with paper, title, profile, key, the verdict counts and the stages' ``environment``."""
     from paperdag.environment import summarise
 
     body = read_json(entry / METRICS_FILE)
@@ -295,10 +289,23 @@ def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: 
     run = read_run(entry)
     stages = {**(run.get("upstream_environments") or {}), pipeline.metrics_stage: run.get("environment")}
     environment = summarise({stage: env for stage, env in stages.items() if env})
-    doc = round_floats({"paper": pipeline.slug, "title": pipeline.title, "profile": profile, "key": key,
-                        **verdicts, **body, "environment": environment})
+    return round_floats({"paper": pipeline.slug, "title": pipeline.title, "profile": profile, "key": key,
+                         **verdicts, **body, "environment": environment})
+
+
+def publish_metrics(project: Project, pipeline: Pipeline, entry: Path, profile: str, key: str) -> dict[str, Any]:
+    """Copy the metrics stage's ``metrics.json`` to ``metrics/<slug>.json`` (another profile's to
+    ``metrics/profiles/<profile>/``, and to ``metrics/<slug>.json`` only while no result is published there: a
+    new paper's first smoke run), adding paper, title, profile, key and the verdicts (``verdicts.counts``, the
+    ``headline`` line, ``regime_reached``, ``verdicts`` id -> verdict, ``holds`` id -> 0/1), and its flat DVC summary
+    (counts, ``claim.<id>`` 1 holds / 0 fails / -1 inconclusive, the pipeline's headline metrics) next to it under
+    ``summary/``; floats to 6 significant digits. ``environment`` is the environment of the stages behind the
+    result (``environment.summarise`` of what the entry's run.json records): a function of the entry, so a cached
+    or pulled result publishes the same bytes on every machine."""
+    doc = metrics_doc(pipeline, entry, profile, key)
+    claims = doc.get("claims", [])
     numbers = {k: doc["metrics"][k] for k in pipeline.headline if k in doc.get("metrics", {})}
-    summary = {**n, "regime_reached": int(verdicts["regime_reached"]),
+    summary = {**counts(claims), "regime_reached": int(doc["regime_reached"]),
                "claim": {c["id"]: VERDICT_CODE[c["verdict"]] for c in claims}, **numbers}
     targets = [profile]
     if profile != DEFAULT_PROFILE and not project.metrics_path(pipeline.slug).exists():

@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from paperdag.dag import Pipeline, registry
-from paperdag.engine import load_pipeline_params, read_run, stage_keys
+from paperdag.engine import load_pipeline_params, metrics_doc, read_run, stage_keys
 from paperdag.errors import PaperdagError
-from paperdag.io import write_text_atomic
+from paperdag.io import to_jsonable, write_text_atomic
 from paperdag.params import DEFAULT_PROFILE, GPU_PROFILE, REPLICATE_PROFILE
 from paperdag.project import Project
 from paperdag.provenance import describe
@@ -175,9 +175,11 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
     else:
         problem = f"not run yet: paperdag run {pipeline.slug}"
     key = (metrics or {}).get("key")
-    store, folders = project.store(), {}
+    store, folders, recompute = project.store(), {}, False
     if key:
-        run = _run_facts(store.local_path(pipeline.slug, pipeline.metrics_stage, key) / "run.json")
+        entry = store.local_path(pipeline.slug, pipeline.metrics_stage, key)
+        recompute = entry.is_dir() and not _publishes(pipeline, entry, metrics)
+        run = {} if recompute else _run_facts(entry / "run.json")
         folders = _entry_folders(project, store, pipeline.slug, pipeline.metrics_stage, key)
     remembered = bool(key) and not run and known.get(pipeline.slug, {}).get("key") == key
     if remembered:
@@ -187,7 +189,8 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
         for name in s.plots:  # a stage the metrics do not depend on shows its view while it holds a default result
             copy = _folder(project) / "plots" / f"{pipeline.slug}-{name}"
             if s.name in folders:
-                places = [folder / name for folder in folders[s.name]] + ([copy] if remembered else [])
+                places = ([] if recompute else [folder / name for folder in folders[s.name]]) + \
+                    ([copy] if remembered else [])
             else:
                 places = [view / name for view in _default_view(project, store, pipeline.slug, s.name)] + [copy]
             file = next((place for place in places if place.is_file()), None)
@@ -195,6 +198,17 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
                 plots.append((f"{s.name}: {name}", name, file))
     return PaperResult(pipeline, metrics, problem, run, plots, _replicate_verdicts(project, pipeline), warning,
                        gpu_verdicts(project, pipeline))
+
+
+def _publishes(pipeline: Pipeline, entry: Path, metrics: dict[str, Any]) -> bool:
+    """Whether the store entry of the published metrics' key is the run behind them: the document it publishes
+    (``engine.metrics_doc``) equals the file. A recompute of the same key on another machine differs in its numbers
+    (README, "What reproduces where"); its facts and figures are not those of the published result."""
+    try:
+        doc = metrics_doc(pipeline, entry, str(metrics.get("profile", DEFAULT_PROFILE)), str(metrics["key"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+    return json.dumps(to_jsonable(doc), sort_keys=True) == json.dumps(metrics, sort_keys=True)
 
 
 def _replicate_verdicts(project: Project, pipeline: Pipeline) -> dict[str, str]:
