@@ -28,9 +28,12 @@ RESULTS = ROOT / "benchmarks" / "results.json"
 BIN = Path(sys.executable).parent
 
 
-def _record(name: str, rows: dict) -> None:
+def _record(name: str, rows: dict, merge: bool = False) -> None:
+    """Record ``rows`` as results[name] (with the time and CPU count); ``merge`` keeps the rows of the previous record
+    that ``rows`` does not name (a run over some papers updates theirs), ``measured_at`` then being the latest."""
     results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    results[name] = rows | {"measured_at": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count()}
+    kept = results.get(name, {}) if merge else {}
+    results[name] = kept | rows | {"measured_at": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count()}
     RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     width = max(len(k) for k in rows)
     print(f"\n{name}")

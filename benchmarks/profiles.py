@@ -14,8 +14,8 @@ estimate is a full run from scratch, as good as the history (times recorded unde
 some of whose stages have no history here is listed as such and not judged. ``smoke`` runs
 ``paperdag run PAPER -p smoke --local --force`` with tracking off, one paper after another, and times it.
 
-Prints a table, records it in benchmarks/results.json (``profiles default`` / ``profiles smoke``) and exits 1 when a
-judged time is over its target.
+Prints a table, records it in benchmarks/results.json (``profiles default`` / ``profiles smoke``; a run that names
+papers updates their rows and keeps the others') and exits 1 when a judged time is over its target.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def main() -> int:
                                                f"exit {rc}" if rc else "over")
             over += [slug] if rc or seconds > target else []
         rows["target_s"] = target
-    _record(f"profiles {args.mode}", rows)
+    _record(f"profiles {args.mode}", rows, merge=bool(args.papers))
     if over:
         print(f"\nover target ({target:.0f} s): {', '.join(over)}")
     return 1 if over else 0
