@@ -428,6 +428,8 @@ def test_a_clone_records_clean_provenance_and_an_edited_science_file_dirty(tmp_p
     assert json.loads((repo / "reports" / "runs.json").read_text())["toy"]["provenance"] == "clean"
     assert f"| {head[:7]} (clean) |" in (repo / "reports" / "summary.md").read_text()
     assert all(not p["dirty"] for p in run("--force").values())  # its own outputs never count
+    clean = {"commit": head, "dirty": False, "dirty_inputs": {}}
+    assert all(p == clean for p in run("--force", "--jobs", "2").values())  # stages in child processes: the same
     stages = repo / "tests" / "toy_pipeline" / "stages.py"
     stages.write_text(stages.read_text().replace("return {\"scale\": scale}", "return {\"scale\": scale * 1.0}"))
     after = run(track="on")

@@ -16,6 +16,7 @@ fails, becomes the stage's log (``paperdag_traceback``), as a Ray worker's does.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -51,7 +52,8 @@ class ProcessExecutor:
 
     def submit(self, execution: Execution, plan: StagePlan) -> Future[tuple[dict, bool]]:
         future: Future[tuple[dict, bool]] = Future()
-        args = [plan.paper, plan.name, plan.profile, plan.key, "force" if plan.force else "reuse"]
+        args = [plan.paper, plan.name, plan.profile, plan.key, "force" if plan.force else "reuse",
+                json.dumps(plan.provenance)]  # the driver's one look at git, which the child's run.json records
         child = subprocess.Popen([sys.executable, "-c", CHILD, *args], stdin=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
         with self._lock:
@@ -102,15 +104,16 @@ class ProcessExecutor:
 
 
 def run_child() -> None:
-    """A child's whole life: ``<paper> <stage> <profile> <key> force|reuse`` from argv; plan that stage alone, refuse
-    a key other than the driver's (code or params edited since it planned), compute it into the store."""
+    """A child's whole life: ``<paper> <stage> <profile> <key> force|reuse <provenance JSON>`` from argv; plan that
+    stage alone, refuse a key other than the driver's (code or params edited since it planned), take the driver's
+    provenance of its inputs (as the in-process and Ray executors do), compute it into the store."""
     import traceback
 
     from paperdag.device import visible
     from paperdag.engine import execute_stage
     from paperdag.runs import Execution
 
-    paper, stage, profile, key, mode = sys.argv[1:6]
+    paper, stage, profile, key, mode, prov = sys.argv[1:7]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the driver's cancel: unwind, so no scratch is left
     try:
         execution = Execution.open([paper], profile=profile, force=mode == "force", only=[stage], track=False)
@@ -118,6 +121,7 @@ def run_child() -> None:
         if plan.key != key:
             raise StageFailed(f"{plan.label}: its key changed since the run was planned ({key[:12]} -> "
                               f"{plan.key[:12]}): code or params were edited meanwhile; run again")
+        plan.provenance = json.loads(prov)
         execute_stage(execution.store, plan, execution.inputs(plan), visible())
     except BaseException as e:  # noqa: BLE001 - everything, SIGTERM's SystemExit too, ends as a traceback and code 1
         sys.stderr.write(f"{TRACEBACK}\n{''.join(traceback.format_exception(e))}")
