@@ -132,12 +132,11 @@ def _folder(project: Project) -> Path:
     return project.root / "reports"
 
 
-def _run_facts(run_file: Path) -> dict[str, str]:
-    """{"commit", "provenance", "date"} of a stage run's run.json ({} if it is not in this machine's store):
+def _run_facts(entry: Path) -> dict[str, str]:
+    """{"commit", "provenance", "date"} of a store entry's run.json ({} if it is not in this machine's store):
     provenance ``clean`` or ``dirty: <the inputs that differed from the commit>``."""
-    try:
-        run = json.loads(run_file.read_text())
-    except (OSError, ValueError):
+    run = read_run(entry)
+    if not run:
         return {}
     prov, timing = run.get("provenance", {}), run.get("timing", {})
     return {"commit": (prov.get("commit") or "-")[:7], "provenance": describe(prov),
@@ -179,7 +178,7 @@ def _result(project: Project, pipeline: Pipeline, known: dict[str, dict[str, str
     if key:
         entry = store.local_path(pipeline.slug, pipeline.metrics_stage, key)
         recompute = entry.is_dir() and not _publishes(pipeline, entry, metrics)
-        run = {} if recompute else _run_facts(entry / "run.json")
+        run = {} if recompute else _run_facts(entry)
         folders = _entry_folders(project, store, pipeline.slug, pipeline.metrics_stage, key)
     remembered = bool(key) and not run and known.get(pipeline.slug, {}).get("key") == key
     if remembered:

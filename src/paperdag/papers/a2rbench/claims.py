@@ -43,8 +43,8 @@ POOLED_NOTE = ("pooled over rules, the count varies mostly with each rule's own 
                "spell it), which the inputs do not change; the within-rule claim holds the rule fixed")
 GENERATOR = "a uniform program sampler (tasks.py): rule depth ~ U{1..max_depth} in every dimension"
 NO_LLM = ("no LLM solver ran in this profile (solve.llm_backend: off): the llm profile runs SmolLM2-135M-Instruct "
-          "in-process on a 300-task stratified subsample (~40 min on 2 CPU cores in batches of 8, measured), the gpu profile on "
-          "every accepted task")
+          "in-process on a 300-task stratified subsample (~40 min on 2 CPU cores in batches of 8, measured), the gpu "
+          "profile on every accepted task")
 NOT_TOP = ("SmolLM2-135M-Instruct (135M parameters, Q4_1) does not stand for the paper's top LLMs (39.8%): a verdict "
            "here is about this model")
 # the trivial solvers' ladder (solvers.py; neither learns nor searches): solver -> rung name
