@@ -591,6 +591,7 @@ def test_copying_every_sample_of_a_target_leaves_its_interval_unchanged() -> Non
     rows = designs[(designs["variant"] == "axial") & (designs["target_hand"] == "D")]
     per_design = hand_share(rows.assign(target_id=rows["target_id"] + "/" + rows["sample"].astype(str)))
     clustered = hand_share(rows)
+    clustered, per_design = clustered.interval, per_design.interval
     assert clustered.mean == per_design.mean and clustered.hi - clustered.lo > per_design.hi - per_design.lo
 
 
@@ -732,3 +733,48 @@ def test_smoke_run_designs_certifies_and_exports(smoke_runs, tmp_path: Path) -> 
     assert verify_folder("pepmirror", verify).outcome is Outcome.REFUTED
     assert verify_folder("pepmirror", tmp_path).outcome is Outcome.REFUSED  # neither an export nor a verify folder
     assert verify_folder("pepmirror", runs["verify"], budget=1).outcome is Outcome.UNDECIDED
+
+
+def test_a_seed_effect_widens_the_quality_interval_to_its_seeds() -> None:
+    """Three seeds whose axial networks differ (quality x1.08, x1.0, x0.84 on mirrored targets) but whose cells agree
+    within a seed: the ratio's interval is the crossed design's (df ~2: the seeds, not the 24 cells), so clashes
+    and the others are inconclusive, with the training seeds that would resolve them; pooling the 24 cells as
+    independent would have held."""
+    from paperdag.common.stats import cluster_mean_ci
+
+    designs = _designs(0.98, 0.9, 1.0, seeds=3)
+    mirrored_axial = (designs["variant"] == "axial") & (designs["target_hand"] == "D")
+    scale = designs["train_seed"].map({10: 1.08, 11: 1.0, 12: 0.84})
+    for k in ("contacts", "buried_surface", "native_recovery"):
+        designs.loc[mirrored_axial, k] *= scale[mirrored_axial]
+    designs.loc[mirrored_axial, "clashes"] /= scale[mirrored_axial]
+    plans = Plans(targets=_plan(UNIT, 24), files=_plan("file", 13))
+    out = {c.id: c for c in resolve(_claims(_measured(0.03), designs, _paired(50.0, seeds=3), plans=plans))}
+    quality = out["axial_quality_noninferior"]
+    assert quality.verdict == "inconclusive" and "training seeds x 8 targets at the observed variance" in quality.reason
+    ratio = quality.measured["contacts"]["ratio"]
+    assert ratio["components"]["seed"] > 0 and ratio["components"]["df"] < 3 and ratio["ci"][0] < 0.9
+    polar, axial = (designs[(designs["variant"] == v) & (designs["target_hand"] == "D")].sort_values(
+        ["train_seed", "target_id", "sample"]) for v in ("polar", "axial"))
+    cells = polar["train_seed"].astype(str) + "/" + polar["target_id"]
+    z = axial["contacts"].to_numpy() / polar["contacts"].mean() - ratio["mean"] * polar["contacts"].to_numpy() / \
+        polar["contacts"].mean()
+    independent = cluster_mean_ci(z, cells.to_numpy())  # the linearised ratio over cells taken as independent
+    assert ratio["mean"] + independent.lo > 0.9
+
+
+def test_seed_plan_power_grows_with_seeds_and_the_claim_needs_every_part() -> None:
+    from paperdag.papers.pepmirror.seedplan import plan
+
+    runs = [_designs(0.97, 0.9, 1.0, seeds=3)]
+    rng = np.random.default_rng(3)
+    for run in runs:  # noise in every quality metric of the axial designs, per design and per seed
+        axial = (run["variant"] == "axial").to_numpy()
+        noise = np.exp(rng.normal(0, 0.6, axial.sum()) + 0.05 * (run.loc[axial, "train_seed"].to_numpy() - 11))
+        for k in ("contacts", "buried_surface", "native_recovery"):
+            run.loc[axial, k] *= noise
+        run.loc[axial, "clashes"] /= noise
+    out = plan(runs, [4, 16], draws=300)
+    few, many = out["rows"]
+    assert few["claim"] < many["claim"] and many["claim"] == pytest.approx(np.prod(list(many["parts"].values())))
+    assert set(out["components"]) == {"contacts", "buried_surface", "native_recovery", "clashes", "polar_native_hand"}

@@ -9,28 +9,33 @@
   its L-residue ratio above ``clear_majority`` and its in-silico score above the unmirrored L design's (the
   majority-hand trivial design) of the same (seed, target, sample), paired; at quality non-inferior to the polar
   model's (the ratio axial / polar of each quality mean, clashes polar / axial, above ``quality_ratio_min``, a
-  paired bootstrap of the units that carries the polar mean's uncertainty);
+  crossed interval of the ratio that carries the polar mean's uncertainty);
 - checks: equivariance certificates, the polar model's mirrored designs (reflection equivariance forces them),
   the full-atom minimisation and clashes, the export re-check (implementation invariants, not reproductions).
 
-The unit of every design interval is the (training seed, held-out target) pair: the designs of one target come from
-one trained network per variant and share its pocket, so they are one unit, not several; networks of different
-training seeds are independent replicates. Means are ``cluster_mean_ci`` over those units (CR1 on units - 1 degrees
-of freedom), hand ratios are proportions of residues on their bounded scale (``cluster_proportion_ci``: Korn &
-Graubard, n = units), quality ratios a paired bootstrap of the units' means; every reason prints n as seeds x
-targets. The sequence head's intervals are cluster bootstraps over held-out files (train_seq.py). A claim over
-several comparisons is ``all_of`` (Holm for fails, intersection-union for holds).
+The unit of every design interval is the (training seed, held-out target) cell: the designs of one target come
+from one trained network per variant and share its pocket, so they are one cell, not several. Seeds and targets are
+crossed (every network designs for every target) and both random: a method-level claim generalises over networks as
+well as pockets, so every design interval is the crossed design's (``paperdag.common.crossed``: two-way
+random-effects ANOVA of the cells' means, Satterthwaite df), which carries the seed-to-seed variance that an interval
+resampling cells as if independent leaves out. Means and differences are crossed t intervals, hand ratios shares of
+residues on their bounded scale (Korn & Graubard at the crossed effective size and df), quality ratios the delta
+method's linearisation; every reason prints n as seeds x targets, and an underpowered one the training seeds that
+would resolve it at the observed components. The sequence head's intervals are cluster bootstraps over held-out
+files (train_seq.py). A claim over several comparisons is ``all_of`` (Holm for fails, intersection-union for holds).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from paperdag.common.stats import Interval, bootstrap_ratio_ci, cluster_mean_ci, cluster_proportion_ci
+from paperdag.common.crossed import MAX_SEEDS, Crossed, crossed_mean_ci, crossed_proportion_ci, crossed_ratio_ci
+from paperdag.common.stats import Interval
 from paperdag.common.verdicts import (
     Claim,
     Judgement,
@@ -50,6 +55,7 @@ from .summary import QUALITY
 VARIANTS = ("polar", "axial")
 PAIR = ["train_seed", "target_id", "sample"]  # designs of the two variants pair on these
 UNIT = "(seed, target) unit"  # one trained network (per variant) x one held-out pocket
+UNDERPOWERED = re.compile(r"underpowered: .*? would resolve it")  # the platform's projection in independent units
 HAND_CEILING = "the training hand's ceiling: every residue L, L-residue ratio 1.0"
 TRIVIAL_DESIGN = ("the majority-hand trivial design: the variant's own L design for the native target, unmirrored, "
                   "in the mirrored pocket (keeps the L hand by ignoring the target's hand)")
@@ -71,27 +77,39 @@ def all_parts(parts: dict[str, Judgement]) -> Judgement:
                        reason=f"{k} parts ({k} fails; {k} fail under Holm's correction over {k} parts): {shown}")
 
 
-def _ci(x: Interval, digits: int = 4) -> dict[str, float | int | list[float]]:
-    return {"mean": round(x.mean, digits), "ci": [round(x.lo, digits), round(x.hi, digits)], "n": x.n}
+def _ci(x: Interval | Crossed, digits: int = 4) -> dict[str, object]:
+    """An interval as recorded in metrics; a crossed one with its variance components (per cell, on the linearised
+    scale) and df."""
+    i = x.interval if isinstance(x, Crossed) else x
+    row: dict[str, object] = {"mean": round(i.mean, digits), "ci": [round(i.lo, digits), round(i.hi, digits)], "n": i.n}
+    return row | ({"components": x.components.row()} if isinstance(x, Crossed) else {})
 
 
-def unit_labels(rows: pd.DataFrame) -> np.ndarray:
-    """The (training seed, target) unit of every row."""
-    return (rows["train_seed"].astype(str) + "/" + rows["target_id"].astype(str)).to_numpy()
+def by_unit(values: pd.Series | np.ndarray, rows: pd.DataFrame) -> Crossed:
+    """The mean of per-design values over (seed, target) cells with its crossed interval (n = cells)."""
+    return crossed_mean_ci(values, rows["train_seed"], rows["target_id"], unit=UNIT)
 
 
-def by_unit(values: pd.Series | np.ndarray, rows: pd.DataFrame) -> Interval:
-    """The mean of per-design values with its cluster interval over (seed, target) units (n = units)."""
-    return cluster_mean_ci(np.asarray(values, dtype=float), unit_labels(rows), unit=UNIT)
-
-
-def hand_share(rows: pd.DataFrame, hand: str = "L") -> Interval:
-    """The share of residues of ``hand`` over every residue of the designs (each residue a 0/1 outcome, residues of
-    one (seed, target) unit clustered): Korn-Graubard, bounded in [0, 1], n = units."""
+def hand_share(rows: pd.DataFrame, hand: str = "L") -> Crossed:
+    """The share of residues of ``hand`` over every residue of the designs: Korn-Graubard at the crossed design's
+    effective size, bounded in [0, 1], n = cells."""
     hands = rows["residue_hands"].tolist()
-    outcomes = np.array([c == hand for h in hands for c in h], dtype=float)
-    clusters = np.repeat(unit_labels(rows), [len(h) for h in hands])
-    return cluster_proportion_ci(outcomes, clusters, unit=UNIT)
+    return crossed_proportion_ci([h.count(hand) for h in hands], [len(h) for h in hands], rows["train_seed"],
+                                 rows["target_id"], unit=UNIT)
+
+
+def in_seeds(j: Judgement, x: Crossed, boundary: float) -> Judgement:
+    """An underpowered judgement whose reason says how many training seeds (at the same targets and observed
+    components, ``Crossed.seeds_to_resolve``) would resolve it, in place of the platform's count of independent
+    units, which a crossed design does not have."""
+    if j.cause != "underpowered":
+        return j
+    seeds = x.seeds_to_resolve(lambda lo, hi: lo > boundary or hi < boundary)  # the side its estimate is on
+    t = x.components.targets
+    words = (f"underpowered: ~{seeds} training seeds x {t} targets at the observed variance components would "
+             "resolve it" if seeds else f"underpowered: not even {MAX_SEEDS} training seeds at these {t} targets "
+             "would resolve it (the target term stays)")
+    return replace(j, reason=UNDERPOWERED.sub(words, j.reason))
 
 
 def units_text(rows: pd.DataFrame) -> str:
@@ -118,11 +136,13 @@ def _learned_native_hand(designs: pd.DataFrame, m: dict[str, float], v: str, p: 
     return precondition(
         f"{v}_learned_native_hand", f"trained on L-L complexes, the {v} denoiser designs L peptides for held-out "
         f"native targets: its L-residue ratio is at most {1 - p.native_hand_min:g} below the training hand's ceiling "
-        "of 1.0 (it learned its task before mirrored targets are judged; residues clustered by (seed, target))",
+        "of 1.0 (it learned its task before mirrored targets are judged; residues of a (seed, target) cell clustered, seeds "
+        "and targets crossed)",
         HAND_CEILING,
         {"L_ratio": _ci(ratio), "units": units_text(rows), "L_ratio_residues": m[f"L_ratio_{v}_native_target"]},
-        counted(noninferiority(ratio, margin=1 - p.native_hand_min, direction="above", reference=1.0,
-                               what=f"{v}'s L-residue ratio on native targets", plan=plans.targets), rows))
+        counted(in_seeds(noninferiority(ratio.interval, margin=1 - p.native_hand_min, direction="above",
+                                        reference=1.0, what=f"{v}'s L-residue ratio on native targets",
+                                        plan=plans.targets), ratio, p.native_hand_min), rows))
 
 
 def _with_replay(paired: pd.DataFrame, replay: pd.DataFrame) -> pd.DataFrame:
@@ -137,12 +157,12 @@ def _beats_trivial_design(paired: pd.DataFrame, replay: pd.DataFrame, v: str, pl
     majority-hand design, training-data replay), paired by (seed, target, sample), clustered by (seed, target)."""
     rows = _with_replay(paired, replay)
     rung = {TRIVIAL_DESIGN: "in_silico_trivial", REPLAY: "in_silico_replay"}
-    ladder = Ladder.of("higher", {name: by_unit(rows[col], rows) for name, col in rung.items()})
+    ladder = Ladder.of("higher", {name: by_unit(rows[col], rows).interval for name, col in rung.items()})
     diff = by_unit(rows["in_silico_design"] - rows[rung[ladder.strongest.name]], rows)
     return precondition(
         f"{v}_beats_majority_hand_design", f"on mirrored targets the {v} denoiser designs for the target it is given: "
         "its designs score above the strongest trivial design of the same (seed, target, sample) on the in-silico "
-        "score (buried surface - clash_penalty x clashes; paired, 95% cluster CI over (seed, target) units above 0)",
+        "score (buried surface - clash_penalty x clashes; paired, 95% crossed CI over (seed, target) cells above 0)",
         ladder.strongest.name,
         {"in_silico_design": _ci(by_unit(rows["in_silico_design"], rows), 2),
          "ladder": {r.name: _ci(r.value, 2) for r in ladder.rungs},
@@ -151,8 +171,8 @@ def _beats_trivial_design(paired: pd.DataFrame, replay: pd.DataFrame, v: str, pl
          "native_recovery_trivial": round(float(rows["native_recovery_trivial"].mean()), 4),
          "L_ratio_design": round(float(rows["L_ratio_design"].mean()), 4),
          "L_ratio_trivial": round(float(rows["L_ratio_trivial"].mean()), 4)},
-        counted(superiority(diff, what=f"{v}'s in-silico score minus the strongest trivial design's",
-                            plan=plans.targets), rows),
+        counted(in_seeds(superiority(diff.interval, what=f"{v}'s in-silico score minus the strongest trivial "
+                                     "design's", plan=plans.targets), diff, 0.0), rows),
         ladder=ladder)
 
 
@@ -164,10 +184,12 @@ def _requested_hand(designs: pd.DataFrame, paired: pd.DataFrame, m: dict[str, fl
     rows = _designs(designs, "axial", "D")
     ratio = hand_share(rows)
     gain = by_unit(paired["in_silico_design"] - paired["in_silico_trivial"], paired)
-    parts = {"L ratio": superiority(ratio, reference=p.clear_majority, what="axial's L-residue ratio on mirrored "
-                                    "targets", plan=plans.targets),
-             "designs for the target": superiority(gain, what="axial's in-silico score minus the unmirrored L "
-                                                   "design's (paired)", plan=plans.targets)}
+    parts = {"L ratio": in_seeds(superiority(ratio.interval, reference=p.clear_majority, what="axial's L-residue "
+                                             "ratio on mirrored targets", plan=plans.targets), ratio,
+                                 p.clear_majority),
+             "designs for the target": in_seeds(superiority(gain.interval, what="axial's in-silico score minus the "
+                                                            "unmirrored L design's (paired)", plan=plans.targets),
+                                                gain, 0.0)}
     measured = {"L_ratio": _ci(ratio), "in_silico_minus_unmirrored_L": _ci(gain, 2), "units": units_text(rows),
                 "L_ratio_residues": m["L_ratio_axial_mirrored_target"],
                 "unmirrored_L_design_L_ratio": m["L_ratio_axial_trivial_majority_hand"],
@@ -206,19 +228,20 @@ def _sequence_head(m: dict[str, float], plans: Plans) -> Claim:
 
 def _quality_noninferior(designs: pd.DataFrame, p: ClaimParams, plans: Plans) -> tuple[Judgement, dict[str, object]]:
     """Per quality metric, the ratio axial / polar of the means over (seed, target) units on mirrored targets
-    (clashes, where lower is better: polar / axial) above ``quality_ratio_min``: a paired bootstrap of the units'
-    means (the same resampled units in both arms), so that the interval carries the polar mean's uncertainty too."""
+    (clashes, where lower is better: polar / axial) above ``quality_ratio_min``: the crossed interval of the ratio
+    (``crossed_ratio_ci``, both arms' means from the same cells), so that it carries the polar mean's uncertainty
+    and the seed-to-seed variance of both networks."""
     polar, axial = _designs(designs, "polar", "D"), _designs(designs, "axial", "D")
     if not polar[PAIR].equals(axial[PAIR]):
         raise ValueError("polar and axial designs on mirrored targets do not pair by (seed, target, sample)")
     judged, measured = {}, {"units": units_text(polar)}
     for k, sign in QUALITY.items():
-        per = pd.DataFrame({"polar": polar[k], "axial": axial[k], "unit": unit_labels(polar)}).groupby("unit")
-        a, b = per["axial"].mean().to_numpy(), per["polar"].mean().to_numpy()
-        ratio = bootstrap_ratio_ci(*((a, b) if sign > 0 else (b, a)), unit=UNIT)
+        num, den = (axial[k], polar[k]) if sign > 0 else (polar[k], axial[k])
+        ratio = crossed_ratio_ci(num, den, polar["train_seed"], polar["target_id"], unit=UNIT)
         what = "axial / polar" if sign > 0 else "polar / axial"
-        judged[k] = noninferiority(ratio, margin=1 - p.quality_ratio_min, direction="above", reference=1.0,
-                                   what=f"{what} {k}", plan=plans.targets)
+        judged[k] = in_seeds(noninferiority(ratio.interval, margin=1 - p.quality_ratio_min, direction="above",
+                                            reference=1.0, what=f"{what} {k}", plan=plans.targets), ratio,
+                             p.quality_ratio_min)
         measured[k] = {"polar": _ci(by_unit(polar[k], polar)), "axial": _ci(by_unit(axial[k], axial)),
                        "ratio": {"of": what} | _ci(ratio), "verdict": judged[k].verdict}
     return counted(all_parts(judged), polar), measured
@@ -314,12 +337,13 @@ def claims(m: dict[str, float], designs: pd.DataFrame, paired: dict[str, pd.Data
                  f"axial model on mirrored (D) targets designs for the target in the requested L hand: its L-residue "
                  f"ratio above {p.clear_majority:g} (95% Korn-Graubard interval, residues clustered by (seed, target)) "
                  "AND its in-silico score above the unmirrored L design's of the same (seed, target, sample), which "
-                 "keeps L by ignoring the target's hand (paired, 95% cluster CI above 0); cross-chirality design "
+                 "keeps L by ignoring the target's hand (paired, 95% crossed CI above 0); cross-chirality design "
                  "from L-L training", "clear majority", hand_measured, hand, requires=[learned["axial"].id]),
         evidence("axial_quality_noninferior",
                  f"axial designs on mirrored targets at least as good as polar's: the ratio of means over (seed, "
-                 f"target) units axial / polar (polar / axial for clashes) above {p.quality_ratio_min:g} (paired "
-                 "bootstrap of the units) on contacts, buried surface, native CA recovery and clashes",
+                 f"target) cells axial / polar (polar / axial for clashes) above {p.quality_ratio_min:g} (95% crossed "
+                 "interval of the ratio, seeds and targets random) on contacts, buried surface, native CA recovery "
+                 "and clashes",
                  "axial >= polar in silico", quality_measured, quality, requires=all_pre),
         *_checks(m, passes, package, p, cert),
     ]

@@ -38,7 +38,7 @@ class TrainingParams(ParamsModel):
     """Adam on the DDPM loss with cosine learning-rate decay (diffusion.fit_denoiser), one network per training seed
     and variant."""
 
-    seeds: list[int] = Field(min_length=1, max_length=10, description=(
+    seeds: list[int] = Field(min_length=1, max_length=32, description=(
         "training seeds: each variant trains one network per seed; both variants of a seed share its initialisation "
         "stream, minibatch order, DDPM-loss noise and design noise, so their designs pair by (seed, target, sample)"))
     steps: int = Field(ge=1, le=1_000_000, description="optimizer steps of each network (per seed)")
