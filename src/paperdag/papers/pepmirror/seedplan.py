@@ -4,7 +4,8 @@ Each pilot run (a verify stage's designs table: S seeds x T targets) gives the c
 quality ratio's linearisation (claims._quality_noninferior) and of the polar model's native-hand share (the
 precondition that gates it); the plan pools them over runs (their mean) and simulates, for each candidate seed count
 at the pilot's targets, the power of each part to clear ``quality_ratio_min`` when the true ratio is 1.0 (the
-paper's "axial as good as polar"), and of the precondition at the pooled share (``paperdag.common.crossed.power``).
+paper's "axial as good as polar"), and of the precondition at the pooled share (``paperdag.common.crossed.power``:
+a crossed t interval, for the share an approximation of the Korn-Graubard interval the claim uses).
 The claim holds only when every part does: its power is the parts' product (independent parts; positively
 correlated parts do better).
 
