@@ -136,8 +136,8 @@ def _learned_native_hand(designs: pd.DataFrame, m: dict[str, float], v: str, p: 
     return precondition(
         f"{v}_learned_native_hand", f"trained on L-L complexes, the {v} denoiser designs L peptides for held-out "
         f"native targets: its L-residue ratio is at most {1 - p.native_hand_min:g} below the training hand's ceiling "
-        "of 1.0 (it learned its task before mirrored targets are judged; residues of a (seed, target) cell clustered, seeds "
-        "and targets crossed)",
+        "of 1.0 (it learned its task before mirrored targets are judged; residues of a (seed, target) cell "
+        "clustered, seeds and targets crossed)",
         HAND_CEILING,
         {"L_ratio": _ci(ratio), "units": units_text(rows), "L_ratio_residues": m[f"L_ratio_{v}_native_target"]},
         counted(in_seeds(noninferiority(ratio.interval, margin=1 - p.native_hand_min, direction="above",
@@ -245,6 +245,18 @@ def _quality_noninferior(designs: pd.DataFrame, p: ClaimParams, plans: Plans) ->
         measured[k] = {"polar": _ci(by_unit(polar[k], polar)), "axial": _ci(by_unit(axial[k], axial)),
                        "ratio": {"of": what} | _ci(ratio), "verdict": judged[k].verdict}
     return counted(all_parts(judged), polar), measured
+
+
+def seed_ratios(designs: pd.DataFrame) -> dict[str, dict[int, float]]:
+    """Per quality metric, each training seed's ratio of means over its mirrored targets (axial / polar; clashes
+    polar / axial): what the crossed interval's seed term is made of."""
+    polar, axial = _designs(designs, "polar", "D"), _designs(designs, "axial", "D")
+    out = {}
+    for k, sign in QUALITY.items():
+        num, den = (axial, polar) if sign > 0 else (polar, axial)
+        ratio = num.groupby("train_seed")[k].mean() / den.groupby("train_seed")[k].mean()
+        out[k] = {int(s): float(r) for s, r in ratio.items()}
+    return out
 
 
 def _checks(m: dict[str, float], passes: dict[str, bool], package: dict[str, int], p: ClaimParams,

@@ -9,10 +9,11 @@ from paperdag.io import read_json, read_table, save_figure
 from paperdag.stage import StageContext
 
 from .baseline import majority_hand_designs, paired_with_mirrored, replay_designs
-from .claims import claims
+from .claims import claims, seed_ratios
 from .package import FULLATOM_TABLE, MANIFEST_FILE, recheck_package
 from .params import Params
 from .plots import plot_chirality, plot_fullatom
+from .quality_plot import plot_quality
 from .prepare import EXAMPLES_FILE
 from .reverify import CERTIFICATES_FILE, VERIFIED_FILE
 from .summary import summarize, summarize_fullatom
@@ -20,11 +21,13 @@ from .train_seq import SEQ_EVAL_FILE
 
 CHIRALITY_PLOT = "chirality.png"
 FULLATOM_PLOT = "fullatom.png"
+QUALITY_PLOT = "quality.png"
 
 
 def evaluate(ctx: StageContext[Params], variants: list[str]) -> dict[str, float]:
     """metrics.json with the claims; chirality.png (L-residue ratio per variant and target hand); fullatom.png
-    (interaction energy and clashes of each candidate before and after minimisation)."""
+    (interaction energy and clashes of each candidate before and after minimisation); quality.png (each training
+    seed's quality ratios beside the crossed interval the claim judges)."""
     p = ctx.params
     certs = read_json(ctx.input("verify", CERTIFICATES_FILE))
     designs = read_table(ctx.input("verify", VERIFIED_FILE)).to_pandas()
@@ -46,7 +49,10 @@ def evaluate(ctx: StageContext[Params], variants: list[str]) -> dict[str, float]
     package = recheck_package(ctx.input("export", MANIFEST_FILE).parent)
     m |= {f"export_{k}": v for k, v in package.items()}
     passes = {v: certs[v]["passes"] for v in variants}
-    write_metrics(ctx.out, m, claims(m, designs, paired, replay, passes, package, p.claims, p.certificate, p.plans))
+    judged = claims(m, designs, paired, replay, passes, package, p.claims, p.certificate, p.plans)
+    write_metrics(ctx.out, m, judged)
+    quality = next(c for c in judged if c.id == "axial_quality_noninferior").measured
+    save_figure(plot_quality(seed_ratios(designs), quality, p.claims.quality_ratio_min), ctx.output(QUALITY_PLOT))
     save_figure(plot_chirality({v: m[f"L_ratio_{v}_native_target"] for v in variants},
                                {v: m[f"L_ratio_{v}_mirrored_target"] for v in variants}), ctx.output(CHIRALITY_PLOT))
     save_figure(plot_fullatom(energies), ctx.output(FULLATOM_PLOT))
