@@ -466,8 +466,9 @@ def _plan(unit: str, n: int) -> SamplePlan:
                       spending="none", why="the test's design size")
 
 
+PILOT = [100, 101, 102, 103, 104]
 PLANS = Plans(seeds=_plan("seed", 3), cells=_plan("cell", 6), error_cells=_plan("cell", 6), slopes=_plan("seed", 3),
-              deepest=_plan("seed", 3), transfer=_plan("seed", 3))
+              deepest=_plan("seed", 3), transfer=_plan("seed", 3), pilot_seeds=PILOT)
 SPREADS = {f: Spread(0.1, "mhn_normed_b2", 5, {"mhn_normed_b2": 0.1}) for f in FAMILIES}
 PARAMS = dict(shallow_tol=0.05, min_map_gain=0.5, min_clean_accuracy=0.95, min_dynamics_share=0.02)
 
@@ -508,7 +509,7 @@ def _verdicts(delta: float = 0.1, slope: float = 0.05, gap: float = 0.1, shallow
                     slopes)
     versus = {"mhn_normed": Comparison({2: iv(delta)}, {2: iv(slope)}, iv(gap)),
               "mhn_distance": Comparison({2: iv(0.1)}, {2: iv(0.05)}, iv(0.1))}
-    out = claims(versus, max_norm, 100, regime, ClaimParams(**PARAMS), 0.8, PLANS, SPREADS)
+    out = claims(versus, max_norm, 100, regime, ClaimParams(**PARAMS), 0.8, PLANS, SPREADS, PILOT)
     return {c.id: c.verdict for c in resolve(out)}
 
 
@@ -638,22 +639,43 @@ def test_plans_check_rejects_a_pilot_sd_other_than_the_measured_one() -> None:
         power = SamplePlan(unit="seed", n=10, basis="power", effect=0.1, power=0.8, pilot_n=pilot_n, pilot_sd=sd,
                            looks=1, spending="none", why="the pilot's spread at the declared effect")
         return Plans(seeds=_plan("seed", 10), cells=_plan("cell", 6), error_cells=_plan("cell", 6), slopes=power,
-                     deepest=power, transfer=_plan("seed", 10))
+                     deepest=power, transfer=_plan("seed", 10), pilot_seeds=PILOT)
 
-    ok = plans_check(spreads, plans(0.06123))
+    ok = plans_check(spreads, plans(0.06123), PILOT)
     assert ok.verdict == "holds" and ok.measured["slopes"]["required_n"] == 5  # (2.80 * 0.612)^2 + 1.92 = 4.86
-    assert plans_check(spreads, plans(0.0650)).verdict == "fails"  # n 6 at 0.0650
-    assert plans_check(spreads, plans(0.06123, pilot_n=4)).verdict == "fails"
+    assert plans_check(spreads, plans(0.0650), PILOT).verdict == "fails"  # n 6 at 0.0650
+    assert plans_check(spreads, plans(0.06123, pilot_n=4), PILOT).verdict == "fails"
     # the same pilot on another CPU: its spread moved 0.5% in round-off (measured on hamn's slopes pilot, AMD 0.08379
     # vs Intel 0.08416), the plan it sizes did not: the check is about the plan, so it still holds
-    assert plans_check(spreads, plans(0.06123 * 0.995)).verdict == "holds"
+    assert plans_check(spreads, plans(0.06123 * 0.995), PILOT).verdict == "holds"
     budget = SamplePlan(unit="seed", n=10, basis="budget", effect=None, power=None, pilot_n=5, pilot_sd=0.06123,
                         looks=1, spending="none", why="no effect declared")
     loose = Plans(seeds=_plan("seed", 10), cells=_plan("cell", 6), error_cells=_plan("cell", 6), slopes=budget,
-                  deepest=budget, transfer=_plan("seed", 10))
-    assert plans_check(spreads, loose).verdict == "holds"  # no effect and power: the sd to 4 digits
-    assert plans_check(spreads, loose.model_copy(update={"slopes": budget.model_copy(update={"pilot_sd": 0.0611})})
-                       ).verdict == "fails"
+                  deepest=budget, transfer=_plan("seed", 10), pilot_seeds=PILOT)
+    assert plans_check(spreads, loose, PILOT).verdict == "holds"  # no effect and power: the sd to 4 digits
+    assert plans_check(spreads, loose.model_copy(update={"slopes": budget.model_copy(update={"pilot_sd": 0.0611})}),
+                       PILOT).verdict == "fails"
+
+
+def test_a_replicates_fresh_pilot_is_judged_by_the_sizes_it_needs() -> None:
+    """On calibration seeds other than the plans' pilot (a replicate), the declared sd is not compared with the
+    measured one (no declaration can name a fresh pilot's spread); every power plan must reach Guenther's n at the
+    measured spread, and a budget plan is reported, not judged."""
+    fresh = [110, 111, 112, 113, 114]
+    power = SamplePlan(unit="seed", n=10, basis="power", effect=0.1, power=0.8, pilot_n=5, pilot_sd=0.05, looks=1,
+                       spending="none", why="the pilot's spread at the declared effect")
+    budget = SamplePlan(unit="seed", n=10, basis="budget", effect=0.05, power=0.9, pilot_n=5, pilot_sd=0.05,
+                        looks=1, spending="none", why="what the budget affords")
+    plans = Plans(seeds=_plan("seed", 10), cells=_plan("cell", 6), error_cells=_plan("cell", 6), slopes=power,
+                  deepest=power, transfer=budget, pilot_seeds=PILOT)
+    wider = {f: Spread(0.08, "hamn_b2", 5, {"hamn_b2": 0.08}) for f in FAMILIES}  # n 7 at effect 0.1, 29 at 0.05
+    assert plans_check(wider, plans, PILOT).verdict == "fails"  # its own pilot: the sd is not the declared one
+    ok = plans_check(wider, plans, fresh)
+    assert ok.verdict == "holds" and ok.measured["slopes"]["required_n"] == 7  # <= 10
+    assert ok.measured["transfer"]["required_n"] == 29  # > 10, a budget plan: reported, not judged
+    too_wide = {f: Spread(0.12, "hamn_b2", 5, {"hamn_b2": 0.12}) for f in FAMILIES}  # n 14 > 10
+    bad = plans_check(too_wide, plans, fresh)
+    assert bad.verdict == "fails" and "planned n 10 below the 14 seeds" in bad.reason
 
 
 def test_smoke_pilot_is_the_calibration_seeds_decoded_like_the_evaluation(smoke_runs) -> None:

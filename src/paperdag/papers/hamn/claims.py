@@ -323,34 +323,54 @@ def _sizes_alike(plan: SamplePlan, sd: float) -> bool:
     return plan.pilot_sd is not None and abs(plan.pilot_sd - sd) <= PILOT_RTOL * sd
 
 
-def plans_check(spreads: dict[str, Spread], plans: Plans) -> Claim:
-    """Every seed-level plan that names a pilot (pilot_n > 0) carries the size of this run's pilot (the calibration
-    seeds, pilot.py) and a spread that sizes it as this pilot's spread does (``_sizes_alike``), and a ``power``
-    plan's n reaches Guenther's n at that spread (the plan's own validator): the plans were sized from this pilot,
-    not from a number typed beside it."""
+def plans_check(spreads: dict[str, Spread], plans: Plans, pilot_seeds: list[int]) -> Claim:
+    """On the plans' own pilot (this run's calibration seeds are ``plans.pilot_seeds``): every seed-level plan that
+    names a pilot (pilot_n > 0) carries the size of this run's pilot (pilot.py) and a spread that sizes it as this
+    pilot's spread does (``_sizes_alike``): the plans were sized from this pilot, not from a number typed beside it.
+    On another pilot (a replicate's fresh calibration seeds, whose spread no declaration can name): every ``power``
+    plan's n reaches Guenther's n at this pilot's spread (budget plans are reported, not judged: their n is what the
+    budget affords)."""
+    own = sorted(pilot_seeds) == sorted(plans.pilot_seeds)
     rows, bad = {}, []
     for family in FAMILIES:
         plan, s = getattr(plans, family), spreads[family]
-        row = {"basis": plan.basis, "planned_n": plan.n, "declared_pilot_sd": plan.pilot_sd, "pilot_sd": round(s.sd, 6),
-               "declared_pilot_n": plan.pilot_n, "pilot_n": s.n, "widest_part": s.part,
-               "required_n": (required_n(plan.effect, s.sd, plan.power)
-                              if plan.effect is not None and plan.power is not None and s.sd > 0 else None)}
-        rows[family] = row
-        if plan.pilot_n > 0 and (plan.pilot_n != s.n or not _sizes_alike(plan, s.sd)):
+        need = (required_n(plan.effect, s.sd, plan.power)
+                if plan.effect is not None and plan.power is not None and s.sd > 0 else None)
+        rows[family] = {"basis": plan.basis, "planned_n": plan.n, "declared_pilot_sd": plan.pilot_sd,
+                        "pilot_sd": round(s.sd, 6), "declared_pilot_n": plan.pilot_n, "pilot_n": s.n,
+                        "widest_part": s.part, "required_n": need}
+        if plan.pilot_n == 0:
+            continue
+        if own and (plan.pilot_n != s.n or not _sizes_alike(plan, s.sd)):
             bad.append(f"{family}: declared sd {plan.pilot_sd} (n {plan.pilot_n}), pilot {s.sd:.6g} (n {s.n})")
+        if not own and plan.basis == "power" and need is not None and plan.n < need:
+            bad.append(f"{family}: planned n {plan.n} below the {need} seeds its power needs at this pilot's sd "
+                       f"{s.sd:.4g}")
     named = [f for f in FAMILIES if getattr(plans, f).pilot_n > 0]
-    return check("plans_sized_by_pilot", "each seed-level plan that names a pilot declares the number of seeds of the "
-                 "pilot this run measures on the calibration seeds and a spread that sizes the same plan as that "
-                 "pilot's (Guenther's n at the plan's effect and power; the spread itself moves in round-off across "
-                 f"machines), or, without effect and power, its spread within {PILOT_RTOL:g} relative",
+    seeds = f"calibration seeds {', '.join(map(str, sorted(pilot_seeds)))}"
+    if own:
+        held = (f"{len(named)} of {len(FAMILIES)} plans name the pilot ({seeds}) and match it: "
+                + ", ".join(f"{f} sd {spreads[f].sd:.4g}" for f in named))
+    else:
+        held = (f"this run's pilot ({seeds}) is not the plans' ({', '.join(map(str, plans.pilot_seeds))}): every "
+                "power plan is large enough for it: " + ", ".join(
+                    f"{f} needs {rows[f]['required_n']} <= {getattr(plans, f).n}" for f in named
+                    if getattr(plans, f).basis == "power")
+                + "; budget plans reported, not judged: " + ", ".join(
+                    f"{f} {rows[f]['required_n']} vs {getattr(plans, f).n}" for f in named
+                    if getattr(plans, f).basis != "power"))
+    return check("plans_sized_by_pilot", "each seed-level plan that names a pilot declares the number of seeds of "
+                 "the pilot it was sized on (the calibration seeds plans.pilot_seeds) and a spread that sizes the same "
+                 "plan as that pilot's measured here (Guenther's n at the plan's effect and power; the spread itself "
+                 f"moves in round-off across machines), or, without effect and power, its spread within {PILOT_RTOL:g} "
+                 "relative; a run on other calibration seeds (a replicate) checks that every power plan's n reaches "
+                 "Guenther's n at its own pilot's spread",
                  "a design property (verdict model v2: plans from a pilot the judged run never reuses)",
-                 rows, exact(not bad, ("; ".join(bad) if bad else f"{len(named)} of {len(FAMILIES)} plans name the "
-                                       "pilot and match it: " + ", ".join(f"{f} sd {spreads[f].sd:.4g}" for f in named)),
-                             basis="enumeration"))
+                 rows, exact(not bad, "; ".join(bad) if bad else held, basis="enumeration"))
 
 
 def claims(versus: dict[str, Comparison], max_norm: float, n_iterates: int, regime: Regime, p: ClaimParams,
-           target: float, plans: Plans, spreads: dict[str, Spread]) -> list[Claim]:
+           target: float, plans: Plans, spreads: dict[str, Spread], pilot_seeds: list[int]) -> list[Claim]:
     """``versus``: baseline -> HAMN's comparison with it; ``max_norm``: the largest sqrt(c)||xi|| over
     ``n_iterates`` HAMN iterates (at most); ``regime``: what the preconditions measure; ``target``: the accuracy
     the noise was calibrated to at D = 2."""
@@ -359,7 +379,7 @@ def claims(versus: dict[str, Comparison], max_norm: float, n_iterates: int, regi
         *(c for baseline in BASELINES for c in comparison_claims(baseline, versus[baseline], regime.tolerance, plans)),
         dynamics_claim(regime.decoders["hamn"], plans),
         *calibration_checks(regime.calibration, p, target, plans),
-        plans_check(spreads, plans),
+        plans_check(spreads, plans, pilot_seeds),
         check("retrieval_on_manifold", "every HAMN iterate stays on the ball: sqrt(c)||xi|| < 1 (computed without "
               "projection; true by construction of the exp-map updates)", "stable on-manifold retrieval (abstract)",
               {"max_sqrt_c_norm": max_norm, "margin_1_minus_max": 1.0 - max_norm, "iterates_checked": n_iterates},

@@ -96,7 +96,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     pilot = cell_table({m: read_table(ctx.input(f"retrieve_{m}", PILOT_FILE)).to_pandas() for m in MODELS}, rho)
     spreads = seed_spreads(pilot, BASELINES, COMPARED, bs, deepest_d, CALIBRATION_DEPTH)
     verdicts = claims(versus, float(hamn["max_norm"].max()), n_queries * (p.hamn.steps + 1), regime, p.claims,
-                      p.retrieval.target_accuracy, p.plans, spreads)
+                      p.retrieval.target_accuracy, p.plans, spreads, sorted(int(x) for x in pilot["seed"].unique()))
     leaves = {(b, d): b**d for b in bs for d in p.trees.depths}
     metrics: dict[str, float] = {f"rho_{m}_b{b}": v for m in MODELS for b, v in rho[m].items()}
     metrics |= {f"wrapped_floor_b{r.branching}": float(r.wrapped_floor) for r in calibration["hamn"].itertuples()}

@@ -114,6 +114,9 @@ class Plans(ParamsModel):
                                 "baseline), sized from the pilot's spread of one seed's advantage")
     transfer: SamplePlan = Field(description="the calibration-transfer checks over evaluation seeds (per b and "
                                  "memory), sized from the pilot's spread of one seed's D = 2 accuracy")
+    pilot_seeds: Annotated[Ints, Field(min_length=1)] = Field(
+        description="the calibration seeds the plans' pilot spreads (pilot_sd) were measured on: a run on other "
+        "calibration seeds (a replicate) checks instead that each power plan is large enough for its own pilot")
 
 
 class Params(ParamsModel):
