@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from paperdag.common.stats import Interval, korn_graubard
+from paperdag.common.stats import Interval, _t_interval, korn_graubard
 
 MAX_SEEDS = 1000  # beyond this a projection says "more than"
 
@@ -128,12 +128,8 @@ def grid(values: np.ndarray | pd.Series, seeds: np.ndarray | pd.Series, targets:
 
 
 def _t(mean: float, comp: Components, confidence: float, unit: str) -> Crossed:
-    from scipy.special import stdtrit
-
-    n, df = comp.seeds * comp.targets, comp.df()
-    half = float(stdtrit(max(df, 1.0), (1 + confidence) / 2)) * math.sqrt(comp.variance())
-    return Crossed(Interval(float(mean), float(mean - half), float(mean + half), n, confidence, unit, "cluster t",
-                            None if df == n - 1 else df), comp)
+    return Crossed(_t_interval(mean, math.sqrt(comp.variance()), max(comp.df(), 1.0), comp.seeds * comp.targets,
+                               confidence, unit, "cluster t"), comp)
 
 
 def crossed_mean_ci(values: np.ndarray | pd.Series, seeds: np.ndarray | pd.Series, targets: np.ndarray | pd.Series,

@@ -226,18 +226,34 @@ def _sequence_head(m: dict[str, float], plans: Plans) -> Claim:
         ladder=ladder)
 
 
-def _quality_noninferior(designs: pd.DataFrame, p: ClaimParams, plans: Plans) -> tuple[Judgement, dict[str, object]]:
-    """Per quality metric, the ratio axial / polar of the means over (seed, target) units on mirrored targets
-    (clashes, where lower is better: polar / axial) above ``quality_ratio_min``: the crossed interval of the ratio
-    (``crossed_ratio_ci``, both arms' means from the same cells), so that it carries the polar mean's uncertainty
-    and the seed-to-seed variance of both networks."""
+def mirrored_pair(designs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The polar and the axial designs on mirrored targets, row i of each the same (seed, target, sample)."""
     polar, axial = _designs(designs, "polar", "D"), _designs(designs, "axial", "D")
     if not polar[PAIR].equals(axial[PAIR]):
         raise ValueError("polar and axial designs on mirrored targets do not pair by (seed, target, sample)")
+    return polar, axial
+
+
+def _oriented(polar: pd.DataFrame, axial: pd.DataFrame, k: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(numerator, denominator) designs of quality metric k's ratio: axial / polar, or polar / axial where lower
+    is better (QUALITY's sign -1: clashes)."""
+    return (axial, polar) if QUALITY[k] > 0 else (polar, axial)
+
+
+def quality_ratio(polar: pd.DataFrame, axial: pd.DataFrame, k: str) -> Crossed:
+    """Quality metric k's ratio of the cells' means (``_oriented``) with its crossed interval: both arms' means from
+    the same cells, so it carries the polar mean's uncertainty and the seed-to-seed variance of both networks."""
+    num, den = _oriented(polar, axial, k)
+    return crossed_ratio_ci(num[k], den[k], polar["train_seed"], polar["target_id"], unit=UNIT)
+
+
+def _quality_noninferior(designs: pd.DataFrame, p: ClaimParams, plans: Plans) -> tuple[Judgement, dict[str, object]]:
+    """Per quality metric, the ratio axial / polar of the means over (seed, target) units on mirrored targets
+    (clashes, where lower is better: polar / axial) above ``quality_ratio_min`` (``quality_ratio``)."""
+    polar, axial = mirrored_pair(designs)
     judged, measured = {}, {"units": units_text(polar)}
     for k, sign in QUALITY.items():
-        num, den = (axial[k], polar[k]) if sign > 0 else (polar[k], axial[k])
-        ratio = crossed_ratio_ci(num, den, polar["train_seed"], polar["target_id"], unit=UNIT)
+        ratio = quality_ratio(polar, axial, k)
         what = "axial / polar" if sign > 0 else "polar / axial"
         judged[k] = in_seeds(noninferiority(ratio.interval, margin=1 - p.quality_ratio_min, direction="above",
                                             reference=1.0, what=f"{what} {k}", plan=plans.targets), ratio,
@@ -248,12 +264,12 @@ def _quality_noninferior(designs: pd.DataFrame, p: ClaimParams, plans: Plans) ->
 
 
 def seed_ratios(designs: pd.DataFrame) -> dict[str, dict[int, float]]:
-    """Per quality metric, each training seed's ratio of means over its mirrored targets (axial / polar; clashes
-    polar / axial): what the crossed interval's seed term is made of."""
-    polar, axial = _designs(designs, "polar", "D"), _designs(designs, "axial", "D")
+    """Per quality metric, each training seed's ratio of means over its mirrored targets (``_oriented``): what the
+    crossed interval's seed term is made of."""
+    polar, axial = mirrored_pair(designs)
     out = {}
-    for k, sign in QUALITY.items():
-        num, den = (axial, polar) if sign > 0 else (polar, axial)
+    for k in QUALITY:
+        num, den = _oriented(polar, axial, k)
         ratio = num.groupby("train_seed")[k].mean() / den.groupby("train_seed")[k].mean()
         out[k] = {int(s): float(r) for s, r in ratio.items()}
     return out

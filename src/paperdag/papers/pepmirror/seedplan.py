@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from paperdag.common.crossed import Components, crossed_ratio_ci, power
+from paperdag.common.crossed import Components, power
 
-from .claims import _designs, hand_share
+from .claims import _designs, hand_share, mirrored_pair, quality_ratio
 from .summary import QUALITY
 
 TRUE_RATIO = 1.0  # the paper's claim: axial designs as good as polar's
@@ -43,10 +43,9 @@ def pilot_components(runs: list[pd.DataFrame]) -> tuple[dict[str, Components], f
     out: dict[str, list[Components]] = {}
     shares = []
     for designs in runs:
-        polar, axial = _designs(designs, "polar", "D"), _designs(designs, "axial", "D")
-        for k, sign in QUALITY.items():
-            num, den = (axial[k], polar[k]) if sign > 0 else (polar[k], axial[k])
-            out.setdefault(k, []).append(crossed_ratio_ci(num, den, polar["train_seed"], polar["target_id"]).components)
+        polar, axial = mirrored_pair(designs)
+        for k in QUALITY:
+            out.setdefault(k, []).append(quality_ratio(polar, axial, k).components)
         share = hand_share(_designs(designs, "polar", "L"))
         out.setdefault("polar_native_hand", []).append(share.components)
         shares.append(share.interval.mean)
