@@ -523,6 +523,24 @@ def test_list_shows_each_stages_and_papers_expected_time_from_stored_timings(tmp
     assert next(line for line in shown if line.startswith("toy ")).count("(2 stale, ~6 min to run; a full run ~")
 
 
+def test_an_in_process_run_gives_its_caller_back_its_threads(toy_project, monkeypatch):
+    """Each stage runs at its declared cpus (OMP_NUM_THREADS, torch's intra-op threads); after an in-process run the
+    caller's settings are back, as they were before it."""
+    import torch
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert not any(_run().done.values())  # every toy stage computed, here, at 1 cpu each
+        assert os.environ["OMP_NUM_THREADS"] == "3" and torch.get_num_threads() == 2
+        monkeypatch.delenv("OMP_NUM_THREADS")
+        _run(force=True)
+        assert "OMP_NUM_THREADS" not in os.environ and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_a_stage_that_imports_torch_while_it_runs_gets_its_declared_threads():
     """torch imported after the stage starts takes the stage's cpus as its intra-op threads, not every core (torch
     caps OMP_NUM_THREADS at the cores, so the test declares 1 cpu on a machine with more)."""

@@ -182,6 +182,24 @@ def _seed_everything(seed: int, stage: str, threads: int) -> Any:
     return np.random.default_rng([seed, salt])
 
 
+def _threads_now() -> tuple[str | None, int | None]:
+    """(OMP_NUM_THREADS, torch's intra-op threads where torch is imported): what ``_seed_everything`` overrides."""
+    torch = sys.modules.get("torch")
+    return os.environ.get("OMP_NUM_THREADS"), torch.get_num_threads() if torch is not None else None
+
+
+def _restore_threads(saved: tuple[str | None, int | None]) -> None:
+    """Put back what ``_threads_now`` saved, so an in-process run goes on with its caller's threads after a stage (a
+    torch first imported by the stage keeps the stage's: its default is decided once, at import)."""
+    env, threads = saved
+    if env is None:
+        os.environ.pop("OMP_NUM_THREADS", None)
+    else:
+        os.environ["OMP_NUM_THREADS"] = env
+    if threads is not None:
+        sys.modules["torch"].set_num_threads(threads)
+
+
 def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device: str = "cpu") -> tuple[dict, bool]:
     """Run one stage into a scratch folder and commit it; returns (manifest, cache_hit).
 
@@ -206,6 +224,7 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
         if found is not None:
             return found, True
         scratch = store.scratch(plan.paper, stage.name, plan.key)
+        threads = _threads_now()
         try:
             fn = resolve_fn(plan.pipeline.package, stage.fn)
             rng = _seed_everything(int(plan.params.get("seed", 0)), stage.name, int(stage.resources.cpus))
@@ -239,6 +258,7 @@ def execute_stage(store: Store, plan: StagePlan, inputs: dict[str, str], device:
             store.commit(scratch, manifest, run)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+            _restore_threads(threads)
     return manifest | {"run": run}, False
 
 
