@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +47,12 @@ from paperdag.papers.vector_lyapunov.platoon.cascade import (accel_transfer, cas
                                                              response, spectral_radius)
 from paperdag.papers.vector_lyapunov.platoon.certificate import (Q_DIM, Policy, VectorCert, compile_increment,
                                                                  compile_query, decrease)
-from paperdag.papers.vector_lyapunov.platoon.evaluation import (PlatoonResults, gain_one_equilibria,
+from paperdag.papers.vector_lyapunov.platoon.evaluation import (PlatoonResults, closed_loop, gain_one_equilibria,
                                                                 relative_equilibria)
+from paperdag.papers.vector_lyapunov.platoon.evaluation import scenarios as platoon_scenarios
+from paperdag.papers.vector_lyapunov.platoon.ladder import (bryson_cost, c_max, gains_command, platoon_lqr, rollout,
+                                                           simulate_lqr, tune_gains)
+from paperdag.papers.vector_lyapunov.platoon.ladder import plant as platoon_plant
 from paperdag.papers.vector_lyapunov.platoon.model import (headway, make_platoon, relative, relative_gain,
                                                           relative_step, simulate)
 from paperdag.papers.vector_lyapunov.reverify import reverify
@@ -880,14 +885,15 @@ def _platoon_results(verified: bool, violations: int) -> PlatoonResults:
     summary = {"verified": verified, "per_vehicle": [vehicle] * 4, "rho": 0.99}
     scal = {"n": [4, 8], "bounds": [10, 20], "seconds": [1.0, 2.0], "verified": [verified, verified]}
     sims = {name: {"rms_spacing": (r * UNCERTIFIED_J).tolist(), "string_ratio": (r * UNCERTIFIED_J).tolist()}
-            for name, r in (("nominal", 1.3), ("uncertified", 1.0), ("certified", 1.02))}
+            for name, r in (("nominal", 1.3), ("retuned", 1.2), ("uncertified", 1.0), ("certified", 1.02),
+                            ("lqr", 0.98))}
     falsified = {"vector_reach": {"violations": violations}}
     return PlatoonResults(reach=scal, full=scal | {"verified": [False, False]}, slope=1.0, reach_summary=summary,
                           full_summary=summary | {"verified": False}, w_sim=0.1, control={}, scenarios=sims,
                           falsified_verified=falsified if verified else {},
                           falsified_refuted={} if verified else {"vector_reach": {"violations": 7}},
                           gain_one=[True] * 4, equilibrium_c=0.75, relative_command=[0.5] * 4,
-                          cascade=_cascade_results())
+                          cascade=_cascade_results(), retuned_gains=(0.6, 1.1, 0.4))
 
 
 def _cascade_results(radius: float = 0.93, broken: bool = False) -> dict:
@@ -952,6 +958,110 @@ def test_held_out_costs_are_per_scenario_values_of_the_control_cost():
         assert np.mean(costs[name]) == pytest.approx(float(cost(net, NETWORKS, draws, gains, x0, w, 0.5)["J"]),
                                                      rel=1e-12)
     assert costs["nominal"] != costs["uncertified"]
+
+
+@pytest.mark.parametrize("tau", [1, 2])
+def test_platoon_lqr_is_the_plants_riccati_law_and_beats_the_nominal_cav_law(tau):
+    """The platoon's LQR (platoon/lqr.py) on 4 followers (H, C, H, C): the plant read off ``model.step`` is the
+    closed form of its docstring; the nonlinear rollout (``simulate_lqr``, OVM unclipped) equals the augmented linear
+    loop to round-off; its summed Bryson cost from a nonzero pre-history is ``cost_to_go`` and below that of the
+    nominal CAV law (the same information delay) and of a perturbed gain; with the clip and a leader dip it is what
+    the paired closed-loop scenarios roll out."""
+    pl = replace(make_platoon(PLATOON, 0.1, 4, np.random.default_rng(0)), tau=tau)
+    Ax, Ad, B = platoon_plant(pl)
+    dt, ks, kv, kd = pl.dt, *pl.gains
+    ax, ad = np.eye(8), np.zeros((8, 8))
+    for i in range(4):
+        ax[2 * i, 2 * i + 1] = -dt
+        if i:
+            ax[2 * i, 2 * i - 1] = dt
+        if not pl.is_cav[i]:
+            a, b = pl.alpha[i], pl.beta[i]
+            ad[2 * i + 1, 2 * i] = dt * a * pl.kappa
+            ad[2 * i + 1, 2 * i + 1] = -dt * (a + b)
+            if i:
+                ad[2 * i + 1, 2 * i - 1] = dt * b
+    assert np.allclose(Ax, ax, atol=1e-15) and np.allclose(Ad, ad, atol=1e-15)
+    assert np.array_equal(B, dt * np.eye(8)[:, [3, 7]])
+    law = platoon_lqr(pl)
+    aug, d = law.aug, 1.0 / np.tile(pl.box, 4)
+    x0 = torch.tensor([[0.4, -0.2], [-0.3, 0.1], [0.2, 0.3], [-0.1, -0.25]], dtype=torch.float64)
+    Z0 = law.initial((x0.reshape(1, -1) * torch.as_tensor(d)).numpy())
+    steps = 3_000
+    X, u = simulate_augmented(aug, Z0, np.zeros((steps, 1, 2)), law.K)
+    traj = simulate_lqr(pl, law, x0, torch.zeros(steps, 4, dtype=torch.float64),
+                        torch.zeros(steps, dtype=torch.float64), clip=False)
+    assert np.allclose(X[:, 0] / d, traj.reshape(steps + 1, 8).numpy(), atol=1e-12)
+
+    def summed(Z, K):
+        X, u = simulate_augmented(aug, Z, np.zeros((steps, 1, 2)), K)
+        return float((X ** 2).sum() + (u ** 2).sum())
+
+    best = summed(Z0, law.K)
+    assert best == pytest.approx(float(law.cost_to_go(Z0)[0]), rel=1e-9)
+    K_nom = np.zeros_like(law.K)  # c(k + tau) = k_s e_s(k) + k_v (e_vp(k) - e_v(k)) - k_d e_v(k), scaled
+    for j, i in enumerate((1, 3)):
+        K_nom[j, 2 * i] = -ks * pl.box[0] / c_max(pl)
+        K_nom[j, 2 * i + 1] = (kv + kd) * pl.box[1] / c_max(pl)
+        K_nom[j, 2 * i - 1] = -kv * pl.box[1] / c_max(pl)
+    Z_nom = Z0.copy()
+    for ahead in range(tau):
+        Z_nom[:, aug.u_slice(ahead)] = -Z0[:, aug.x_slice(0)] @ K_nom[:, aug.x_slice(0)].T
+    assert summed(Z_nom, K_nom) > best and summed(Z0, 1.1 * law.K) > best
+    nominal = simulate(pl, x0, torch.zeros(steps, 4, dtype=torch.float64), torch.zeros(steps, dtype=torch.float64),
+                       None, clip=False)
+    Xn, _ = simulate_augmented(aug, Z_nom, np.zeros((steps, 1, 2)), K_nom)
+    assert np.allclose(Xn[:, 0] / d, nominal.reshape(steps + 1, 8).numpy(), atol=1e-12)  # the same nominal loop
+    runs = closed_loop(pl, partial(simulate_lqr, pl, law), 120, 3, pl.w_bound, seed=4)
+    lead, w = platoon_scenarios(pl, 120, 3, pl.w_bound, 4)
+    e = simulate_lqr(pl, law, torch.zeros(4, 2, dtype=torch.float64), w[:, 2], lead)[..., 0]
+    assert runs["rms_spacing"][2] == pytest.approx(float(e.pow(2).mean().sqrt()), rel=1e-12)
+
+
+def test_retuned_gains_rung_is_the_nominal_law_at_its_gains_and_lowers_the_lqr_cost():
+    """At the nominal gains, ``rollout`` with ``gains_command`` is ``model.simulate`` with no residual (clipped OVM,
+    leader dip, a batch of scenarios at once); ``tune_gains`` lowers the Bryson cost on its training scenarios and
+    the LQR's cost is lower still, in the linear undisturbed loop from a nonzero pre-history."""
+    pl = make_platoon(PLATOON, 0.1, 4, np.random.default_rng(0))
+    lead, w = platoon_scenarios(pl, 80, 3, pl.w_bound, 1)
+    x0 = torch.zeros(3, 4, 2, dtype=torch.float64)
+    batch = rollout(pl, gains_command(pl, torch.tensor(pl.gains, dtype=torch.float64)), x0, w, lead)
+    for s in range(3):
+        one = simulate(pl, x0[s], w[:, s], lead, None)
+        assert torch.allclose(batch[:, s], one, atol=1e-13, rtol=0)
+
+    def cost(gains):
+        commands = []
+        law = gains_command(pl, torch.tensor(gains, dtype=torch.float64))
+
+        def record(k, hist):
+            commands.append(law(k, hist))
+            return commands[-1]
+
+        with torch.no_grad():
+            return float(bryson_cost(pl, rollout(pl, record, x0, w, lead), torch.stack(commands)))
+
+    tuned = tune_gains(pl, 20, 0.05, lead, w)
+    assert tuned != pl.gains and cost(tuned) < cost(pl.gains)
+
+
+def test_platoon_control_is_judged_against_its_lqr_with_the_uncertified_rung_beside():
+    """The platoon's headroom is nominal / LQR and its competitiveness certified / LQR (the ladder's strongest rung),
+    the uncertified neural controller's ratios beside: a certified controller as good as the uncertified one fails
+    when the LQR is 20% better on every measure, and holds when the LQR is within 2%."""
+    results = _platoon_results(True, 0)
+    claims = {c.id: c for c in platoon_claims(results, THRESHOLDS, PLANS)}
+    head, comp = claims["platoon_control_headroom"], claims["platoon_competitive_control"]
+    assert head.verdict == "holds" and comp.verdict == "holds"
+    assert head.measured["nominal_over_lqr_rms_spacing"]["mean"] == pytest.approx(1.3 / 0.98, abs=1e-4)
+    assert head.measured["nominal_over_uncertified_rms_spacing"]["mean"] == pytest.approx(1.3, abs=1e-4)
+    assert comp.measured["certified_over_uncertified_string_ratio"]["mean"] == pytest.approx(1.02, abs=1e-4)
+    strong = {m: (0.8 * UNCERTIFIED_J).tolist() for m in ("rms_spacing", "string_ratio")}
+    claims = {c.id: c for c in platoon_claims(replace(results, scenarios=results.scenarios | {"lqr": strong}),
+                                              THRESHOLDS, PLANS)}
+    assert claims["platoon_control_headroom"].verdict == "holds"
+    assert claims["platoon_competitive_control"].verdict == "fails"
+    assert "certified / LQR" in claims["platoon_competitive_control"].reason
 
 
 def test_platoon_followers_pass_a_constant_velocity_error_on_at_gain_one():

@@ -221,6 +221,8 @@ class EvaluationParams(ParamsModel):
     falsify_samples: int = Field(ge=1, le=10_000_000, description="uniform samples and gradient starts per follower "
                                                                 "(a tenth of it per network subsystem)")
     falsify_steps: int = Field(ge=0, le=10_000, description="projected-gradient steps of the falsifier")
+    tune_steps: int = Field(ge=0, le=100_000, description="Adam steps of the platoon's retuned-gains rung")
+    tune_lr: float = Field(gt=0, le=10.0, description="Adam's step size on the log gains of that rung")
 
 
 class CascadeParams(ParamsModel):

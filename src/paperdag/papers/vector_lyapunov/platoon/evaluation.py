@@ -1,10 +1,13 @@
 """Evaluation of the platoon: cost of compositional verification against N (vector certificate on both delay
-domains), closed-loop control under delays and disturbances (nominal, uncertified and certified
-controllers), and dense falsification of every certificate on its verified domain."""
+domains), closed-loop control under delays and disturbances (the ladder nominal -> retuned gains -> uncertified neural
+-> LQR of the delay-augmented platoon, and the certified controller), and dense falsification of every certificate on
+its verified domain."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
@@ -15,25 +18,33 @@ from .cascade import cascade_analysis
 from .cegis import falsify, sample_box
 from .certificate import Policy, VectorCert, decrease
 from .certify import Certificate
+from .ladder import gains_command, platoon_lqr, rollout, simulate_lqr, tune_gains
 from .model import Platoon, accel, relative_accel, simulate
 
 
-def closed_loop(pl: Platoon, policy: Policy | None, steps: int, n_sims: int, w_bound: float,
-                seed: int) -> dict[str, list[float]]:
-    """Leader speed dip (-1 m/s for 3 s, ramped at 0.5 m/s^2) plus uniform disturbances |w| <= w_bound, one
-    scenario per simulation (the same ``seed``, hence the same scenarios, for every controller: paired).
+Rollout = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]  # (x0, w, lead_v) -> trajectory
 
-    Per scenario: the RMS spacing error over vehicles and time, and the string-stability ratio
-    max_i ||e_i||_2 / ||e_1||_2."""
+
+def scenarios(pl: Platoon, steps: int, n_sims: int, w_bound: float, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(lead [T], w [T, n_sims, N]): a leader speed dip (-1 m/s for 3 s, ramped at 0.5 m/s^2) shared by every
+    scenario, and per scenario uniform disturbances |w| <= w_bound drawn from a generator seeded by ``seed``."""
     g = torch.Generator().manual_seed(seed)
     t = torch.arange(steps, dtype=torch.float64) * pl.dt
     lead = -torch.clamp(torch.minimum(0.5 * (t - 1.0), 0.5 * (6.0 - t)), 0.0, 1.0)
+    w = [(2 * torch.rand(steps, pl.n, generator=g, dtype=torch.float64) - 1) * w_bound for _ in range(n_sims)]
+    return lead, torch.stack(w, 1)
+
+
+def closed_loop(pl: Platoon, roll: Rollout, steps: int, n_sims: int, w_bound: float,
+                seed: int) -> dict[str, list[float]]:
+    """The ``scenarios`` of ``seed`` (the same for every controller: paired), each rolled out from rest by ``roll``
+    (``model.simulate`` with a controller, or a rung of ladder.py). Per scenario: the RMS spacing error over vehicles
+    and time, and the string-stability ratio max_i ||e_i||_2 / ||e_1||_2."""
+    lead, w = scenarios(pl, steps, n_sims, w_bound, seed)
     rms, ratio = [], []
     with torch.no_grad():
-        for _ in range(n_sims):
-            w = (2 * torch.rand(steps, pl.n, generator=g, dtype=torch.float64) - 1) * w_bound
-            traj = simulate(pl, torch.zeros(pl.n, 2, dtype=torch.float64), w, lead, policy)
-            e = traj[..., 0]
+        for s in range(n_sims):
+            e = roll(torch.zeros(pl.n, 2, dtype=torch.float64), w[:, s], lead)[..., 0]
             norms = e.norm(dim=0)
             rms.append(float(e.pow(2).mean().sqrt()))
             ratio.append(float(norms.max() / norms[0]))
@@ -104,7 +115,8 @@ class PlatoonResults:
     range (``relative_equilibria``: 0 = a nonzero equilibrium of the relative errors) and, beside, whether it passes a
     constant predecessor velocity error c on at DC gain 1 in absolute errors (``gain_one_equilibria`` at
     c = ``equilibrium_c``: why the certificate is stated in relative errors); ``cascade``: the certified platoon's
-    linear stability and gains and its DC cycles (``cascade.cascade_analysis``)."""
+    linear stability and gains and its DC cycles (``cascade.cascade_analysis``); ``retuned_gains``: the retuned-gains
+    rung's (k_s, k_v, k_d)."""
 
     reach: dict[str, list]
     full: dict[str, list]
@@ -120,6 +132,7 @@ class PlatoonResults:
     equilibrium_c: float
     relative_command: list[float]
     cascade: dict
+    retuned_gains: tuple[float, ...]
 
     def cascade_metrics(self) -> dict[str, float]:
         """Scalars of ``cascade``: the largest spectral radius and acceleration gain per follower type, the largest
@@ -144,6 +157,7 @@ class PlatoonResults:
                 "gamma_max": s["gamma_max"], "w_certified": s["w_certified"],
                 "gain_one_followers": float(sum(self.gain_one)),
                 "relative_equilibrium_followers": float(sum(u == 0.0 for u in self.relative_command)),
+                **{f"retuned_{k}": g for k, g in zip(("k_s", "k_v", "k_d"), self.retuned_gains, strict=True)},
                 **self.cascade_metrics(),
                 **{f"{k}_{m}": v[m] for k, v in self.control.items() for m in v},
                 **{f"falsify_{k}_{m}": v[m] for k, v in (self.falsified_verified | self.falsified_refuted).items()
@@ -153,13 +167,22 @@ class PlatoonResults:
 def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, dict], uncertified: Policy,
                      n_grid: list[int], ev: EvaluationParams, cascade: CascadeParams, seed: int) -> PlatoonResults:
     """Scaling (``timing``: the verify stages' seconds, by domain), closed loops (disturbance bound w_bar of the
-    platoon), falsification of both certificates, the certified platoon's relative equilibria, its cascade analysis
-    (at the certificate's rho), and (beside) its absolute DC-gain-1 equilibria at half the velocity bound."""
+    platoon; the ladder nominal, retuned gains (``ladder.tune_gains`` on training scenarios of ``seed + 1``),
+    uncertified, LQR (``ladder.platoon_lqr``), and the certified controller), falsification of both
+    certificates, the certified platoon's relative equilibria, its cascade analysis (at the certificate's rho), and
+    (beside) its absolute DC-gain-1 equilibria at half the velocity bound."""
     pl = reach.pl
     t = timing["reach"]
     scal = prefix_scaling(reach.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
-    runs = {name: closed_loop(pl, pol, ev.sim_steps, ev.n_sims, pl.w_bound, seed) for name, pol in (
-        ("nominal", None), ("uncertified", uncertified), ("certified", reach.policy))}
+    retuned = tune_gains(pl, ev.tune_steps, ev.tune_lr, *scenarios(pl, ev.sim_steps, ev.n_sims, pl.w_bound, seed + 1))
+    law = platoon_lqr(pl)
+    rolls: dict[str, Rollout] = {
+        "nominal": partial(simulate, pl, policy=None),
+        "retuned": lambda x0, w, lead: rollout(pl, gains_command(pl, torch.tensor(retuned)), x0, w, lead),
+        "uncertified": partial(simulate, pl, policy=uncertified),
+        "lqr": partial(simulate_lqr, pl, law),
+        "certified": partial(simulate, pl, policy=reach.policy)}
+    runs = {name: closed_loop(pl, roll, ev.sim_steps, ev.n_sims, pl.w_bound, seed) for name, roll in rolls.items()}
     control = {name: {m: float(np.mean(v)) for m, v in r.items()} for name, r in runs.items()}
     verified, refuted = {}, {}
     for name, cert in (("vector_reach", reach), ("vector_full", full)):
@@ -174,4 +197,4 @@ def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, di
                           pl.w_bound, control, runs, verified, refuted, gain_one_equilibria(pl, reach.policy, c), c,
                           relative_equilibria(pl, reach.policy),
                           cascade_analysis(pl, reach.policy, reach.summary["rho"], cascade.freq_grid,
-                                           cascade.collinear_tol, cascade.root_tol))
+                                           cascade.collinear_tol, cascade.root_tol), retuned)
