@@ -221,7 +221,13 @@ class EvaluationParams(ParamsModel):
     falsify_samples: int = Field(ge=1, le=10_000_000, description="uniform samples and gradient starts per follower "
                                                                 "(a tenth of it per network subsystem)")
     falsify_steps: int = Field(ge=0, le=10_000, description="projected-gradient steps of the falsifier")
-    tune_steps: int = Field(ge=0, le=100_000, description="Adam steps of the platoon's retuned-gains rung")
+
+
+class LadderParams(ParamsModel):
+    """The platoon's control ladder (platoon/ladder.py): the rung of the nominal law's gains retuned for the LQR's
+    cost."""
+
+    tune_steps: int = Field(ge=0, le=100_000, description="Adam steps of the retuned-gains rung")
     tune_lr: float = Field(gt=0, le=10.0, description="Adam's step size on the log gains of that rung")
 
 
@@ -277,6 +283,7 @@ class Params(ParamsModel):
     network_budget: BudgetParams
     network_control: NetworkControlParams
     evaluation: EvaluationParams
+    ladder: LadderParams
     cascade: CascadeParams
     claims: ClaimParams
     plans: Plans

@@ -12,7 +12,7 @@ from functools import partial
 import numpy as np
 import torch
 
-from ..params import CascadeParams, EvaluationParams
+from ..params import CascadeParams, EvaluationParams, LadderParams
 from ..scaling import loglog_slope, prefix_scaling
 from .cascade import cascade_analysis
 from .cegis import falsify, sample_box
@@ -165,7 +165,8 @@ class PlatoonResults:
 
 
 def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, dict], uncertified: Policy,
-                     n_grid: list[int], ev: EvaluationParams, cascade: CascadeParams, seed: int) -> PlatoonResults:
+                     n_grid: list[int], ev: EvaluationParams, ladder: LadderParams, cascade: CascadeParams,
+                     seed: int) -> PlatoonResults:
     """Scaling (``timing``: the verify stages' seconds, by domain), closed loops (disturbance bound w_bar of the
     platoon; the ladder nominal, retuned gains (``ladder.tune_gains`` on training scenarios of ``seed + 1``),
     uncertified, LQR (``ladder.platoon_lqr``), and the certified controller), falsification of both
@@ -174,7 +175,8 @@ def evaluate_platoon(reach: Certificate, full: Certificate, timing: dict[str, di
     pl = reach.pl
     t = timing["reach"]
     scal = prefix_scaling(reach.summary["per_vehicle"], t["seconds"], t["constants_seconds"], n_grid)
-    retuned = tune_gains(pl, ev.tune_steps, ev.tune_lr, *scenarios(pl, ev.sim_steps, ev.n_sims, pl.w_bound, seed + 1))
+    retuned = tune_gains(pl, ladder.tune_steps, ladder.tune_lr,
+                         *scenarios(pl, ev.sim_steps, ev.n_sims, pl.w_bound, seed + 1))
     law = platoon_lqr(pl)
     rolls: dict[str, Rollout] = {
         "nominal": partial(simulate, pl, policy=None),

@@ -40,7 +40,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
     timing = {d: read_json(ctx.input(s, TIMING_FILE)) for d, s in (("reach", "verify"), ("full", "verify_full"))}
     platoon = evaluate_platoon(_certificate(ctx, "verify"), _certificate(ctx, "verify_full"), timing,
                                load_uncertified(ctx.input("train_uncert", POLICY_FILE), p.policy), p.platoon.n_grid,
-                               p.evaluation, p.cascade, p.seed)
+                               p.evaluation, p.ladder, p.cascade, p.seed)
     runs = {s: read_json(ctx.input(f"verify_{s}", RUNS_FILE))["runs"] for s in SYSTEMS}
     lmi = {s: read_json(ctx.input(f"verify_{s}", LMI_FILE)) for s in SYSTEMS}
     mono = {s: read_json(ctx.input(f"verify_mono_{s}", MONO_RESULTS_FILE)) for s in SYSTEMS}
