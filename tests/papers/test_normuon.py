@@ -26,7 +26,6 @@ from paperdag.common.transformer import GPTConfig
 from paperdag.common.verdicts import resolve
 from paperdag.io import load_tensors, read_json, save_tensors
 from paperdag.papers.normuon.analysis import Comparison, compare, comparison_metrics, steps_to_target
-from paperdag.common.stats import mean_ci
 from paperdag.common.transformer import GPT
 from paperdag.papers.normuon.claims import claims, reference_gap
 from paperdag.papers.normuon.distributed import DistributedNorMuon
@@ -37,8 +36,7 @@ from paperdag.papers.normuon.runs import (choose_lr, curve_table, lr_grid, next_
                                           run_metrics, run_records, selected_curves, tuning_split, tune_lr)
 from paperdag.papers.normuon.reference import (REFERENCES, haar_semi_orthogonal, hidden_shapes, reference_row_cvs,
                                                semi_orthogonal_row_cv)
-from paperdag.papers.normuon.training import (RunConfig, RunResult, lr_factor, make_optimizers,
-                                              row_norm_cv, train_run)
+from paperdag.papers.normuon.training import RunConfig, RunResult, lr_factor, make_optimizers, train_run
 
 
 def _matrix(shape: tuple[int, int], seed: int) -> torch.Tensor:

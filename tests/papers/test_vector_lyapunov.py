@@ -27,9 +27,9 @@ from paperdag.papers.vector_lyapunov.networks.cegis import quadratic_init
 from paperdag.papers.vector_lyapunov.networks.certificate import (NetworkCert, compile_network_query,
                                                                   network_decrease)
 from paperdag.papers.vector_lyapunov.networks.certify import constants, verify_network, write_network_certificate
-from paperdag.papers.vector_lyapunov.networks.control import (GAINS, augment, certify_path, cost, lqr, lqr_cost,
-                                                              lqr_of, path, plant, ring_matrices, scenarios,
-                                                              simulate_augmented, tune)
+from paperdag.papers.vector_lyapunov.networks.control import (GAINS, augment, certify_path, cost, lqr_cost, lqr_of,
+                                                              path, plant, ring_matrices, scenarios, simulate_augmented,
+                                                              tune)
 from paperdag.papers.vector_lyapunov.networks.domain import (HISTORY, delay_matrix, history, history_bound,
                                                              piece_starts, pieces, subsystem_loop)
 from paperdag.papers.vector_lyapunov.networks.evaluation import NetworkResults, held_out_costs
