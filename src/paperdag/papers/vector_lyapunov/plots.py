@@ -47,16 +47,20 @@ def verification_scaling(platoon: PlatoonResults, networks: dict[str, dict[str, 
 
 
 def control_performance(control: dict[str, dict[str, float]], networks: dict[str, dict[str, dict]]) -> Figure:
-    """Left: RMS spacing error and string-stability ratio per platoon controller. Right: per network system, the
-    held-out closed-loop cost J of each controller of the control study (and of the LQR bound) relative to the
-    nominal controller's."""
+    """Left: per platoon controller (its ladder, then the certified one), the RMS spacing error and the
+    string-stability ratio relative to the nominal controller's (dashed: the nominal controller). Right: per network system, the held-out closed-loop cost J
+    of each controller of the control study (and of the LQR bound) relative to the nominal controller's."""
     fig, ax = new_figure(9, 3.5, ncols=2)
     names = list(control)
     x = np.arange(len(names))
-    ax[0].bar(x - 0.2, [control[k]["rms_spacing"] for k in names], 0.4, label="RMS spacing error [m]")
-    ax[0].bar(x + 0.2, [control[k]["string_ratio"] for k in names], 0.4, label="string ratio")
+    for shift, measure, label in ((-0.2, "rms_spacing", "RMS spacing error"), (0.2, "string_ratio", "string ratio")):
+        ax[0].bar(x + shift, [control[k][measure] / control["nominal"][measure] for k in names], 0.4,
+                  label=f"{label} / nominal's")
     ax[0].set_xticks(x, names)
-    ax[0].set_title("platoon", fontsize=8)
+    ax[0].axhline(1.0, color="0.5", lw=0.8, ls="--")
+    ax[0].set_ylabel("relative to the nominal controller")
+    ax[0].set_title(f"platoon (nominal: RMS {control['nominal']['rms_spacing']:.3g} m, string ratio "
+                    f"{control['nominal']['string_ratio']:.3g})", fontsize=8)
     controllers = ("nominal", "uncertified", "certified", "lqr")
     x = np.arange(len(networks))
     for k, name in enumerate(controllers):
