@@ -48,8 +48,9 @@ def verification_scaling(platoon: PlatoonResults, networks: dict[str, dict[str, 
 
 def control_performance(control: dict[str, dict[str, float]], networks: dict[str, dict[str, dict]]) -> Figure:
     """Left: per platoon controller (its ladder, then the certified one), the RMS spacing error and the
-    string-stability ratio relative to the nominal controller's (dashed: the nominal controller). Right: per network system, the held-out closed-loop cost J
-    of each controller of the control study (and of the LQR bound) relative to the nominal controller's."""
+    string-stability ratio relative to the nominal controller's (dashed: the nominal controller). Right: per network
+    system, the held-out closed-loop cost J of each controller of the control study (and of the LQR bound) relative
+    to the nominal controller's."""
     fig, ax = new_figure(9, 3.5, ncols=2)
     names = list(control)
     x = np.arange(len(names))
