@@ -41,7 +41,6 @@ from paperdag.common.stats import Interval, mean_ci, paired_diff_ci
 from paperdag.common.verdicts import (Claim, Judgement, Ladder, all_of, check, equivalence, evidence, exact,
                                       noninferiority, precondition, superiority)
 
-from .design import CALIBRATION_DEPTH
 from .params import ClaimParams, Plans
 from .pilot import FAMILIES, Spread
 
