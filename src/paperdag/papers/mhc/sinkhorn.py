@@ -5,6 +5,12 @@
 
 (Sinkhorn & Knopp 1967, Pacific J. Math.). Every entry is positive; after the last column step the column sums are
 1 up to rounding and the row sums converge to 1 geometrically in t. mHC (Xie et al. 2025) uses t = 20.
+
+``sinkhorn_knopp`` computes the same map in the log domain, l^(k) = l^(k-1) - logsumexp(l^(k-1)) along the rows, then
+the columns (M^(k) = exp(l^(k))), as the numerically stable form of Sinkhorn's iterations (Peyre & Cuturi,
+Computational Optimal Transport, 2019, Sec. 4.4): in float32 the probability-domain loop loses a row or column once
+the logits of one matrix spread over more than ~87 (exp underflows), and its reverse pass divides by that vanishing
+sum (a stressed mHC run's logits spread up to ~139 and its gradient became NaN with the loss still finite).
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ import torch
 
 
 def sinkhorn_reference(logits: torch.Tensor, iters: int) -> torch.Tensor:
-    """SK_t(L) over the last two dims of ``logits`` (..., n, n), written as the plain loop (differentiated by autograd;
-    the oracle for ``sinkhorn_knopp``). The max is subtracted first: SK is invariant to a constant shift of L."""
+    """SK_t(L) over the last two dims of ``logits`` (..., n, n), written as the plain probability-domain loop
+    (differentiated by autograd; the oracle for ``sinkhorn_knopp``, exact in float64 for moderate logits). The max is
+    subtracted first: SK is invariant to a constant shift of L."""
     m = torch.exp(logits - logits.amax(dim=(-2, -1), keepdim=True))
     for _ in range(iters):
         m = m / m.sum(dim=-1, keepdim=True)
@@ -25,37 +32,34 @@ def sinkhorn_reference(logits: torch.Tensor, iters: int) -> torch.Tensor:
 
 
 class _Sinkhorn(torch.autograd.Function):
-    """SK_t on matrices stored as (n, n, N) (the N matrices innermost, so every row and column sum is a sum of
-    contiguous slabs), with the reverse pass of the unrolled loop written out: for y = m / s, s = sum_d m,
-        dL/dm = (dL/dy - sum_d (dL/dy * y)) / s,
-    and dL/dL = dL/dm_0 * m_0 for m_0 = exp(L - max L) (the shift gets no gradient: the output does not depend on it).
+    """SK_t in the log domain on matrices stored as (n, n, N) (the N matrices innermost, so every row and column
+    reduction runs over contiguous slabs): l^(k) = l^(k-1) - logsumexp_d l^(k-1), d the rows, then the columns, and
+    SK_t(L) = exp(l^(2t)). Its reverse pass is division-free: with M^(k) = exp(l^(k)) = softmax_d(l^(k-1)),
+        dL/dl^(k-1) = dL/dl^(k) - M^(k) sum_d dL/dl^(k),      dL/dl^(2t) = dL/dM^(2t) * M^(2t).
     """
 
     @staticmethod
     def forward(ctx, logits: torch.Tensor, iters: int) -> torch.Tensor:
-        m = torch.exp(logits - logits.amax(dim=(0, 1), keepdim=True))
-        saved = [m]
+        log_m, saved = logits, []
         for _ in range(iters):
             for dim in (1, 0):
-                s = m.sum(dim, keepdim=True)
-                m = m / s
-                saved += [s, m]
+                log_m = log_m - torch.logsumexp(log_m, dim, keepdim=True)
+                saved.append(log_m.exp())
         ctx.save_for_backward(*saved)
-        return m
+        return saved[-1]
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
-        saved = ctx.saved_tensors
-        grad = grad.contiguous()
-        for k in range(len(saved) - 1, 0, -2):  # saved = [m_0, s_1, m_1, s_2, m_2, ...]: m_k = m_{k-1} / s_k
-            y, s, dim = saved[k], saved[k - 1], 0 if (k // 2) % 2 == 0 else 1
-            grad = (grad - (grad * y).sum(dim, keepdim=True)) / s
-        return grad * saved[0], None
+        saved = ctx.saved_tensors  # M^(1), ..., M^(2t): odd steps normalised the rows (dim 1), even the columns
+        grad = grad * saved[-1]
+        for k in range(len(saved) - 1, -1, -1):
+            grad = grad - saved[k] * grad.sum(1 if k % 2 == 0 else 0, keepdim=True)
+        return grad, None
 
 
 def sinkhorn_knopp(logits: torch.Tensor, iters: int) -> torch.Tensor:
-    """SK_t(L) over the last two dims of ``logits`` (..., n, n); equal to ``sinkhorn_reference`` (values and
-    gradients) but several times faster on CPU for many small matrices."""
+    """SK_t(L) over the last two dims of ``logits`` (..., n, n), in the log domain (``_Sinkhorn``); equal to
+    ``sinkhorn_reference`` (values and gradients) where that loop is finite, and finite where it is not."""
     flat = logits.reshape(-1, *logits.shape[-2:]).permute(1, 2, 0).contiguous()
     return _Sinkhorn.apply(flat, iters).permute(2, 0, 1).reshape(logits.shape)
 
