@@ -9,6 +9,8 @@ file) is checked for every paper by tests/test_paper_contract.py."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import itertools
 from collections import Counter
 from pathlib import Path
@@ -472,6 +474,21 @@ def test_competence_is_judged_against_the_strongest_rung_with_its_ladder() -> No
     gain = rows["hc_gain_explodes"]
     assert gain["n"] == 10 and gain["plan"]["looks"] == 2 and gain["plan"]["confidence"] == pytest.approx(0.9706)
     assert "97.1% CI" in gain["reason"] and "97.1% CI" in gain["statement"]
+
+
+def test_a_run_without_a_finite_peak_gain_fails_the_gain_check_as_diverged_not_as_a_large_gain() -> None:
+    """mhc_gain_bounded: a stress run whose peak gain is NaN (its training diverged) fails the check and is counted
+    as such, apart from runs whose finite peak gain exceeds the bound."""
+    stress = RUNS["mhc"]["stress1"]
+    diverged = replace(stress, peak_gain=np.where(np.arange(len(stress.peak_gain)) == 1, np.nan, stress.peak_gain))
+    claim = {c.id: c for c in _resolved({**RUNS, "mhc": {**RUNS["mhc"], "stress1": diverged}}, 2.6,
+                                        WIDE)}["mhc_gain_bounded"]
+    assert claim.verdict == "fails"
+    assert claim.reason.startswith("0 runs' peak gains exceed 2 and 1 runs have no finite peak gain")
+    large = replace(stress, peak_gain=np.where(np.arange(len(stress.peak_gain)) == 1, 3.0, stress.peak_gain))
+    claim = {c.id: c for c in _resolved({**RUNS, "mhc": {**RUNS["mhc"], "stress1": large}}, 2.6,
+                                        WIDE)}["mhc_gain_bounded"]
+    assert claim.verdict == "fails" and claim.reason.startswith("1 runs' peak gains exceed 2 and 0 runs have no")
 
 
 def test_evidence_is_inconclusive_when_its_precondition_fails() -> None:
