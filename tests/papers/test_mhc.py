@@ -173,6 +173,22 @@ def test_sinkhorn_to_tolerance_fails_the_check_at_its_cap() -> None:
     assert int(steps) == 3 and _numpy_deviation(m.numpy()) > 1e-9 and not check_doubly_stochastic(m, 1e-9).passed
 
 
+def test_sinkhorn_to_tolerance_neither_underflows_nor_passes_a_nan() -> None:
+    """A row 800 below the rest (past float64's exp range: the probability-domain loop made it 0 / 0, and a NaN
+    deviation passed for converged): the limit is that of the same logits with the row shifted back, since a row
+    shift is absorbed by the row scaling D_1, and it passes the check; a NaN logit never passes it."""
+    near = torch.tensor([[0.0, 1.0, 2.0], [0.0, 0.5, -0.2], [0.5, 0.0, 1.0]], dtype=F64)
+    far = near - torch.tensor([[0.0], [800.0], [0.0]], dtype=F64)
+    m, steps = sinkhorn_to_tolerance(far[None], 1e-9, 10000)
+    ref, _ = sinkhorn_to_tolerance(near[None], 1e-9, 10000)
+    assert torch.isfinite(m).all() and check_doubly_stochastic(m, 1e-9).passed and int(steps[0]) < 10000
+    assert torch.allclose(m, ref, atol=1e-12)
+    broken = near.clone()
+    broken[0, 1] = float("nan")
+    m, steps = sinkhorn_to_tolerance(broken[None], 1e-9, 40)
+    assert int(steps[0]) == 40 and not check_doubly_stochastic(m, 1e-9).passed
+
+
 def test_converged_checks_read_the_logits_the_model_projects() -> None:
     """A small mHC model with random maps and wide gates: the logits the hook reads give, at t = sinkhorn_iters, the
     H_res the model used (so the limit is that of the model's own logits); the limit passes at 1e-9 where the used

@@ -33,27 +33,29 @@ def _deviation(m: torch.Tensor) -> torch.Tensor:
 
 def sinkhorn_to_tolerance(logits: torch.Tensor, tol: float, cap: int, check_every: int = 10
                           ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Sinkhorn-Knopp on exp(L - max L) in float64 for every matrix of ``logits`` (..., n, n), each matrix iterated
-    (one row step, then one column step) until its deviation is <= ``tol`` or it has taken ``cap`` steps; the
-    deviation is read every ``check_every`` steps (so a matrix may take up to check_every - 1 more than it needs).
-    Returns (matrices (..., n, n), steps taken per matrix (...))."""
+    """Sinkhorn-Knopp on L in float64 and in the log domain (l <- l - logsumexp l over the rows, then the columns:
+    sinkhorn.py's iteration, so no row or column underflows whatever the spread of L) for every matrix of ``logits``
+    (..., n, n), each matrix iterated (one row step, then one column step) until the deviation of M = exp(l) is
+    <= ``tol`` or it has taken ``cap`` steps; the deviation is read every ``check_every`` steps (so a matrix may take
+    up to check_every - 1 more than it needs), and a matrix whose deviation is not a number keeps iterating (it fails
+    the check at the cap instead of passing for converged). Returns (matrices (..., n, n), steps taken per matrix
+    (...))."""
     shape = logits.shape
-    m = logits.detach().double().reshape(-1, *shape[-2:])
-    m = torch.exp(m - m.amax(dim=(-2, -1), keepdim=True))
-    steps = torch.zeros(m.shape[0], dtype=torch.long)
-    active = torch.arange(m.shape[0])
+    log_m = logits.detach().double().reshape(-1, *shape[-2:]).clone()
+    steps = torch.zeros(log_m.shape[0], dtype=torch.long)
+    active = torch.arange(log_m.shape[0])
     done = 0
     while active.numel() and done < cap:
         block = min(check_every, cap - done)
-        a = m[active]
+        a = log_m[active]
         for _ in range(block):
-            a = a / a.sum(-1, keepdim=True)
-            a = a / a.sum(-2, keepdim=True)
-        m[active] = a
+            a = a - torch.logsumexp(a, -1, keepdim=True)
+            a = a - torch.logsumexp(a, -2, keepdim=True)
+        log_m[active] = a
         done += block
         steps[active] = done
-        active = active[_deviation(a) > tol]
-    return m.reshape(shape), steps.reshape(shape[:-2])
+        active = active[~(_deviation(a.exp()) <= tol)]
+    return log_m.exp().reshape(shape), steps.reshape(shape[:-2])
 
 
 @dataclass(frozen=True)
