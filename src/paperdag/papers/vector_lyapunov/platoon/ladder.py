@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from ..networks.control import Lqr, augment, lqr
-from .model import Platoon, step
+from .model import Platoon, cav_nominal, step
 
 
 def c_max(pl: Platoon) -> float:
@@ -43,12 +43,18 @@ def c_max(pl: Platoon) -> float:
     return abs(ks) * pl.box[0] + abs(kv + kd) * pl.box[1]
 
 
+def without_cav_law(pl: Platoon) -> Platoon:
+    """The platoon with the CAV gains set to 0: ``model.step`` then accelerates a CAV by exactly the command added to
+    its w (no residual is passed), the HDVs by their OVM."""
+    return dataclasses.replace(pl, gains=(0.0, 0.0, 0.0))
+
+
 def plant(pl: Platoon) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(Ax, Ad, B) [2N x 2N, 2N x 2N, 2N x n_cav] of X(k+1) = Ax X(k) + Ad X(k - tau) + B c(k) (leader at its
     cruise speed, w = 0), read column by column off ``model.step`` of the platoon with the CAV gains set to 0 (the
     unclipped OVM is linear, and with zero gains a CAV's acceleration is exactly the command added to its w)."""
     n, cav = pl.n, np.flatnonzero(pl.is_cav)
-    free = dataclasses.replace(pl, gains=(0.0, 0.0, 0.0))
+    free = without_cav_law(pl)
     idx = np.arange(n)
     unit = torch.eye(2 * n, dtype=torch.float64).reshape(2 * n, n, 2)
     zero = torch.zeros_like(unit)
@@ -91,7 +97,7 @@ def rollout(pl: Platoon, command: Command, x0: torch.Tensor, w: torch.Tensor, le
     accelerates by its entry of command(k, hist) [..., n_cav], hist[0] = X(k - tau), ..., hist[-1] = X(k)."""
     T, tau = w.shape[0], pl.tau
     idx, cav = np.arange(pl.n), torch.as_tensor(np.flatnonzero(pl.is_cav))
-    free = dataclasses.replace(pl, gains=(0.0, 0.0, 0.0))
+    free = without_cav_law(pl)
     lead = torch.cat([lead_v[:1].expand(tau), lead_v])
     hist = [x0.clone() for _ in range(tau + 1)]
     traj = [x0.clone()]
@@ -131,14 +137,13 @@ def simulate_lqr(pl: Platoon, law: Lqr, x0: torch.Tensor, w: torch.Tensor, lead_
 
 
 def gains_command(pl: Platoon, gains: torch.Tensor) -> Command:
-    """The nominal CAV law with the gains (k_s, k_v, k_d) = ``gains`` (differentiable):
-    c = k_s e_s^d + k_v (e_vp^d - e_v^d) - k_d e_v^d from the delayed states."""
-    cav = np.flatnonzero(pl.is_cav)
+    """The nominal CAV law (``model.cav_nominal``) with the gains (k_s, k_v, k_d) = ``gains`` (differentiable),
+    from the delayed states."""
+    cav, law = np.flatnonzero(pl.is_cav), dataclasses.replace(pl, gains=tuple(gains))
 
     def command(k: int, hist: list[torch.Tensor]) -> torch.Tensor:
-        xd = hist[0]
-        own, pred = xd[..., cav, :], xd[..., cav - 1, :]  # a CAV is never the first follower (cav_period >= 2)
-        return gains[0] * own[..., 0] + gains[1] * (pred[..., 1] - own[..., 1]) - gains[2] * own[..., 1]
+        xd = hist[0]  # a CAV is never the first follower (cav_period >= 2): its predecessor is follower cav - 1
+        return cav_nominal(law, xd[..., cav, :], xd[..., cav - 1, 1])
 
     return command
 
