@@ -36,6 +36,7 @@ from paperdag.papers.vector_lyapunov.networks.evaluation import NetworkResults, 
 from paperdag.papers.vector_lyapunov.networks.lmi import check_quadratic, history_eps_quadratic, lmi_certificate
 from paperdag.papers.vector_lyapunov.networks.model import (draw_parameters, make_network, ring, simulate_network,
                                                             step_network, subsystem_step)
+from paperdag.papers.vector_lyapunov.networks.quadratic import check_exact, check_unit, units
 from paperdag.papers.vector_lyapunov.networks.ring import compile_ring, razumikhin_lmi_matrices, ring_decrease
 from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, block_init, compile_mono, dynamics,
                                                                  mono_constants, mono_decrease)
@@ -672,6 +673,38 @@ def test_lmi_baseline_contracts_and_its_check_is_sound_against_sampling():
     assert checked >= 5
 
 
+def _sampled_sup(q, n: int, seed: int) -> float:
+    """max of F over ``n`` feasible points of the unit's domain (x drawn in the level set, half of them on its
+    boundary; eps, s, w in their boxes; points with V(x^d) > 1 dropped)."""
+    rng = np.random.default_rng(seed)
+    v = rng.normal(size=(n, 2))
+    v *= (rng.uniform(size=(n, 1)) ** 0.5 * (np.arange(n)[:, None] % 2) + (np.arange(n)[:, None] + 1) % 2) \
+        / np.linalg.norm(v, axis=1, keepdims=True)
+    x = np.linalg.solve(q.Lt, v.T).T
+    z = np.concatenate([x, rng.uniform(-1, 1, (n, 2)) * q.eps, rng.uniform(-1, 1, (n, 1)) * q.s_bar,
+                        rng.uniform(-1, 1, (n, 1)) * q.w_bar], 1)
+    return max(q.decrease(row) for row in z if q.feasible(row))
+
+
+def test_the_exact_quadratic_check_is_sound_decides_refutations_by_a_state_and_beats_the_closed_form():
+    """check_exact on a drone ring with the LMI's P: every unit's bound on sup F lies above F at 4,000 sampled
+    feasible states; where the closed-form (triangle) check verifies, the exact one proves; at rho 0.5 (below the
+    loop's contraction ~0.96) a unit is refuted by a state in its domain with F > 0; with 9 SOCPs it is unknown."""
+    net = _drones(n=3, tau=2)
+    P, _ = lmi_certificate(net)
+    res = check_exact(net, P, 0.995, 2000)
+    assert check_quadratic(net, P, 0.995, True)["verified"] and res["outcome"] == "proved"
+    for (i, j, q), row in zip(units(net, P, 0.995), res["per_unit"]):
+        assert (row["subsystem"], row["piece"]) == (i, j) and row["outcome"] == "proved"
+        assert _sampled_sup(q, 4000, i) <= row["sup_bound"] < 0
+    _, _, q = units(net, P, 0.5)[1]
+    refuted = check_unit(q, 2000)
+    assert refuted["outcome"] == "refuted"
+    witness = np.array(refuted["witness"])
+    assert q.feasible(witness) and q.decrease(witness) > 0
+    assert check_unit(units(net, P, 0.995)[1][2], 9)["outcome"] == "unknown"  # 8 SOCPs bound the quarter arcs
+
+
 @pytest.mark.parametrize("system", ["drones", "microgrid"])
 def test_control_cost_is_the_closed_loop_of_the_gains_and_tuning_lowers_it(system):
     """``cost`` with the nominal gains is the quadratic cost of ``simulate_network`` on the ring itself (its
@@ -778,6 +811,9 @@ def _network_results(**change) -> NetworkResults:
         scaling={"drones": scal, "microgrid": scal | {"bounds": [10, 80]}},
         slopes={"drones": 1.0, "microgrid": 3.0}, runs=runs, neural={"drones_tau1": True, "microgrid_tau1": True},
         lmi={"drones_tau1": True, "microgrid_tau1": False}, lmi_feasible={"drones_tau1": True, "microgrid_tau1": True},
+        quadratic={"drones_tau1": {"outcome": "proved", "sup_bound": -0.01, "solves": 20, "not_proved": []},
+                   "microgrid_tau1": {"outcome": "refuted", "sup_bound": 0.2, "solves": 30,
+                                      "not_proved": [(3, 1, "refuted")]}},
         cases={"drones_tau1": case, "microgrid_tau1": case | {"learning_rounds": 2}},
         full_refuted=[True, True], falsified={"drones_tau1_reach": {"violations": 1}},
         simulated={"drones_tau1_reach": {"decay_ratio": 0.9, "invariance_ratio": 0.5}},
@@ -833,14 +869,14 @@ def test_monolithic_evidence_needs_undecided_not_refuted_rings():
 
 
 def test_network_evidence_is_inconclusive_outside_its_regime():
-    """An undecided monolithic baseline (as measured: unknown at every N), an LMI that fails where the polygon of its
-    own norm is proved as initialised, no control headroom and a subsystem left unknown by the budget make the
+    """An undecided monolithic baseline (as measured: unknown at every N), a quadratic V_P its exact check leaves
+    undecided at the budget, no control headroom and a subsystem left unknown by the budget make the
     dependent evidence inconclusive whatever its own verdict."""
     results = _network_results()
     for system in ("drones", "microgrid"):
         for row in results.monolithic[system]:
             row["ring"] = row["ring"] | {"verified": False, "outcome": "unknown"}
-    results.cases["microgrid_tau1"]["learning_rounds"] = 0  # the LMI's polygon proved before any learning step
+    results.quadratic["microgrid_tau1"] = results.quadratic["microgrid_tau1"] | {"outcome": "unknown"}
     results.control_costs["drones"] |= _costs(nominal=1.05)  # the nominal law is within 10% already
     results.runs["drones_tau1_reach"]["per_subsystem"][3] = {"verified": False, "unknown_cells": 2,
                                                              "refuted_cells": 0}
@@ -853,6 +889,17 @@ def test_network_evidence_is_inconclusive_outside_its_regime():
     assert verdicts["drones_competitive_control"] == "inconclusive"
     assert verdicts["drones_scaling_decided"] == "fails" and verdicts["drones_verified_all_n"] == "inconclusive"
     assert verdicts["microgrid_verified_all_n"] == "holds"
+
+
+def test_only_learned_neural_proofs_where_the_quadratic_is_refuted_count_for_the_neural_class():
+    """neural_beats_lmi: a neural proof as initialised (the polygon of the LMI norm) where V_P is refuted, or a V_P
+    proved where the neural certificate is not, fails the claim; the closed-form check's verdicts do not enter."""
+    results = _network_results(lmi={"drones_tau1": False, "microgrid_tau1": False})
+    assert _verdicts(results)["neural_beats_lmi"] == "holds"  # microgrid: learned (2 rounds), V_P refuted exactly
+    results.cases["microgrid_tau1"] = results.cases["microgrid_tau1"] | {"learning_rounds": 0}
+    assert _verdicts(results)["neural_beats_lmi"] == "fails"  # only the polygon as initialised beats V_P
+    results = _network_results(neural={"drones_tau1": False, "microgrid_tau1": True})
+    assert _verdicts(results)["neural_beats_lmi"] == "fails"  # V_P proved where the neural one is not
 
 
 def test_network_control_is_judged_against_the_lqr_bound_not_the_tuned_gains():

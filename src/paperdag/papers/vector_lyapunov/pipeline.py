@@ -1,6 +1,7 @@
-"""The vector_lyapunov DAG: prepare -> {train_<system> -> verify_<system>, train_mono_<system> -> verify_mono_<system>,
-train_<system> -> verify_ring_<system>, control_<system>} for the two network systems, and for the platoon train_<domain> -> verify / verify_full and
-train_uncert; all -> evaluate. Imported only by the registry (stage functions are named as strings: no torch here)."""
+"""The vector_lyapunov DAG: prepare -> {train_<system> -> verify_<system> -> verify_quadratic_<system>,
+train_mono_<system> -> verify_mono_<system>, train_<system> -> verify_ring_<system>, control_<system>} for the two
+network systems, and for the platoon train_<domain> -> verify / verify_full and train_uncert; all -> evaluate.
+Imported only by the registry (stage functions are named as strings: no torch here)."""
 
 from paperdag.dag import Pipeline, Resources, Stage
 
@@ -27,6 +28,9 @@ PIPELINE = Pipeline(
         *(Stage(f"verify_{system}", "verify", "stages.verify_network:verify", upstream=("prepare", f"train_{system}"),
                 params=(*NETWORKS, "network_budget"), outputs=("certificates", "summary.json", "lmi.json"),
                 resources=ONE, args={"system": system}) for system in SYSTEMS),
+        *(Stage(f"verify_quadratic_{system}", "verify", "stages.verify_quadratic:verify",
+                upstream=("prepare", f"train_{system}", f"verify_{system}"), params=(*NETWORKS, "network_budget"),
+                outputs=("quadratic.json",), resources=ONE, args={"system": system}) for system in SYSTEMS),
         *(Stage(f"train_mono_{system}", "train", "stages.train_mono_network:train", upstream=("prepare",),
                 params=(*NETWORKS, "network_certificate", "network_cegis", "monolithic"),
                 outputs=("monolithic.safetensors",), resources=ONE, args={"system": system}) for system in SYSTEMS),
@@ -53,7 +57,9 @@ PIPELINE = Pipeline(
           for domain, verify in DOMAINS.items()),
         Stage("evaluate", "evaluate", "stages.evaluate:evaluate",
               upstream=("prepare", "train_uncert", "verify", "verify_full", *(f"train_{system}" for system in SYSTEMS),
-                        *(f"verify_{system}" for system in SYSTEMS), *(f"verify_mono_{system}" for system in SYSTEMS),
+                        *(f"verify_{system}" for system in SYSTEMS),
+                        *(f"verify_quadratic_{system}" for system in SYSTEMS),
+                        *(f"verify_mono_{system}" for system in SYSTEMS),
                         *(f"verify_ring_{system}" for system in SYSTEMS), *(f"control_{system}" for system in SYSTEMS)),
               params=("dt", "platoon", "policy", "networks", "delays", "monolithic", "evaluation", "ladder", "cascade",
                       "claims", "plans"),

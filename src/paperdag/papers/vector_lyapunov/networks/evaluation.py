@@ -132,8 +132,10 @@ def level_set(folder: Path, lmi: dict | None, seed: int) -> LevelSet:
 class NetworkResults:
     """What the network claims are judged on. ``scaling``/``slopes``: per system, the first delay's
     reachability-constrained certificate by N (``prefix_scaling``; slope of log work); ``runs``: every verified
-    network's summary by name; ``neural``/``lmi``: verdict per ``<system>_tau<tau>`` (``lmi_feasible``: whether
-    the LMI found a common P at all, the P whose norm's polygon initialises the neural one; ``cases``: the neural one's
+    network's summary by name; ``neural``/``lmi``: verdict per ``<system>_tau<tau>`` of the neural certificate and
+    of the LMI's closed-form check (``lmi_feasible``: whether the LMI found a common P at all, the P whose norm's
+    polygon initialises the neural one); ``quadratic``: per case, the exact check of V_P (quadratic.py: outcome,
+    bound on sup F, SOCPs, the refuted units); ``cases``: the neural one's
     subsystems refuted / unknown and the largest violation G / c_0 its counterexamples show); ``full_refuted``: per
     system, the full-domain baseline refuted while the reachability-constrained certificate is verified;
     ``falsified``/``simulated``: per verified certificate, ``falsify_folder`` and ``siss_simulation``;
@@ -148,6 +150,7 @@ class NetworkResults:
     neural: dict[str, bool]
     lmi: dict[str, bool]
     lmi_feasible: dict[str, bool]
+    quadratic: dict[str, dict]
     cases: dict[str, dict]
     full_refuted: list[bool]
     falsified: dict[str, dict[str, float]]
@@ -176,7 +179,8 @@ class NetworkResults:
         return out | {f"{s}_loglog_slope": v for s, v in self.slopes.items()} | {
             "network_falsify_violations": sum(v["violations"] for v in self.falsified.values()),
             "network_certificates_verified": len(self.falsified),
-            "network_delays_proved": sum(self.neural.values())}
+            "network_delays_proved": sum(self.neural.values())} | {
+            f"{case}_quadratic_verified": q["outcome"] == "proved" for case, q in self.quadratic.items()}
 
 
 def _case(run: dict, counterexamples: list[dict], features: int, rounds: int, lmi: dict | None) -> dict:
@@ -191,6 +195,13 @@ def _case(run: dict, counterexamples: list[dict], features: int, rounds: int, lm
             "unknown": sum(q["unknown_cells"] > 0 and q["refuted_cells"] == 0 for q in per),
             "max_violation_G_over_c0": None if worst is None else worst / run["c_0"], "features": features,
             "learning_rounds": rounds, "lmi_delay_term": max((r["delay_term"] for r in rows), default=None)}
+
+
+def _exact(row: dict) -> dict:
+    """One delay's exact check of V_P, summarised: outcome, bound on sup F, SOCPs, and the units not proved."""
+    return {"outcome": row["outcome"], "sup_bound": row["sup_bound"], "solves": row["solves"],
+            "not_proved": [(u["subsystem"], u["piece"], u["outcome"]) for u in row["per_unit"]
+                           if u["outcome"] != "proved"]}
 
 
 def monolithic_rows(mono: dict, main: dict, n_grid: list[int], ring: dict | None = None) -> list[dict]:
@@ -217,16 +228,18 @@ def monolithic_rows(mono: dict, main: dict, n_grid: list[int], ring: dict | None
     return rows
 
 
-def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], mono: dict[str, dict],
-                      trained: dict[str, dict], control: dict[str, dict], control_costs: dict[str, dict],
+def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], quadratic: dict[str, list[dict]],
+                      mono: dict[str, dict], trained: dict[str, dict], control: dict[str, dict],
+                      control_costs: dict[str, dict],
                       folder: Callable[[str, str], Path], n_grid: list[int], taus: list[int], mono_grid: list[int],
                       ev: EvaluationParams, seed: int, ring: dict[str, dict] | None = None) -> NetworkResults:
-    """``runs``/``lmi``/``mono``/``trained``/``control``/``control_costs``: per system, the verify stage's run
-    summaries and LMI rows, the verify_mono stage's results, the train stage's CEGIS summary, the control stage's
-    study and its controllers' held-out costs per scenario (``held_out_costs``);
+    """``runs``/``lmi``/``quadratic``/``mono``/``trained``/``control``/``control_costs``: per system, the verify
+    stage's run summaries and LMI rows, the verify_quadratic stage's exact check of each delay's V_P, the
+    verify_mono stage's results, the train stage's CEGIS summary, the control stage's study and its controllers'
+    held-out costs per scenario (``held_out_costs``);
     ``folder(system, name)``: a certificate folder (name ``<system>_control``: the certified controller's).
     Falsification uses a tenth of ``ev.falsify_samples`` per subsystem."""
-    scal, slopes, by_name, neural, lmi_ok, lmi_feasible, cases, mono_rows = {}, {}, {}, {}, {}, {}, {}, {}
+    scal, slopes, by_name, neural, lmi_ok, lmi_feasible, exact, cases, mono_rows = {}, {}, {}, {}, {}, {}, {}, {}, {}
     full_refuted, verified = [], []
     for system in SYSTEMS:
         named = {r["name"]: r for r in runs[system]}
@@ -244,6 +257,7 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
             cases[f"{system}_tau{tau}"] = _case(named[name], cex, feat, rounds, lmi_rows.get(tau))
         lmi_ok |= {f"{system}_tau{row['tau']}": row["verified"] for row in lmi[system]}
         lmi_feasible |= {f"{system}_tau{row['tau']}": row["P"] is not None for row in lmi[system]}
+        exact |= {f"{system}_tau{row['tau']}": _exact(row) for row in quadratic[system]}
         full_refuted.append(not named[f"{system}_tau{taus[0]}_full"]["verified"] and main["verified"])
         by_name |= named
         verified += [folder(system, name) for name, r in named.items() if r["verified"]]
@@ -252,5 +266,5 @@ def evaluate_networks(runs: dict[str, list[dict]], lmi: dict[str, list[dict]], m
         mono_rows[system] = monolithic_rows(mono[system], main, mono_grid, (ring or {}).get(system))
     falsified = {f.name: falsify_folder(f, ev.falsify_samples // 10, ev.falsify_steps, seed) for f in verified}
     simulated = {f.name: siss_simulation(f, ev.sim_steps, ev.n_sims, seed) for f in verified}
-    return NetworkResults(scal, slopes, by_name, neural, lmi_ok, lmi_feasible, cases, full_refuted, falsified,
+    return NetworkResults(scal, slopes, by_name, neural, lmi_ok, lmi_feasible, exact, cases, full_refuted, falsified,
                           simulated, mono_rows, control, control_costs)

@@ -25,6 +25,7 @@ from .train_uncertified import POLICY_FILE
 from .verify_mono_network import MONO_RESULTS_FILE
 from .verify_ring_network import RING_FILE
 from .verify_network import LMI_FILE, RUNS_FILE, VERIFIED_DIR
+from .verify_quadratic import QUADRATIC_FILE
 from .verify_vector import TIMING_FILE
 
 WORK = ("cells", "milps", "milp_nodes", "lp_iterations", "bounds", "seconds")
@@ -43,6 +44,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
                                p.evaluation, p.ladder, p.cascade, p.seed)
     runs = {s: read_json(ctx.input(f"verify_{s}", RUNS_FILE))["runs"] for s in SYSTEMS}
     lmi = {s: read_json(ctx.input(f"verify_{s}", LMI_FILE)) for s in SYSTEMS}
+    quadratic = {s: read_json(ctx.input(f"verify_quadratic_{s}", QUADRATIC_FILE)) for s in SYSTEMS}
     mono = {s: read_json(ctx.input(f"verify_mono_{s}", MONO_RESULTS_FILE)) for s in SYSTEMS}
     ring = {s: read_json(ctx.input(f"verify_ring_{s}", RING_FILE)) for s in SYSTEMS}
     trained = {s: read_json(ctx.input(f"train_{s}", NETWORK_TRAIN_FILE)) for s in SYSTEMS}
@@ -56,7 +58,7 @@ def evaluate(ctx: StageContext[Params]) -> dict[str, float]:
             return ctx.input(f"control_{system}", f"{CONTROL_DIR}/{name}")
         return ctx.input(f"verify_{system}", f"{VERIFIED_DIR}/{name}")
 
-    networks = evaluate_networks(runs, lmi, mono, trained, control_study, costs, folder, p.networks.n_grid,
+    networks = evaluate_networks(runs, lmi, quadratic, mono, trained, control_study, costs, folder, p.networks.n_grid,
                                  p.delays.taus, p.monolithic.n_grid, p.evaluation, p.seed, ring)
 
     scal, full, control = platoon.reach, platoon.full, platoon.control
