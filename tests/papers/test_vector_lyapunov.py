@@ -36,7 +36,8 @@ from paperdag.papers.vector_lyapunov.networks.evaluation import NetworkResults, 
 from paperdag.papers.vector_lyapunov.networks.lmi import check_quadratic, history_eps_quadratic, lmi_certificate
 from paperdag.papers.vector_lyapunov.networks.model import (draw_parameters, make_network, ring, simulate_network,
                                                             step_network, subsystem_step)
-from paperdag.papers.vector_lyapunov.networks.quadratic import check_exact, check_unit, units
+from paperdag.papers.vector_lyapunov.networks.quadratic import (check_class, check_exact, check_unit,
+                                                                 invariance_certificate, units)
 from paperdag.papers.vector_lyapunov.networks.ring import compile_ring, razumikhin_lmi_matrices, ring_decrease
 from paperdag.papers.vector_lyapunov.networks.monolithic import (MonoNetCert, block_init, compile_mono, dynamics,
                                                                  mono_constants, mono_decrease)
@@ -705,6 +706,30 @@ def test_the_exact_quadratic_check_is_sound_decides_refutations_by_a_state_and_b
     assert check_unit(units(net, P, 0.995)[1][2], 9)["outcome"] == "unknown"  # 8 SOCPs bound the quarter arcs
 
 
+def test_the_invariance_lmi_keeps_its_level_set_in_the_box_and_every_step_inside_its_radius():
+    """invariance_certificate on a microgrid ring: its P's unit level set lies in the LMI P's box (units of c_0), and
+    from sampled states of that level set (with eps, s, w at their bounds' corners) x^+ stays within radius r, the
+    S-procedure's bound; check_class proves the case with one of the two P."""
+    net = make_network(NETWORKS, 0.1, "microgrid", 3, 2, draw_parameters(NETWORKS, "microgrid", 3,
+                                                                       np.random.default_rng(0)))
+    P0, _ = lmi_certificate(net)
+    inv = invariance_certificate(net, P0, 0.995, 0.05)
+    assert inv["P"] is not None and inv["sdps"] == 19 and 0 < inv["r"]
+    P, us = inv["P"], units(net, P0, 0.995)
+    c_0 = min(b / np.sqrt(np.linalg.inv(P0)[d, d]) for d, b in enumerate(net.box))
+    assert np.all(np.sqrt(np.diag(np.linalg.inv(P))) <= np.asarray(net.box) / c_0 + 1e-7)
+    rng = np.random.default_rng(0)
+    L = np.linalg.cholesky(P)
+    for _, _, q in us:
+        v = rng.normal(size=(500, 2))
+        x = np.linalg.solve(L.T, (v / np.linalg.norm(v, axis=1, keepdims=True)).T).T  # on x^T P x = 1
+        corners = rng.choice([-1.0, 1.0], size=(500, 4)) * np.concatenate([q.eps, [q.s_bar, q.w_bar]])
+        x_plus = x @ q.M.T + corners[:, :2] @ q.Ad.T + np.outer(corners[:, 2] + corners[:, 3], q.b)
+        assert np.sqrt(np.einsum("bi,ij,bj->b", x_plus, P, x_plus)).max() <= inv["r"] + 1e-7
+    res = check_class(net, P0, 0.995, 2000, 0.05)
+    assert res["outcome"] == "proved" and set(res["runs"]) == {"contraction", "invariance"}
+
+
 @pytest.mark.parametrize("system", ["drones", "microgrid"])
 def test_control_cost_is_the_closed_loop_of_the_gains_and_tuning_lowers_it(system):
     """``cost`` with the nominal gains is the quadratic cost of ``simulate_network`` on the ring itself (its
@@ -811,9 +836,9 @@ def _network_results(**change) -> NetworkResults:
         scaling={"drones": scal, "microgrid": scal | {"bounds": [10, 80]}},
         slopes={"drones": 1.0, "microgrid": 3.0}, runs=runs, neural={"drones_tau1": True, "microgrid_tau1": True},
         lmi={"drones_tau1": True, "microgrid_tau1": False}, lmi_feasible={"drones_tau1": True, "microgrid_tau1": True},
-        quadratic={"drones_tau1": {"outcome": "proved", "sup_bound": -0.01, "solves": 20, "not_proved": []},
-                   "microgrid_tau1": {"outcome": "refuted", "sup_bound": 0.2, "solves": 30,
-                                      "not_proved": [(3, 1, "refuted")]}},
+        quadratic={"drones_tau1": {"outcome": "proved", "runs": {"contraction": {"outcome": "proved"}}},
+                   "microgrid_tau1": {"outcome": "refuted", "runs": {"contraction": {"outcome": "refuted"},
+                                                                    "invariance": {"outcome": "refuted"}}}},
         cases={"drones_tau1": case, "microgrid_tau1": case | {"learning_rounds": 2}},
         full_refuted=[True, True], falsified={"drones_tau1_reach": {"violations": 1}},
         simulated={"drones_tau1_reach": {"decay_ratio": 0.9, "invariance_ratio": 0.5}},

@@ -371,13 +371,15 @@ def _lmi_class(r: NetworkResults) -> Claim:
              and r.cases[k]["learning_rounds"] == 0]
     return precondition(
         "lmi_verdicts_reflect_quadratic_class", "the LMI quadratic baseline's verdicts reflect its certificate class: "
-        "its V_P = sqrt(x^T P x) is checked exactly on the certificate's own condition (N), the same domain and "
-        "comparison rows as the closed-form check, by a branch and bound over the dual direction with one SOCP per "
-        "node and a neural unit's MILP-node budget, and every (system, tau) case is decided: proved, or refuted by a "
-        "concrete state (undecided cases would compare the checks, not the certificate classes)",
+        "its V_P = sqrt(x^T P x), for the LMI's P and the P of the S-procedure LMI of (N)'s invariance, is checked "
+        "exactly on the certificate's own condition (N), the same domain and comparison rows as the closed-form "
+        "check, by a branch and bound over the dual direction with one SOCP per node and a neural unit's MILP-node "
+        "budget, and every (system, tau) case is decided: proved by one P, or refuted by a concrete state for both "
+        "(undecided cases would compare the checks, not the certificate classes)",
         "every case decided by the exact check of V_P",
         {"quadratic_outcome": {k: q["outcome"] for k, q in r.quadratic.items()},
-         "quadratic_sup_bound": {k: q["sup_bound"] for k, q in r.quadratic.items()},
+         "quadratic_by_P": {k: {name: run["outcome"] for name, run in q["runs"].items()}
+                            for k, q in r.quadratic.items()},
          "closed_form_verified": r.lmi, "lmi_feasible": r.lmi_feasible,
          "closed_form_refuted_but_its_polygon_proved": loose},
         exact(bool(r.quadratic) and not undecided, f"undecided by the exact check of V_P: {undecided}" if undecided

@@ -213,6 +213,14 @@ class NetworkControlParams(ParamsModel):
         return self
 
 
+class QuadraticParams(ParamsModel):
+    """The quadratic baseline's second P (networks/quadratic.py ``invariance_certificate``): the S-procedure LMI of
+    the invariance of V_P's rho-level under the bounded delay deviation and couplings, its level-set multiplier l
+    searched on an even grid."""
+
+    multiplier_step: float = Field(gt=0.0, lt=0.5, description="l runs over step, 2 step, ... below 1")
+
+
 class EvaluationParams(ParamsModel):
     """Closed-loop simulations and the dense falsification of reported certificates."""
 
@@ -275,6 +283,7 @@ class Params(ParamsModel):
     uncertified: UncertifiedParams
     monolithic: MonolithicParams
     ring: RingParams
+    quadratic: QuadraticParams
     budget: BudgetParams
     networks: NetworkParams
     delays: DelayParams

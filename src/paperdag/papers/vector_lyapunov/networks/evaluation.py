@@ -198,10 +198,12 @@ def _case(run: dict, counterexamples: list[dict], features: int, rounds: int, lm
 
 
 def _exact(row: dict) -> dict:
-    """One delay's exact check of V_P, summarised: outcome, bound on sup F, SOCPs, and the units not proved."""
-    return {"outcome": row["outcome"], "sup_bound": row["sup_bound"], "solves": row["solves"],
-            "not_proved": [(u["subsystem"], u["piece"], u["outcome"]) for u in row["per_unit"]
-                           if u["outcome"] != "proved"]}
+    """One delay's quadratic class, summarised: outcome, and per P (contraction, invariance) its outcome, bound on
+    sup F, SOCPs and the units not proved (subsystem, piece, outcome, F at the witness)."""
+    runs = {name: {"outcome": r["outcome"], "sup_bound": r["sup_bound"], "solves": r["solves"],
+                   "not_proved": [(u["subsystem"], u["piece"], u["outcome"], u["violation"]) for u in r["per_unit"]
+                                  if u["outcome"] != "proved"]} for name, r in row["runs"].items()}
+    return {"outcome": row["outcome"], "runs": runs, "invariance_r": row.get("invariance", {}).get("r")}
 
 
 def monolithic_rows(mono: dict, main: dict, n_grid: list[int], ring: dict | None = None) -> list[dict]:

@@ -22,6 +22,17 @@ triangle that holds the arc. Best-first bisection of the arc with the largest su
 arc's bound is below -(1e-9 + 1e-6 rho) (above the solver's tolerance, as the history domain's SOCPs), and is refuted
 when the maximiser z of some g(u) at a unit u, pulled 1e-6 towards 0 so it satisfies every constraint exactly, has
 F(z) > 0 in plain arithmetic (a concrete state, since F(z) >= g(u)); a spent budget of SOCP solves leaves it unknown.
+
+Two P are checked, and the quadratic class holds in a case if either is proved: the LMI's (the smallest contraction
+rate of the loops, ``lmi.lmi_certificate``) and ``invariance_certificate``'s, the S-procedure LMI of a sufficient
+condition of (N): with the rows above R >= rho, so (N) holds if every x^+ stays in the rho-level,
+
+    [M A_d b b]^T P [M A_d b b] <= blkdiag(l P, diag(t), m_s, m_w),   l + t . eps^2 + m_s s_bar^2 + m_w w_bar^2 <= r^2
+
+for every subsystem and piece (multipliers t, m_s, m_w >= 0 of |eps_c| <= eps_c, |s| <= s_bar, |w| <= w_bar, and l of
+V_P(x) <= 1), the level set inside the box (Schur: [[P, e_d], [e_d^T, b_d^2]] >= 0), with the smallest r over an
+even grid of l (an SDP per l: l P is bilinear). Its constants (eps, s_bar, w_bar, box) are those of the LMI's P in
+its units of c_0; the exact check then recomputes them for the new P.
 """
 
 from __future__ import annotations
@@ -105,12 +116,12 @@ def _direction(theta: float, scale: float = 1.0) -> np.ndarray:
 
 def check_unit(q: Unit, nodes: int) -> dict:
     """Branch and bound over the dual direction u (module docstring) with at most ``nodes`` SOCP solves (fewer than
-    the first arcs need: none, unknown): outcome ``proved`` / ``refuted`` / ``unknown``, sup F bracketed by
+    the first arcs need: none, unknown, no bounds): outcome ``proved`` / ``refuted`` / ``unknown``, sup F bracketed by
     ``sup_lower`` (the largest g(u) at a unit u) and ``sup_bound`` (the largest bound of the arcs when it stopped), the
     witness (refuted only), the SOCPs solved and the arcs bounded."""
     if nodes < 2 * FIRST_ARCS:
-        return {"outcome": "unknown", "sup_bound": float("inf"), "sup_lower": float("-inf"), "solves": 0, "arcs": 0,
-                "witness": None}
+        return {"outcome": "unknown", "sup_bound": None, "sup_lower": None, "solves": 0, "arcs": 0,
+                "witness": None, "violation": None}
     g = DualProblem(q)
     margin = 1e-9 + 1e-6 * q.rho
     solves, lower, witness = 0, -np.inf, None
@@ -146,7 +157,8 @@ def check_unit(q: Unit, nodes: int) -> dict:
     bound = -heap[0][0]  # every arc's bound is at most the top one's
     outcome = "refuted" if witness is not None else "proved" if bound <= -margin else "unknown"
     return {"outcome": outcome, "sup_bound": float(bound), "sup_lower": float(lower), "solves": solves,
-            "arcs": arcs, "witness": None if witness is None else witness.tolist()}
+            "arcs": arcs, "witness": None if witness is None else witness.tolist(),
+            "violation": None if witness is None else q.decrease(witness)}
 
 
 def units(net: Network, P: np.ndarray, rho: float) -> list[tuple[int, int, Unit]]:
@@ -178,4 +190,54 @@ def check_exact(net: Network, P: np.ndarray, rho: float, nodes: int) -> dict:
     outcome = "refuted" if "refuted" in outcomes else "unknown" if "unknown" in outcomes else "proved"
     return {"verified": outcome == "proved", "outcome": outcome, "per_unit": rows,
             "solves": sum(r["solves"] for r in rows), "arcs": sum(r["arcs"] for r in rows),
-            "sup_bound": max(r["sup_bound"] for r in rows)}
+            "sup_bound": None if any(r["sup_bound"] is None for r in rows) else max(r["sup_bound"] for r in rows)}
+
+
+def _invariance_sdp(us: list[tuple[int, int, Unit]], box: np.ndarray, lam: float) -> tuple[float, np.ndarray] | None:
+    """(r, P) of the invariance S-procedure LMI at multiplier ``lam`` with the smallest r (None: infeasible)."""
+    P, r2 = cp.Variable((2, 2), symmetric=True), cp.Variable()
+    cons = []
+    for d, b in enumerate(box):
+        e = np.eye(2)[:, [d]]
+        cons.append(cp.bmat([[P, e], [e.T, np.array([[b ** 2]])]]) >> 0)
+    for _, _, q in us:
+        F = np.hstack([q.M, q.Ad, q.b[:, None], q.b[:, None]])
+        t, m_s, m_w = cp.Variable(2, nonneg=True), cp.Variable(nonneg=True), cp.Variable(nonneg=True)
+        Z = cp.bmat([[lam * P, np.zeros((2, 4))], [np.zeros((4, 2)), cp.diag(cp.hstack([t, m_s, m_w]))]])
+        G = F.T @ P @ F - Z
+        cons += [(G + G.T) / 2 << 0, lam + t @ q.eps ** 2 + m_s * q.s_bar ** 2 + m_w * q.w_bar ** 2 <= r2]
+    prob = cp.Problem(cp.Minimize(r2), cons)
+    prob.solve(solver=cp.CLARABEL)
+    if prob.status != cp.OPTIMAL:
+        return None
+    return float(np.sqrt(max(r2.value, 0.0))), (P.value + P.value.T) / 2
+
+
+def invariance_certificate(net: Network, P0: np.ndarray, rho: float, step: float) -> dict:
+    """The S-procedure P of the module docstring with the constants of ``P0``'s units: the smallest r over
+    l = step, 2 step, ... < 1 (P None when every l is infeasible), and the SDPs solved."""
+    us = units(net, P0, rho)
+    c_0 = min(b / np.sqrt(np.linalg.inv(P0)[d, d]) for d, b in enumerate(net.box))
+    box = np.asarray(net.box) / c_0
+    best, solves = None, 0
+    for lam in np.arange(1, int(np.ceil(1 / step))) * step:
+        solves += 1
+        found = _invariance_sdp(us, box, float(lam))
+        if found is not None and (best is None or found[0] < best["r"]):
+            best = {"r": found[0], "multiplier": float(lam), "P": found[1]}
+    return (best or {"r": None, "multiplier": None, "P": None}) | {"sdps": solves}
+
+
+def check_class(net: Network, P_lmi: np.ndarray, rho: float, nodes: int, step: float) -> dict:
+    """The quadratic class on one case: ``check_exact`` of the LMI's P and of ``invariance_certificate``'s; outcome
+    ``proved`` if either is, ``refuted`` if both are (or the second P does not exist), else ``unknown``."""
+    inv = invariance_certificate(net, P_lmi, rho, step)
+    runs = {"contraction": check_exact(net, P_lmi, rho, nodes)}
+    if inv["P"] is not None:
+        runs["invariance"] = check_exact(net, inv["P"], rho, nodes)
+    outcomes = [r["outcome"] for r in runs.values()]
+    outcome = "proved" if "proved" in outcomes else "refuted" if set(outcomes) == {"refuted"} else "unknown"
+    return {"verified": outcome == "proved", "outcome": outcome, "runs": runs,
+            "invariance": {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in inv.items()},
+            "solves": sum(r["solves"] for r in runs.values()),
+            "sup_bound": min((r["sup_bound"] for r in runs.values() if r["sup_bound"] is not None), default=None)}
