@@ -220,11 +220,12 @@ def invariance_certificate(net: Network, P0: np.ndarray, rho: float, step: float
     c_0 = min(b / np.sqrt(np.linalg.inv(P0)[d, d]) for d, b in enumerate(net.box))
     box = np.asarray(net.box) / c_0
     best, solves = None, 0
-    for lam in np.arange(1, int(np.ceil(1 / step))) * step:
+    for k in range(1, int(np.ceil(1 / step))):
+        lam = round(k * step, 12)  # the grid's value, not its float product
         solves += 1
-        found = _invariance_sdp(us, box, float(lam))
+        found = _invariance_sdp(us, box, lam)
         if found is not None and (best is None or found[0] < best["r"]):
-            best = {"r": found[0], "multiplier": float(lam), "P": found[1]}
+            best = {"r": found[0], "multiplier": lam, "P": found[1]}
     return (best or {"r": None, "multiplier": None, "P": None}) | {"sdps": solves}
 
 
