@@ -20,6 +20,7 @@ from scipy.stats import norm, wasserstein_distance
 from paperdag.common.plans import SamplePlan
 from paperdag.common.stats import Interval
 from paperdag.common.verdicts import resolve
+from paperdag.errors import ParamsError
 from paperdag.params import load_params, read_params_file
 from paperdag.io import read_json, read_table
 from paperdag.papers.sa_gaussian.bound import (constants, content_threshold, evaluate_bound, field_constants,
@@ -748,6 +749,22 @@ def test_every_profile_loads_and_the_gpu_profile_carries_the_regime_sizes() -> N
     assert g.plans.stepsizes.n == 7 and g.sim.chains_1d == d.sim.chains_1d
     assert load["replicate"].seed != d.seed and load["replicate"].sim == d.sim
     assert d.fit.min_points >= 5 and len(d.sim.alphas_1d) == len(d.sim.alphas) + 2
+
+
+def test_a_quartic_start_outside_its_invariant_interval_is_refused_and_one_inside_stays_bounded() -> None:
+    """start_offset 1 at quartic alpha 0.2 (3 alpha R^2 = 0.6) validates and its chains stay in [-1, 1]; 2 (2.4 > 1)
+    is refused with the reason, and from 4 > sqrt(2 / 0.2) the chain does diverge."""
+    path = Path(__file__).parents[2] / "params.yaml"
+    data = read_params_file(path)
+    p = load_params(data, SLUG, Params, "default", path)
+    quartic = build_problems(p.problems)["quartic_rademacher"]
+    alpha = p.sim.quartic_alphas[0]
+    assert np.abs(simulate(quartic, alpha, 1000, 2.0, 1.0, _gen(3), "cpu").y.numpy()).max() * alpha ** 0.25 <= 1.0
+    data[SLUG]["sim"]["start_offset"] = 2.0
+    with pytest.raises(ParamsError, match="3 alpha R"):
+        load_params(data, SLUG, Params, "default", path)
+    with np.errstate(all="ignore"):
+        assert not np.isfinite(simulate(quartic, alpha, 1000, 2.0, 4.0, _gen(3), "cpu").y.numpy()).all()
 
 
 def test_limit_gap_equals_sliced_w1_of_large_gaussian_samples() -> None:

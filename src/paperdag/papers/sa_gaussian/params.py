@@ -152,6 +152,14 @@ class Params(ParamsModel):
                 raise ValueError(f"sim.{name} must be strictly decreasing")
         if max(self.sim.alphas[0], self.sim.alphas_1d[0]) * (self.problems.curvature + 1e-12) >= 2.0:
             raise ValueError("alpha * a must stay below 2 (stability of SGD on the quadratic)")
+        # x^4 SGD, x+ = x - alpha (x^3 + xi), |xi| = sigma: on [-R, R] with 3 alpha R^2 <= 1 the map x - alpha x^3 is
+        # increasing, so |x+| <= R - alpha R^3 + alpha sigma <= R once R^3 >= sigma: [-R, R] with
+        # R = max(offset, sigma^(1/3)) holds every chain from the start (past sqrt(2 / alpha) a chain overshoots -x)
+        radius = max(self.sim.start_offset, self.problems.noise_scale ** (1 / 3))
+        if 3 * self.sim.quartic_alphas[0] * radius ** 2 > 1:
+            raise ValueError(f"sim.start_offset {self.sim.start_offset} with quartic alpha {self.sim.quartic_alphas[0]}"
+                             f": the x^4 chains need 3 alpha R^2 <= 1, R = max(offset, noise_scale^(1/3)) = "
+                             f"{radius:.3g}, or they can diverge")
         chains = (self.sim.chains_1d, self.sim.chains_2d, self.sim.chains_quartic, self.probe.chains)
         if any(n % 1000 for n in chains):
             raise ValueError("chain counts must be whole kilochains (multiples of 1,000: the unit of their intervals)")
