@@ -874,7 +874,8 @@ def test_network_claims_fail_on_a_violation_and_on_a_slope_outside_the_band():
                         "microgrid_monolithic_competent": "holds",
                         "microgrid_monolithic_fails_beyond_small_n": "fails", "drones_control_headroom": "holds",
                         "drones_competitive_control": "holds", "microgrid_control_headroom": "holds",
-                        "microgrid_competitive_control": "fails"}
+                        "microgrid_competitive_control": "fails", "drones_certificate_binds_control": "holds",
+                        "microgrid_certificate_binds_control": "holds"}
     results.control_costs["drones"] |= _costs(certified=1.2)  # 20% above the uncertified controller's cost
     assert _verdicts(results)["drones_competitive_control"] == "fails"
     results.control_costs["drones"] |= _costs(certified=1.1)  # on the tolerance: the interval straddles it
@@ -928,12 +929,13 @@ def test_only_learned_neural_proofs_where_the_quadratic_is_refuted_count_for_the
 
 
 def test_network_control_is_judged_against_the_lqr_bound_not_the_tuned_gains():
-    """The ladder's strongest rung decides: where the tuned gains are themselves proved (alpha 1) the certified
-    controller equals them on every scenario (ratio 1, zero width: reported beside), but it is judged against the LQR
-    bound, a different controller, so the interval has width and decides; headroom is nominal / LQR, so a nominal law
-    within 10% of the tuned gains still has headroom when the bound is lower, and none when the bound is not."""
+    """The ladder's strongest rung decides: a certified controller that costs what the tuned gains cost on every
+    scenario (ratio 1, zero width: reported beside) is judged against the LQR bound, a different controller, so the
+    interval has width and decides; headroom is nominal / LQR, so a nominal law within 10% of the tuned gains still
+    has headroom when the bound is lower, and none when the bound is not. Where the tuned gains are themselves proved
+    (alpha 1) the certificate binds nothing: the competitiveness claim is inconclusive."""
     results = _network_results()
-    results.control["drones"]["certified_alpha"] = 1.0
+    results.control["drones"]["certified_alpha"] = 0.8
     results.control_costs["drones"] |= _costs(nominal=1.05, lqr=0.97)
     results.control_costs["drones"]["certified"] = list(results.control_costs["drones"]["uncertified"])
     claims = {c.id: c for c in resolve(network_claims(results, [4, 8], [1], 8, THRESHOLDS, PLANS))}
@@ -948,6 +950,10 @@ def test_network_control_is_judged_against_the_lqr_bound_not_the_tuned_gains():
     assert competitive.measured["certified_over_uncertified_J"] == {"mean": 1.0, "ci": [1.0, 1.0]}
     results.control_costs["drones"] |= _costs(nominal=1.3, lqr=0.99)  # tuned gains within 1% of the bound
     assert _verdicts(results)["drones_competitive_control"] == "holds"
+    results.control["drones"]["certified_alpha"] = 1.0
+    verdicts = _verdicts(results)
+    assert verdicts["drones_certificate_binds_control"] == "fails"
+    assert verdicts["drones_competitive_control"] == "inconclusive"
 
 
 def _platoon_results(verified: bool, violations: int) -> PlatoonResults:

@@ -326,7 +326,8 @@ def _control_claims(system: str, c: dict, costs: dict[str, list[float]], p: Clai
     the certified alpha; ``costs``: each controller's J per held-out scenario of evaluate). The ladder is nominal ->
     gains tuned for J ("uncertified") -> the LQR bound of the delay-augmented ring ("lqr"): headroom is nominal / LQR
     > 1 + control_tol, and the certified controller is competitive when certified / LQR < 1 + control_tol (both
-    against the strongest rung; the tuned gains' ratios beside)."""
+    against the strongest rung; the tuned gains' ratios beside), judged only where the certificate binds: the tuned
+    gains are not themselves proved (issue 85 item 4)."""
     headroom = f"{system}_control_headroom"
     nominal = _ratio(costs["nominal"], costs["lqr"], plan)
     beside = {"nominal_over_uncertified_J": _ratio(costs["nominal"], costs["uncertified"], plan).rounded(),
@@ -348,8 +349,18 @@ def _control_claims(system: str, c: dict, costs: dict[str, list[float]], p: Clai
     else:
         judged = exact(False, f"no controller on the path (alphas tried: {[a['alpha'] for a in c['attempts']]}) is "
                        "proved", basis="exact solver")
+    binds = f"{system}_certificate_binds_control"
     return [
         _headroom(headroom, system, {"J": nominal}, p, plan, reference=LADDER, beside=beside),
+        precondition(binds, f"{system}: the certificate restricts the controller: the uncertified controller the "
+                     "certified one is sought from (the gains tuned for J, alpha 1, the first point of the path) is not "
+                     "itself proved by the exact verifier (where it is, the certified controller is the uncertified "
+                     "one and competitiveness is that controller's, not a cost of certification)",
+                     "the tuned gains not provable", {"certified_alpha": c["certified_alpha"],
+                                                      "attempts": c["attempts"]},
+                     exact(c["certified_alpha"] != 1.0, "the tuned gains (alpha 1) are themselves proved"
+                           if c["certified_alpha"] == 1.0 else f"the tuned gains are not proved (certified alpha "
+                           f"{c['certified_alpha']})", basis="exact solver")),
         evidence(f"{system}_competitive_control",
                  f"{system}: the certified controller's closed-loop cost J = mean(q^2 + v^2 + {c['effort']:g} u^2) on "
                  f"held-out scenarios ({disturbance}) is within {p.control_tol:.0%} of the LQR bound of the "
@@ -357,7 +368,7 @@ def _control_claims(system: str, c: dict, costs: dict[str, list[float]], p: Clai
                  f"tau = {c['tau']}; the certified one is the first proved point of the path from the gains tuned for "
                  f"J back to the nominal ones; {plan.confidence:.1%} paired bootstrap interval of the ratio of mean "
                  "costs below 1 + the tolerance)", "competitive control performance", measured, judged,
-                 requires=[headroom]),
+                 requires=[headroom, binds]),
     ]
 
 
