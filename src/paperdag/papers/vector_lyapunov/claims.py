@@ -353,9 +353,9 @@ def _control_claims(system: str, c: dict, costs: dict[str, list[float]], p: Clai
     return [
         _headroom(headroom, system, {"J": nominal}, p, plan, reference=LADDER, beside=beside),
         precondition(binds, f"{system}: the certificate restricts the controller: the uncertified controller the "
-                     "certified one is sought from (the gains tuned for J, alpha 1, the first point of the path) is not "
-                     "itself proved by the exact verifier (where it is, the certified controller is the uncertified "
-                     "one and competitiveness is that controller's, not a cost of certification)",
+                     "certified one is sought from (the gains tuned for J, alpha 1, the first point of the path) is "
+                     "not itself proved by the exact verifier (where it is, the certified controller is the "
+                     "uncertified one and competitiveness is that controller's, not a cost of certification)",
                      "the tuned gains not provable", {"certified_alpha": c["certified_alpha"],
                                                       "attempts": c["attempts"]},
                      exact(c["certified_alpha"] != 1.0, "the tuned gains (alpha 1) are themselves proved"
