@@ -317,6 +317,23 @@ def test_cover_needs_both_branches_removed_by_their_defenses():
     assert v["branches_cover_each_other"] == "inconclusive"
 
 
+def test_cover_judges_dune_against_every_branch_without_picking_one_by_its_mean():
+    """branches_cover_each_other reports and judges DUNE minus each branch under each defense (six parts), so no
+    branch is chosen by a point estimate; DUNE 0.15 above the better branch under grayscale fails it there."""
+    acc = _accuracies(LEVEL, RECOVERED | EM_REMOVED)
+    judged = {c.id: c for c in resolve(claims(acc, {k: np.ones(3) for k in acc},
+                                              {s: acc[s, "none"] for s in ("clean", "em", "synthetic")}, SCHEMES,
+                                              list(DEFENSES), {s: True for s in SCHEMES[1:]}, _correct(0.85), RUNGS,
+                                              (1900, 2000), BUDGET, AT_EPS, CLAIMS, DEFAULT.plans))}
+    cover = judged["branches_cover_each_other"]
+    assert cover.verdict == "holds"
+    assert {d: set(m) for d, m in cover.measured.items()} == {
+        d: {"dune_minus_spatial", "dune_minus_colour"} for d in ("jpeg", "adv_train", "grayscale")}
+    acc["dune", "grayscale"] = acc["spatial", "grayscale"] + 0.15 + np.array([0.003, -0.002, 0.001])
+    v = _verdicts(acc)
+    assert v["branches_cover_each_other"] == "fails" and v["colour_recovers_under_grayscale"] == "holds"
+
+
 def test_a_rival_on_the_floor_leaves_the_ranking_inconclusive():
     """Adversarial poisoning at 0.03 under every defense (below chance): DUNE cannot be shown lower than it."""
     v = _verdicts(_accuracies(LEVEL | {"adv_poison": 0.03, "dune": 0.02}, RECOVERED | EM_REMOVED))

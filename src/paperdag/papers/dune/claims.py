@@ -209,8 +209,8 @@ def claims(acc: Acc, fit: Acc, std: Draws, schemes: list[str], defenses: list[st
     avg = {s: defense_average(acc, s, defenses) for s in schemes}
     rivals = [s for s in schemes if s not in ("clean", "dune", *RECOVER)]  # the baselines, not DUNE's own branches
     margins = {s: paired_diff_ci(avg[s], avg["dune"], unit="seed") for s in rivals}
-    better = {d: min(RECOVER, key=lambda b: float(np.mean(acc[b, d]))) for d in COVER}
-    cover = {d: paired_diff_ci(acc["dune", d], acc[better[d], d], unit="seed") for d in COVER}
+    # at most the better branch's + tol  <=>  at most each branch's + tol: every branch is judged, none is picked
+    cover = {(d, b): paired_diff_ci(acc["dune", d], acc[b, d], unit="seed") for d in COVER for b in RECOVER}
     regime = ["clean_victim_beats_trivial", "surrogate_beats_trivial", "every_victim_fits_its_data",
               "standard_schemes_unlearnable"]
     acts = ["defenses_can_act", "at_victim_beats_trivial"]
@@ -252,12 +252,13 @@ def claims(acc: Acc, fit: Acc, std: Draws, schemes: list[str], defenses: list[st
                  {d: recovery_row(acc, "colour", d) for d in RECOVER["colour"]}, recovers("colour"),
                  requires=[*regime, "colour_branch_acts", "colour_recovery_headroom"]),
         evidence("branches_cover_each_other", f"under {', '.join(COVER)}, DUNE's victim accuracy is at most the "
-                 f"better branch's + {p.cover_tol:g} (paired over seeds), where each branch alone is removed by its "
-                 f"defense ({' and '.join(RECOVERY_CLAIMS)} hold)",
+                 f"better branch's + {p.cover_tol:g}, i.e. at most each branch's + {p.cover_tol:g} (paired over seeds; "
+                 "no branch is picked by its mean), where each branch alone is removed by its defense "
+                 f"({' and '.join(RECOVERY_CLAIMS)} hold)",
                  "dual-branch DUNE stays robust where a single-domain branch fails",
-                 {d: {"better_branch": better[d], "dune_minus_better": cover[d].rounded()} for d in COVER},
-                 every_part({d: noninferiority(cover[d], margin=p.cover_tol, what=f"dune - {better[d]} ({d})",
-                                               plan=plans.seeds) for d in COVER}),
+                 {d: {f"dune_minus_{b}": cover[d, b].rounded() for b in RECOVER} for d in COVER},
+                 every_part({f"{d}/{b}": noninferiority(cover[d, b], margin=p.cover_tol, what=f"dune - {b} ({d})",
+                                                        plan=plans.seeds) for d in COVER for b in RECOVER}),
                  requires=[*regime, *acts, "spatial_attack_hits", "spatial_branch_acts", "colour_branch_acts"]),
         check("within_budget_every_image", f"every perturbed image of every scheme is within its budget (L_inf {eps}; "
               f"one pixel for OPS; PSNR >= {budget.psnr_min:g} dB and SSIM >= {budget.ssim_min:g} for the colour "
