@@ -71,18 +71,6 @@ CAN_ACT = ("jpeg", "adv_train")  # the defenses the spatial branch is said to lo
 RECOVERY_CLAIMS = ("spatial_recovers_under_jpeg_and_at", "colour_recovers_under_grayscale")
 
 
-def every_part(parts: dict[str, Judgement]) -> Judgement:
-    """``all_of(parts)``. Where Holm's step-down rejects every part, ``all_of`` divides by zero (the next level
-    alpha / (k - rejected) once none is left); that claim fails on every part, stated here in ``all_of``'s words."""
-    try:
-        return all_of(parts)
-    except ZeroDivisionError:
-        k, first = len(parts), next(iter(parts.values()))
-        shown = "; ".join(f"{name}: {j.reason}" for name, j in list(parts.items())[:3])
-        return Judgement("fails", f"{k} parts ({k} fails; {k} fail under Holm's correction over {k} parts): {shown}",
-                         first.rule, first.unit, min(j.n for j in parts.values()), first.plan)
-
-
 def defense_average(acc: Acc, scheme: str, defenses: list[str]) -> np.ndarray:
     """Per-seed mean over defenses of a scheme's victim accuracy."""
     return np.mean([acc[scheme, d] for d in defenses], axis=0)
@@ -155,8 +143,8 @@ def preconditions(acc: Acc, fit: Acc, std: Draws, surrogate: np.ndarray, rungs: 
                      "unlearnable examples work at all",
                      "the clean-data victim (no defense, same victim seed)",
                      {s: mean_ci(std[s], unit="draw").rounded() for s in ("clean", *STANDARD)},
-                     every_part({s: superiority(v, direction="below", what=f"{s} - {p.unlearn_frac:g} clean",
-                                                plan=plans.draws) for s, v in drop.items()})),
+                     all_of({s: superiority(v, direction="below", what=f"{s} - {p.unlearn_frac:g} clean",
+                                            plan=plans.draws) for s, v in drop.items()})),
         precondition("spatial_attack_hits", f"the spatial branch's targeted attack makes every surrogate checkpoint "
                      f"predict the shifted label y' on >= {p.hit_min:g} of the training images (Clopper-Pearson "
                      "over the images)", "the shift rate the branch aims at (every image)",
@@ -187,16 +175,16 @@ def preconditions(acc: Acc, fit: Acc, std: Draws, surrogate: np.ndarray, rungs: 
                      f"none]) / (acc[clean, d] - acc[{p.act_scheme}, none]), paired bootstrap over seeds",
                      f"{p.act_scheme} without the defense (R = 0) and the defended clean victim (R = 1)",
                      {d: recovery_row(acc, p.act_scheme, d) for d in CAN_ACT},
-                     every_part({d: superiority(gap_closed(acc, p.act_scheme, d), margin=p.recover_frac,
-                                                what=f"share of the {p.act_scheme} gap {d} closes", plan=plans.seeds)
-                                 for d in CAN_ACT})),
+                     all_of({d: superiority(gap_closed(acc, p.act_scheme, d), margin=p.recover_frac,
+                                            what=f"share of the {p.act_scheme} gap {d} closes", plan=plans.seeds)
+                             for d in CAN_ACT})),
         precondition("rivals_off_the_floor", f"every baseline's defense-averaged victim accuracy lies above the floor "
                      f"(chance {p.floor:g}), so DUNE has room to be lower",
                      f"the floor of victim accuracy, 1/K = {p.floor:g}",
                      {s: mean_ci(avg[s], unit="seed").rounded() for s in rivals},
-                     every_part({s: superiority(mean_ci(avg[s], unit="seed"), reference=p.floor,
-                                                what=f"{s} defense-averaged accuracy", plan=plans.seeds)
-                                 for s in rivals})),
+                     all_of({s: superiority(mean_ci(avg[s], unit="seed"), reference=p.floor,
+                                            what=f"{s} defense-averaged accuracy", plan=plans.seeds)
+                             for s in rivals})),
     ]
 
 
@@ -217,9 +205,9 @@ def claims(acc: Acc, fit: Acc, std: Draws, schemes: list[str], defenses: list[st
     eps = over_255(budget.eps)
 
     def recovers(b: str) -> Judgement:
-        return every_part({d: superiority(gap_closed(acc, b, d), margin=p.recover_frac,
-                                          what=f"share of the {b} gap {d} closes", plan=plans.seeds)
-                           for d in RECOVER[b]})
+        return all_of({d: superiority(gap_closed(acc, b, d), margin=p.recover_frac,
+                                      what=f"share of the {b} gap {d} closes", plan=plans.seeds)
+                       for d in RECOVER[b]})
 
     out = [
         *preconditions(acc, fit, std, surrogate, rungs, hits, avg, rivals, at_eps, p, plans),
@@ -236,8 +224,8 @@ def claims(acc: Acc, fit: Acc, std: Draws, schemes: list[str], defenses: list[st
                  "the paired CI of (baseline - DUNE) is above 0 for each", PAPER_ROBUST,
                  {"dune_avg": mean_ci(avg["dune"], unit="seed").rounded(),
                   "rival_minus_dune": {s: m.rounded() for s, m in margins.items()}},
-                 every_part({s: superiority(m, what=f"{s} - dune (defense average)", plan=plans.seeds)
-                             for s, m in margins.items()}),
+                 all_of({s: superiority(m, what=f"{s} - dune (defense average)", plan=plans.seeds)
+                         for s, m in margins.items()}),
                  requires=[*regime, "spatial_attack_hits", "rivals_off_the_floor"]),
         evidence("spatial_recovers_under_jpeg_and_at", "the spatial-only branch loses its effect under JPEG and under "
                  f"adversarial training: each closes >= {p.recover_frac:g} of the spatial victim's gap to the "
@@ -257,8 +245,8 @@ def claims(acc: Acc, fit: Acc, std: Draws, schemes: list[str], defenses: list[st
                  f"({' and '.join(RECOVERY_CLAIMS)} hold)",
                  "dual-branch DUNE stays robust where a single-domain branch fails",
                  {d: {f"dune_minus_{b}": cover[d, b].rounded() for b in RECOVER} for d in COVER},
-                 every_part({f"{d}/{b}": noninferiority(cover[d, b], margin=p.cover_tol, what=f"dune - {b} ({d})",
-                                                        plan=plans.seeds) for d in COVER for b in RECOVER}),
+                 all_of({f"{d}/{b}": noninferiority(cover[d, b], margin=p.cover_tol, what=f"dune - {b} ({d})",
+                                                    plan=plans.seeds) for d in COVER for b in RECOVER}),
                  requires=[*regime, *acts, "spatial_attack_hits", "spatial_branch_acts", "colour_branch_acts"]),
         check("within_budget_every_image", f"every perturbed image of every scheme is within its budget (L_inf {eps}; "
               f"one pixel for OPS; PSNR >= {budget.psnr_min:g} dB and SSIM >= {budget.ssim_min:g} for the colour "

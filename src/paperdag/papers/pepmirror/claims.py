@@ -64,19 +64,6 @@ MAJORITY_CLASS = "the majority residue type"
 COMPOSITION = "the training composition (sampled residue types)"
 
 
-def all_parts(parts: dict[str, Judgement]) -> Judgement:
-    """``all_of`` over the parts. Where every part fails, ``all_of`` divides by zero after Holm's last step (a
-    platform defect, reported): every part then failed at its Holm level, so the claim fails, with the parts'
-    reasons."""
-    try:
-        return all_of(parts)
-    except ZeroDivisionError:
-        k, first = len(parts), next(iter(parts.values()))
-        shown = "; ".join(f"{name}: {j.reason}" for name, j in list(parts.items())[:3])
-        return replace(first, verdict="fails", cause="", redo=None,
-                       reason=f"{k} parts ({k} fails; {k} fail under Holm's correction over {k} parts): {shown}")
-
-
 def _ci(x: Interval | Crossed, digits: int = 4) -> dict[str, object]:
     """An interval as recorded in metrics; a crossed one with its variance components (per cell, on the linearised
     scale) and df."""
@@ -197,7 +184,7 @@ def _requested_hand(designs: pd.DataFrame, paired: pd.DataFrame, m: dict[str, fl
                 "raw_undefined_ratio_mirrored": m["undefined_ratio_raw_axial_mirrored_target"],
                 "hand_following_baseline_L_ratio": m["L_ratio_polar_mirrored_target"],
                 "parts": {k: j.verdict for k, j in parts.items()}}
-    return counted(all_parts(parts), rows), measured
+    return counted(all_of(parts), rows), measured
 
 
 def _sequence_head(m: dict[str, float], plans: Plans) -> Claim:
@@ -221,8 +208,8 @@ def _sequence_head(m: dict[str, float], plans: Plans) -> Claim:
          "perplexity": m["seq_perplexity"], "composition_perplexity": m["seq_composition_perplexity"],
          "nll_gain_ci": [m["seq_nll_gain_ci_low"], m["seq_nll_gain_ci_high"]],
          "recovery_real_complexes": m["seq_recovery_real_complexes"], "heldout_files": n},
-        all_parts({"recovery": superiority(recovery, what=f"recovery gain over {MAJORITY_CLASS}", plan=plans.files),
-                   "NLL": superiority(nll, what="NLL gain over the composition (nats)", plan=plans.files)}),
+        all_of({"recovery": superiority(recovery, what=f"recovery gain over {MAJORITY_CLASS}", plan=plans.files),
+                "NLL": superiority(nll, what="NLL gain over the composition (nats)", plan=plans.files)}),
         ladder=ladder)
 
 
@@ -260,7 +247,7 @@ def _quality_noninferior(designs: pd.DataFrame, p: ClaimParams, plans: Plans) ->
                              p.quality_ratio_min)
         measured[k] = {"polar": _ci(by_unit(polar[k], polar)), "axial": _ci(by_unit(axial[k], axial)),
                        "ratio": {"of": what} | _ci(ratio), "verdict": judged[k].verdict}
-    return counted(all_parts(judged), polar), measured
+    return counted(all_of(judged), polar), measured
 
 
 def seed_ratios(designs: pd.DataFrame) -> dict[str, dict[int, float]]:
