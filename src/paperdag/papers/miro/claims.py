@@ -41,7 +41,6 @@ import numpy as np
 from paperdag.common.stats import Interval, bootstrap_ratio_ci, mean_ci, paired_diff_ci, proportion_ci
 from paperdag.common.verdicts import (
     Claim,
-    Judgement,
     Ladder,
     all_of,
     evidence,
@@ -60,20 +59,6 @@ RUNGS = {"replay": "replay of training images with the prompt's layout",
          "gaussian": "a Gaussian fitted to the training images of the prompt's layout",
          "retrieval": "nearest-neighbour retrieval of a training image by layout",
          "caption_mean": "the caption-mean image (mean of the training images with the prompt's layout)"}
-
-
-def every(parts: dict[str, Judgement]) -> Judgement:
-    """``all_of`` over the parts. Where every part fails under Holm's correction, verdicts.all_of's step-down loop
-    divides by zero (it runs once more after the last part); that case is the claim failing with every part, stated
-    here in all_of's words."""
-    try:
-        return all_of(parts)
-    except ZeroDivisionError:
-        k, first = len(parts), next(iter(parts.values()))
-        shown = "; ".join(f"{name}: {j.reason}" for name, j in list(parts.items())[:3])
-        more = f"; +{k - 3} more" if k > 3 else ""
-        return Judgement("fails", f"{k} parts ({k} fails; {k} fail under Holm's correction over {k} parts): "
-                         f"{shown}{more}", first.rule, first.unit, min(j.n for j in parts.values()), first.plan)
 
 
 def sampler_named(guidance: float, n_steps: int, per_prompt: int, single_reward: str) -> dict[str, object]:
@@ -146,7 +131,7 @@ def preconditions(finals: dict[str, dict[str, np.ndarray]], gaps: dict[str, dict
                        "held-out clean renders than on the same renders with each corruption it can observe alone "
                        f"({', '.join(gaps[r])}; paired interval)", "the held-out clean renders",
                        {k: g.rounded() for k, g in gaps[r].items()},
-                       every({k: superiority(g, what=f"clean - {k}", plan=plans.renders) for k, g in gaps[r].items()}))
+                       all_of({k: superiority(g, what=f"clean - {k}", plan=plans.renders) for k, g in gaps[r].items()}))
           for r in REWARDS),
         precondition("all_top_cell_populated", f"the cell MIRO samples toward (every reward in its top bin) holds "
                      f">= {p.top_cell_min:g} of the training set", "the training set's share in that cell",
@@ -229,8 +214,8 @@ def claims(finals: dict[str, dict[str, np.ndarray]], speedup: dict[str, dict[str
                  "MIRO beats single-reward and filtering baselines on every preference score (GenEval, "
                  "PickScore, ImageReward, HPSv2; ~1B-param text-to-image model)",
                  {b: {r: i.rounded() for r, i in v.items()} for b, v in rewards.items()} | {"sampler": sampler},
-                 every({f"{b}/{r}": superiority(i, what=f"miro - {b} ({r})", plan=seeds)
-                         for b, v in rewards.items() for r, i in v.items()}),
+                 all_of({f"{b}/{r}": superiority(i, what=f"miro - {b} ({r})", plan=seeds)
+                          for b, v in rewards.items() for r, i in v.items()}),
                  requires=[*competent, *sane, "all_top_cell_populated"]),
         evidence("miro_keeps_diversity", f"MIRO's within-prompt diversity (spread of L2-normalised evaluator "
                  f"features) is at least {1 - p.diversity_tol:g}x every baseline's (ratio of the seeds' mean "
@@ -239,8 +224,8 @@ def claims(finals: dict[str, dict[str, np.ndarray]], speedup: dict[str, dict[str
                  {b: v.rounded() for b, v in div.items()} | {"data": round(data_diversity, 4)}
                  | {f"{m}_over_data": round(float(f["diversity"].mean() / data_diversity), 4)
                     for m, f in finals.items()} | {"sampler": sampler},
-                 every({b: noninferiority(v, margin=p.diversity_tol, direction="above", reference=1.0,
-                                           what=f"diversity miro / {b}", plan=seeds) for b, v in div.items()}),
+                 all_of({b: noninferiority(v, margin=p.diversity_tol, direction="above", reference=1.0,
+                                            what=f"diversity miro / {b}", plan=seeds) for b, v in div.items()}),
                  requires=competent),
         evidence("training_speedup", "per reward, MIRO reaches each baseline's final value of that reward before the "
                  "last step in most seeds (the single-reward model on the rewards it was not trained on): the share "
@@ -252,9 +237,9 @@ def claims(finals: dict[str, dict[str, np.ndarray]], speedup: dict[str, dict[str
                  "up to 19x faster to reach the baselines' quality (per reward)",
                  {b: {r: {"share_faster": i.rounded()} | rest for r, (i, rest) in v.items()}
                   for b, v in fast.items()} | {"cap": speed_cap, "sampler": sampler},
-                 every({f"{b}/{r}": superiority(i, reference=p.speedup_share, what=f"share of seeds faster than {b} "
-                                                f"({r})", plan=seeds)
-                         for b, v in fast.items() for r, (i, _) in v.items() if r != "aggregate"}),
+                 all_of({f"{b}/{r}": superiority(i, reference=p.speedup_share, what=f"share of seeds faster than {b} "
+                                                 f"({r})", plan=seeds)
+                          for b, v in fast.items() for r, (i, _) in v.items() if r != "aggregate"}),
                  requires=[*competent, *sane, "all_top_cell_populated"]),
         evidence("geneval_higher", "GenEval-like compositional accuracy (object, colour and position all right by the "
                  f"independent evaluator) is higher for MIRO than for every baseline ({level} above 0); {said}; "
@@ -268,7 +253,7 @@ def claims(finals: dict[str, dict[str, np.ndarray]], speedup: dict[str, dict[str
                                                                      unit="seed").rounded(),
                     "all_top_replay": mean_ci(own["miro"], unit="seed").rounded(),
                     "clean_replay": mean_ci(own["clean"], unit="seed").rounded(), "sampler": sampler},
-                 every({b: superiority(i, what=f"miro - {b} GenEval", plan=seeds) for b, i in gen.items()}),
+                 all_of({b: superiority(i, what=f"miro - {b} GenEval", plan=seeds) for b, i in gen.items()}),
                  requires=[*competent, "evaluator_independent_of_rewards"]),
         evidence("reward_guidance_adds", f"MIRO's sampler ({said}) gives a "
                  "higher aggregate reward than the same guidance with the rewards held at the top bins in the "
