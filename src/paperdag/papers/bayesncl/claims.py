@@ -51,18 +51,6 @@ PIXEL_RUNG = "the linear probe on raw pixels"
 Runs = dict[tuple[str, str, str], np.ndarray]  # (dataset, method, metric) -> one value per seed, in seed order
 
 
-def _holm(parts: dict[str, Judgement]) -> Judgement:
-    """all_of over ``parts``, or, where its Holm step-down rejects them all (and all_of's next level alpha / 0
-    raises), the failing claim all_of would state: every part rejected."""
-    try:
-        return all_of(parts)
-    except ZeroDivisionError:
-        j = next(iter(parts.values()))
-        why = "; ".join(f"{name}: {part.reason}" for name, part in parts.items())
-        return Judgement("fails", f"{len(parts)} parts (all fail under Holm's correction): {why}", j.rule, j.unit,
-                         min(part.n for part in parts.values()), j.plan)
-
-
 def _ci(x: Interval) -> dict[str, float | int | list[float]]:
     return {"mean": round(x.mean, 4), "ci": [round(x.lo, 4), round(x.hi, 4)], "n": x.n}
 
@@ -90,9 +78,9 @@ def _learned(runs: Runs, pixels: float, d: str, m: str, untrained: str, supervis
          "supervised_probe_acc": _ci(mean_ci(sup, unit="seed")),
          "share_of_supervised": round(float(acc.mean() / sup.mean()), 4),
          f"probe_acc - {p.supervised_fraction:g} x supervised": _ci(over_fraction)},
-        _holm({bar: beats,
-               "supervised": superiority(over_fraction, what=f"{m} - {p.supervised_fraction:g} x supervised probe "
-                                                             "acc", plan=plans.seeds)}),
+        all_of({bar: beats,
+                "supervised": superiority(over_fraction, what=f"{m} - {p.supervised_fraction:g} x supervised probe "
+                                                              "acc", plan=plans.seeds)}),
         ladder=ladder)
 
 
@@ -185,8 +173,8 @@ def claims(runs: Runs, pixels: dict[str, float], methods: list[str], datasets: l
             "below 0)", "qualitative: the gate filters high-frequency common (background) features",
             _per_method(runs, d, "background_share", [untrained, *methods])
             | {f"bayesncl - {b}": _ci(v) for b, v in lower.items()},
-            _holm({b: superiority(v, direction="below", what=f"background share bayesncl - {b}", plan=plans.seeds)
-                   for b, v in lower.items()}), requires=[*requires, measurable.id]))
+            all_of({b: superiority(v, direction="below", what=f"background share bayesncl - {b}", plan=plans.seeds)
+                    for b, v in lower.items()}), requires=[*requires, measurable.id]))
         gaps = {b: diff("probe_acc", PAPER, b) for b in BASELINES}
         margin = p.probe_tol_pp / 100
         out.append(evidence(
@@ -197,8 +185,8 @@ def claims(runs: Runs, pixels: dict[str, float], methods: list[str], datasets: l
             _per_method(runs, d, "probe_acc", methods) | {f"bayesncl - {b}": _ci(v) for b, v in gaps.items()}
             | {f"seeds_for_halfwidth_below_margin (bayesncl - {b})": seeds_needed(v, margin)
                for b, v in gaps.items()},
-            _holm({b: equivalence(v, margin=margin, what=f"probe acc bayesncl - {b}", plan=plans.seeds)
-                   for b, v in gaps.items()}),
+            all_of({b: equivalence(v, margin=margin, what=f"probe acc bayesncl - {b}", plan=plans.seeds)
+                    for b, v in gaps.items()}),
             requires=[*requires, gate.id]))
     return out
 
