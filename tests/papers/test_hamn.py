@@ -7,6 +7,7 @@ contract is checked by tests/test_paper_contract.py."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -282,6 +283,33 @@ def test_noisy_beta_rule_is_the_smallest_competent_beta_on_a_grid(model: str) ->
     assert kept.beta == r.beta * 10
     unmet, _ = calibrate_beta_noisy(start, sets, rho, -10.0, beta_max, 3, 64)
     assert unmet.beta == pytest.approx(beta_max)
+
+
+@pytest.mark.parametrize("model", ["mhn_normed", "hamn"])
+def test_noisy_beta_rule_at_a_confidence_level_asks_its_lower_bound_to_meet_the_rule(model: str) -> None:
+    """With z = 1.645 (one-sided 95%) the rule's beta is at least the point rule's (z = 0), the lower bound
+    mean(d) - z sd(d) / sqrt(n) of the per-query differences d_i = 1[memory] - (1 - g) 1[stronger decoder] - g / 16,
+    recomputed here, is >= 0 at it and < 0 more than one bisection step below it (above the start)."""
+    noise = "wrapped" if model == "hamn" else "euclidean"
+    start = Retriever(model, noise, 1.0, 1e-4, 5, 1e-5, 1.0, 1e-4, 8)
+    sets = [(_memories(model, 16, s), *leaf_queries(16, 64, 3, torch.Generator().manual_seed(40 + s))) for s in (1, 2)]
+    rho, g, beta_max, k, z = 0.4, 0.02, 1e6, 12, 1.645
+    q, ml, nn, _ = _pooled_decoders(model, noise, sets, rho)
+    ref = torch.cat([(ml_leaf(noise, qq, m, rho, 1.0) if ml >= nn else nearest_leaf(model, qq, m, 1.0)) == nd
+                     for qq, (m, nd, _) in zip(q, sets)]).double()
+
+    def bound(beta: float) -> float:
+        r = replace(start, beta=beta)
+        mem = torch.cat([r.retrieve(qq, m)[0] == nd for qq, (m, nd, _) in zip(q, sets)]).double()
+        d = mem - (1 - g) * ref - g / 16
+        return float(d.mean() - z * d.std() / math.sqrt(len(d)))
+
+    point, _ = calibrate_beta_noisy(start, sets, rho, g, beta_max, k, 64)
+    r, rule = calibrate_beta_noisy(start, sets, rho, g, beta_max, k, 64, z=z)
+    assert r.beta >= point.beta and rule.decoder == max(ml, nn)
+    assert bound(r.beta) >= -1e-12 and bound(1e-4) < 0, (model, bound(r.beta), bound(1e-4))
+    step = (beta_max / 1e-4) ** (1 / 2**k)
+    assert all(bound(float(b)) < 0 for b in np.exp(np.linspace(np.log(1e-4), np.log(r.beta / step / 1.001), 40))[-5:])
 
 
 def test_noisy_beta_rule_rejects_a_memory_that_decodes_nothing_above_chance() -> None:

@@ -6,8 +6,8 @@ manifold. The abstract gives no number; we measure leaf retrieval from noisy que
 2..6: accuracy at a noise calibrated at depth 2 on held-out seeds (on the noise's ML decoder), and noise tolerance
 (the noise at which a memory retrieves half its queries) against depth; every memory at a finite temperature set by
 one rule on held-out seeds (queries.calibrate_beta_noisy: the smallest beta that stores its leaves and keeps a
-declared share of its stronger decoder's accuracy above chance on noisy queries) and judged against the nearest-neighbour and ML decoders of
-its own geometry and noise.
+declared share of its stronger decoder's accuracy above chance on noisy queries, by a 95% lower confidence bound)
+and judged against the nearest-neighbour and ML decoders of its own geometry and noise.
 
 Methods: HAMN (hyperbolic_memory.py): points of the Poincare ball, an energy on the Minkowski inner product of the
 hyperboloid images with a regulariser towards the origin, Riemannian gradient descent with exp-map updates and a

@@ -57,6 +57,9 @@ class RetrievalParams(ParamsModel):
         "rule's) whose pooled accuracy above chance on noisy calibration queries at the calibrated rho keeps at least "
         "1 - noisy_rel_gap of its stronger decoder's accuracy above chance on the same queries "
         "(queries.calibrate_beta_noisy)"))
+    noisy_confidence: float = Field(ge=0.5, lt=1.0, description=(
+        "one-sided confidence of the noisy beta rule: a beta qualifies when the lower bound of the per-query "
+        "differences at this level is >= 0 (0.5: the pooled point rule) (queries.calibrate_beta_noisy)"))
     noisy_bisections: int = Field(ge=1, le=40, description="bisection steps of the noisy beta rule on log beta")
     beta_min: float = Field(gt=0.0, le=1e3, description="lower end of the bisection on log beta")
     beta_max: float = Field(gt=0.0, le=1e12, description="upper end of the bisection on log beta")

@@ -17,7 +17,8 @@ The beta the memory runs at (``calibrate_beta_noisy``): the smallest beta >= tha
 A the pooled accuracy of noisy calibration queries of that (b, D) at the calibrated rho (the memory's, its noise's
 ML decoder's and its nearest-neighbour decoder's, on the same queries), chance = 1 / leaves: the memory keeps at
 least 1 - g of what its stronger decoder reads from the noise above chance (until the 2026-12-05 afternoon the gap
-was absolute, A_mem >= max(A_ml, A_nn) - 0.025, which in deep cells near chance let a memory lose a third of it).
+was absolute, A_mem >= max(A_ml, A_nn) - 0.025, which in deep cells near chance let a memory lose a third of it),
+judged by the one-sided lower confidence bound of the per-query differences (since 2026-12-06; before, their mean).
 
 Query noise (``calibrate_noise_on_decoder``): rho of each model and branching is set once at depth 2, on the
 calibration seeds, by bisection in [0, rho_max] for the pooled accuracy of the noise's ML decoder to cross
@@ -206,43 +207,44 @@ class NoisyRule:
 
 
 def calibrate_beta_noisy(retriever: Retriever, sets: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
-                         rho: float, rel_gap: float, beta_max: float, iterations: int,
-                         chunk: int) -> tuple[Retriever, NoisyRule]:
+                         rho: float, rel_gap: float, beta_max: float, iterations: int, chunk: int,
+                         z: float = 0.0) -> tuple[Retriever, NoisyRule]:
     """The retriever at the smallest beta in [retriever.beta, beta_max] (retriever.beta itself if it qualifies, else
-    bisection on log beta) whose pooled noisy accuracy over ``sets`` ((memories, query leaves, standard noise z) of
-    the calibration cells, queries at ratio rho) keeps 1 - rel_gap of its stronger decoder's accuracy above chance:
-        A_mem(beta) - chance >= (1 - rel_gap) (max(A_ml, A_nn) - chance),   chance = mean over queries of 1 / leaves,
-    i.e. hits >= (1 - rel_gap) hits_ref + rel_gap n chance; beta_max where none does.
-    A beta's test stops at the first cell after which the pooled hit count is decided either way (exact: the same
-    decision as counting every cell); the returned accuracy counts every cell."""
-    c = retriever.curvature
-    queries = [noisy_queries(m, n, rho, z, retriever.noise, c) for m, n, z in sets]
-    n = sum(len(nd) for _, nd, _ in sets)
-    ml = sum(int((ml_leaf(retriever.noise, q, m, rho, c) == nd).sum()) for q, (m, nd, _) in zip(queries, sets)) / n
-    nn = sum(int((nearest_leaf(retriever.model, q, m, c) == nd).sum()) for q, (m, nd, _) in zip(queries, sets)) / n
-    strongest = max(ml, nn)
-    chance = sum(len(nd) / len(m) for m, nd, _ in sets) / n
-    # A_mem - chance >= (1 - g)(A_ref - chance)  <=>  hits >= need (1e-9: float slack on an integer bound)
-    need = math.ceil(((1 - rel_gap) * strongest + rel_gap * chance) * n - 1e-9)
-    hits_of: dict[tuple[float, int], int] = {}
+    bisection on log beta) whose noisy calibration queries over ``sets`` ((memories, query leaves, standard noise z)
+    of the calibration cells, queries at ratio rho) keep 1 - rel_gap of its stronger decoder's accuracy above chance,
+    judged on the per-query differences
 
-    def hits(beta: float, k: int) -> int:
-        if (beta, k) not in hits_of:
-            r, (m, nd, _), q = replace(retriever, beta=beta), sets[k], queries[k]
-            hits_of[beta, k] = int(sum(int((r.retrieve(q[lo:lo + chunk], m)[0] == nd[lo:lo + chunk]).sum())
-                                       for lo in range(0, len(nd), chunk)))
-        return hits_of[beta, k]
+        d_i = 1[memory decodes query i] - (1 - rel_gap) 1[stronger decoder does] - rel_gap / leaves_i,
+
+    (the stronger decoder: the ML or nearest-neighbour one, whichever is more accurate pooled) by their one-sided lower
+    confidence bound mean(d) - z sd(d) / sqrt(n) >= 0 (z = 0: the pooled rule A_mem - chance >= (1 - rel_gap)
+    (A_ref - chance)); beta_max where no beta qualifies. The bound keeps the smallest qualifying beta from sitting
+    at the edge of what its own queries allow, where fresh seeds fall below it (the selection effect)."""
+    c = retriever.curvature
+    queries = [noisy_queries(m, n, rho, zz, retriever.noise, c) for m, n, zz in sets]
+    n = sum(len(nd) for _, nd, _ in sets)
+    ml_ok = torch.cat([ml_leaf(retriever.noise, q, m, rho, c) == nd for q, (m, nd, _) in zip(queries, sets)]).cpu()
+    nn_ok = torch.cat([nearest_leaf(retriever.model, q, m, c) == nd for q, (m, nd, _) in zip(queries, sets)]).cpu()
+    ml, nn = float(ml_ok.double().mean()), float(nn_ok.double().mean())
+    strongest, ref = (ml, ml_ok) if ml >= nn else (nn, nn_ok)
+    chance_q = torch.cat([torch.full((len(nd),), 1 / len(m), dtype=torch.float64) for m, nd, _ in sets])
+    floor = (1 - rel_gap) * ref.double() + rel_gap * chance_q
+    ok_of: dict[float, torch.Tensor] = {}
+
+    def ok(beta: float) -> torch.Tensor:
+        if beta not in ok_of:
+            r = replace(retriever, beta=beta)
+            ok_of[beta] = torch.cat([torch.cat([r.retrieve(q[lo:lo + chunk], m)[0] == nd[lo:lo + chunk]
+                                                for lo in range(0, len(nd), chunk)])
+                                     for q, (m, nd, _) in zip(queries, sets)]).cpu()
+        return ok_of[beta]
 
     def competent(beta: float) -> bool:
-        got, left = 0, n
-        for k in range(len(sets)):
-            got, left = got + hits(beta, k), left - len(sets[k][1])
-            if got >= need or got + left < need:
-                break
-        return got >= need
+        d = ok(beta).double() - floor
+        return float(d.mean() - z * d.std() / math.sqrt(n)) >= -1e-12
 
     def pooled(beta: float) -> float:
-        return sum(hits(beta, k) for k in range(len(sets))) / n
+        return float(ok(beta).double().mean())
 
     if competent(retriever.beta):
         return retriever, NoisyRule(pooled(retriever.beta), strongest, n)

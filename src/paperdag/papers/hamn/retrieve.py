@@ -9,6 +9,8 @@ A cell's queries: ``queries_per_cell`` at the calibrated rho (level 1; the accur
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import torch
 
 from paperdag.io import write_table
@@ -92,7 +94,8 @@ def retrieve(ctx: StageContext[Params], model: str) -> dict[str, float]:
                                                         generator(p.seed, cell, BETA_STREAM)))
             noisy.append((memories_of(cell), nodes, z))
         retriever[b, d], rule = calibrate_beta_noisy(clean_rule[b, d], noisy, rho[b], r.noisy_rel_gap, r.beta_max,
-                                                     r.noisy_bisections, r.chunk)
+                                                     r.noisy_bisections, r.chunk,
+                                                     NormalDist().inv_cdf(r.noisy_confidence))
         for key, value in zip(betas, (b, d, retriever[b, d].beta, clean_rule[b, d].beta, clean_acc[b, d],
                                       rule.accuracy, rule.decoder), strict=True):
             betas[key].append(value)
