@@ -713,9 +713,10 @@ def test_the_invariance_lmi_keeps_its_level_set_in_the_box_and_every_step_inside
     net = make_network(NETWORKS, 0.1, "microgrid", 3, 2, draw_parameters(NETWORKS, "microgrid", 3,
                                                                        np.random.default_rng(0)))
     P0, _ = lmi_certificate(net)
-    inv = invariance_certificate(net, P0, 0.995, 0.05)
+    us = units(net, P0, 0.995)
+    inv = invariance_certificate(net, P0, us, 0.05)
     assert inv["P"] is not None and inv["sdps"] == 19 and 0 < inv["r"]
-    P, us = inv["P"], units(net, P0, 0.995)
+    P = inv["P"]
     c_0 = min(b / np.sqrt(np.linalg.inv(P0)[d, d]) for d, b in enumerate(net.box))
     assert np.all(np.sqrt(np.diag(np.linalg.inv(P))) <= np.asarray(net.box) / c_0 + 1e-7)
     rng = np.random.default_rng(0)

@@ -161,12 +161,18 @@ def check_unit(q: Unit, nodes: int) -> dict:
             "violation": None if witness is None else q.decrease(witness)}
 
 
+def level(net: Network, P: np.ndarray) -> float:
+    """c_0 = min_d b_d / sqrt((P^-1)_dd): the largest level of V_P inside the box B (as ``lmi.check_quadratic``)."""
+    P_inv = np.linalg.inv(P)
+    return min(b / np.sqrt(P_inv[d, d]) for d, b in enumerate(net.box))
+
+
 def units(net: Network, P: np.ndarray, rho: float) -> list[tuple[int, int, Unit]]:
     """(subsystem, piece, Unit) of every subsystem and piece of the reachability-constrained domain (the level set,
     rows and history domain of ``lmi.check_quadratic``)."""
     L = np.linalg.cholesky(P)
     P_inv = np.linalg.inv(P)
-    c_0 = min(b / np.sqrt(P_inv[d, d]) for d, b in enumerate(net.box))
+    c_0 = level(net, P)
     w_bar = net.w_bound / c_0
     b = np.array([0.0, net.dt])
     gamma = float(np.linalg.norm(L.T @ b))
@@ -185,7 +191,12 @@ def units(net: Network, P: np.ndarray, rho: float) -> list[tuple[int, int, Unit]
 def check_exact(net: Network, P: np.ndarray, rho: float, nodes: int) -> dict:
     """The exact check of V_P on every subsystem and piece: verdict (every unit proved), outcome (``proved`` /
     ``refuted`` if some unit is / ``unknown``), per unit its row of ``check_unit``, and the work (SOCPs, arcs)."""
-    rows = [{"subsystem": i, "piece": j} | check_unit(q, nodes) for i, j, q in units(net, P, rho)]
+    return check_units(units(net, P, rho), nodes)
+
+
+def check_units(us: list[tuple[int, int, Unit]], nodes: int) -> dict:
+    """``check_exact`` on units already built (``units``)."""
+    rows = [{"subsystem": i, "piece": j} | check_unit(q, nodes) for i, j, q in us]
     outcomes = {r["outcome"] for r in rows}
     outcome = "refuted" if "refuted" in outcomes else "unknown" if "unknown" in outcomes else "proved"
     return {"verified": outcome == "proved", "outcome": outcome, "per_unit": rows,
@@ -213,12 +224,10 @@ def _invariance_sdp(us: list[tuple[int, int, Unit]], box: np.ndarray, lam: float
     return float(np.sqrt(max(r2.value, 0.0))), (P.value + P.value.T) / 2
 
 
-def invariance_certificate(net: Network, P0: np.ndarray, rho: float, step: float) -> dict:
-    """The S-procedure P of the module docstring with the constants of ``P0``'s units: the smallest r over
-    l = step, 2 step, ... < 1 (P None when every l is infeasible), and the SDPs solved."""
-    us = units(net, P0, rho)
-    c_0 = min(b / np.sqrt(np.linalg.inv(P0)[d, d]) for d, b in enumerate(net.box))
-    box = np.asarray(net.box) / c_0
+def invariance_certificate(net: Network, P0: np.ndarray, us: list[tuple[int, int, Unit]], step: float) -> dict:
+    """The S-procedure P of the module docstring with the constants of ``P0``'s units ``us`` (``units(net, P0,
+    rho)``): the smallest r over l = step, 2 step, ... < 1 (P None when every l is infeasible), and the SDPs solved."""
+    box = np.asarray(net.box) / level(net, P0)
     best, solves = None, 0
     for k in range(1, int(np.ceil(1 / step))):
         lam = round(k * step, 12)  # the grid's value, not its float product
@@ -232,8 +241,9 @@ def invariance_certificate(net: Network, P0: np.ndarray, rho: float, step: float
 def check_class(net: Network, P_lmi: np.ndarray, rho: float, nodes: int, step: float) -> dict:
     """The quadratic class on one case: ``check_exact`` of the LMI's P and of ``invariance_certificate``'s; outcome
     ``proved`` if either is, ``refuted`` if both are (or the second P does not exist), else ``unknown``."""
-    inv = invariance_certificate(net, P_lmi, rho, step)
-    runs = {"contraction": check_exact(net, P_lmi, rho, nodes)}
+    us = units(net, P_lmi, rho)  # the history domain's SOCPs, built once for both uses
+    inv = invariance_certificate(net, P_lmi, us, step)
+    runs = {"contraction": check_units(us, nodes)}
     if inv["P"] is not None:
         runs["invariance"] = check_exact(net, inv["P"], rho, nodes)
     outcomes = [r["outcome"] for r in runs.values()]
