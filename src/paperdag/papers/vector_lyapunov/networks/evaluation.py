@@ -134,8 +134,8 @@ class NetworkResults:
     reachability-constrained certificate by N (``prefix_scaling``; slope of log work); ``runs``: every verified
     network's summary by name; ``neural``/``lmi``: verdict per ``<system>_tau<tau>`` of the neural certificate and
     of the LMI's closed-form check (``lmi_feasible``: whether the LMI found a common P at all, the P whose norm's
-    polygon initialises the neural one); ``quadratic``: per case, the exact check of V_P (quadratic.py: outcome,
-    bound on sup F, SOCPs, the refuted units); ``cases``: the neural one's
+    polygon initialises the neural one); ``quadratic``: per case, the quadratic class (quadratic.py, ``_exact``:
+    its outcome and, per P, outcome, bound on sup F, SOCPs and the units not proved); ``cases``: the neural one's
     subsystems refuted / unknown and the largest violation G / c_0 its counterexamples show); ``full_refuted``: per
     system, the full-domain baseline refuted while the reachability-constrained certificate is verified;
     ``falsified``/``simulated``: per verified certificate, ``falsify_folder`` and ``siss_simulation``;
