@@ -52,6 +52,8 @@ EXTRA_SIZE_KEYS = {
 TESTED_ELSEWHERE = {
     "a2rbench": {"solve.llm_backend": "tests/papers/test_a2rbench.py::"
                                       "test_smollm2_loads_the_gguf_from_the_wheel_offline_and_answers_a_task"},
+    "normuon": {"trend.steps": "tests/papers/test_normuon.py::"
+                               "test_trend_runs_are_the_default_run_scaled_and_scored_on_its_windows"},
 }
 
 

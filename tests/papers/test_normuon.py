@@ -2,8 +2,9 @@
 baseline ladder's windows (the scored ones are the models' windows, the held-out ones share no byte position with
 them, checked by brute force), claims (interval verdicts under the seeds plan; evidence inconclusive when a model does
 not beat the strongest rung; Muon's row CV against structureless references, the reference sampled against a closed
-form and an independent QR sampler; the paper's values placed beside the intervals), the fused QKV block, and the
-smoke run through the platform (the shared LM substrate is tested in
+form and an independent QR sampler; the paper's values placed beside the intervals), the fused QKV block, the CPU
+competence trend (its runs are the default's run scaled, its bound holds for a power law), and the smoke run through
+the platform (the shared LM substrate is tested in
 tests/test_common.py; the count bigram in tests/papers/test_mhc.py)."""
 
 from __future__ import annotations
@@ -508,7 +509,7 @@ def test_tuning_slice_is_a_salted_hash_share_of_the_training_documents(tmp_path:
         tuning_split(tmp_path / "c.parquet", 1e-9)
 
 
-def test_the_pilot_seed_may_not_be_a_judged_seed() -> None:
+def test_neither_the_pilot_nor_the_trend_seed_may_be_a_judged_seed() -> None:
     from conftest import REPO
     from paperdag.params import load_params, read_params_file
 
@@ -517,6 +518,11 @@ def test_the_pilot_seed_may_not_be_a_judged_seed() -> None:
     data["normuon"]["tuning"]["pilot_seed"] = data["normuon"]["seed"] + 1
     with pytest.raises(Exception, match="pilot_seed"):
         load_params(data, "normuon", Params, "default", REPO / "params.yaml")
+    data["normuon"]["tuning"]["pilot_seed"] = 100
+    for seed, steps in ((data["normuon"]["seed"] + 2, [400, 800]), (100, [400, 800]), (200, [800, 400])):
+        data["normuon"]["trend"] = {"seed": seed, "steps": steps}
+        with pytest.raises(Exception, match="trend"):
+            load_params(data, "normuon", Params, "default", REPO / "params.yaml")
 
 
 def test_more_uniform_is_a_check_and_the_paper_values_sit_beside_the_intervals() -> None:
@@ -623,3 +629,62 @@ def test_fused_qkv_is_one_block_for_muon() -> None:
     assert torch.allclose(direction, newton_schulz5(qkv.grad) * math.sqrt(3), atol=1e-5)
     apart = torch.cat([newton_schulz5(b) for b in qkv.grad.split(d)]) * math.sqrt(3)
     assert not torch.allclose(direction, apart, atol=1e-2)
+
+
+def test_budget_needed_is_the_doublings_at_the_last_drop() -> None:
+    from paperdag.papers.normuon.trend import budget_needed
+
+    # 2.0 -> 1.8 over one doubling, 0.3 above the bar: 1.5 more doublings, 1600 * 2^1.5 steps
+    n = budget_needed([400, 800, 1600], [2.3, 2.0, 1.8], 1.5)
+    assert n["gap"] == pytest.approx(0.3) and n["drop_per_doubling"] == pytest.approx(0.2)
+    assert n["doublings_at_least"] == pytest.approx(1.5) and n["steps_at_least"] == pytest.approx(1600 * 2**1.5)
+    # a power law a + b s^-c never closes its gap sooner than the bound says
+    a, b, c = 1.0, 40.0, 0.5
+    loss = [a + b * s**-c for s in (400, 800)]
+    bound = budget_needed([400, 800], loss, 1.2)["steps_at_least"]
+    crossing = (b / (1.2 - a)) ** (1 / c)  # where a + b s^-c = 1.2
+    assert 800 < bound < crossing
+    # a jump of 4x the budget counts as two doublings; a bar already passed needs none; a rising loss never closes
+    assert budget_needed([400, 1600], [2.0, 1.6], 1.4)["drop_per_doubling"] == pytest.approx(0.2)
+    assert budget_needed([400, 800], [2.0, 1.6], 1.7)["doublings_at_least"] == 0.0
+    assert budget_needed([400, 800], [2.0, 2.1], 1.7)["steps_at_least"] == math.inf
+
+
+def test_trend_runs_are_the_default_run_scaled_and_scored_on_its_windows() -> None:
+    from conftest import REPO
+    from paperdag.common.corpus import collect_stdlib_corpus
+    from paperdag.params import load_params, read_params_file
+    from paperdag.papers.normuon.trend import budget_config, plot_trend, trend
+
+    data = read_params_file(REPO / "params.yaml")
+    p = load_params(data, "normuon", Params, "smoke", REPO / "params.yaml")
+    p = p.model_copy(update={"trend": p.trend.model_copy(update={"steps": (10, 20)})})
+    corpus = collect_stdlib_corpus(["json"], 120_000, 0.3)
+    lrs = {"adamw": 2e-3, "muon": 0.02, "normuon": 0.02}
+    result = trend(p, corpus, lrs, jobs=1)
+    assert [(pt["optimizer"], pt["steps"]) for pt in result["points"]] == [
+        (o, s) for s in (10, 20) for o in ("adamw", "muon", "normuon")]
+    cfg = budget_config(p, "normuon", 0.02, 20, p.trend.seed)
+    assert (cfg.steps, cfg.warmup, cfg.eval_every, cfg.seed) == (20, 2, 20, p.trend.seed)  # 3/30 of 20 steps
+    # the point is train_run of that config on the training split, scored on the default's windows
+    train = encode(DOC_SEPARATOR.join(t for t, s in zip(corpus["text"], corpus["split"]) if s == "train"))
+    val = encode(DOC_SEPARATOR.join(t for t, s in zip(corpus["text"], corpus["split"]) if s == "val"))
+    windows = fixed_batches(val, p.train.eval_batches, p.train.batch_size, p.model.context, seed=p.seed)
+    model = GPTConfig(context=p.model.context, n_layer=p.model.n_layer, n_head=p.model.n_head, d_model=p.model.d_model)
+    direct = train_run(model, cfg, train, windows, "cpu", lambda *a: None).val_loss[-1]
+    assert result["points"][-1]["final_val_loss"] == pytest.approx(direct, rel=1e-6)
+    ladder, chosen = result["ladder"], result["ladder"]["kn_chosen_order"]
+    rungs = {f"KN {k}-gram": ladder[f"kn{k}_val_loss"] for k in range(2, int(chosen) + 1)}
+    rungs["Witten-Bell bigram"] = ladder["bigram_witten_bell_val_loss"]
+    bar = min(rungs.values())
+    assert result["bar"] == {min(rungs, key=rungs.get): bar}  # the ladder's strongest rung, as the claims judge
+    gap = result["points"][-1]["final_val_loss"] - bar
+    assert result["needed"]["normuon"]["gap"] == pytest.approx(gap)
+    assert result["bytes_per_step"] == p.train.batch_size * p.model.context
+    plot_trend(result)
+    # one budget (the gpu profile's trend): the gap alone, no bound
+    one = p.model_copy(update={"trend": p.trend.model_copy(update={"steps": (10,)})})
+    single = trend(one, corpus, lrs, jobs=1)
+    assert single["needed"]["normuon"]["gap"] == pytest.approx(single["points"][-1]["final_val_loss"] - bar)
+    assert "steps_at_least" not in single["needed"]["normuon"]
+    plot_trend(single)

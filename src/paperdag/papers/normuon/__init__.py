@@ -14,7 +14,8 @@ Experiment: a 2-layer byte-level transformer (``paperdag.common``) trained with 
 initialisations on the same batches, several seeds, each optimizer at the lr its own pilot chose from the same grid
 shape around its published rate (a pilot seed, a tuning slice of the training documents: ``runs.py``); evaluate compares steps to AdamW's final
 validation loss, per-neuron update-norm uniformity (Muon's against random semi-orthogonal matrices, ``reference.py``),
-time per step and optimizer memory.
+time per step and optimizer memory. ``trend.py`` (no stage) trains the three at doubling budgets on the CPU against
+the Kneser-Ney ladder: how far the default is from competence, and whether the gpu profile's sizes reach it.
 
 Data: source files of a few CPython standard-library packages, read from the running interpreter (no download);
 the prepare stage records the Python version, the file list and a sha256 of the text.

@@ -117,6 +117,16 @@ class Plans(ParamsModel):
                               "every competence precondition and evidence claim")
 
 
+class TrendParams(ParamsModel):
+    """The CPU competence trend (trend.py, a diagnostic no stage reads): one run per optimizer and budget."""
+
+    seed: int = Field(ge=0, description="seed of every trend run and of its ladder's held-out windows: outside the "
+                      "judged seeds and not the pilot seed")
+    steps: tuple[int, ...] = Field(min_length=1, description="budgets (optimizer steps), ascending (two or more give "
+                                   "the trend's bound); the largest must stay under one epoch of the gpu profile's "
+                                   "training bytes")
+
+
 class Params(ParamsModel):
     """Seed, corpus, model, training budget, the optimizers' rates and their tuning, timing, claim thresholds and
     sample-size plans."""
@@ -131,6 +141,7 @@ class Params(ParamsModel):
     bench_steps: int = Field(ge=2, le=1000, description="timed optimizer steps per optimizer in evaluate")
     claims: ClaimParams
     plans: Plans
+    trend: TrendParams
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -142,6 +153,10 @@ class Params(ParamsModel):
             raise ValueError("tuning.pilot_seed must lie outside the judged seeds seed..seed+n_seeds-1")
         if len(set(self.tuning.lr_factors)) != len(self.tuning.lr_factors) or min(self.tuning.lr_factors) <= 0:
             raise ValueError("tuning.lr_factors must be distinct and positive")
+        if self.seed <= self.trend.seed < self.seed + self.train.n_seeds or self.trend.seed == self.tuning.pilot_seed:
+            raise ValueError("trend.seed must be neither a judged seed nor the pilot seed")
+        if list(self.trend.steps) != sorted(set(self.trend.steps)):
+            raise ValueError("trend.steps must be distinct and ascending")
         if self.plans.seeds.n != self.train.n_seeds:
             raise ValueError("plans.seeds.n must be train.n_seeds (every seed is a unit of the judged intervals)")
         return self

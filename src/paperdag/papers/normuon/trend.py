@@ -1,0 +1,179 @@
+"""The competence trend on CPU: each optimizer's final validation loss against the Kneser-Ney ladder's strongest rung
+as the training budget doubles. It shows how far the default's budget is from the regime (every optimizer below the
+strongest count model) and gives a lower bound on the budget that would reach it. No stage reads it (a diagnostic:
+it judges no claim).
+
+    python -m paperdag.papers.normuon.trend [--profile default|gpu] [--jobs 2] [--out docs/trends/normuon.json]
+
+Sizes, declared in params.yaml ``normuon.trend`` (and its profiles' overlays) before the run: one run per optimizer
+and budget s in ``trend.steps`` on ``trend.seed`` (neither a judged nor a pilot seed), the profile's model, batch,
+warm-up share (warmup_steps / steps) and lr schedule, each optimizer at the peak lr its pilot chose on the default
+(the ``<optimizer>_chosen_lr`` of metrics/normuon.json: the lr is not re-tuned per budget or model). Corpus: the
+``gpu`` profile's (the whole standard library), so that no budget here repeats a training byte. Every run is scored
+on the profile's validation windows (``fixed_batches`` of this corpus' validation split with the profile's seed); the
+ladder (``ladder.trivial_baselines``) on the same windows, its order chosen on held-out windows drawn with
+``trend.seed``. ``--profile gpu`` trains the gpu profile's model at its budget on the CPU: whether those sizes reach
+the bar, before a device runs them.
+
+Reading (``budget_needed``): gap(s) = L(s) - bar. With d the loss drop per doubling over the last doubling, a loss
+whose drop per doubling does not grow with s (a power law a + b s^-c, or any slower decay) needs at least gap / d more
+doublings to close the gap: s* >= s_max 2^(gap / d), a lower bound on the steps (and, at the measured seconds per
+step, on the CPU time) that would reach the bar at this model size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+
+from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
+from paperdag.common.tokenizer import encode
+from paperdag.dag import get_pipeline
+from paperdag.engine import load_pipeline_params
+from paperdag.io import new_figure, read_json, save_figure, write_json_atomic
+from paperdag.project import Project
+
+from .ladder import Baselines, trivial_baselines
+from .params import Params
+from .pipeline import OPTIMIZERS
+from .plots import COLORS
+from .training import Batches, RunConfig, adamw_config, model_config, muon_config, train_run
+
+CORPUS_PROFILE = "gpu"  # the corpus the gpu profile trains on: under one epoch at every budget of the trend
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of the trend: its optimizer, budget, peak lr, final validation loss and wall seconds (one thread)."""
+
+    optimizer: str
+    steps: int
+    lr: float
+    final_val_loss: float
+    seconds: float
+
+
+def budget_config(p: Params, optimizer: str, lr: float, steps: int, seed: int) -> RunConfig:
+    """The default's run of ``optimizer`` at peak ``lr`` scaled to ``steps``: warm-up at the default's share of the
+    budget (at least one step), one evaluation at the end."""
+    warmup = max(1, round(steps * p.train.warmup_steps / p.train.steps))
+    t = p.train.model_copy(update={"steps": steps, "warmup_steps": warmup, "eval_every": steps})
+    if optimizer == "adamw":
+        return adamw_config(t, p.adamw, lr, seed)
+    return muon_config(t, p.muon, optimizer, lr, seed)
+
+
+def _run(p: Params, cfg: RunConfig, tokens: np.ndarray, val: Batches) -> Point:
+    """One trend run on one CPU thread (the stages' setting), timed."""
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    result = train_run(model_config(p.model), cfg, tokens, val, "cpu", lambda *_: None)
+    return Point(cfg.optimizer, cfg.steps, cfg.lr, result.val_loss[-1], time.perf_counter() - start)
+
+
+def budget_needed(steps: list[int], losses: list[float], bar: float) -> dict[str, float]:
+    """The module docstring's bound from the last two budgets (ascending): gap, drop per doubling d, the doublings
+    gap / d still needed (0 when the bar is passed, inf when the loss did not fall) and the steps s_max 2^(gap / d).
+    With one budget, the gap alone."""
+    gap = losses[-1] - bar
+    if len(steps) == 1:
+        return {"gap": gap}
+    drop = (losses[-2] - losses[-1]) / math.log2(steps[-1] / steps[-2])
+    doublings = 0.0 if gap <= 0 else math.inf if drop <= 0 else gap / drop
+    return {"gap": gap, "drop_per_doubling": drop, "doublings_at_least": doublings,
+            "steps_at_least": steps[-1] * 2.0**doublings if math.isfinite(doublings) else math.inf}  # fmt: skip
+
+
+def trend(p: Params, corpus: dict[str, list], lrs: dict[str, float], jobs: int) -> dict:
+    """Every run of the trend (``Point``), the ladder on the scored windows and, per optimizer, ``budget_needed``
+    against the strongest rung with the seconds per step of its largest budget."""
+    texts = {s: [t for t, k in zip(corpus["text"], corpus["split"], strict=True) if k == s] for s in ("train", "val")}
+    train, val = (encode(DOC_SEPARATOR.join(texts[s])) for s in ("train", "val"))  # as load_split_tokens
+    t = p.train
+    windows = fixed_batches(val, t.eval_batches, t.batch_size, p.model.context, seed=p.seed)
+    base: Baselines = trivial_baselines(train, val, t.eval_batches, t.batch_size, p.model.context, p.seed,
+                                        heldout_seed=p.trend.seed)  # fmt: skip
+    configs = [budget_config(p, o, lrs[o], s, p.trend.seed) for s in sorted(p.trend.steps) for o in OPTIMIZERS]
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_run, p, cfg, train, windows) for cfg in configs]
+        points = []
+        for future in futures:
+            points.append(future.result())
+            pt = points[-1]
+            print(f"{pt.optimizer:8s} {pt.steps:6d} steps  lr {pt.lr:g}  val {pt.final_val_loss:.4f}  "
+                  f"{pt.seconds:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
+    bar = base.ladder().strongest
+    needed = {}
+    for o in OPTIMIZERS:
+        mine = [pt for pt in points if pt.optimizer == o]
+        needed[o] = budget_needed([pt.steps for pt in mine], [pt.final_val_loss for pt in mine], bar.point())
+        needed[o]["seconds_per_step"] = mine[-1].seconds / mine[-1].steps
+        if "steps_at_least" in needed[o]:
+            needed[o]["cpu_seconds_at_least"] = needed[o]["steps_at_least"] * needed[o]["seconds_per_step"]
+    return {"points": [asdict(pt) for pt in points], "ladder": base.metrics(), "bar": {bar.name: bar.point()},
+            "needed": needed, "train_bytes": int(len(train)), "val_bytes": int(len(val)),
+            "bytes_per_step": t.batch_size * p.model.context, "seed": p.trend.seed, "lr": lrs}  # fmt: skip
+
+
+def plot_trend(result: dict) -> Figure:
+    """Final validation loss against the budget (log2 steps), one line per optimizer, the ladder's rungs as lines."""
+    fig, ax = new_figure(6.5, 4.2)
+    for o in OPTIMIZERS:
+        mine = [pt for pt in result["points"] if pt["optimizer"] == o]
+        ax.plot([pt["steps"] for pt in mine], [pt["final_val_loss"] for pt in mine], "o-", color=COLORS[o],
+                label=f"{o} (lr {result['lr'][o]:g})")  # fmt: skip
+    for k, style in ((5, ":"), (4, "-."), (3, "--")):
+        ax.axhline(result["ladder"][f"kn{k}_val_loss"], color="k", ls=style, lw=1, label=f"KN {k}-gram")
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="training steps (x 1,024 bytes), one seed", ylabel="validation loss (nats/byte)",
+           title="NorMuon: competence against the count ladder by budget (CPU)")  # fmt: skip
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", default="default", help="whose model, budget schedule and trend sizes")
+    parser.add_argument("--jobs", type=int, default=2, help="runs side by side, one CPU thread each")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the result (JSON; default docs/trends/normuon[-<profile>].json), the figure beside it "
+                        "as .png")  # fmt: skip
+    args = parser.parse_args(argv)
+    project = Project.find()
+    pipeline = get_pipeline("normuon")
+    p = load_pipeline_params(project, pipeline, args.profile)
+    suffix = "" if args.profile == "default" else f"-{args.profile}"
+    out = args.out or Path(f"docs/trends/normuon{suffix}.json")
+    gpu = load_pipeline_params(project, pipeline, CORPUS_PROFILE)
+    chosen = read_json(project.root / "metrics" / "normuon.json")["metrics"]
+    lrs = {o: float(chosen[f"{o}_chosen_lr"]) for o in OPTIMIZERS}
+    c = gpu.corpus
+    result = trend(p, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), lrs, args.jobs)
+    write_json_atomic(out, result | {"profile": args.profile})
+    png = out.with_suffix(".png")
+    tmp = png.with_name(f".{png.name}.tmp")
+    save_figure(plot_trend(result), tmp)
+    os.replace(tmp, png)
+    for o, n in result["needed"].items():
+        line = f"{o}: gap {n['gap']:+.3f} to {next(iter(result['bar']))}"
+        if "steps_at_least" in n:
+            line += (f", drop {n['drop_per_doubling']:.3f} per doubling -> at least {n['steps_at_least']:.3g} steps, "
+                     f"{n['cpu_seconds_at_least'] / 60:.3g} CPU-min")
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
