@@ -661,7 +661,7 @@ def test_trend_runs_are_the_default_run_scaled_and_scored_on_its_windows() -> No
     p = p.model_copy(update={"trend": p.trend.model_copy(update={"steps": (10, 20)})})
     corpus = collect_stdlib_corpus(["json"], 120_000, 0.3)
     lrs = {"adamw": 2e-3, "muon": 0.02, "normuon": 0.02}
-    result = trend(p, corpus, lrs, jobs=1)
+    result = trend(p, "smoke", corpus, lrs, jobs=1)
     assert [(pt["optimizer"], pt["steps"]) for pt in result["points"]] == [
         (o, s) for s in (10, 20) for o in ("adamw", "muon", "normuon")]
     cfg = budget_config(p, "normuon", 0.02, 20, p.trend.seed)
@@ -684,7 +684,7 @@ def test_trend_runs_are_the_default_run_scaled_and_scored_on_its_windows() -> No
     plot_trend(result)
     # one budget (the gpu profile's trend): the gap alone, no bound
     one = p.model_copy(update={"trend": p.trend.model_copy(update={"steps": (10,)})})
-    single = trend(one, corpus, lrs, jobs=1)
+    single = trend(one, "smoke", corpus, lrs, jobs=1)
     assert single["needed"]["normuon"]["gap"] == pytest.approx(single["points"][-1]["final_val_loss"] - bar)
     assert "steps_at_least" not in single["needed"]["normuon"]
     plot_trend(single)

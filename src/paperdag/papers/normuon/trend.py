@@ -95,9 +95,10 @@ def budget_needed(steps: list[int], losses: list[float], bar: float) -> dict[str
             "steps_at_least": steps[-1] * 2.0**doublings if math.isfinite(doublings) else math.inf}  # fmt: skip
 
 
-def trend(p: Params, corpus: dict[str, list], lrs: dict[str, float], jobs: int) -> dict:
-    """Every run of the trend (``Point``), the ladder on the scored windows and, per optimizer, ``budget_needed``
-    against the strongest rung with the seconds per step of its largest budget."""
+def trend(p: Params, profile: str, corpus: dict[str, list], lrs: dict[str, float], jobs: int) -> dict:
+    """Every run of the trend (``Point``) at the sizes of ``p`` (the params of ``profile``), the ladder on the scored
+    windows and, per optimizer, ``budget_needed`` against the strongest rung with the seconds per step of its largest
+    budget."""
     texts = {s: [t for t, k in zip(corpus["text"], corpus["split"], strict=True) if k == s] for s in ("train", "val")}
     train, val = (encode(DOC_SEPARATOR.join(texts[s])) for s in ("train", "val"))  # as load_split_tokens
     t = p.train
@@ -122,6 +123,7 @@ def trend(p: Params, corpus: dict[str, list], lrs: dict[str, float], jobs: int) 
         if "steps_at_least" in needed[o]:
             needed[o]["cpu_seconds_at_least"] = needed[o]["steps_at_least"] * needed[o]["seconds_per_step"]
     return {"points": [asdict(pt) for pt in points], "ladder": base.metrics(), "bar": {bar.name: bar.point()},
+            "profile": profile,
             "needed": needed, "train_bytes": int(len(train)), "val_bytes": int(len(val)),
             "bytes_per_step": t.batch_size * p.model.context, "seed": p.trend.seed, "lr": lrs}  # fmt: skip
 
@@ -136,8 +138,9 @@ def plot_trend(result: dict) -> Figure:
     for k, style in ((5, ":"), (4, "-."), (3, "--")):
         ax.axhline(result["ladder"][f"kn{k}_val_loss"], color="k", ls=style, lw=1, label=f"KN {k}-gram")
     ax.set_xscale("log", base=2)
-    ax.set(xlabel="training steps (x 1,024 bytes), one seed", ylabel="validation loss (nats/byte)",
-           title="NorMuon: competence against the count ladder by budget (CPU)")  # fmt: skip
+    ax.set(xlabel=f"training steps (x {result['bytes_per_step']:,} bytes), one seed",
+           ylabel="validation loss (nats/byte)",
+           title=f"NorMuon, {result['profile']} sizes: competence against the count ladder (CPU)")  # fmt: skip
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return fig
@@ -160,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     chosen = read_json(project.root / "metrics" / "normuon.json")["metrics"]
     lrs = {o: float(chosen[f"{o}_chosen_lr"]) for o in OPTIMIZERS}
     c = gpu.corpus
-    result = trend(p, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), lrs, args.jobs)
-    write_json_atomic(out, result | {"profile": args.profile})
+    result = trend(p, args.profile, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), lrs,
+                   args.jobs)
+    write_json_atomic(out, result)
     png = out.with_suffix(".png")
     tmp = png.with_name(f".{png.name}.tmp")
     save_figure(plot_trend(result), tmp)
