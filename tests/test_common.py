@@ -1,7 +1,9 @@
-"""The shared substrate (paperdag.common): byte tokenizer, stdlib corpus, tiny transformer, across-seed statistics."""
+"""The shared substrate (paperdag.common): byte tokenizer, stdlib corpus, tiny transformer, across-seed statistics,
+the competence trend's budget bound."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ from paperdag.common.corpus import (
     write_corpus,
 )
 from paperdag.common.stats import mean_ci, paired_diff_ci
+from paperdag.common.trend import budget_needed
 from paperdag.common.tokenizer import VOCAB_SIZE, decode, encode
 from paperdag.common.transformer import GPT, GPTConfig
 
@@ -85,3 +88,39 @@ def test_paired_diff_ci_resolves_a_consistent_gain_and_rejects_unpaired_arms() -
     assert not mean_ci([-1.0, 1.0, 0.5]).excludes_zero()
     with pytest.raises(ValueError, match="one value per unit"):
         paired_diff_ci(a, b[:2])
+
+
+def test_budget_needed_is_the_doublings_at_the_last_drop() -> None:
+    # 2.0 -> 1.8 over one doubling, 0.3 above the bar: 1.5 more doublings, 1600 * 2^1.5 steps
+    n = budget_needed([400, 800, 1600], [2.3, 2.0, 1.8], 1.5)
+    assert n["gap"] == pytest.approx(0.3) and n["drop_per_doubling"] == pytest.approx(0.2)
+    assert n["doublings_at_least"] == pytest.approx(1.5) and n["steps_at_least"] == pytest.approx(1600 * 2**1.5)
+    # a power law a + b s^-c never closes its gap sooner than the bound says
+    a, b, c = 1.0, 40.0, 0.5
+    loss = [a + b * s**-c for s in (400, 800)]
+    bound = budget_needed([400, 800], loss, 1.2)["steps_at_least"]
+    crossing = (b / (1.2 - a)) ** (1 / c)  # where a + b s^-c = 1.2
+    assert 800 < bound < crossing
+    # a jump of 4x the budget counts as two doublings; a bar already passed needs none; a rising loss never closes
+    assert budget_needed([400, 1600], [2.0, 1.6], 1.4)["drop_per_doubling"] == pytest.approx(0.2)
+    assert budget_needed([400, 800], [2.0, 1.6], 1.7)["doublings_at_least"] == 0.0
+    assert budget_needed([400, 800], [2.0, 2.1], 1.7)["steps_at_least"] == math.inf
+    assert budget_needed([1800], [1.1], 1.3) == {"gap": pytest.approx(-0.2)}  # one budget: the gap alone
+
+
+
+def test_write_trend_writes_the_result_and_its_figure_whole_and_says_each_gap(tmp_path: Path, capsys) -> None:
+    from paperdag.common.trend import trend_figure, write_trend
+    from paperdag.io import read_json
+
+    a = budget_needed([400, 800], [2.0, 1.8], 1.5)
+    result = {"needed": {"a": a | {"cpu_seconds_at_least": a["steps_at_least"] * 0.03},
+                         "b": budget_needed([800], [1.4], 1.5)}}
+    fig = trend_figure({"a x": ([400, 800], [2.0, 1.8])}, {"a": "tab:blue"}, {"KN 5-gram": 1.5}, "t", "steps")
+    write_trend(tmp_path / "r.json", result, fig, "KN 5-gram")
+    assert read_json(tmp_path / "r.json")["needed"]["a"]["doublings_at_least"] == pytest.approx(1.5)
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.png"]  # no temporary file left
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "a: gap +0.300 to KN 5-gram, drop 0.200 per doubling -> at least 2.26e+03 steps, 1.13 CPU-min"
+    assert out[1] == "b: gap -0.100 to KN 5-gram"

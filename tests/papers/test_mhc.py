@@ -718,3 +718,50 @@ def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
     assert m["bigram_witten_bell_val_loss"] < m["unigram_val_loss"] and m["kn_chosen_order"] in (2, 3, 4, 5)
     assert all(len(c["ladder"]) >= 2 for c in metrics["claims"] if c["id"].endswith("_beats_ngram"))
     assert metrics["metrics"]["mhc_peak_gain_max"] <= 1.0 + 1e-3
+
+
+def test_trend_runs_are_the_base_run_scaled_and_judged_against_the_competence_bar() -> None:
+    from conftest import REPO
+    from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
+    from paperdag.common.tokenizer import encode
+    from paperdag.params import load_params, read_params_file
+    from paperdag.papers.mhc.params import Params
+    from paperdag.papers.mhc.training import model_configs, train_run
+    from paperdag.papers.mhc.trend import budget, plot_trend, trend
+
+    data = read_params_file(REPO / "params.yaml")
+    p = load_params(data, "mhc", Params, "smoke", REPO / "params.yaml")
+    p = p.model_copy(update={"trend": p.trend.model_copy(update={"steps": (10, 20)})})
+    corpus = collect_stdlib_corpus(["json"], 100_000, 0.3)
+    result = trend(p, corpus, jobs=1)
+    assert [(pt["connection"], pt["steps"]) for pt in result["points"]] == [
+        (c, s) for s in (10, 20) for c in ("residual", "hc", "mhc")]
+    t = budget(p, 20)
+    assert (t.steps, t.warmup_steps, t.eval_every, t.lr) == (20, 3, 20, p.train.lr)  # 5/30 of 20 steps
+    # the point is train_run of the mHC base cell on the training split, scored on the default's windows
+    train = encode(DOC_SEPARATOR.join(x for x, s in zip(corpus["text"], corpus["split"]) if s == "train"))
+    val = encode(DOC_SEPARATOR.join(x for x, s in zip(corpus["text"], corpus["split"]) if s == "val"))
+    windows = fixed_batches(val, p.train.eval_batches, p.train.batch_size, p.model.context, seed=p.seed)
+    direct = train_run("mhc", *model_configs(p.model), t, p.trend.seed, train, windows, "cpu", lambda *a: None)
+    assert result["points"][-1]["final_val_loss"] == pytest.approx(direct.val_loss[-1], rel=1e-6)
+    (name, strongest), = result["strongest"].items()
+    ladder, chosen = result["ladder"], int(result["ladder"]["kn_chosen_order"])
+    rungs = {f"KN {k}-gram": ladder[f"kn{k}_val_loss"] for k in range(2, chosen + 1)}
+    rungs["Witten-Bell bigram"] = ladder["bigram_witten_bell_val_loss"]
+    assert (name, strongest) == (min(rungs, key=rungs.get), min(rungs.values()))  # the precondition's rung
+    assert result["bar"] == pytest.approx(strongest - p.claims.competence_margin)  # ... less its margin
+    assert result["needed"]["mhc"]["gap"] == pytest.approx(direct.val_loss[-1] - result["bar"])
+    plot_trend(result)
+
+
+def test_the_trend_seed_is_no_training_seed_of_a_judged_or_pilot_run() -> None:
+    from conftest import REPO
+    from paperdag.params import load_params, read_params_file
+    from paperdag.papers.mhc.params import Params
+
+    data = read_params_file(REPO / "params.yaml")
+    assert load_params(data, "mhc", Params, "default", REPO / "params.yaml").trend.seed == 200
+    for seed, steps in ((105, [500, 1000]), (3, [500, 1000]), (200, [1000, 500])):
+        data["mhc"]["trend"] = {"seed": seed, "steps": steps}
+        with pytest.raises(Exception, match="trend"):
+            load_params(data, "mhc", Params, "default", REPO / "params.yaml")

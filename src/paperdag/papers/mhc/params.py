@@ -146,8 +146,18 @@ class Plans(ParamsModel):
     depth_seeds: SamplePlan = Field(description="the interval over seeds of HC's per-seed depth slope (depth.runs)")
 
 
+class TrendParams(ParamsModel):
+    """The CPU competence trend (trend.py, a diagnostic no stage reads): one base-cell run per connection and budget."""
+
+    seed: int = Field(ge=0, description="seed of every trend run and of its ladder's held-out windows: none of the "
+                      "judged, replicate or pilot training seeds")
+    steps: tuple[int, ...] = Field(min_length=2, description="budgets (optimizer steps), ascending; the largest must "
+                                   "stay under one epoch of the gpu profile's training bytes")
+
+
 class Params(ParamsModel):
-    """Seeds, corpus, model, budget, stress sweep, timing, FLOP ladder, claim thresholds and sample-size plans."""
+    """Seeds, corpus, model, budget, stress sweep, timing, FLOP ladder, claim thresholds, sample-size plans and the CPU
+    trend's sizes."""
 
     seed: int = Field(ge=0, description="seed of the fixed validation batches (every cell's) and of evaluate's "
                       "held-out ladder windows; the training runs' seeds are ``seeds``")
@@ -165,9 +175,16 @@ class Params(ParamsModel):
                                          "within claims.max_overhead_pct, as at the paper's widths")
     claims: ClaimParams
     plans: Plans
+    trend: TrendParams
 
     @model_validator(mode="after")
     def _design(self) -> Params:
+        lo, hi = self.seeds.pilot
+        judged = range(self.seeds.first_seed, self.seeds.first_seed + max(self.seeds.runs, self.seeds.stress_runs))
+        if self.trend.seed in judged or lo <= self.trend.seed <= hi:
+            raise ValueError("trend.seed must be neither a judged nor a pilot training seed")
+        if list(self.trend.steps) != sorted(set(self.trend.steps)):
+            raise ValueError("trend.steps must be distinct and ascending")
         if self.model.d_model % self.model.n_head:
             raise ValueError("model.n_head must divide model.d_model")
         if self.train.warmup_steps >= self.train.steps:

@@ -15,21 +15,15 @@ ladder (``ladder.trivial_baselines``) on the same windows, its order chosen on h
 ``trend.seed``. ``--profile gpu`` trains the gpu profile's model at its budget on the CPU: whether those sizes reach
 the bar, before a device runs them.
 
-Reading (``budget_needed``): gap(s) = L(s) - bar. With d the loss drop per doubling over the last doubling, a loss
-whose drop per doubling does not grow with s (a power law a + b s^-c, or any slower decay) needs at least gap / d more
-doublings to close the gap: s* >= s_max 2^(gap / d), a lower bound on the steps (and, at the measured seconds per
-step, on the CPU time) that would reach the bar at this model size.
+Reading: ``paperdag.common.trend.budget_needed`` (a lower bound on the steps that close the gap to the strongest
+rung, from the last doubling).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import sys
 import time
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -39,9 +33,10 @@ from matplotlib.figure import Figure
 
 from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
 from paperdag.common.tokenizer import encode
+from paperdag.common.trend import budget_needed, parallel_runs, trend_figure, write_trend
 from paperdag.dag import get_pipeline
 from paperdag.engine import load_pipeline_params
-from paperdag.io import new_figure, read_json, save_figure, write_json_atomic
+from paperdag.io import read_json
 from paperdag.project import Project
 
 from .ladder import Baselines, trivial_baselines
@@ -82,19 +77,6 @@ def _run(p: Params, cfg: RunConfig, tokens: np.ndarray, val: Batches) -> Point:
     return Point(cfg.optimizer, cfg.steps, cfg.lr, result.val_loss[-1], time.perf_counter() - start)
 
 
-def budget_needed(steps: list[int], losses: list[float], bar: float) -> dict[str, float]:
-    """The module docstring's bound from the last two budgets (ascending): gap, drop per doubling d, the doublings
-    gap / d still needed (0 when the bar is passed, inf when the loss did not fall) and the steps s_max 2^(gap / d).
-    With one budget, the gap alone."""
-    gap = losses[-1] - bar
-    if len(steps) == 1:
-        return {"gap": gap}
-    drop = (losses[-2] - losses[-1]) / math.log2(steps[-1] / steps[-2])
-    doublings = 0.0 if gap <= 0 else math.inf if drop <= 0 else gap / drop
-    return {"gap": gap, "drop_per_doubling": drop, "doublings_at_least": doublings,
-            "steps_at_least": steps[-1] * 2.0**doublings if math.isfinite(doublings) else math.inf}  # fmt: skip
-
-
 def trend(p: Params, profile: str, corpus: dict[str, list], lrs: dict[str, float], jobs: int) -> dict:
     """Every run of the trend (``Point``) at the sizes of ``p`` (the params of ``profile``), the ladder on the scored
     windows and, per optimizer, ``budget_needed`` against the strongest rung with the seconds per step of its largest
@@ -106,14 +88,9 @@ def trend(p: Params, profile: str, corpus: dict[str, list], lrs: dict[str, float
     base: Baselines = trivial_baselines(train, val, t.eval_batches, t.batch_size, p.model.context, p.seed,
                                         heldout_seed=p.trend.seed)  # fmt: skip
     configs = [budget_config(p, o, lrs[o], s, p.trend.seed) for s in sorted(p.trend.steps) for o in OPTIMIZERS]
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_run, p, cfg, train, windows) for cfg in configs]
-        points = []
-        for future in futures:
-            points.append(future.result())
-            pt = points[-1]
-            print(f"{pt.optimizer:8s} {pt.steps:6d} steps  lr {pt.lr:g}  val {pt.final_val_loss:.4f}  "
-                  f"{pt.seconds:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
+    points = parallel_runs(_run, [(p, cfg, train, windows) for cfg in configs], jobs,
+                           lambda pt: f"{pt.optimizer:8s} {pt.steps:6d} steps  lr {pt.lr:g}  val "
+                                      f"{pt.final_val_loss:.4f}  {pt.seconds:.0f} s")  # fmt: skip
     bar = base.ladder().strongest
     needed = {}
     for o in OPTIMIZERS:
@@ -129,21 +106,13 @@ def trend(p: Params, profile: str, corpus: dict[str, list], lrs: dict[str, float
 
 
 def plot_trend(result: dict) -> Figure:
-    """Final validation loss against the budget (log2 steps), one line per optimizer, the ladder's rungs as lines."""
-    fig, ax = new_figure(6.5, 4.2)
-    for o in OPTIMIZERS:
-        mine = [pt for pt in result["points"] if pt["optimizer"] == o]
-        ax.plot([pt["steps"] for pt in mine], [pt["final_val_loss"] for pt in mine], "o-", color=COLORS[o],
-                label=f"{o} (lr {result['lr'][o]:g})")  # fmt: skip
-    for k, style in ((5, ":"), (4, "-."), (3, "--")):
-        ax.axhline(result["ladder"][f"kn{k}_val_loss"], color="k", ls=style, lw=1, label=f"KN {k}-gram")
-    ax.set_xscale("log", base=2)
-    ax.set(xlabel=f"training steps (x {result['bytes_per_step']:,} bytes), one seed",
-           ylabel="validation loss (nats/byte)",
-           title=f"NorMuon, {result['profile']} sizes: competence against the count ladder (CPU)")  # fmt: skip
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    return fig
+    """``trend_figure`` of a ``trend`` result: each optimizer's final loss by budget, the KN 5-, 4- and 3-gram."""
+    mine = {o: [pt for pt in result["points"] if pt["optimizer"] == o] for o in OPTIMIZERS}
+    curves = {f"{o} (lr {result['lr'][o]:g})": ([pt["steps"] for pt in pts], [pt["final_val_loss"] for pt in pts])
+              for o, pts in mine.items()}  # fmt: skip
+    rungs = {f"KN {k}-gram": result["ladder"][f"kn{k}_val_loss"] for k in (5, 4, 3)}
+    return trend_figure(curves, COLORS, rungs, f"NorMuon, {result['profile']} sizes: competence against the count "
+                        "ladder (CPU)", f"training steps (x {result['bytes_per_step']:,} bytes), one seed")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,17 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     c = gpu.corpus
     result = trend(p, args.profile, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), lrs,
                    args.jobs)
-    write_json_atomic(out, result)
-    png = out.with_suffix(".png")
-    tmp = png.with_name(f".{png.name}.tmp")
-    save_figure(plot_trend(result), tmp)
-    os.replace(tmp, png)
-    for o, n in result["needed"].items():
-        line = f"{o}: gap {n['gap']:+.3f} to {next(iter(result['bar']))}"
-        if "steps_at_least" in n:
-            line += (f", drop {n['drop_per_doubling']:.3f} per doubling -> at least {n['steps_at_least']:.3g} steps, "
-                     f"{n['cpu_seconds_at_least'] / 60:.3g} CPU-min")
-        print(line)
+    write_trend(out, result, plot_trend(result), next(iter(result["bar"])))
     return 0
 
 

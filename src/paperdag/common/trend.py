@@ -1,0 +1,84 @@
+"""A competence trend: a model's loss against a bar (the strongest trivial baseline, less any margin) as the training
+budget doubles, and the least budget that could close the gap.
+
+Reading (``budget_needed``): gap(s) = L(s) - bar at the largest budget s. With d the loss drop per doubling over the
+last two budgets, a loss whose drop per doubling does not grow with s (a power law a + b s^-c, or any slower decay)
+needs at least gap / d more doublings to reach the bar: s* >= s_max 2^(gap / d), a lower bound on the steps (and, at
+the measured seconds per step, on the CPU time) that would reach it at that model size.
+
+Runs are independent processes (``parallel_runs``, one CPU thread each, spawned: no inherited thread pools), so a
+trend's numbers do not depend on how many run side by side; their wall seconds do.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from paperdag.io import new_figure, save_figure, write_json_atomic
+
+
+def budget_needed(steps: Sequence[int], losses: Sequence[float], bar: float) -> dict[str, float]:
+    """The module docstring's bound from the last two budgets (ascending): gap, drop per doubling d, the doublings
+    gap / d still needed (0 when the bar is passed, inf when the loss did not fall) and the steps s_max 2^(gap / d).
+    With one budget, the gap alone."""
+    gap = losses[-1] - bar
+    if len(steps) == 1:
+        return {"gap": gap}
+    drop = (losses[-2] - losses[-1]) / math.log2(steps[-1] / steps[-2])
+    doublings = 0.0 if gap <= 0 else math.inf if drop <= 0 else gap / drop
+    return {"gap": gap, "drop_per_doubling": drop, "doublings_at_least": doublings,
+            "steps_at_least": steps[-1] * 2.0**doublings if math.isfinite(doublings) else math.inf}  # fmt: skip
+
+
+def parallel_runs(fn: Callable[..., Any], calls: Sequence[tuple], jobs: int,
+                  describe: Callable[[Any], str]) -> list[Any]:  # fmt: skip
+    """``fn(*args)`` for every ``args`` in ``calls``, ``jobs`` at a time in spawned processes, results in call order;
+    a line ``describe(result)`` on stderr as each one is collected (progress on long trends)."""
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(fn, *args) for args in calls]
+        results = []
+        for future in futures:
+            results.append(future.result())
+            print(describe(results[-1]), file=sys.stderr, flush=True)
+    return results
+
+
+def trend_figure(curves: dict[str, tuple[list[int], list[float]]], colors: dict[str, str], rungs: dict[str, float],
+                 title: str, xlabel: str) -> Figure:  # fmt: skip
+    """Final loss against the budget (log2 steps), one line per model (``curves``: label -> (steps, losses)), the
+    ladder's ``rungs`` (label -> loss; the first, the bar, a solid line) as horizontal lines."""
+    fig, ax = new_figure(6.5, 4.2)
+    for label, (steps, losses) in curves.items():
+        ax.plot(steps, losses, "o-", color=colors[label.split(" ")[0]], label=label)
+    for (label, value), style in zip(rungs.items(), ("-", ":", "-.", "--"), strict=False):
+        ax.axhline(value, color="k", ls=style, lw=1, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel=xlabel, ylabel="validation loss (nats/byte)", title=title)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def write_trend(out: Path, result: dict[str, Any], figure: Figure, bar: str) -> None:
+    """``result`` as JSON at ``out`` and ``figure`` as PNG beside it, each written atomically; then one line per model
+    of ``result["needed"]`` (its ``budget_needed`` against the bar named ``bar``) on stdout."""
+    write_json_atomic(out, result)
+    png = out.with_suffix(".png")
+    tmp = png.with_name(f".{png.name}.tmp")
+    save_figure(figure, tmp)
+    os.replace(tmp, png)
+    for name, n in result["needed"].items():
+        line = f"{name}: gap {n['gap']:+.3f} to {bar}"
+        if "steps_at_least" in n:
+            line += (f", drop {n['drop_per_doubling']:.3f} per doubling -> at least {n['steps_at_least']:.3g} steps, "
+                     f"{n['cpu_seconds_at_least'] / 60:.3g} CPU-min")
+        print(line)

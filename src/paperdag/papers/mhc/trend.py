@@ -1,0 +1,124 @@
+"""The competence trend on CPU: each connection's final validation loss in the base cell against the bar its
+competence preconditions judge (the Kneser-Ney ladder's strongest rung less ``claims.competence_margin``) as the
+training budget doubles. It shows how far the default's budget is from the regime and gives a lower bound on the
+budget that would reach it at the default's model size. No stage reads it (a diagnostic: it judges no claim).
+
+    python -m paperdag.papers.mhc.trend [--jobs 2] [--out docs/trends/mhc.json]
+
+Sizes, declared in params.yaml ``mhc.trend`` before the run: one run per connection and budget s in ``trend.steps``
+on ``trend.seed`` (neither a judged, a replicate nor a pilot seed), the default's model, batch, peak lr, warm-up share
+(warmup_steps / steps) and schedule. Corpus: the ``gpu`` profile's (28 standard-library packages), so that no budget
+here repeats a training byte. Every run is scored on the default's validation windows of that corpus
+(``fixed_batches`` with the default's seed); the ladder (``ladder.trivial_baselines``) on the same windows, its order
+chosen on held-out windows drawn with ``trend.seed``. Reading: ``paperdag.common.trend.budget_needed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+
+from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
+from paperdag.common.tokenizer import encode
+from paperdag.common.trend import budget_needed, parallel_runs, trend_figure, write_trend
+from paperdag.dag import get_pipeline
+from paperdag.engine import load_pipeline_params
+from paperdag.project import Project
+
+from .ladder import trivial_baselines
+from .params import Params, TrainParams
+from .pipeline import CONNECTIONS
+from .plots import COLORS
+from .training import Batches, model_configs, train_run
+
+CORPUS_PROFILE = "gpu"  # the corpus the gpu profile trains on: under one epoch at every budget of the trend
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of the trend: its connection, budget, final validation loss and wall seconds (one thread)."""
+
+    connection: str
+    steps: int
+    final_val_loss: float
+    seconds: float
+
+
+def budget(p: Params, steps: int) -> TrainParams:
+    """The default's base-cell schedule scaled to ``steps``: warm-up at the default's share of the budget (at least
+    one step), evaluations at the warm-up's end and the last step."""
+    warmup = max(1, round(steps * p.train.warmup_steps / p.train.steps))
+    return p.train.model_copy(update={"steps": steps, "warmup_steps": warmup, "eval_every": steps})
+
+
+def _run(p: Params, connection: str, t: TrainParams, tokens: np.ndarray, val: Batches) -> Point:
+    """One trend run on one CPU thread (the stages' setting), timed."""
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    result = train_run(connection, *model_configs(p.model), t, p.trend.seed, tokens, val, "cpu", lambda *_: None)
+    return Point(connection, t.steps, result.val_loss[-1], time.perf_counter() - start)
+
+
+def trend(p: Params, corpus: dict[str, list], jobs: int) -> dict:
+    """Every run of the trend (``Point``), the ladder on the scored windows, the bar (strongest rung less the
+    competence margin) and, per connection, ``budget_needed`` against it with the seconds per step of its largest
+    budget."""
+    texts = {s: [t for t, k in zip(corpus["text"], corpus["split"], strict=True) if k == s] for s in ("train", "val")}
+    train, val = (encode(DOC_SEPARATOR.join(texts[s])) for s in ("train", "val"))  # as load_split_tokens
+    t = p.train
+    windows = fixed_batches(val, t.eval_batches, t.batch_size, p.model.context, seed=p.seed)
+    base = trivial_baselines(train, val, t.eval_batches, t.batch_size, p.model.context, p.seed,
+                             heldout_seed=p.trend.seed)  # fmt: skip
+    calls = [(p, c, budget(p, s), train, windows) for s in sorted(p.trend.steps) for c in CONNECTIONS]
+    points = parallel_runs(_run, calls, jobs, lambda pt: f"{pt.connection:8s} {pt.steps:6d} steps  val "
+                                                         f"{pt.final_val_loss:.4f}  {pt.seconds:.0f} s")  # fmt: skip
+    strongest = base.ladder().strongest
+    bar = strongest.point() - p.claims.competence_margin
+    needed = {}
+    for c in CONNECTIONS:
+        mine = [pt for pt in points if pt.connection == c]
+        needed[c] = budget_needed([pt.steps for pt in mine], [pt.final_val_loss for pt in mine], bar)
+        needed[c]["seconds_per_step"] = mine[-1].seconds / mine[-1].steps
+        if "steps_at_least" in needed[c]:
+            needed[c]["cpu_seconds_at_least"] = needed[c]["steps_at_least"] * needed[c]["seconds_per_step"]
+    return {"points": [asdict(pt) for pt in points], "ladder": base.metrics(),
+            "strongest": {strongest.name: strongest.point()}, "margin": p.claims.competence_margin, "bar": bar,
+            "needed": needed, "train_bytes": int(len(train)), "val_bytes": int(len(val)),
+            "bytes_per_step": t.batch_size * p.model.context, "seed": p.trend.seed}  # fmt: skip
+
+
+def plot_trend(result: dict) -> Figure:
+    """``trend_figure`` of a ``trend`` result: each connection's final loss by budget, the bar and the KN 5-, 4- and
+    3-gram."""
+    mine = {c: [pt for pt in result["points"] if pt["connection"] == c] for c in CONNECTIONS}
+    curves = {c: ([pt["steps"] for pt in pts], [pt["final_val_loss"] for pt in pts]) for c, pts in mine.items()}
+    rungs = {f"bar: strongest rung - {result['margin']:g}": result["bar"]}
+    rungs |= {f"KN {k}-gram": result["ladder"][f"kn{k}_val_loss"] for k in (5, 4, 3)}
+    return trend_figure(curves, COLORS, rungs, "mHC: competence against the count ladder by budget (CPU)",
+                        f"training steps (x {result['bytes_per_step']:,} bytes), one seed")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=2, help="runs side by side, one CPU thread each")
+    parser.add_argument("--out", type=Path, default=Path("docs/trends/mhc.json"),
+                        help="the result (JSON), the figure beside it as .png")  # fmt: skip
+    args = parser.parse_args(argv)
+    project = Project.find()
+    pipeline = get_pipeline("mhc")
+    p = load_pipeline_params(project, pipeline, "default")
+    c = load_pipeline_params(project, pipeline, CORPUS_PROFILE).corpus
+    result = trend(p, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), args.jobs)
+    write_trend(args.out, result, plot_trend(result), f"the bar {result['bar']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
