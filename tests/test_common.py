@@ -124,3 +124,18 @@ def test_write_trend_writes_the_result_and_its_figure_whole_and_says_each_gap(tm
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "a: gap +0.300 to KN 5-gram, drop 0.200 per doubling -> at least 2.26e+03 steps, 1.13 CPU-min"
     assert out[1] == "b: gap -0.100 to KN 5-gram"
+
+
+def test_a_trend_cli_turns_a_user_error_into_one_line_and_its_exit_code(capsys) -> None:
+    from paperdag.common.trend import cli
+    from paperdag.errors import UsageError
+
+    def bad() -> int:
+        raise UsageError("no params.yaml in /nowhere or above")
+
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    assert cli(bad) == 2 and capsys.readouterr().err == "error: no params.yaml in /nowhere or above\n"
+    assert cli(interrupted) == 130 and "nothing written" in capsys.readouterr().err
+    assert cli(lambda: 0) == 0

@@ -23,6 +23,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from paperdag.errors import PaperdagError
 from paperdag.io import new_figure, save_figure, write_json_atomic
 
 
@@ -82,3 +83,16 @@ def write_trend(out: Path, result: dict[str, Any], figure: Figure, bar: str) -> 
             line += (f", drop {n['drop_per_doubling']:.3f} per doubling -> at least {n['steps_at_least']:.3g} steps, "
                      f"{n['cpu_seconds_at_least'] / 60:.3g} CPU-min")
         print(line)
+
+
+def cli(main: Callable[[], int]) -> int:
+    """Run a trend's ``main``: a ``PaperdagError`` becomes one ``error:`` line and its exit code, Ctrl-C exit code
+    130 (the results are written only at the end, atomically: nothing half-written remains)."""
+    try:
+        return main()
+    except PaperdagError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: nothing written", file=sys.stderr)
+        return 130

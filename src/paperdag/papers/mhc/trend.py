@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 
 from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
 from paperdag.common.tokenizer import encode
-from paperdag.common.trend import budget_needed, parallel_runs, trend_figure, write_trend
+from paperdag.common.trend import budget_needed, cli, parallel_runs, trend_figure, write_trend
 from paperdag.dag import get_pipeline
 from paperdag.engine import load_pipeline_params
 from paperdag.project import Project
@@ -121,4 +121,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli(main))

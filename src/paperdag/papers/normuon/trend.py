@@ -33,9 +33,10 @@ from matplotlib.figure import Figure
 
 from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
 from paperdag.common.tokenizer import encode
-from paperdag.common.trend import budget_needed, parallel_runs, trend_figure, write_trend
+from paperdag.common.trend import budget_needed, cli, parallel_runs, trend_figure, write_trend
 from paperdag.dag import get_pipeline
 from paperdag.engine import load_pipeline_params
+from paperdag.errors import UsageError
 from paperdag.io import read_json
 from paperdag.project import Project
 
@@ -129,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     suffix = "" if args.profile == "default" else f"-{args.profile}"
     out = args.out or Path(f"docs/trends/normuon{suffix}.json")
     gpu = load_pipeline_params(project, pipeline, CORPUS_PROFILE)
-    chosen = read_json(project.root / "metrics" / "normuon.json")["metrics"]
+    published = project.root / "metrics" / "normuon.json"
+    if not published.is_file():
+        raise UsageError(f"no {published}: the trend runs each optimizer at the lr its pilot chose on the default; "
+                         "run `paperdag run normuon` first")  # fmt: skip
+    chosen = read_json(published)["metrics"]
     lrs = {o: float(chosen[f"{o}_chosen_lr"]) for o in OPTIMIZERS}
     c = gpu.corpus
     result = trend(p, args.profile, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), lrs,
@@ -139,4 +144,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli(main))
