@@ -139,3 +139,11 @@ def test_a_trend_cli_turns_a_user_error_into_one_line_and_its_exit_code(capsys) 
     assert cli(bad) == 2 and capsys.readouterr().err == "error: no params.yaml in /nowhere or above\n"
     assert cli(interrupted) == 130 and "nothing written" in capsys.readouterr().err
     assert cli(lambda: 0) == 0
+
+
+def test_parallel_runs_keep_the_call_order_and_raise_a_run_s_error() -> None:
+    from paperdag.common.trend import parallel_runs
+
+    assert parallel_runs(math.sqrt, [(16.0,), (4.0,), (9.0,)], 2, str) == [4.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="math domain error"):
+        parallel_runs(math.sqrt, [(4.0,), (-1.0,)], 2, str)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +40,26 @@ def budget_needed(steps: Sequence[int], losses: Sequence[float], bar: float) -> 
             "steps_at_least": steps[-1] * 2.0**doublings if math.isfinite(doublings) else math.inf}  # fmt: skip
 
 
+def _apply(call: tuple[Callable[..., Any], tuple]) -> Any:
+    fn, args = call
+    return fn(*args)
+
+
+def _leave_sigint_to_the_parent() -> None:
+    """A worker ignores Ctrl-C: the parent catches it and terminates the pool (one message, no worker tracebacks)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def parallel_runs(fn: Callable[..., Any], calls: Sequence[tuple], jobs: int,
                   describe: Callable[[Any], str]) -> list[Any]:  # fmt: skip
     """``fn(*args)`` for every ``args`` in ``calls``, ``jobs`` at a time in spawned processes, results in call order;
-    a line ``describe(result)`` on stderr as each one is collected (progress on long trends)."""
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(fn, *args) for args in calls]
+    a line ``describe(result)`` on stderr as each one is collected (progress on long trends). On an error or Ctrl-C
+    the pool is terminated: no run goes on after this returns or raises."""
+    with multiprocessing.get_context("spawn").Pool(jobs, _leave_sigint_to_the_parent) as pool:  # exit: terminate
         results = []
-        for future in futures:
-            results.append(future.result())
-            print(describe(results[-1]), file=sys.stderr, flush=True)
+        for result in pool.imap(_apply, [(fn, args) for args in calls]):
+            results.append(result)
+            print(describe(result), file=sys.stderr, flush=True)
     return results
 
 
