@@ -41,7 +41,7 @@ from paperdag.papers.mhc.benchmark import analytic_step_flops, connection_flop_s
 from paperdag.papers.mhc.claims import Manifold, Overhead, claims
 from paperdag.papers.mhc.connections import HyperConnection, ManifoldHyperConnection, mix_streams, read_in
 from paperdag.papers.mhc.gain import mixing_gain
-from paperdag.papers.mhc.ladder import Baselines, heldout_windows, trivial_baselines, window_positions
+from paperdag.common.baselines.byte_lm import Baselines, heldout_windows, trivial_baselines, window_positions
 from paperdag.papers.mhc.manifold import converged_checks, sinkhorn_to_tolerance
 from paperdag.papers.mhc.model import StreamConfig, StreamGPT, build_model
 from paperdag.papers.mhc.params import ClaimParams, Params, Plans, SweepParams, TrainParams

@@ -30,7 +30,7 @@ from paperdag.papers.normuon.analysis import Comparison, compare, comparison_met
 from paperdag.common.transformer import GPT
 from paperdag.papers.normuon.claims import claims, reference_gap
 from paperdag.papers.normuon.distributed import DistributedNorMuon
-from paperdag.papers.normuon.ladder import Baselines, heldout_windows, trivial_baselines, window_positions
+from paperdag.common.baselines.byte_lm import Baselines, heldout_windows, trivial_baselines, window_positions
 from paperdag.papers.normuon.optim import Muon, NorMuon, newton_schulz5, row_normalize, shape_scale, state_bytes
 from paperdag.papers.normuon.params import ClaimParams, Params, Plans, TrainParams, TuningParams
 from paperdag.papers.normuon.runs import (choose_lr, curve_table, lr_grid, next_grid_point, optimizer_runs,

@@ -6,11 +6,12 @@
   loss of a base or narrow run, and a stress run's loss where the stability measures start counting (the first
   evaluation at or after the warm-up), so that a spike is counted only in a model that has learned more than counts.
   A claim requires the competence of exactly the cells it reads (the stability and gain claims: the stress cells).
-  The ladder (ladder.py): Kneser-Ney n-grams of orders 2-5 fitted on the training bytes, the order chosen on held-out
-  windows, and the Witten-Bell bigram; a model is judged against the strongest rung, the next one beside it. HC is unstable somewhere in the learning-rate sweep (the share
-  of its seeds with an unstable stress run, Clopper-Pearson over seeds, lies above 0: the instability mHC is meant to
-  remove can appear), and its peak composite gain grows with depth (the per-seed slope of log10 gain on log2 blocks
-  over 1x, 2x and 4x the model's blocks, CI over seeds above 0: the mechanism the gain and stability claims need).
+  The ladder (paperdag.common.baselines.byte_lm): Kneser-Ney n-grams of orders 2-5 fitted on the training bytes,
+  the order chosen on held-out windows, and the Witten-Bell bigram; a model is judged against the strongest rung,
+  the next one beside it. HC is unstable somewhere in the learning-rate sweep (the share of its seeds with an unstable
+  stress run, Clopper-Pearson over seeds, lies above 0: the instability mHC is meant to remove can appear), and its peak
+  composite gain grows with depth (the per-seed slope of log10 gain on log2 blocks over 1x, 2x and 4x the model's
+  blocks, CI over seeds above 0: the mechanism the gain and stability claims need).
 - evidence: HC's composite gain explodes somewhere in the sweep; mHC is more stable than HC and as stable as the
   residual over the sweep's stress cells, judged per seed on two continuous measures, the worst post-warm-up loss
   rise and the worst log10 peak-to-median pre-clip gradient norm over the stress cells (paired t-intervals, an
@@ -52,7 +53,7 @@ from paperdag.common.verdicts import (
 )
 
 from .analysis import Runs, depth_slopes, sweep_peak_gain, sweep_unstable, sweep_worst
-from .ladder import Baselines
+from paperdag.common.baselines.byte_lm import Baselines
 from .params import ClaimParams, Plans
 
 LABELS = {"residual": "the residual", "hc": "HC", "mhc": "mHC"}

@@ -1,7 +1,8 @@
 """Stage ``evaluate``: summarise every cell's runs (analysis.py), compare the connections with each other and with
-the trivial-baseline ladder on the same windows (Kneser-Ney n-grams and count bigrams, ladder.py), count their steps'
-FLOPs on the width ladder and time them at both trained widths (benchmark.py), and write the metrics, the claims
-(claims.py), the figures (plots.py) and val_loss.json for ``dvc plots``."""
+the trivial-baseline ladder on the same windows (Kneser-Ney n-grams and count bigrams,
+paperdag.common.baselines.byte_lm), count their steps' FLOPs on the width ladder and time them at both trained widths
+(benchmark.py), and write the metrics, the claims (claims.py), the figures (plots.py) and val_loss.json for ``dvc
+plots``."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from .analysis import Runs, comparison_metrics, mean_curve_rows, peak_gains, sum
 from .baseline import unigram_cross_entropy
 from .benchmark import analytic_step_flops, connection_flop_share, flop_ladder, step_times
 from .claims import Manifold, Overhead, claims
-from .ladder import trivial_baselines
+from paperdag.common.baselines.byte_lm import trivial_baselines
 from .params import Params
 from .plots import plot_gain, plot_grad_norms, plot_losses
 from .prepare import CORPUS_FILE

@@ -9,8 +9,9 @@ Sizes, declared in params.yaml ``mhc.trend`` before the run: one run per connect
 on ``trend.seed`` (neither a judged, a replicate nor a pilot seed), the default's model, batch, peak lr, warm-up share
 (warmup_steps / steps) and schedule. Corpus: the ``gpu`` profile's (28 standard-library packages), so that no budget
 here repeats a training byte. Every run is scored on the default's validation windows of that corpus
-(``fixed_batches`` with the default's seed); the ladder (``ladder.trivial_baselines``) on the same windows, its order
-chosen on held-out windows drawn with ``trend.seed``. Reading: ``paperdag.common.trend.budget_needed``.
+(``fixed_batches`` with the default's seed); the ladder (``paperdag.common.baselines.byte_lm.trivial_baselines``)
+on the same windows, its order chosen on held-out windows drawn with ``trend.seed``. Reading:
+``paperdag.common.trend.budget_needed``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from paperdag.dag import get_pipeline
 from paperdag.engine import load_pipeline_params
 from paperdag.project import Project
 
-from .ladder import trivial_baselines
+from paperdag.common.baselines.byte_lm import trivial_baselines
 from .params import Params, TrainParams
 from .pipeline import CONNECTIONS
 from .plots import COLORS

@@ -2,8 +2,9 @@
 
 - preconditions: every optimizer's model beats the strongest trivial baseline on the validation windows it is scored
   on (competence: reaching AdamW's final loss means something only if AdamW beats a count model). The ladder
-  (``ladder.py``): Kneser-Ney n-grams of orders 2-5 fitted on the training bytes, the order chosen on held-out
-  windows, and the Witten-Bell bigram; the model is judged against the strongest rung, the next one beside it;
+  (``paperdag.common.baselines.byte_lm``): Kneser-Ney n-grams of orders 2-5 fitted on the training bytes, the order
+  chosen on held-out windows, and the Witten-Bell bigram; the model is judged against the strongest rung, the next one
+  beside it;
 - evidence, each judged by a shared interval rule over seeds (paired by seed, runs k of every optimizer share seed
   + k): NorMuon saves steps against AdamW, saves more than Muon (each interval also placed against the paper's
   21.74% / +11.31 pp, "at our scale", in the measured values and the reason), Muon's per-neuron update norms are
@@ -34,7 +35,7 @@ from paperdag.common.stats import Interval, mean_ci, paired_diff_ci
 from paperdag.common.verdicts import Claim, Judgement, check, evidence, precondition, superiority
 
 from .analysis import Comparison, finite_or_none
-from .ladder import Baselines
+from paperdag.common.baselines.byte_lm import Baselines
 from .params import ClaimParams, Plans
 from .reference import REFERENCES
 

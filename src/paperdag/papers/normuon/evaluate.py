@@ -1,5 +1,5 @@
 """Stage ``evaluate``: compare the optimizers' curves against AdamW (analysis.py) and against the trivial-baseline
-ladder on the same validation windows (Kneser-Ney n-grams, ladder.py, and the count bigrams, paperdag.common.ngram),
+ladder on the same validation windows (Kneser-Ney n-grams and count bigrams, paperdag.common.baselines.byte_lm),
 draw the structureless references of Muon's row-norm CV (reference.py), time their steps alone (benchmark.py), and
 write the metrics, the claims (claims.py), timing.json and curves.png
 (plots.py)."""
@@ -15,7 +15,7 @@ from paperdag.stage import StageContext
 from .analysis import compare, comparison_metrics
 from .benchmark import time_optimizer
 from .claims import claims
-from .ladder import trivial_baselines
+from paperdag.common.baselines.byte_lm import trivial_baselines
 from .params import Params
 from .plots import plot_curves
 from .prepare import CORPUS_FILE

@@ -11,9 +11,9 @@ warm-up share (warmup_steps / steps) and lr schedule, each optimizer at the peak
 (the ``<optimizer>_chosen_lr`` of metrics/normuon.json: the lr is not re-tuned per budget or model). Corpus: the
 ``gpu`` profile's (the whole standard library), so that no budget here repeats a training byte. Every run is scored
 on the profile's validation windows (``fixed_batches`` of this corpus' validation split with the profile's seed); the
-ladder (``ladder.trivial_baselines``) on the same windows, its order chosen on held-out windows drawn with
-``trend.seed``. ``--profile gpu`` trains the gpu profile's model at its budget on the CPU: whether those sizes reach
-the bar, before a device runs them.
+ladder (``paperdag.common.baselines.byte_lm.trivial_baselines``) on the same windows, its order chosen on held-out
+windows drawn with ``trend.seed``. ``--profile gpu`` trains the gpu profile's model at its budget on the CPU: whether
+those sizes reach the bar, before a device runs them.
 
 Reading: ``paperdag.common.trend.budget_needed`` (a lower bound on the steps that close the gap to the strongest
 rung, from the last doubling).
@@ -40,7 +40,7 @@ from paperdag.errors import UsageError
 from paperdag.io import read_json
 from paperdag.project import Project
 
-from .ladder import Baselines, trivial_baselines
+from paperdag.common.baselines.byte_lm import Baselines, trivial_baselines
 from .params import Params
 from .pipeline import OPTIMIZERS
 from .plots import COLORS
