@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from paperdag.common.baselines.byte_lm import trivial_baselines
 from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
 from paperdag.common.tokenizer import encode
 from paperdag.common.trend import budget_needed, cli, parallel_runs, trend_figure, write_trend
@@ -33,7 +34,6 @@ from paperdag.dag import get_pipeline
 from paperdag.engine import load_pipeline_params
 from paperdag.project import Project
 
-from paperdag.common.baselines.byte_lm import trivial_baselines
 from .params import Params, TrainParams
 from .pipeline import CONNECTIONS
 from .plots import COLORS
@@ -109,15 +109,17 @@ def plot_trend(result: dict) -> Figure:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2, help="runs side by side, one CPU thread each")
-    parser.add_argument("--out", type=Path, default=Path("docs/trends/mhc.json"),
-                        help="the result (JSON), the figure beside it as .png")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the result (JSON; default docs/trends/mhc.json in the project), the figure beside it "
+                        "as .png")  # fmt: skip
     args = parser.parse_args(argv)
     project = Project.find()
     pipeline = get_pipeline("mhc")
     p = load_pipeline_params(project, pipeline, "default")
     c = load_pipeline_params(project, pipeline, CORPUS_PROFILE).corpus
     result = trend(p, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), args.jobs)
-    write_trend(args.out, result, plot_trend(result), f"the bar {result['bar']:.3f}")
+    out = args.out or project.root / "docs" / "trends" / "mhc.json"
+    write_trend(out, result, plot_trend(result), f"the bar {result['bar']:.3f}")
     return 0
 
 

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from paperdag.common.baselines.byte_lm import Baselines, trivial_baselines
 from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
 from paperdag.common.tokenizer import encode
 from paperdag.common.trend import budget_needed, cli, parallel_runs, trend_figure, write_trend
@@ -40,7 +41,6 @@ from paperdag.errors import UsageError
 from paperdag.io import read_json
 from paperdag.project import Project
 
-from paperdag.common.baselines.byte_lm import Baselines, trivial_baselines
 from .params import Params
 from .pipeline import OPTIMIZERS
 from .plots import COLORS
@@ -101,8 +101,7 @@ def trend(p: Params, profile: str, corpus: dict[str, list], lrs: dict[str, float
         if "steps_at_least" in needed[o]:
             needed[o]["cpu_seconds_at_least"] = needed[o]["steps_at_least"] * needed[o]["seconds_per_step"]
     return {"points": [asdict(pt) for pt in points], "ladder": base.metrics(), "bar": {bar.name: bar.point()},
-            "profile": profile,
-            "needed": needed, "train_bytes": int(len(train)), "val_bytes": int(len(val)),
+            "profile": profile, "needed": needed, "train_bytes": int(len(train)), "val_bytes": int(len(val)),
             "bytes_per_step": t.batch_size * p.model.context, "seed": p.trend.seed, "lr": lrs}  # fmt: skip
 
 
@@ -121,14 +120,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="default", help="whose model, budget schedule and trend sizes")
     parser.add_argument("--jobs", type=int, default=2, help="runs side by side, one CPU thread each")
     parser.add_argument("--out", type=Path, default=None,
-                        help="the result (JSON; default docs/trends/normuon[-<profile>].json), the figure beside it "
-                        "as .png")  # fmt: skip
+                        help="the result (JSON; default docs/trends/normuon[-<profile>].json in the project), the "
+                        "figure beside it as .png")  # fmt: skip
     args = parser.parse_args(argv)
     project = Project.find()
     pipeline = get_pipeline("normuon")
     p = load_pipeline_params(project, pipeline, args.profile)
     suffix = "" if args.profile == "default" else f"-{args.profile}"
-    out = args.out or Path(f"docs/trends/normuon{suffix}.json")
+    out = args.out or project.root / "docs" / "trends" / f"normuon{suffix}.json"
     gpu = load_pipeline_params(project, pipeline, CORPUS_PROFILE)
     published = project.root / "metrics" / "normuon.json"
     if not published.is_file():
