@@ -147,3 +147,12 @@ def test_parallel_runs_keep_the_call_order_and_raise_a_run_s_error() -> None:
     assert parallel_runs(math.sqrt, [(16.0,), (4.0,), (9.0,)], 2, str) == [4.0, 2.0, 3.0]
     with pytest.raises(ValueError, match="math domain error"):
         parallel_runs(math.sqrt, [(4.0,), (-1.0,)], 2, str)
+
+
+def test_bounds_are_each_model_s_budget_needed_with_its_cpu_time() -> None:
+    from paperdag.common.trend import bounds
+
+    out = bounds({"a": [(400, 2.0, 8.0), (800, 1.8, 20.0)], "b": [(800, 1.4, 30.0)]}, 1.5)
+    assert out["a"] == budget_needed([400, 800], [2.0, 1.8], 1.5) | {
+        "seconds_per_step": 20.0 / 800, "cpu_seconds_at_least": pytest.approx(800 * 2**1.5 * 20.0 / 800)}
+    assert out["b"] == {"gap": pytest.approx(-0.1), "seconds_per_step": 30.0 / 800}  # one budget: no bound

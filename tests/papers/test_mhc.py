@@ -727,7 +727,8 @@ def test_trend_runs_are_the_base_run_scaled_and_judged_against_the_competence_ba
     from paperdag.params import load_params, read_params_file
     from paperdag.papers.mhc.params import Params
     from paperdag.papers.mhc.training import model_configs, train_run
-    from paperdag.papers.mhc.trend import budget, plot_trend, trend
+    from paperdag.common.trend import scaled_schedule
+    from paperdag.papers.mhc.trend import plot_trend, trend
 
     data = read_params_file(REPO / "params.yaml")
     p = load_params(data, "mhc", Params, "smoke", REPO / "params.yaml")
@@ -736,7 +737,7 @@ def test_trend_runs_are_the_base_run_scaled_and_judged_against_the_competence_ba
     result = trend(p, corpus, jobs=1)
     assert [(pt["connection"], pt["steps"]) for pt in result["points"]] == [
         (c, s) for s in (10, 20) for c in ("residual", "hc", "mhc")]
-    t = budget(p, 20)
+    t = scaled_schedule(p.train, 20)
     assert (t.steps, t.warmup_steps, t.eval_every, t.lr) == (20, 3, 20, p.train.lr)  # 5/30 of 20 steps
     # the point is train_run of the mHC base cell on the training split, scored on the default's windows
     train = encode(DOC_SEPARATOR.join(x for x, s in zip(corpus["text"], corpus["split"]) if s == "train"))

@@ -19,12 +19,18 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import numpy as np
 from matplotlib.figure import Figure
+from pydantic import BaseModel
 
+from paperdag.common.corpus import DOC_SEPARATOR
+from paperdag.common.tokenizer import encode
 from paperdag.errors import PaperdagError
 from paperdag.io import new_figure, save_figure, write_json_atomic
+
+Schedule = TypeVar("Schedule", bound=BaseModel)
 
 
 def budget_needed(steps: Sequence[int], losses: Sequence[float], bar: float) -> dict[str, float]:
@@ -38,6 +44,34 @@ def budget_needed(steps: Sequence[int], losses: Sequence[float], bar: float) -> 
     doublings = 0.0 if gap <= 0 else math.inf if drop <= 0 else gap / drop
     return {"gap": gap, "drop_per_doubling": drop, "doublings_at_least": doublings,
             "steps_at_least": steps[-1] * 2.0**doublings if math.isfinite(doublings) else math.inf}  # fmt: skip
+
+
+def bounds(runs: dict[str, Sequence[tuple[int, float, float]]], bar: float) -> dict[str, dict[str, float]]:
+    """Per model, ``budget_needed`` of its runs (steps, final loss, wall seconds; ascending budgets) against ``bar``,
+    with the seconds per step of its largest budget and, where the bound is finite or inf, the CPU seconds it means."""
+    out = {}
+    for name, points in runs.items():
+        steps, losses, seconds = zip(*points, strict=True)
+        n = budget_needed(steps, losses, bar) | {"seconds_per_step": seconds[-1] / steps[-1]}
+        if "steps_at_least" in n:
+            n["cpu_seconds_at_least"] = n["steps_at_least"] * n["seconds_per_step"]
+        out[name] = n
+    return out
+
+
+def scaled_schedule(train: Schedule, steps: int) -> Schedule:
+    """A paper's training schedule (its ``steps``, ``warmup_steps``, ``eval_every``) scaled to ``steps``: warm-up at
+    the same share of the budget (at least one step), evaluations at the end (and wherever the paper's loop always
+    evaluates)."""
+    warmup = max(1, round(steps * train.warmup_steps / train.steps))
+    return train.model_copy(update={"steps": steps, "warmup_steps": warmup, "eval_every": steps})
+
+
+def corpus_streams(columns: dict[str, list]) -> tuple[np.ndarray, np.ndarray]:
+    """The training and validation byte streams of ``collect_stdlib_corpus``'s columns, each split's documents joined
+    as ``load_split_tokens`` joins them."""
+    return tuple(encode(DOC_SEPARATOR.join(t for t, k in zip(columns["text"], columns["split"], strict=True)
+                                           if k == split)) for split in ("train", "val"))  # type: ignore[return-value]
 
 
 def _apply(call: tuple[Callable[..., Any], tuple]) -> Any:

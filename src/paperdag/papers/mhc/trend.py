@@ -7,11 +7,11 @@ budget that would reach it at the default's model size. No stage reads it (a dia
 
 Sizes, declared in params.yaml ``mhc.trend`` before the run: one run per connection and budget s in ``trend.steps``
 on ``trend.seed`` (neither a judged, a replicate nor a pilot seed), the default's model, batch, peak lr, warm-up share
-(warmup_steps / steps) and schedule. Corpus: the ``gpu`` profile's (28 standard-library packages), so that no budget
-here repeats a training byte. Every run is scored on the default's validation windows of that corpus
-(``fixed_batches`` with the default's seed); the ladder (``paperdag.common.baselines.byte_lm.trivial_baselines``)
-on the same windows, its order chosen on held-out windows drawn with ``trend.seed``. Reading:
-``paperdag.common.trend.budget_needed``.
+(warmup_steps / steps: ``scaled_schedule``) and schedule. Corpus: the ``gpu`` profile's (28 standard-library
+packages), so that no budget here repeats a training byte. Every run is scored on the default's validation windows
+of that corpus (``fixed_batches`` with the default's seed); the ladder
+(``paperdag.common.baselines.byte_lm.trivial_baselines``) on the same windows, its order chosen on held-out windows
+drawn with ``trend.seed``. Reading: ``paperdag.common.trend.budget_needed``.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import torch
 from matplotlib.figure import Figure
 
 from paperdag.common.baselines.byte_lm import trivial_baselines
-from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
-from paperdag.common.tokenizer import encode
-from paperdag.common.trend import budget_needed, cli, parallel_runs, trend_figure, write_trend
+from paperdag.common.corpus import collect_stdlib_corpus, fixed_batches
+from paperdag.common.trend import (bounds, cli, corpus_streams, parallel_runs, scaled_schedule, trend_figure,
+                                   write_trend)
 from paperdag.dag import get_pipeline
 from paperdag.engine import load_pipeline_params
 from paperdag.project import Project
@@ -52,13 +52,6 @@ class Point:
     seconds: float
 
 
-def budget(p: Params, steps: int) -> TrainParams:
-    """The default's base-cell schedule scaled to ``steps``: warm-up at the default's share of the budget (at least
-    one step), evaluations at the warm-up's end and the last step."""
-    warmup = max(1, round(steps * p.train.warmup_steps / p.train.steps))
-    return p.train.model_copy(update={"steps": steps, "warmup_steps": warmup, "eval_every": steps})
-
-
 def _run(p: Params, connection: str, t: TrainParams, tokens: np.ndarray, val: Batches) -> Point:
     """One trend run on one CPU thread (the stages' setting), timed."""
     torch.set_num_threads(1)
@@ -71,24 +64,18 @@ def trend(p: Params, corpus: dict[str, list], jobs: int) -> dict:
     """Every run of the trend (``Point``), the ladder on the scored windows, the bar (strongest rung less the
     competence margin) and, per connection, ``budget_needed`` against it with the seconds per step of its largest
     budget."""
-    texts = {s: [t for t, k in zip(corpus["text"], corpus["split"], strict=True) if k == s] for s in ("train", "val")}
-    train, val = (encode(DOC_SEPARATOR.join(texts[s])) for s in ("train", "val"))  # as load_split_tokens
+    train, val = corpus_streams(corpus)
     t = p.train
     windows = fixed_batches(val, t.eval_batches, t.batch_size, p.model.context, seed=p.seed)
     base = trivial_baselines(train, val, t.eval_batches, t.batch_size, p.model.context, p.seed,
                              heldout_seed=p.trend.seed)  # fmt: skip
-    calls = [(p, c, budget(p, s), train, windows) for s in sorted(p.trend.steps) for c in CONNECTIONS]
+    calls = [(p, c, scaled_schedule(p.train, s), train, windows) for s in sorted(p.trend.steps) for c in CONNECTIONS]
     points = parallel_runs(_run, calls, jobs, lambda pt: f"{pt.connection:8s} {pt.steps:6d} steps  val "
                                                          f"{pt.final_val_loss:.4f}  {pt.seconds:.0f} s")  # fmt: skip
     strongest = base.ladder().strongest
     bar = strongest.point() - p.claims.competence_margin
-    needed = {}
-    for c in CONNECTIONS:
-        mine = [pt for pt in points if pt.connection == c]
-        needed[c] = budget_needed([pt.steps for pt in mine], [pt.final_val_loss for pt in mine], bar)
-        needed[c]["seconds_per_step"] = mine[-1].seconds / mine[-1].steps
-        if "steps_at_least" in needed[c]:
-            needed[c]["cpu_seconds_at_least"] = needed[c]["steps_at_least"] * needed[c]["seconds_per_step"]
+    needed = bounds({c: [(pt.steps, pt.final_val_loss, pt.seconds) for pt in points if pt.connection == c]
+                     for c in CONNECTIONS}, bar)  # fmt: skip
     return {"points": [asdict(pt) for pt in points], "ladder": base.metrics(),
             "strongest": {strongest.name: strongest.point()}, "margin": p.claims.competence_margin, "bar": bar,
             "needed": needed, "train_bytes": int(len(train)), "val_bytes": int(len(val)),

@@ -32,9 +32,9 @@ import torch
 from matplotlib.figure import Figure
 
 from paperdag.common.baselines.byte_lm import Baselines, trivial_baselines
-from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
-from paperdag.common.tokenizer import encode
-from paperdag.common.trend import budget_needed, cli, parallel_runs, trend_figure, write_trend
+from paperdag.common.corpus import collect_stdlib_corpus, fixed_batches
+from paperdag.common.trend import (bounds, cli, corpus_streams, parallel_runs, scaled_schedule, trend_figure,
+                                   write_trend)
 from paperdag.dag import get_pipeline
 from paperdag.engine import load_pipeline_params
 from paperdag.errors import UsageError
@@ -62,9 +62,8 @@ class Point:
 
 def budget_config(p: Params, optimizer: str, lr: float, steps: int, seed: int) -> RunConfig:
     """The default's run of ``optimizer`` at peak ``lr`` scaled to ``steps``: warm-up at the default's share of the
-    budget (at least one step), one evaluation at the end."""
-    warmup = max(1, round(steps * p.train.warmup_steps / p.train.steps))
-    t = p.train.model_copy(update={"steps": steps, "warmup_steps": warmup, "eval_every": steps})
+    budget (``scaled_schedule``), one evaluation at the end."""
+    t = scaled_schedule(p.train, steps)
     if optimizer == "adamw":
         return adamw_config(t, p.adamw, lr, seed)
     return muon_config(t, p.muon, optimizer, lr, seed)
@@ -82,8 +81,7 @@ def trend(p: Params, profile: str, corpus: dict[str, list], lrs: dict[str, float
     """Every run of the trend (``Point``) at the sizes of ``p`` (the params of ``profile``), the ladder on the scored
     windows and, per optimizer, ``budget_needed`` against the strongest rung with the seconds per step of its largest
     budget."""
-    texts = {s: [t for t, k in zip(corpus["text"], corpus["split"], strict=True) if k == s] for s in ("train", "val")}
-    train, val = (encode(DOC_SEPARATOR.join(texts[s])) for s in ("train", "val"))  # as load_split_tokens
+    train, val = corpus_streams(corpus)
     t = p.train
     windows = fixed_batches(val, t.eval_batches, t.batch_size, p.model.context, seed=p.seed)
     base: Baselines = trivial_baselines(train, val, t.eval_batches, t.batch_size, p.model.context, p.seed,
@@ -93,13 +91,8 @@ def trend(p: Params, profile: str, corpus: dict[str, list], lrs: dict[str, float
                            lambda pt: f"{pt.optimizer:8s} {pt.steps:6d} steps  lr {pt.lr:g}  val "
                                       f"{pt.final_val_loss:.4f}  {pt.seconds:.0f} s")  # fmt: skip
     bar = base.ladder().strongest
-    needed = {}
-    for o in OPTIMIZERS:
-        mine = [pt for pt in points if pt.optimizer == o]
-        needed[o] = budget_needed([pt.steps for pt in mine], [pt.final_val_loss for pt in mine], bar.point())
-        needed[o]["seconds_per_step"] = mine[-1].seconds / mine[-1].steps
-        if "steps_at_least" in needed[o]:
-            needed[o]["cpu_seconds_at_least"] = needed[o]["steps_at_least"] * needed[o]["seconds_per_step"]
+    needed = bounds({o: [(pt.steps, pt.final_val_loss, pt.seconds) for pt in points if pt.optimizer == o]
+                     for o in OPTIMIZERS}, bar.point())  # fmt: skip
     return {"points": [asdict(pt) for pt in points], "ladder": base.metrics(), "bar": {bar.name: bar.point()},
             "profile": profile, "needed": needed, "train_bytes": int(len(train)), "val_bytes": int(len(val)),
             "bytes_per_step": t.batch_size * p.model.context, "seed": p.trend.seed, "lr": lrs}  # fmt: skip
