@@ -470,3 +470,50 @@ def test_smoke_curves_cover_every_seed_and_checkpoint(smoke_runs) -> None:
     metrics = runs.metrics()["metrics"]
     assert metrics["gap_alignment_mismatch"] > 0 and metrics["gap_aesthetic_dull"] > 0
     assert 0 < metrics["data_diversity"] < 2 and set(runs.metrics()["claims"][0]) >= {"kind", "verdict"}
+
+
+@pytest.mark.slow
+def test_trend_points_are_runs_of_their_budget_scored_as_a_train_stage_scores_its_finals(tmp_path) -> None:
+    """A trend checkpoint equals the train stage's finals of a run of that budget on the same seed (the stage batches
+    two seeds: equal up to round-off), and each bar is the competence precondition's strongest rung."""
+    from conftest import REPO
+    from paperdag.params import load_params, read_params_file
+    from paperdag.papers.miro.params import Params
+    from paperdag.papers.miro.pipeline import METHODS
+    from paperdag.papers.miro.trend import plot_trend, trend
+    from paperdag.testing import run_stages
+
+    runs = run_stages(SLUG, ["train_single"], root=tmp_path, methods={"seeds": [200, 201]},
+                      budget={"steps": 6, "n_checkpoints": 2}, plans={"seeds": {"n": 2}}, trend={"seed": 300})
+    finals = read_table(runs["train_single"] / "finals.parquet").to_pylist()
+    stage = next(row for row in finals if row.pop("seed") == 200)
+    p = load_params(read_params_file(REPO / "params.yaml"), SLUG, Params, "smoke", REPO / "params.yaml")
+    p = p.model_copy(update={"trend": p.trend.model_copy(update={"seed": 200, "steps": (3, 6)})})
+    result = trend(p, "smoke", runs.project.view(SLUG, "prepare", runs.profile), jobs=1)
+    points = result["points"]
+    assert [(pt["method"], pt["steps"]) for pt in points] == [(m, s) for m in METHODS for s in (3, 6)]
+    single = next(pt for pt in points if (pt["method"], pt["steps"]) == ("single", 6))
+    assert single["scores"] == pytest.approx(stage, rel=1e-4, abs=1e-6)
+    assert single["geneval"] == single["scores"]["geneval_overall"]
+    f = p.claims.replay_fraction
+    for m, bar in result["bars"].items():
+        assert bar["bar"] == max(f * bar["own_replay"], bar["caption_mean"])
+        last = [pt for pt in points if pt["method"] == m][-1]
+        assert last["over_bar"] == pytest.approx(last["geneval"] - bar["bar"])
+        assert result["needed"][m]["gap"] == pytest.approx(-last["over_bar"])
+    plot_trend(result)
+
+
+def test_the_trend_seed_is_no_training_seed_of_a_judged_or_pilot_run() -> None:
+    from conftest import REPO
+    from paperdag.params import load_params, read_params_file
+    from paperdag.papers.miro.params import Params
+
+    data = read_params_file(REPO / "params.yaml")
+    for profile in ("default", "replicate", "gpu"):
+        p = load_params(data, SLUG, Params, profile, REPO / "params.yaml")
+        assert p.trend.seed == 200 and 200 not in p.methods.seeds
+    for seed, steps in ((20, [1000, 2000]), (3, [1000, 2000]), (200, [2000, 1000])):
+        data[SLUG]["trend"] = {"seed": seed, "steps": steps}
+        with pytest.raises(Exception, match="trend"):
+            load_params(data, SLUG, Params, "default", REPO / "params.yaml")

@@ -12,12 +12,14 @@ trend's numbers do not depend on how many run side by side; their wall seconds d
 
 from __future__ import annotations
 
+import argparse
 import math
 import multiprocessing
 import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,8 +29,11 @@ from pydantic import BaseModel
 
 from paperdag.common.corpus import DOC_SEPARATOR
 from paperdag.common.tokenizer import encode
+from paperdag.dag import Pipeline, get_pipeline
+from paperdag.engine import load_pipeline_params
 from paperdag.errors import PaperdagError
 from paperdag.io import new_figure, save_figure, write_json_atomic
+from paperdag.project import Project
 
 Schedule = TypeVar("Schedule", bound=BaseModel)
 
@@ -98,16 +103,17 @@ def parallel_runs(fn: Callable[..., Any], calls: Sequence[tuple], jobs: int,
 
 
 def trend_figure(curves: dict[str, tuple[list[int], list[float]]], colors: dict[str, str], rungs: dict[str, float],
-                 title: str, xlabel: str) -> Figure:  # fmt: skip
-    """Final loss against the budget (log2 steps), one line per model (``curves``: label -> (steps, losses)), the
-    ladder's ``rungs`` (label -> loss; the first, the bar, a solid line) as horizontal lines."""
+                 title: str, xlabel: str, ylabel: str = "validation loss (nats/byte)") -> Figure:  # fmt: skip
+    """Final loss (or ``ylabel``'s score) against the budget (log2 steps), one line per model (``curves``: label ->
+    (steps, values)), the ladder's ``rungs`` (label -> value; the first, the bar, a solid line) as horizontal
+    lines."""
     fig, ax = new_figure(6.5, 4.2)
     for label, (steps, losses) in curves.items():
         ax.plot(steps, losses, "o-", color=colors[label.split(" ")[0]], label=label)
     for (label, value), style in zip(rungs.items(), ("-", ":", "-.", "--"), strict=False):
         ax.axhline(value, color="k", ls=style, lw=1, label=label)
     ax.set_xscale("log", base=2)
-    ax.set(xlabel=xlabel, ylabel="validation loss (nats/byte)", title=title)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return fig
@@ -127,6 +133,38 @@ def write_trend(out: Path, result: dict[str, Any], figure: Figure, bar: str) -> 
             line += (f", drop {n['drop_per_doubling']:.3f} per doubling -> at least {n['steps_at_least']:.3g} steps, "
                      f"{n['cpu_seconds_at_least'] / 60:.3g} CPU-min")
         print(line)
+
+
+@dataclass(frozen=True)
+class TrendCall:
+    """What a trend's command line asks for: the project, the paper's pipeline, the profile and its params, the
+    runs side by side and where the result goes."""
+
+    project: Project
+    pipeline: Pipeline
+    profile: str
+    params: Any
+    jobs: int
+    out: Path
+
+
+def trend_call(slug: str, doc: str, argv: list[str] | None, profiles: bool = True) -> TrendCall:
+    """Parse a trend's arguments (``--profile`` where ``profiles``, ``--jobs``, ``--out``; the description is the
+    first paragraph of ``doc``): the result goes to ``docs/trends/<slug>[-<profile>].json`` of the project unless
+    ``--out`` names a file."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    if profiles:
+        parser.add_argument("--profile", default="default", help="whose model, budget and trend sizes")
+    parser.add_argument("--jobs", type=int, default=2, help="runs side by side, one CPU thread each")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"the result (JSON; default docs/trends/{slug}{'[-<profile>]' if profiles else ''}.json "
+                        "in the project), the figure beside it as .png")  # fmt: skip
+    args = parser.parse_args(argv)
+    project, pipeline = Project.find(), get_pipeline(slug)
+    profile = getattr(args, "profile", "default")
+    suffix = "" if profile == "default" else f"-{profile}"
+    return TrendCall(project, pipeline, profile, load_pipeline_params(project, pipeline, profile), args.jobs,
+                     args.out or project.root / "docs" / "trends" / f"{slug}{suffix}.json")
 
 
 def cli(main: Callable[[], int]) -> int:

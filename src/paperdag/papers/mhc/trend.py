@@ -16,11 +16,9 @@ drawn with ``trend.seed``. Reading: ``paperdag.common.trend.budget_needed``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -28,11 +26,9 @@ from matplotlib.figure import Figure
 
 from paperdag.common.baselines.byte_lm import trivial_baselines
 from paperdag.common.corpus import collect_stdlib_corpus, fixed_batches
-from paperdag.common.trend import (bounds, cli, corpus_streams, parallel_runs, scaled_schedule, trend_figure,
-                                   write_trend)
-from paperdag.dag import get_pipeline
+from paperdag.common.trend import (bounds, cli, corpus_streams, parallel_runs, scaled_schedule, trend_call,
+                                   trend_figure, write_trend)
 from paperdag.engine import load_pipeline_params
-from paperdag.project import Project
 
 from .params import Params, TrainParams
 from .pipeline import CONNECTIONS
@@ -94,19 +90,10 @@ def plot_trend(result: dict) -> Figure:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--jobs", type=int, default=2, help="runs side by side, one CPU thread each")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="the result (JSON; default docs/trends/mhc.json in the project), the figure beside it "
-                        "as .png")  # fmt: skip
-    args = parser.parse_args(argv)
-    project = Project.find()
-    pipeline = get_pipeline("mhc")
-    p = load_pipeline_params(project, pipeline, "default")
-    c = load_pipeline_params(project, pipeline, CORPUS_PROFILE).corpus
-    result = trend(p, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), args.jobs)
-    out = args.out or project.root / "docs" / "trends" / "mhc.json"
-    write_trend(out, result, plot_trend(result), f"the bar {result['bar']:.3f}")
+    call = trend_call("mhc", __doc__, argv, profiles=False)
+    c = load_pipeline_params(call.project, call.pipeline, CORPUS_PROFILE).corpus
+    result = trend(call.params, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), call.jobs)
+    write_trend(call.out, result, plot_trend(result), f"the bar {result['bar']:.3f}")
     return 0
 
 

@@ -112,9 +112,21 @@ class Plans(ParamsModel):
                                 "rewards' clean-minus-corrupted gaps)")
 
 
+PILOT_SEEDS = range(7)  # the pilot's training seeds (0-6, the 7-seed default before fresh seeds were judged)
+
+
+class TrendParams(ParamsModel):
+    """The CPU competence trend (trend.py, a diagnostic no stage reads): one run per method, scored at each budget."""
+
+    seed: int = Field(ge=0, description="training seed of every trend run: neither a judged seed (methods.seeds) "
+                      "nor a pilot seed (0-6)")
+    steps: tuple[int, ...] = Field(min_length=1, description="budgets (Adam steps), ascending: checkpoints of one run "
+                                   "of the largest (two or more give the trend's bound)")
+
+
 class Params(ParamsModel):
-    """Seed, data, reward models, network, budget, methods, sampler, final comparison, claim thresholds and
-    sample-size plans."""
+    """Seed, data, reward models, network, budget, methods, sampler, final comparison, claim thresholds,
+    sample-size plans and the CPU trend's sizes."""
 
     seed: int = Field(ge=0, description="root of the data draws and of the evaluation noise")
     data: DataParams
@@ -126,6 +138,7 @@ class Params(ParamsModel):
     final: FinalParams
     claims: ClaimParams
     plans: Plans
+    trend: TrendParams
 
     @model_validator(mode="after")
     def _design(self) -> Params:
@@ -135,4 +148,8 @@ class Params(ParamsModel):
             raise ValueError("plans.seeds.n must be the number of methods.seeds (every training seed is a unit)")
         if self.plans.renders.n != self.data.n_clean_test:
             raise ValueError("plans.renders.n must be data.n_clean_test (every held-out clean render is a unit)")
+        if self.trend.seed in self.methods.seeds or self.trend.seed in PILOT_SEEDS:
+            raise ValueError("trend.seed must be neither a judged nor a pilot training seed")
+        if list(self.trend.steps) != sorted(set(self.trend.steps)):
+            raise ValueError("trend.steps must be distinct and ascending")
         return self

@@ -21,11 +21,9 @@ rung, from the last doubling).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -33,13 +31,11 @@ from matplotlib.figure import Figure
 
 from paperdag.common.baselines.byte_lm import Baselines, trivial_baselines
 from paperdag.common.corpus import collect_stdlib_corpus, fixed_batches
-from paperdag.common.trend import (bounds, cli, corpus_streams, parallel_runs, scaled_schedule, trend_figure,
-                                   write_trend)
-from paperdag.dag import get_pipeline
+from paperdag.common.trend import (bounds, cli, corpus_streams, parallel_runs, scaled_schedule, trend_call,
+                                   trend_figure, write_trend)
 from paperdag.engine import load_pipeline_params
 from paperdag.errors import UsageError
 from paperdag.io import read_json
-from paperdag.project import Project
 
 from .params import Params
 from .pipeline import OPTIMIZERS
@@ -109,19 +105,9 @@ def plot_trend(result: dict) -> Figure:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--profile", default="default", help="whose model, budget schedule and trend sizes")
-    parser.add_argument("--jobs", type=int, default=2, help="runs side by side, one CPU thread each")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="the result (JSON; default docs/trends/normuon[-<profile>].json in the project), the "
-                        "figure beside it as .png")  # fmt: skip
-    args = parser.parse_args(argv)
-    project = Project.find()
-    pipeline = get_pipeline("normuon")
-    p = load_pipeline_params(project, pipeline, args.profile)
-    suffix = "" if args.profile == "default" else f"-{args.profile}"
-    out = args.out or project.root / "docs" / "trends" / f"normuon{suffix}.json"
-    gpu = load_pipeline_params(project, pipeline, CORPUS_PROFILE)
+    call = trend_call("normuon", __doc__, argv)
+    project = call.project
+    gpu = load_pipeline_params(project, call.pipeline, CORPUS_PROFILE)
     published = project.root / "metrics" / "normuon.json"
     if not published.is_file():
         raise UsageError(f"no {published}: the trend runs each optimizer at the lr its pilot chose on the default; "
@@ -129,9 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     chosen = read_json(published)["metrics"]
     lrs = {o: float(chosen[f"{o}_chosen_lr"]) for o in OPTIMIZERS}
     c = gpu.corpus
-    result = trend(p, args.profile, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), lrs,
-                   args.jobs)
-    write_trend(out, result, plot_trend(result), next(iter(result["bar"])))
+    result = trend(call.params, call.profile, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction),
+                   lrs, call.jobs)
+    write_trend(call.out, result, plot_trend(result), next(iter(result["bar"])))
     return 0
 
 
