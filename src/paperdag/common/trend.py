@@ -27,7 +27,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from pydantic import BaseModel
 
-from paperdag.common.corpus import DOC_SEPARATOR
+from paperdag.common.baselines.byte_lm import Baselines, trivial_baselines
+from paperdag.common.corpus import DOC_SEPARATOR, collect_stdlib_corpus, fixed_batches
 from paperdag.common.tokenizer import encode
 from paperdag.dag import Pipeline, get_pipeline
 from paperdag.engine import load_pipeline_params
@@ -77,6 +78,24 @@ def corpus_streams(columns: dict[str, list]) -> tuple[np.ndarray, np.ndarray]:
     as ``load_split_tokens`` joins them."""
     return tuple(encode(DOC_SEPARATOR.join(t for t, k in zip(columns["text"], columns["split"], strict=True)
                                            if k == split)) for split in ("train", "val"))  # type: ignore[return-value]
+
+
+def byte_lm_bench(corpus: dict[str, list], batches: int, batch_size: int, context: int, seed: int,
+                  heldout_seed: int) -> tuple[np.ndarray, np.ndarray, list, Baselines]:
+    """A byte-level language model's trend bench on ``corpus`` (``collect_stdlib_corpus``'s columns): the training
+    and validation streams (``corpus_streams``), the scored windows (``fixed_batches`` of the validation stream with
+    ``seed``) and the ladder on those windows (``trivial_baselines``, its order chosen on windows of
+    ``heldout_seed``)."""
+    train, val = corpus_streams(corpus)
+    windows = fixed_batches(val, batches, batch_size, context, seed=seed)
+    return train, val, windows, trivial_baselines(train, val, batches, batch_size, context, seed,
+                                                  heldout_seed=heldout_seed)
+
+
+def profile_corpus(call: TrendCall, profile: str) -> dict[str, list]:
+    """The standard-library corpus that ``profile`` of the trend's paper trains on (its ``corpus`` params)."""
+    c = load_pipeline_params(call.project, call.pipeline, profile).corpus
+    return collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction)
 
 
 def _apply(call: tuple[Callable[..., Any], tuple]) -> Any:

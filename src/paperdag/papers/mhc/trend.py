@@ -24,11 +24,8 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from paperdag.common.baselines.byte_lm import trivial_baselines
-from paperdag.common.corpus import collect_stdlib_corpus, fixed_batches
-from paperdag.common.trend import (bounds, cli, corpus_streams, parallel_runs, scaled_schedule, trend_call,
-                                   trend_figure, write_trend)
-from paperdag.engine import load_pipeline_params
+from paperdag.common.trend import (bounds, byte_lm_bench, cli, parallel_runs, profile_corpus, scaled_schedule,
+                                   trend_call, trend_figure, write_trend)
 
 from .params import Params, TrainParams
 from .pipeline import CONNECTIONS
@@ -60,11 +57,9 @@ def trend(p: Params, corpus: dict[str, list], jobs: int) -> dict:
     """Every run of the trend (``Point``), the ladder on the scored windows, the bar (strongest rung less the
     competence margin) and, per connection, ``budget_needed`` against it with the seconds per step of its largest
     budget."""
-    train, val = corpus_streams(corpus)
     t = p.train
-    windows = fixed_batches(val, t.eval_batches, t.batch_size, p.model.context, seed=p.seed)
-    base = trivial_baselines(train, val, t.eval_batches, t.batch_size, p.model.context, p.seed,
-                             heldout_seed=p.trend.seed)  # fmt: skip
+    train, val, windows, base = byte_lm_bench(corpus, t.eval_batches, t.batch_size, p.model.context, p.seed,
+                                              p.trend.seed)
     calls = [(p, c, scaled_schedule(p.train, s), train, windows) for s in sorted(p.trend.steps) for c in CONNECTIONS]
     points = parallel_runs(_run, calls, jobs, lambda pt: f"{pt.connection:8s} {pt.steps:6d} steps  val "
                                                          f"{pt.final_val_loss:.4f}  {pt.seconds:.0f} s")  # fmt: skip
@@ -91,8 +86,7 @@ def plot_trend(result: dict) -> Figure:
 
 def main(argv: list[str] | None = None) -> int:
     call = trend_call("mhc", __doc__, argv, profiles=False)
-    c = load_pipeline_params(call.project, call.pipeline, CORPUS_PROFILE).corpus
-    result = trend(call.params, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction), call.jobs)
+    result = trend(call.params, profile_corpus(call, CORPUS_PROFILE), call.jobs)
     write_trend(call.out, result, plot_trend(result), f"the bar {result['bar']:.3f}")
     return 0
 

@@ -29,11 +29,8 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from paperdag.common.baselines.byte_lm import Baselines, trivial_baselines
-from paperdag.common.corpus import collect_stdlib_corpus, fixed_batches
-from paperdag.common.trend import (bounds, cli, corpus_streams, parallel_runs, scaled_schedule, trend_call,
-                                   trend_figure, write_trend)
-from paperdag.engine import load_pipeline_params
+from paperdag.common.trend import (bounds, byte_lm_bench, cli, parallel_runs, profile_corpus, scaled_schedule,
+                                   trend_call, trend_figure, write_trend)
 from paperdag.errors import UsageError
 from paperdag.io import read_json
 
@@ -77,11 +74,9 @@ def trend(p: Params, profile: str, corpus: dict[str, list], lrs: dict[str, float
     """Every run of the trend (``Point``) at the sizes of ``p`` (the params of ``profile``), the ladder on the scored
     windows and, per optimizer, ``budget_needed`` against the strongest rung with the seconds per step of its largest
     budget."""
-    train, val = corpus_streams(corpus)
     t = p.train
-    windows = fixed_batches(val, t.eval_batches, t.batch_size, p.model.context, seed=p.seed)
-    base: Baselines = trivial_baselines(train, val, t.eval_batches, t.batch_size, p.model.context, p.seed,
-                                        heldout_seed=p.trend.seed)  # fmt: skip
+    train, val, windows, base = byte_lm_bench(corpus, t.eval_batches, t.batch_size, p.model.context, p.seed,
+                                              p.trend.seed)
     configs = [budget_config(p, o, lrs[o], s, p.trend.seed) for s in sorted(p.trend.steps) for o in OPTIMIZERS]
     points = parallel_runs(_run, [(p, cfg, train, windows) for cfg in configs], jobs,
                            lambda pt: f"{pt.optimizer:8s} {pt.steps:6d} steps  lr {pt.lr:g}  val "
@@ -106,17 +101,13 @@ def plot_trend(result: dict) -> Figure:
 
 def main(argv: list[str] | None = None) -> int:
     call = trend_call("normuon", __doc__, argv)
-    project = call.project
-    gpu = load_pipeline_params(project, call.pipeline, CORPUS_PROFILE)
-    published = project.root / "metrics" / "normuon.json"
+    published = call.project.root / "metrics" / "normuon.json"
     if not published.is_file():
         raise UsageError(f"no {published}: the trend runs each optimizer at the lr its pilot chose on the default; "
                          "run `paperdag run normuon` first")  # fmt: skip
     chosen = read_json(published)["metrics"]
     lrs = {o: float(chosen[f"{o}_chosen_lr"]) for o in OPTIMIZERS}
-    c = gpu.corpus
-    result = trend(call.params, call.profile, collect_stdlib_corpus(list(c.packages), c.max_bytes, c.val_fraction),
-                   lrs, call.jobs)
+    result = trend(call.params, call.profile, profile_corpus(call, CORPUS_PROFILE), lrs, call.jobs)
     write_trend(call.out, result, plot_trend(result), next(iter(result["bar"])))
     return 0
 
