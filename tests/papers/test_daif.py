@@ -53,7 +53,7 @@ from paperdag.papers.daif.reach import (
     reach_summary,
     solve_episode,
 )
-from paperdag.papers.daif.training import Hyper, train_agent
+from paperdag.papers.daif.training import Hyper, free_energy_weights, train_agent
 from paperdag.params import load_params, read_params_file
 
 SLUG = "daif"
@@ -612,16 +612,20 @@ def test_the_regulariser_pick_uses_the_variance_ratio_alone() -> None:
     assert pick({0.01: [2.0, 3.0], 1.0: [2.0, 3.0]})[0] == 0.01
 
 
-def test_lambda_per_unscaled_reward_makes_the_decision_scale_free() -> None:
-    """With the critic on rewards r c, G at lambda c and sigma_0^2 c^2 is c times G on unscaled rewards at lambda and
-    sigma_0^2 (ensemble and NIG critics): the same argmin whatever reward_scale."""
+def test_lambda_per_return_scale_makes_the_decision_free_of_reward_units() -> None:
+    """With the critic on rewards r c and the task's return scale R, G at the weights ``free_energy_weights`` gives
+    (lambda R c, sigma_0^2 (R c)^2) is R c times G on returns in units of R at lambda and sigma_0^2 (ensemble and NIG
+    critics): the same argmin whatever reward_scale or reward unit."""
     rng = np.random.default_rng(3)
     z = torch.as_tensor(rng.normal(size=(4, 6, 2, 8)))
     var = torch.as_tensor(rng.random((4, 2, 8)))
-    for c in (0.01, 0.3):
-        assert torch.allclose(expected_free_energy(z * c, 1.0 * c, 0.01 * c**2), c * expected_free_energy(z, 1.0, 0.01))
-        assert torch.allclose(nig_free_energy(z[:, 0] * c, var * c**2, 1.0 * c, 0.01 * c**2),
-                              c * nig_free_energy(z[:, 0], var, 1.0, 0.01))
+    for big_r, c in ((0.99, 1.0), (200.0, 0.01), (5.0, 0.3)):
+        lam, floor = free_energy_weights(1.0, 0.01, big_r, c)
+        u = big_r * c
+        assert (lam, floor) == pytest.approx((u, 0.01 * u**2))
+        assert torch.allclose(expected_free_energy(z * u, lam, floor), u * expected_free_energy(z, 1.0, 0.01))
+        assert torch.allclose(nig_free_energy(z[:, 0] * u, var * u**2, lam, floor),
+                              u * nig_free_energy(z[:, 0], var, 1.0, 0.01))
 
 
 def test_open_loop_search_finds_the_enumerated_deepsea_optimum() -> None:
@@ -756,9 +760,27 @@ def test_smoke_pipeline_end_to_end(smoke_runs) -> None:
                                                           "exploration_aulc_beats_explore_then_commit"}
 
 
-def test_the_train_stages_pass_lambda_and_the_noise_floor_per_unscaled_reward(monkeypatch, tmp_path) -> None:
-    """The ensemble and NIG train stages hand the agents lambda * reward_scale and sigma_0^2 * reward_scale^2 (CartPole
-    at scale 0.01: lambda 0.01, sigma_0^2 1e-6; DeepSea at scale 1: unchanged), and the NIG stages the grid's pick."""
+def test_information_moves_cartpoles_decision_only_per_return_scale() -> None:
+    """The state a stuck CartPole seed measured (pilot seeds, critic units, reward_scale 0.01): the taken action's
+    members agree (epistemic var ~3e-4) on a near-deterministic return (quantile var ~1e-4), the untaken one's
+    disagree (~0.3, quantile var ~0.08) around a mean 0.13 lower. Per unscaled reward (lambda 0.01, sigma_0^2 1e-6)
+    IG is ~1.1 nat on both and lambda IG cannot beat the 0.12 gap: the agent repeats the taken action for ever. Per
+    return scale (R c = 2: lambda 2, sigma_0^2 0.04) the taken action's IG vanishes and the untaken one is tried."""
+    rng = np.random.default_rng(0)
+    member = np.array([-1, 1] * 4)[:, None]  # antithetic: the mean carries no member offset
+    taken = 0.09 + 0.017 * member + 0.01 * rng.standard_normal((1, 8))
+    untaken = -0.04 + 0.55 * member + 0.28 * rng.standard_normal((8, 8))
+    z = torch.as_tensor(np.stack([taken, untaken], axis=1))  # [M, A, K]
+    assert variance(z, -3).mean(-1)[0] < 1e-3 < 0.2 < variance(z, -3).mean(-1)[1]
+    assert expected_free_energy(z, 0.01, 1e-6).argmin() == 0
+    lam, floor = free_energy_weights(1.0, 0.01, 200.0, 0.01)
+    assert expected_free_energy(z, lam, floor).argmin() == 1
+
+
+def test_the_train_stages_pass_lambda_and_the_noise_floor_per_return_scale(monkeypatch, tmp_path) -> None:
+    """The ensemble and NIG train stages hand the agents lambda R c and sigma_0^2 (R c)^2, R the task's optimal return
+    and c its reward_scale (CartPole: R c = 200 x 0.01 = 2, lambda 2, sigma_0^2 0.04; the small DeepSea: R c = 0.99),
+    and the NIG stages the grid's pick."""
     from types import SimpleNamespace
 
     from paperdag.papers.daif import train as train_stage
@@ -790,11 +812,11 @@ def test_the_train_stages_pass_lambda_and_the_noise_floor_per_unscaled_reward(mo
     monkeypatch.setattr(train_stage, "train_agent", ensemble)
     monkeypatch.setattr(nig_stage, "train_nig_agent", nig)
     lam, floor = p.bayes.lam, p.bayes.noise_floor
-    for task, scale in (("cartpole", p.tasks.cartpole.reward_scale), ("deepsea_small", p.tasks.deepsea.reward_scale)):
+    assert (lam, floor, p.tasks.cartpole.reward_scale, p.tasks.deepsea.reward_scale) == (1.0, 0.01, 0.01, 1.0)
+    for task, unit in (("cartpole", 2.0), ("deepsea_small", 0.99)):
         with pytest.raises(Stop):
             train_stage.train(ctx, "daif", task)
         with pytest.raises(Stop):
             nig_stage.train(ctx, task)
-        assert seen["ensemble"] == pytest.approx((lam * scale, floor * scale**2))
-        assert seen["nig"] == pytest.approx((lam * scale, floor * scale**2, 0.1))
-    assert scale == 1.0 and p.tasks.cartpole.reward_scale == 0.01
+        assert seen["ensemble"] == pytest.approx((lam * unit, floor * unit**2))
+        assert seen["nig"] == pytest.approx((lam * unit, floor * unit**2, 0.1))

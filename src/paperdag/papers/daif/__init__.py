@@ -18,10 +18,11 @@ Ensemble variant (free_energy.py, agents.py): QR-DQN critics (Dabney et al. 2018
 antithetic randomized prior functions (Osband et al. 2018, NeurIPS); a_t = argmin_a -E[Z(s,a)] - lambda IG(s,a), IG
 the Gaussian information gain about the return quantiles (Friston et al. 2015 epistemic value). Baselines: QR-DQN
 with epsilon-greedy, and the same ensemble at lambda = 0 with epsilon-greedy or per-episode posterior sampling
-(bootstrapped DQN, Osband et al. 2016); same torso, optimiser, replay, budget and environment seeds for all; lambda is
-per unscaled reward. Ladders (ladder.py): competence against the uniform random policy and random search over a
-simple controller class (Mania et al. 2018); exploration against the uniform random policy and explore-then-commit
-(random for E episodes, E from the reach formula, then greedy on visit-count Q).
+(bootstrapped DQN, Osband et al. 2016); same torso, optimiser, replay, budget and environment seeds for all; lambda and
+sigma_0^2 are per the task's return scale, its optimal return (training.free_energy_weights). Ladders (ladder.py):
+competence against the uniform random policy and random search over a simple controller class (Mania et al. 2018);
+exploration against the uniform random policy and explore-then-commit (random for E episodes, E from the reach
+formula, then greedy on visit-count Q).
 
 Data: no download. DeepSea is procedural (Osband et al. 2020, bsuite's deep_sea.py: +1 only for "right" at
 (N - 1, N - 1); envs.py, bsuite's action-mapping draw per seed; sizes and

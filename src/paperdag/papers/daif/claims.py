@@ -207,7 +207,7 @@ def claims(aulc: dict[str, dict[str, np.ndarray]], learned: dict[str, dict[str, 
         d = paired_diff_ci(aulc["cartpole"][agent], aulc["cartpole"]["qrdqn"], unit="seed")
         out.append(evidence(
             f"{prefix}dense_on_par_cartpole", f"on cartpole (dense reward), {who} at the lambda that explores the "
-            f"small DeepSea (lambda per unscaled reward) is on par with QR-DQN: the {level} of the normalised-AULC "
+            f"small DeepSea (lambda per return scale) is on par with QR-DQN: the {level} of the normalised-AULC "
             f"difference lies above -{p.par_margin:g}", "on par (qualitative)",
             {agent: mean_ci(aulc["cartpole"][agent], unit="seed").rounded(),
              "qrdqn": mean_ci(aulc["cartpole"]["qrdqn"], unit="seed").rounded(), "difference": d.rounded()},

@@ -22,7 +22,7 @@ from paperdag.stage import StageContext
 from .nig_training import train_nig_agent
 from .params import Params
 from .prepare import TASKS_FILE
-from .train_nig import GRID_FILE, hyper_of, spec_of_task
+from .train_nig import GRID_FILE, nig_weights, spec_of_task
 
 GRID_OFFSET = 500  # grid seeds 1000 * seed + 500 + i: disjoint from the shared and the competence seeds (< 500)
 
@@ -45,9 +45,10 @@ def grid(ctx: StageContext[Params]) -> dict[str, float]:
     p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
     task = "deepsea_small"
     t, seeds, scale = info["tasks"][task], grid_seeds(p.seed, p.nig.grid_seeds), p.tasks.deepsea.reward_scale
+    hyper, lam = nig_weights(p, t)
     ratios = {}
     for i, reg in enumerate(p.nig.reg_grid):
-        out = train_nig_agent(spec_of_task(task, t), hyper_of(p, scale), p.bayes.quantiles, p.bayes.lam * scale, reg,
+        out = train_nig_agent(spec_of_task(task, t), hyper, p.bayes.quantiles, lam, reg,
                               seeds, t["steps"], 1, ctx.device, scale,
                               report=lambda done, total, i=i: ctx.report("steps", i * total + done,
                                                                          len(p.nig.reg_grid) * total))

@@ -70,8 +70,10 @@ class BayesParams(ParamsModel):
     quantiles: int = Field(ge=2, le=256, description="quantiles K per action (QR-DQN and DAIF)")
     members: int = Field(ge=2, le=64, description="ensemble members M of the Bayesian critic (even: antithetic priors)")
     prior_scale: float = Field(gt=0.0, le=100.0, description="beta of the randomized prior functions")
-    lam: float = Field(gt=0.0, le=100.0, description="lambda: weight of the information gain in G (reward per nat)")
-    noise_floor: float = Field(gt=0.0, le=10.0, description="sigma_0^2 added to the aleatoric variance in IG")
+    lam: float = Field(gt=0.0, le=100.0, description="lambda: weight of the information gain in G (return per nat, in "
+                       "units of the task's return scale R, its optimal return)")
+    noise_floor: float = Field(gt=0.0, le=10.0, description="sigma_0^2 added to the aleatoric variance in IG (in units "
+                               "of R^2)")
 
 
 class NIGParams(ParamsModel):

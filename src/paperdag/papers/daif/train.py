@@ -12,7 +12,7 @@ from .agents import agent_spec
 from .envs import EnvSpec
 from .params import Params
 from .prepare import TASKS_FILE
-from .training import Hyper, Outcome, train_agent
+from .training import Hyper, Outcome, free_energy_weights, train_agent
 
 EPISODES_FILE = "episodes.parquet"
 EVALUATION_FILE = "evaluation.json"
@@ -25,10 +25,9 @@ def train(ctx: StageContext[Params], agent: str, task: str) -> dict[str, float]:
     spec = EnvSpec(task, t["kind"], t["size"], t["obs_dim"], t["n_actions"], t["max_steps"], t["optimal_return"])
     b = p.bayes
     scale = (p.tasks.deepsea if t["kind"] == "deepsea" else p.tasks.cartpole).reward_scale
-    # lambda (per reward) and sigma_0^2 (per reward^2) are per unscaled reward: the critic learns r * scale, so in its
-    # units G = -E[Z] - (lambda scale) IG with sigma_0^2 scale^2, = scale x G on unscaled rewards (same argmin)
-    hyper = Hyper(**p.learning.model_dump(), noise_floor=b.noise_floor * scale**2)
-    spec_a = agent_spec(agent, b.quantiles, b.members, b.prior_scale, b.lam * scale)
+    lam, floor = free_energy_weights(b.lam, b.noise_floor, t["optimal_return"], scale)  # per return scale R
+    hyper = Hyper(**p.learning.model_dump(), noise_floor=floor)
+    spec_a = agent_spec(agent, b.quantiles, b.members, b.prior_scale, lam)
     out = train_agent(spec, spec_a, hyper, info["seeds"], t["steps"], p.evaluation.eval_episodes, ctx.device, scale,
                       report=lambda done, total: ctx.report("steps", done, total))
     return write_outcome(ctx, out, info["seeds"], agent, task)

@@ -1,8 +1,7 @@
 """Stage ``train_daif_nig_<task>``: DAIF with the paper's NIG quantile critic on one task for every seed
 (vectorised over seeds), then its greedy evaluation; the same outputs as ``train``. Its evidence-regulariser weight is
-the one the ``nig_reg_grid`` stage picked; lambda is per unscaled reward (the critic learns r * reward_scale, so G
-weighs IG by lambda * reward_scale, and sigma_0^2 is sigma_0^2 reward_scale^2: the decision argmin_a G is the one on
-unscaled rewards)."""
+the one the ``nig_reg_grid`` stage picked; lambda and sigma_0^2 are per the task's return scale, as the ensemble
+agents' (``training.free_energy_weights``)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from .nig_training import train_nig_agent
 from .params import Params
 from .prepare import TASKS_FILE
 from .train import write_outcome
-from .training import Hyper
+from .training import Hyper, free_energy_weights
 
 
 def train(ctx: StageContext[Params], task: str) -> dict[str, float]:
@@ -36,10 +35,12 @@ def spec_of_task(task: str, t: dict) -> EnvSpec:
     return EnvSpec(task, t["kind"], t["size"], t["obs_dim"], t["n_actions"], t["max_steps"], t["optimal_return"])
 
 
-def hyper_of(p: Params, scale: float) -> Hyper:
-    """The shared learning hyper-parameters on a task whose rewards are learnt as r * ``scale``: sigma_0^2 is per
-    unscaled reward^2, so the critic's units carry it as sigma_0^2 scale^2 (with lambda scale, G = scale G_unscaled)."""
-    return Hyper(**p.learning.model_dump(), noise_floor=p.bayes.noise_floor * scale**2)
+def nig_weights(p: Params, t: dict) -> tuple[Hyper, float]:
+    """(the shared learning hyper-parameters with sigma_0^2, lambda), both in the critic's units on the task of
+    tasks.json entry ``t`` (``training.free_energy_weights``: per the task's return scale, its optimal return)."""
+    scale = (p.tasks.deepsea if t["kind"] == "deepsea" else p.tasks.cartpole).reward_scale
+    lam, floor = free_energy_weights(p.bayes.lam, p.bayes.noise_floor, t["optimal_return"], scale)
+    return Hyper(**p.learning.model_dump(), noise_floor=floor), lam
 
 
 def train_on(ctx: StageContext[Params], task: str, seeds: list[int]) -> dict[str, float]:
@@ -47,7 +48,8 @@ def train_on(ctx: StageContext[Params], task: str, seeds: list[int]) -> dict[str
     p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
     t = info["tasks"][task]
     scale = (p.tasks.deepsea if t["kind"] == "deepsea" else p.tasks.cartpole).reward_scale
-    out = train_nig_agent(spec_of_task(task, t), hyper_of(p, scale), p.bayes.quantiles, p.bayes.lam * scale,
-                          reg_of(ctx), seeds, t["steps"], p.evaluation.eval_episodes, ctx.device, scale,
+    hyper, lam = nig_weights(p, t)
+    out = train_nig_agent(spec_of_task(task, t), hyper, p.bayes.quantiles, lam, reg_of(ctx), seeds, t["steps"],
+                          p.evaluation.eval_episodes, ctx.device, scale,
                           report=lambda done, total: ctx.report("steps", done, total))
     return write_outcome(ctx, out, seeds, "daif_nig", task)

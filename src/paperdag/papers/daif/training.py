@@ -50,6 +50,16 @@ class Outcome:
     extra: dict = field(default_factory=dict)  # stage-specific measurements written to evaluation.json
 
 
+def free_energy_weights(lam: float, noise_floor: float, return_scale: float,
+                        reward_scale: float) -> tuple[float, float]:
+    """(lambda, sigma_0^2) in the critic's units. Both are declared on returns measured in units of the task's return
+    scale R (its optimal return): lambda in R per nat, sigma_0^2 in R^2. The critic learns rewards r c, so it carries
+    lambda R c and sigma_0^2 (R c)^2, and then G_critic = R c G(Z / R): argmin_a G is the decision on returns in units
+    of R, the same trade of information against return on every task, whatever its reward unit or ``reward_scale``."""
+    unit = return_scale * reward_scale
+    return lam * unit, noise_floor * unit**2
+
+
 class Replay:
     """One ring buffer per seed, written in lockstep; the critics (members) of one seed share a minibatch. With
     ``one_hot`` observations it keeps the state s of each e_s (what a ``one_hot`` critic takes)."""
