@@ -9,6 +9,7 @@ tasks; the power argument of its plan) and the smoke run. The platform contract 
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 from pathlib import Path
@@ -821,3 +822,41 @@ def test_the_train_stages_pass_lambda_and_the_noise_floor_per_return_scale(monke
             nig_stage.train(ctx, task)
         assert seen["ensemble"] == pytest.approx((lam * unit, floor * unit**2))
         assert seen["nig"] == pytest.approx((lam * unit, floor * unit**2, 0.1))
+
+
+def test_a_trend_point_is_the_train_stage_on_the_trend_seeds(tmp_path) -> None:
+    """trend.trend_run trains and evaluates as the CartPole train stage does: the stage run on the trend's seeds and
+    budget (smoke sizes) writes the greedy returns whose normalised scores the trend point reports."""
+    from dataclasses import asdict
+    from types import SimpleNamespace
+
+    from paperdag.papers.daif import train as train_stage
+    from paperdag.papers.daif import trend as trend_module
+
+    p = load_params(read_params_file(Path(__file__).parents[2] / "params.yaml"), SLUG, Params, "smoke",
+                    Path("params.yaml"))
+    p = p.model_copy(update={"trend": p.trend.model_copy(update={"seeds": 2})})
+    point = trend_module.trend_run(p, "daif", 40)
+    seeds = trend_module.trend_seeds(p)
+    assert seeds == [7000, 7001] and point.steps == 40 and len(point.score) == 2
+    spec = spec_of("cartpole", "cartpole", 0, p.tasks.cartpole.max_episode_steps)
+    (tmp_path / "tasks.json").write_text(json.dumps({"seeds": seeds, "tasks": {"cartpole": asdict(spec) | {
+        "steps": 40}}}))
+    ctx = SimpleNamespace(params=p, device="cpu", input=lambda stage, name: tmp_path / name,
+                          output=lambda name: tmp_path / name, report=lambda *a: None)
+    train_stage.train(ctx, "daif", "cartpole")
+    returns = json.loads((tmp_path / "evaluation.json").read_text())["eval_return"]
+    trivial = trivial_return("cartpole", 0, spec.max_steps, p.evaluation.random_episodes, seeds)["best"]
+    assert point.score == pytest.approx(list((np.asarray(returns) - trivial) / (spec.optimal_return - trivial)))
+    assert point.over_bar == pytest.approx([s - (r + p.claims.learned_min * (1 - r))
+                                            for s, r in zip(point.score, point.rung, strict=True)])
+
+
+def test_the_trend_seeds_are_never_judged() -> None:
+    """trend.root may be neither the judged root nor the pilot's 0."""
+    data = read_params_file(Path(__file__).parents[2] / "params.yaml")
+    for root in (0, data[SLUG]["seed"]):
+        bad = copy.deepcopy(data)
+        bad[SLUG]["trend"]["root"] = root
+        with pytest.raises(Exception, match="trend.root"):
+            load_params(bad, SLUG, Params, "default", Path("params.yaml"))

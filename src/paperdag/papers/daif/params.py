@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from paperdag.common.plans import SamplePlan
@@ -136,8 +138,20 @@ class Plans(ParamsModel):
                                        "nig_competence_seeds seeds")
 
 
+class TrendParams(ParamsModel):
+    """The CartPole competence trend (trend.py, a diagnostic no stage reads): each agent at each step budget."""
+
+    root: int = Field(ge=0, description="root seed of the trend's environment seeds (1000 root + i): neither the "
+                      "judged root (seed), nor the replicate's, nor the pilot's 0")
+    seeds: int = Field(ge=2, le=64, description="environment seeds per run, batched as in a train stage")
+    agents: tuple[Literal["daif", "daif_lam0_eps", "daif_lam0_ps", "qrdqn"], ...] = Field(
+        min_length=1, description="the ensemble agents (agents.AGENT_NAMES) to train")
+    steps: tuple[int, ...] = Field(min_length=1, description="CartPole step budgets, ascending: one run of each (the "
+                                   "epsilon schedule scales with the budget, so a checkpoint is not a shorter run)")
+
+
 class Params(ParamsModel):
-    """Seeds, tasks, learning, Bayesian critic, evaluation and claim thresholds."""
+    """Seeds, tasks, learning, Bayesian critic, evaluation, claim thresholds and the CartPole trend's sizes."""
 
     seed: int = Field(ge=0, description="root of every random draw (environment seeds derive from it)")
     seeds: int = Field(ge=2, le=64, description="independent seeds per (agent, task), batched in one stage")
@@ -151,9 +165,12 @@ class Params(ParamsModel):
     evaluation: EvalParams
     claims: ClaimParams
     plans: Plans
+    trend: TrendParams
 
     @model_validator(mode="after")
     def _design(self) -> Params:
+        if self.trend.root in (0, self.seed):
+            raise ValueError("trend.root must differ from the judged root (seed) and the pilot's 0")
         if self.plans.seeds.n != self.seeds or self.plans.nig_competence.n != self.nig_competence_seeds:
             raise ValueError("plans.seeds.n must be seeds and plans.nig_competence.n nig_competence_seeds (each "
                              "judged interval has the units its plan declares)")
