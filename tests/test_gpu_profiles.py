@@ -33,7 +33,7 @@ NO_GPU_OVERLAY = {
                  "targets themselves lack the claimed length, accuracy or entropy property, enumerated exactly) and "
                  "self-certainty's competence (0.22 vs the base's majority vote 0.74), not power",
     "daif": "no GPU size helps: the default carries the declared seed plan (30 fresh seeds, power 0.9 at effect 0.2) "
-            "on 2 cores in ~14 min, and the agents step DeepSea and CartPole on the host (an H200 ran the same 30 "
+            "on 2 cores in ~12 min, and the agents step DeepSea and CartPole on the host (an H200 ran the same 30 "
             "seeds in 509 s, host-bound); a verdict still unresolved at the plan's n needs a new plan or a method "
             "change, declared before its run, not a device size",
     "hamn": "no GPU size helps: since the finite-temperature redesign (cac8c15, relative competence gap 5c99e0f) "

@@ -22,7 +22,8 @@ from paperdag.stage import StageContext
 from .nig_training import train_nig_agent
 from .params import Params
 from .prepare import TASKS_FILE
-from .train_nig import GRID_FILE, nig_weights, spec_of_task
+from .train_nig import GRID_FILE, spec_of_task
+from .training import critic_settings
 
 GRID_OFFSET = 500  # grid seeds 1000 * seed + 500 + i: disjoint from the shared and the competence seeds (< 500)
 
@@ -44,8 +45,8 @@ def grid(ctx: StageContext[Params]) -> dict[str, float]:
     """grid.json: {"seeds", "ratios": {reg: [per seed]}, "log_ratio": {reg: interval}, "reg": the pick}."""
     p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
     task = "deepsea_small"
-    t, seeds, scale = info["tasks"][task], grid_seeds(p.seed, p.nig.grid_seeds), p.tasks.deepsea.reward_scale
-    hyper, lam = nig_weights(p, t)
+    t, seeds = info["tasks"][task], grid_seeds(p.seed, p.nig.grid_seeds)
+    hyper, lam, scale = critic_settings(p, t["kind"], t["optimal_return"])
     ratios = {}
     for i, reg in enumerate(p.nig.reg_grid):
         out = train_nig_agent(spec_of_task(task, t), hyper, p.bayes.quantiles, lam, reg,

@@ -12,7 +12,7 @@ from .agents import agent_spec
 from .envs import EnvSpec
 from .params import Params
 from .prepare import TASKS_FILE
-from .training import Hyper, Outcome, free_energy_weights, train_agent
+from .training import Outcome, critic_settings, train_agent
 
 EPISODES_FILE = "episodes.parquet"
 EVALUATION_FILE = "evaluation.json"
@@ -24,9 +24,7 @@ def train(ctx: StageContext[Params], agent: str, task: str) -> dict[str, float]:
     t = info["tasks"][task]
     spec = EnvSpec(task, t["kind"], t["size"], t["obs_dim"], t["n_actions"], t["max_steps"], t["optimal_return"])
     b = p.bayes
-    scale = (p.tasks.deepsea if t["kind"] == "deepsea" else p.tasks.cartpole).reward_scale
-    lam, floor = free_energy_weights(b.lam, b.noise_floor, t["optimal_return"], scale)  # per return scale R
-    hyper = Hyper(**p.learning.model_dump(), noise_floor=floor)
+    hyper, lam, scale = critic_settings(p, t["kind"], t["optimal_return"])
     spec_a = agent_spec(agent, b.quantiles, b.members, b.prior_scale, lam)
     out = train_agent(spec, spec_a, hyper, info["seeds"], t["steps"], p.evaluation.eval_episodes, ctx.device, scale,
                       report=lambda done, total: ctx.report("steps", done, total))

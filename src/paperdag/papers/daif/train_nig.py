@@ -1,7 +1,7 @@
 """Stage ``train_daif_nig_<task>``: DAIF with the paper's NIG quantile critic on one task for every seed
 (vectorised over seeds), then its greedy evaluation; the same outputs as ``train``. Its evidence-regulariser weight is
 the one the ``nig_reg_grid`` stage picked; lambda and sigma_0^2 are per the task's return scale, as the ensemble
-agents' (``training.free_energy_weights``)."""
+agents' (``training.critic_settings``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .nig_training import train_nig_agent
 from .params import Params
 from .prepare import TASKS_FILE
 from .train import write_outcome
-from .training import Hyper, free_energy_weights
+from .training import critic_settings
 
 
 def train(ctx: StageContext[Params], task: str) -> dict[str, float]:
@@ -35,20 +35,11 @@ def spec_of_task(task: str, t: dict) -> EnvSpec:
     return EnvSpec(task, t["kind"], t["size"], t["obs_dim"], t["n_actions"], t["max_steps"], t["optimal_return"])
 
 
-def nig_weights(p: Params, t: dict) -> tuple[Hyper, float]:
-    """(the shared learning hyper-parameters with sigma_0^2, lambda), both in the critic's units on the task of
-    tasks.json entry ``t`` (``training.free_energy_weights``: per the task's return scale, its optimal return)."""
-    scale = (p.tasks.deepsea if t["kind"] == "deepsea" else p.tasks.cartpole).reward_scale
-    lam, floor = free_energy_weights(p.bayes.lam, p.bayes.noise_floor, t["optimal_return"], scale)
-    return Hyper(**p.learning.model_dump(), noise_floor=floor), lam
-
-
 def train_on(ctx: StageContext[Params], task: str, seeds: list[int]) -> dict[str, float]:
     """NIG-DAIF on ``task`` over ``seeds``: trained, evaluated greedily and written as ``train.write_outcome``."""
     p, info = ctx.params, json.loads(ctx.input("prepare", TASKS_FILE).read_text())
     t = info["tasks"][task]
-    scale = (p.tasks.deepsea if t["kind"] == "deepsea" else p.tasks.cartpole).reward_scale
-    hyper, lam = nig_weights(p, t)
+    hyper, lam, scale = critic_settings(p, t["kind"], t["optimal_return"])
     out = train_nig_agent(spec_of_task(task, t), hyper, p.bayes.quantiles, lam, reg_of(ctx), seeds, t["steps"],
                           p.evaluation.eval_episodes, ctx.device, scale,
                           report=lambda done, total: ctx.report("steps", done, total))

@@ -16,6 +16,7 @@ import torch
 
 from .agents import AgentSpec, Batch, Learner, greedy_actions, select_actions
 from .envs import EnvSpec, encode, make_env
+from .params import Params
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,15 @@ def free_energy_weights(lam: float, noise_floor: float, return_scale: float,
     of R, the same trade of information against return on every task, whatever its reward unit or ``reward_scale``."""
     unit = return_scale * reward_scale
     return lam * unit, noise_floor * unit**2
+
+
+def critic_settings(p: Params, kind: str, return_scale: float) -> tuple[Hyper, float, float]:
+    """(the shared learning hyper-parameters with sigma_0^2, lambda, reward_scale) for a task of ``kind`` ("deepsea" or
+    "cartpole") whose return scale is ``return_scale``: lambda and sigma_0^2 in the critic's units
+    (``free_energy_weights``), as every agent of every stage and the trend train with them."""
+    scale = (p.tasks.deepsea if kind == "deepsea" else p.tasks.cartpole).reward_scale
+    lam, floor = free_energy_weights(p.bayes.lam, p.bayes.noise_floor, return_scale, scale)
+    return Hyper(**p.learning.model_dump(), noise_floor=floor), lam, scale
 
 
 class Replay:

@@ -7,7 +7,7 @@ the budget that would reach it. No stage reads it (a diagnostic: it judges no cl
 Sizes, declared in params.yaml ``daif.trend`` before the run: every agent of ``trend.agents`` on ``trend.seeds``
 environment seeds of root ``trend.root`` (1000 root + i, none of them judged), one run per budget of ``trend.steps``
 (the epsilon schedule scales with the budget, so a checkpoint is not a shorter run), trained and evaluated as a
-train stage does (``training.train_agent`` at ``training.free_energy_weights``). Per seed the bar is what
+train stage does (``training.train_agent`` with ``training.critic_settings``). Per seed the bar is what
 ``claims.learns`` asks of it: the random-search rung at the same budget r (``ladder.tuned_controller``) plus
 ``claims.learned_min`` of its gap to the optimum, on scores normalised by the best state-ignoring policy and the
 optimum.
@@ -34,7 +34,7 @@ from .envs import spec_of, trivial_return
 from .ladder import tuned_controller
 from .params import Params
 from .plots import COLORS, LABELS
-from .training import Hyper, free_energy_weights, train_agent
+from .training import critic_settings, train_agent
 
 TASK = "cartpole"
 
@@ -66,12 +66,11 @@ def trend_run(p: Params, agent: str, steps: int) -> Point:
     it, its greedy score against the bar of ``claims.learns`` at that budget."""
     torch.set_num_threads(1)
     start = time.perf_counter()
-    seeds, pole, b = trend_seeds(p), p.tasks.cartpole, p.bayes
-    spec = spec_of(TASK, TASK, 0, pole.max_episode_steps)
-    lam, floor = free_energy_weights(b.lam, b.noise_floor, spec.optimal_return, pole.reward_scale)
-    out = train_agent(spec, agent_spec(agent, b.quantiles, b.members, b.prior_scale, lam),
-                      Hyper(**p.learning.model_dump(), noise_floor=floor), seeds, steps, p.evaluation.eval_episodes,
-                      "cpu", pole.reward_scale)
+    seeds, b = trend_seeds(p), p.bayes
+    spec = spec_of(TASK, TASK, 0, p.tasks.cartpole.max_episode_steps)
+    hyper, lam, scale = critic_settings(p, TASK, spec.optimal_return)
+    out = train_agent(spec, agent_spec(agent, b.quantiles, b.members, b.prior_scale, lam), hyper, seeds, steps,
+                      p.evaluation.eval_episodes, "cpu", scale)
     seconds = time.perf_counter() - start
     trivial = trivial_return(TASK, 0, spec.max_steps, p.evaluation.random_episodes, seeds)["best"]
     controller = [tuned_controller(TASK, 0, spec.max_steps, steps, p.evaluation.eval_episodes, s) for s in seeds]
