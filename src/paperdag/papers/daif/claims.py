@@ -76,6 +76,12 @@ def competent(task: str, agent: str) -> str:
     return f"competent_{task}_{agent}"
 
 
+def competence_bar(rung: np.ndarray, learned_min: float) -> np.ndarray:
+    """Per seed, the score an agent must exceed: r + learned_min (1 - r), learned_min of the way from the rung's
+    normalised score r to the optimum 1."""
+    return rung + learned_min * (1.0 - rung)
+
+
 def learns(task: str, agent: str, score: np.ndarray, rungs: dict[str, np.ndarray], reach: dict | None,
            p: ClaimParams, plan: SamplePlan) -> Claim:
     """The agent's greedy score after training closes more than ``learned_min`` of the way from the strongest rung of
@@ -85,7 +91,7 @@ def learns(task: str, agent: str, score: np.ndarray, rungs: dict[str, np.ndarray
     ladder = Ladder.of("higher", {name: mean_ci(v, unit="seed") for name, v in rungs.items()})
     top = ladder.strongest.name
     ceiling = bool(np.all(rungs[top] >= 1.0 - 1e-9))  # the rung is optimal on every seed: no agent can beat it
-    bar = rungs[top] + p.learned_min * (1.0 - rungs[top])  # per seed: learned_min of the way from the rung to 1
+    bar = competence_bar(rungs[top], p.learned_min)
     gap = paired_diff_ci(score, bar, unit="seed")
     rule = superiority(gap, what=f"{agent}'s score - ({top} + {p.learned_min:g} of its gap to the optimum)", plan=plan)
     matched = int(np.sum(score - rungs[top] > -(1.0 - p.learned_min)))

@@ -8,9 +8,9 @@ Sizes, declared in params.yaml ``daif.trend`` before the run: every agent of ``t
 environment seeds of root ``trend.root`` (1000 root + i, none of them judged), one run per budget of ``trend.steps``
 (the epsilon schedule scales with the budget, so a checkpoint is not a shorter run), trained and evaluated as a
 train stage does (``training.train_agent`` with ``training.critic_settings``). Per seed the bar is what
-``claims.learns`` asks of it: the random-search rung at the same budget r (``ladder.tuned_controller``) plus
-``claims.learned_min`` of its gap to the optimum, on scores normalised by the best state-ignoring policy and the
-optimum.
+``claims.learns`` asks of it (``claims.competence_bar``): the random-search rung at the same budget r
+(``ladder.tuned_controller``) plus ``claims.learned_min`` of its gap to the optimum, on scores normalised by the best
+state-ignoring policy and the optimum.
 
 Reading: ``paperdag.common.trend.budget_needed`` on the shortfall, bar - score, of the mean over seeds (a score that
 gains no more per doubling as the budget grows needs at least shortfall / gain more doublings).
@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from paperdag.common.trend import bounds, cli, parallel_runs, trend_call, trend_figure, write_trend
 
 from .agents import agent_spec
+from .claims import competence_bar
 from .curves import normalise
 from .envs import spec_of, trivial_return
 from .ladder import tuned_controller
@@ -76,7 +77,7 @@ def trend_run(p: Params, agent: str, steps: int) -> Point:
     controller = [tuned_controller(TASK, 0, spec.max_steps, steps, p.evaluation.eval_episodes, s) for s in seeds]
     score = normalise(out.eval_return, trivial, spec.optimal_return)
     rung = normalise(controller, trivial, spec.optimal_return)
-    over = score - (rung + p.claims.learned_min * (1.0 - rung))
+    over = score - competence_bar(rung, p.claims.learned_min)
     return Point(agent, steps, score.tolist(), rung.tolist(), over.tolist(), float(score.mean()), float(rung.mean()),
                  float(over.mean()), float(over.std(ddof=1) / np.sqrt(len(over))), seconds)
 
